@@ -1,0 +1,29 @@
+# One command per task. uv comes from PyPI if the machine lacks it.
+PYTHON ?= python3
+UV := $(PYTHON) -m uv
+RUN := $(UV) run --frozen
+
+.PHONY: setup demo test lint bench clean
+
+setup:
+	@$(PYTHON) -m uv --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet "uv>=0.5"
+	$(UV) sync --frozen --group dev
+
+demo: setup
+	$(RUN) agentdeck run --scenario demo "Tidy up the notes file"
+
+test: setup
+	$(RUN) python -m tests.run
+
+lint: setup
+	$(RUN) ruff check src tests benchmarks
+	$(RUN) ruff format --check src tests benchmarks
+	$(RUN) mypy
+	$(RUN) lint-imports
+
+bench: setup
+	$(RUN) python benchmarks/overhead.py
+	$(RUN) python benchmarks/fleet.py
+
+clean:
+	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,3 @@
+from agentdeck.cli import main
+
+main()

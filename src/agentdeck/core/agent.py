@@ -1,0 +1,149 @@
+"""Agents and their lifecycle.
+
+``starting → running ⇄ awaiting_permission / awaiting_input → idle (turn done,
+can take a follow-up) → done | error | interrupted | killed``. A finished agent
+with a Claude session id can be resumed, which moves it back to ``starting``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+
+class AgentState(StrEnum):
+    STARTING = "starting"
+    RUNNING = "running"
+    AWAITING_PERMISSION = "awaiting_permission"
+    AWAITING_INPUT = "awaiting_input"
+    IDLE = "idle"
+    DONE = "done"
+    ERROR = "error"
+    INTERRUPTED = "interrupted"
+    KILLED = "killed"
+
+    @property
+    def is_live(self) -> bool:
+        """A process is (or should be) attached to the agent."""
+        return self in LIVE_STATES
+
+    @property
+    def is_final(self) -> bool:
+        return self in FINAL_STATES
+
+
+LIVE_STATES = frozenset(
+    {
+        AgentState.STARTING,
+        AgentState.RUNNING,
+        AgentState.AWAITING_PERMISSION,
+        AgentState.AWAITING_INPUT,
+        AgentState.IDLE,
+    }
+)
+FINAL_STATES = frozenset(
+    {AgentState.DONE, AgentState.ERROR, AgentState.INTERRUPTED, AgentState.KILLED}
+)
+
+_BUSY = {AgentState.RUNNING, AgentState.AWAITING_PERMISSION, AgentState.AWAITING_INPUT}
+_TRANSITIONS: dict[AgentState, frozenset[AgentState]] = {
+    AgentState.STARTING: frozenset({AgentState.RUNNING, AgentState.IDLE, *FINAL_STATES}),
+    AgentState.RUNNING: frozenset(
+        {
+            AgentState.AWAITING_PERMISSION,
+            AgentState.AWAITING_INPUT,
+            AgentState.IDLE,
+            *FINAL_STATES,
+        }
+    ),
+    AgentState.AWAITING_PERMISSION: frozenset({AgentState.RUNNING, AgentState.IDLE, *FINAL_STATES}),
+    AgentState.AWAITING_INPUT: frozenset({AgentState.RUNNING, AgentState.IDLE, *FINAL_STATES}),
+    AgentState.IDLE: frozenset({AgentState.RUNNING, *FINAL_STATES}),
+    # A finished agent comes back through resume only.
+    AgentState.DONE: frozenset({AgentState.STARTING}),
+    AgentState.ERROR: frozenset({AgentState.STARTING}),
+    AgentState.INTERRUPTED: frozenset({AgentState.STARTING}),
+    AgentState.KILLED: frozenset({AgentState.STARTING}),
+}
+
+
+def can_transition(old: AgentState, new: AgentState) -> bool:
+    return old == new or new in _TRANSITIONS[old]
+
+
+class AgentSource(StrEnum):
+    AGENTDECK = "agentdeck"  # started and supervised by agentdeck
+    EXTERNAL = "external"  # a hand-started Claude Code session reporting through hooks
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """What to run: everything ``agentdeck run`` accepts."""
+
+    prompt: str
+    name: str | None = None
+    cwd: str | None = None
+    model: str | None = None
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    append_system_prompt: str | None = None
+    max_turns: int | None = None
+    budget_usd: float | None = None
+    scenario: str | None = None  # path of a scripted-model scenario, if any
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "prompt": self.prompt,
+            "name": self.name,
+            "cwd": self.cwd,
+            "model": self.model,
+            "allow": list(self.allow),
+            "deny": list(self.deny),
+            "append_system_prompt": self.append_system_prompt,
+            "max_turns": self.max_turns,
+            "budget_usd": self.budget_usd,
+            "scenario": self.scenario,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AgentSpec:
+        return cls(
+            prompt=str(data.get("prompt", "")),
+            name=data.get("name"),
+            cwd=data.get("cwd"),
+            model=data.get("model"),
+            allow=tuple(data.get("allow") or ()),
+            deny=tuple(data.get("deny") or ()),
+            append_system_prompt=data.get("append_system_prompt"),
+            max_turns=data.get("max_turns"),
+            budget_usd=data.get("budget_usd"),
+            scenario=data.get("scenario"),
+        )
+
+
+@dataclass(frozen=True)
+class Agent:
+    """The persisted view of an agent: what the board shows."""
+
+    id: str
+    name: str
+    state: AgentState
+    spec: AgentSpec
+    cwd: str
+    created_at: float
+    updated_at: float
+    source: AgentSource = AgentSource.AGENTDECK
+    session_id: str | None = None
+    cost_usd: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    turns: int = 0
+    current_tool: str | None = None
+    last_error: str | None = None
+    pid: int | None = None  # the Claude Code process, while one is attached
+    owner_pid: int | None = None  # the agentdeck process supervising it
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def with_changes(self, **changes: Any) -> Agent:
+        return replace(self, **changes)

@@ -1,0 +1,207 @@
+"""Events: the spine. Every change is one of these, appended to the log first.
+
+Each event type is a past-tense dataclass; ``EventType`` names it on the wire and
+in the database. ``to_record`` / ``from_record`` convert to and from the stored
+``(type, data)`` pair, so the store never needs to know the classes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, ClassVar
+
+
+class EventType(StrEnum):
+    AGENT_SPAWNED = "agent_spawned"
+    STATE_CHANGED = "state_changed"
+    USER_MESSAGE_SENT = "user_message_sent"
+    ASSISTANT_TEXT = "assistant_text"
+    TOOL_CALLED = "tool_called"
+    TOOL_RETURNED = "tool_returned"
+    PERMISSION_REQUESTED = "permission_requested"
+    PERMISSION_RESOLVED = "permission_resolved"
+    COST_UPDATED = "cost_updated"
+    TURN_COMPLETED = "turn_completed"
+    ERROR_OCCURRED = "error_occurred"
+    NOTICE = "notice"  # retries, hook output, anything informational from the CLI
+    HOOK_RECEIVED = "hook_received"
+    OBSERVATION_RECORDED = "observation_recorded"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    """Base of all events. ``ts`` is seconds since the epoch."""
+
+    type: ClassVar[EventType]
+    agent_id: str
+    ts: float
+
+    def data(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        del out["agent_id"], out["ts"]
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentSpawned(Event):
+    type: ClassVar[EventType] = EventType.AGENT_SPAWNED
+    name: str
+    cwd: str
+    spec: dict[str, Any]
+    source: str = "agentdeck"
+
+
+@dataclass(frozen=True, kw_only=True)
+class StateChanged(Event):
+    type: ClassVar[EventType] = EventType.STATE_CHANGED
+    old: str | None
+    new: str
+    reason: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class UserMessageSent(Event):
+    type: ClassVar[EventType] = EventType.USER_MESSAGE_SENT
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class AssistantText(Event):
+    type: ClassVar[EventType] = EventType.ASSISTANT_TEXT
+    text: str
+    parent_tool_use_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCalled(Event):
+    type: ClassVar[EventType] = EventType.TOOL_CALLED
+    tool_use_id: str
+    tool: str
+    input: dict[str, Any]
+    parent_tool_use_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolReturned(Event):
+    """A tool's result. ``output`` may be cut to ``size`` bytes; then
+    ``truncated`` is true and ``payload_path`` holds the whole output."""
+
+    type: ClassVar[EventType] = EventType.TOOL_RETURNED
+    tool_use_id: str
+    output: str
+    is_error: bool = False
+    size: int = 0
+    truncated: bool = False
+    payload_path: str | None = None
+    parent_tool_use_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PermissionRequested(Event):
+    type: ClassVar[EventType] = EventType.PERMISSION_REQUESTED
+    request_id: str
+    tool: str
+    input: dict[str, Any]
+    reason: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PermissionResolved(Event):
+    type: ClassVar[EventType] = EventType.PERMISSION_RESOLVED
+    request_id: str
+    decision: str
+    reason: str | None = None
+    rule: str | None = None
+    by: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CostUpdated(Event):
+    type: ClassVar[EventType] = EventType.COST_UPDATED
+    cost_usd: float
+    input_tokens: int
+    output_tokens: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnCompleted(Event):
+    """One ``result`` from the CLI. Judge it by ``is_error`` and ``terminal_reason``."""
+
+    type: ClassVar[EventType] = EventType.TURN_COMPLETED
+    subtype: str
+    is_error: bool
+    terminal_reason: str | None
+    result: str | None
+    session_id: str
+    num_turns: int
+    duration_ms: int
+    cost_usd: float | None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    api_error_status: int | None = None
+    permission_denials: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ErrorOccurred(Event):
+    type: ClassVar[EventType] = EventType.ERROR_OCCURRED
+    message: str
+    kind: str = "error"
+    detail: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Notice(Event):
+    type: ClassVar[EventType] = EventType.NOTICE
+    kind: str
+    message: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+EVENT_CLASSES: dict[EventType, type[Event]] = {
+    cls.type: cls
+    for cls in (
+        AgentSpawned,
+        StateChanged,
+        UserMessageSent,
+        AssistantText,
+        ToolCalled,
+        ToolReturned,
+        PermissionRequested,
+        PermissionResolved,
+        CostUpdated,
+        TurnCompleted,
+        ErrorOccurred,
+        Notice,
+    )
+}
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    """An event as the log holds it: with its monotonic id."""
+
+    id: int
+    agent_id: str
+    type: str
+    ts: float
+    data: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "agent_id": self.agent_id, "type": self.type, "ts": self.ts,
+                "data": self.data}
+
+
+def to_record(event: Event) -> tuple[str, dict[str, Any]]:
+    return str(event.type), event.data()
+
+
+def from_record(stored: StoredEvent) -> Event:
+    """Rebuild the typed event; unknown types raise ``KeyError``."""
+    cls = EVENT_CLASSES[EventType(stored.type)]
+    names = {f.name for f in dataclasses.fields(cls)}
+    kwargs = {k: v for k, v in stored.data.items() if k in names}
+    return cls(agent_id=stored.agent_id, ts=stored.ts, **kwargs)

@@ -1,0 +1,92 @@
+"""The one error tree. Adapters raise these; the CLI and web layer translate them.
+
+Every error says what happened (``message``) and, where it helps, what to do next
+(``hint``). Structured fields let callers react without parsing text.
+"""
+
+from __future__ import annotations
+
+
+class AgentdeckError(Exception):
+    """Base of every error agentdeck raises on purpose."""
+
+    exit_code: int = 1
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.hint})" if self.hint else self.message
+
+
+class UsageError(AgentdeckError):
+    """The caller asked for something malformed (bad option, bad value)."""
+
+    exit_code = 2
+
+
+class NotFound(AgentdeckError):
+    """An id or name that does not exist."""
+
+    def __init__(self, kind: str, ident: str, *, hint: str | None = None) -> None:
+        super().__init__(f"no {kind} with id {ident!r}", hint=hint)
+        self.kind = kind
+        self.ident = ident
+
+
+class ConfigError(AgentdeckError):
+    """Settings or the home directory cannot be used as given."""
+
+
+class ScenarioError(AgentdeckError):
+    """A scripted-model scenario file is malformed."""
+
+    def __init__(self, file: str, problem: str, *, turn: int | None = None) -> None:
+        where = f"{file}, turn {turn}" if turn is not None else file
+        super().__init__(f"{where}: {problem}")
+        self.file = file
+        self.turn = turn
+        self.problem = problem
+
+
+class StoreError(AgentdeckError):
+    """The database could not be opened, migrated or written."""
+
+
+class AgentProcessError(AgentdeckError):
+    """The Claude Code process could not be started or died unexpectedly."""
+
+    def __init__(
+        self, message: str, *, exit_code: int | None = None, stderr: str = "",
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.process_exit_code = exit_code
+        self.stderr = stderr
+
+
+class CLINotFound(AgentProcessError):
+    """The Claude Code CLI binary is missing."""
+
+
+class InvalidState(AgentdeckError):
+    """The agent is not in a state that allows the requested operation."""
+
+    def __init__(self, agent_id: str, state: str, operation: str) -> None:
+        super().__init__(
+            f"agent {agent_id} is {state}; cannot {operation}",
+        )
+        self.agent_id = agent_id
+        self.state = state
+        self.operation = operation
+
+
+class PolicyDenied(AgentdeckError):
+    """A tool call was refused by policy."""
+
+    def __init__(self, reason: str, rule: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.rule = rule

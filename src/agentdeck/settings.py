@@ -1,0 +1,121 @@
+"""The one settings object. Read once at start (``Settings()``), passed down.
+
+Every field is documented in ``docs/settings.md``; a test fails when one is not.
+Nothing else in agentdeck reads ``os.environ``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from agentdeck.errors import ConfigError
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="AGENTDECK_", extra="ignore")
+
+    home: Path = Field(
+        default=Path("~/.agentdeck"),
+        description="Where the database, token, workspaces, payloads and logs live.",
+    )
+    host: str = Field(default="127.0.0.1", description="Address the daemon binds to.")
+    port: int = Field(default=8765, description="Port the daemon listens on.")
+    log_level: str = Field(default="WARNING", description="Logging level for agentdeck's logs.")
+    claude_cli_path: Path | None = Field(
+        default=None,
+        description="Claude Code CLI to run; default: the one bundled with claude-agent-sdk.",
+    )
+    claude_config_dir: Path | None = Field(
+        default=None,
+        description="If set, passed to agents as CLAUDE_CONFIG_DIR (isolates ~/.claude).",
+    )
+    model: str | None = Field(default=None, description="Default model for new agents.")
+    max_retries: int = Field(
+        default=2,
+        description="CLAUDE_CODE_MAX_RETRIES for agents, so a dead endpoint fails in seconds.",
+    )
+    tool_output_limit: int = Field(
+        default=32 * 1024,
+        description="Bytes of a tool result kept in its event; the rest goes to payloads/.",
+    )
+    event_batch_size: int = Field(
+        default=500, description="Most events the writer commits in one transaction."
+    )
+    stop_grace_seconds: float = Field(
+        default=3.0,
+        description="How long a stopping agent gets after each step (stdin close, SIGTERM).",
+    )
+    connect_timeout_seconds: float = Field(
+        default=60.0, description="Deadline for the Claude Code process to start and initialize."
+    )
+    command_poll_seconds: float = Field(
+        default=0.2,
+        description="How often an embedded run checks for steering commands from other clients.",
+    )
+    anthropic_base_url: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("AGENTDECK_ANTHROPIC_BASE_URL", "ANTHROPIC_BASE_URL"),
+        description="Model endpoint passed to agents as ANTHROPIC_BASE_URL.",
+    )
+    anthropic_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("AGENTDECK_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY"),
+        description="Passed to agents as ANTHROPIC_API_KEY. Never logged.",
+    )
+    claude_code_oauth_token: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices(
+            "AGENTDECK_CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"
+        ),
+        description="Passed to agents as CLAUDE_CODE_OAUTH_TOKEN. Never logged.",
+    )
+
+    @property
+    def home_dir(self) -> Path:
+        return self.home.expanduser().resolve()
+
+    @property
+    def db_path(self) -> Path:
+        return self.home_dir / "agentdeck.db"
+
+    @property
+    def workspaces_dir(self) -> Path:
+        return self.home_dir / "workspaces"
+
+    @property
+    def payloads_dir(self) -> Path:
+        return self.home_dir / "payloads"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.home_dir / "logs"
+
+    def ensure_home(self) -> Path:
+        """Create the home layout; a clear ``ConfigError`` if that is impossible."""
+        home = self.home_dir
+        try:
+            for d in (home, self.workspaces_dir, self.payloads_dir, self.logs_dir):
+                d.mkdir(parents=True, exist_ok=True)
+            probe = home / ".write-probe"
+            probe.write_text("ok")
+            probe.unlink()
+        except OSError as exc:
+            raise ConfigError(
+                f"agentdeck home {home} is not writable: {exc.strerror or exc}",
+                hint="set AGENTDECK_HOME to a writable directory",
+            ) from exc
+        return home
+
+    def redacted(self) -> dict[str, Any]:
+        """Effective settings for logging: secrets shown as set/unset only."""
+        out: dict[str, Any] = {}
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if isinstance(value, SecretStr):
+                value = "***" if value.get_secret_value() else ""
+            out[name] = str(value) if isinstance(value, Path) else value
+        return out
