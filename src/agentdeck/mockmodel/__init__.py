@@ -7,7 +7,12 @@ It plays scenario files (see ``scenario``) to the real Claude Code CLI::
     env["ANTHROPIC_BASE_URL"] = mm.url_for("demo")
 """
 
-from agentdeck.mockmodel.loader import builtin_scenario_names, builtin_scenario_path, load_scenario
+from agentdeck.mockmodel.loader import (
+    builtin_scenario_names,
+    builtin_scenario_path,
+    load_scenario,
+    write_workspace,
+)
 from agentdeck.mockmodel.recording import RecordedRequest
 from agentdeck.mockmodel.scenario import (
     Condition,
@@ -38,4 +43,5 @@ __all__ = [
     "load_scenario",
     "parse_scenario",
     "serve",
+    "write_workspace",
 ]

@@ -52,3 +52,14 @@ def load_scenario(path: str | Path) -> Scenario:
         problem = getattr(exc, "problem", None) or str(exc)
         raise ScenarioError(file, f"invalid YAML{where}: {problem}") from exc
     return parse_scenario(data, file, default_name=resolved.stem)
+
+
+def write_workspace(scenario: Scenario, directory: str | Path) -> Path:
+    """Write the scenario's ``workspace.files`` into ``directory`` (created if needed)."""
+    root = Path(directory)
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, content in scenario.workspace_files.items():
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
+    return root
