@@ -8,7 +8,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from starlette.requests import Request
@@ -118,8 +118,10 @@ class MockApp:
         log: RequestLog,
         plan: FaultPlan,
         stopping: asyncio.Event,
+        on_record: Callable[[], None] = lambda: None,
     ) -> None:
         self.scenarios = list(scenarios)
+        self.on_record = on_record
         self.log = log
         self.plan = plan
         self.stopping = stopping
@@ -180,6 +182,7 @@ class MockApp:
                 time=time.time(),
             )
         )
+        self.on_record()
 
     async def _messages(self, request: Request, name: str | None, send: Send) -> None:
         scope, receive = request.scope, request.receive

@@ -55,6 +55,7 @@ class MockModel:
         self._server: _EmbeddedServer | None = None
         self._task: asyncio.Task[None] | None = None
         self._stopping: asyncio.Event | None = None
+        self._recorded: asyncio.Event | None = None
 
     @property
     def url(self) -> str:
@@ -77,6 +78,24 @@ class MockModel:
     def clear_requests(self) -> None:
         self._log.clear()
 
+    async def wait_for_requests(self, count: int, *, within: float = 10.0) -> list[RecordedRequest]:
+        """Wait until at least ``count`` requests were recorded (in the server's loop).
+
+        Raises ``TimeoutError`` after ``within`` seconds.
+        """
+        async with asyncio.timeout(within):
+            while True:
+                changed = self._recorded
+                requests = self._log.snapshot()
+                if len(requests) >= count or changed is None:
+                    return requests
+                await changed.wait()
+
+    def _notify_recorded(self) -> None:
+        changed, self._recorded = self._recorded, asyncio.Event()
+        if changed is not None:
+            changed.set()
+
     async def start(self) -> None:
         """Bind and serve in the running loop; returns once the port is known."""
         if self._server is not None:
@@ -85,7 +104,8 @@ class MockModel:
         if _DROP_FILTER not in uvicorn_logger.filters:
             uvicorn_logger.addFilter(_DROP_FILTER)
         self._stopping = asyncio.Event()
-        app = MockApp(self.scenarios, self._log, FaultPlan(), self._stopping)
+        self._recorded = asyncio.Event()
+        app = MockApp(self.scenarios, self._log, FaultPlan(), self._stopping, self._notify_recorded)
         config = uvicorn.Config(
             app,
             host=self.host,
