@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from agentdeck.core.agent import Agent, AgentState
 from agentdeck.core.events import Event, StoredEvent
@@ -33,3 +34,25 @@ class Subscriber(Protocol):
     """Receives events after they are committed, in id order."""
 
     def __call__(self, events: Sequence[StoredEvent]) -> None: ...
+
+
+@dataclass(frozen=True)
+class Command:
+    """A steering request (``interrupt``, ``send``, ``kill``...) for a live agent.
+
+    Any client enqueues one; the process that owns the agent claims it, once.
+    """
+
+    id: int
+    agent_id: str
+    kind: str
+    payload: dict[str, Any]
+    created_at: float
+    claimed_at: float | None = None
+    claimed_by: str | None = None
+
+
+class CommandQueue(Protocol):
+    async def enqueue_command(self, agent_id: str, kind: str, payload: dict[str, Any]) -> int: ...
+
+    async def claim_commands(self, agent_ids: Sequence[str], claimer: str) -> list[Command]: ...

@@ -1,0 +1,24 @@
+"""Alembic environment, run programmatically by ``agentdeck.store.migrate``.
+
+The caller passes an open connection (already inside a ``BEGIN IMMEDIATE``
+transaction) as ``config.attributes["connection"]``; no alembic.ini, no logging
+configuration: the application owns logging.
+"""
+
+from __future__ import annotations
+
+from alembic import context
+
+from agentdeck.store.schema import metadata
+
+connection = context.config.attributes.get("connection")
+if connection is None:
+    raise RuntimeError("agentdeck migrations run through agentdeck.store.migrate only")
+
+context.configure(
+    connection=connection,
+    target_metadata=metadata,
+    render_as_batch=True,  # SQLite cannot ALTER most things; batch mode copies tables
+)
+with context.begin_transaction():
+    context.run_migrations()

@@ -1,0 +1,84 @@
+"""Domain objects <-> table rows. Pure: no I/O."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
+from agentdeck.core.events import Event, StoredEvent, to_record
+from agentdeck.core.ports import Command
+
+
+def agent_to_row(agent: Agent) -> dict[str, Any]:
+    """Every column but ``archived``, which only ``set_archived`` changes."""
+    return {
+        "id": agent.id,
+        "name": agent.name,
+        "state": str(agent.state),
+        "source": str(agent.source),
+        "spec": agent.spec.to_dict(),
+        "cwd": agent.cwd,
+        "session_id": agent.session_id,
+        "cost_usd": agent.cost_usd,
+        "input_tokens": agent.input_tokens,
+        "output_tokens": agent.output_tokens,
+        "turns": agent.turns,
+        "current_tool": agent.current_tool,
+        "last_error": agent.last_error,
+        "pid": agent.pid,
+        "owner_pid": agent.owner_pid,
+        "extra": dict(agent.extra),
+        "created_at": agent.created_at,
+        "updated_at": agent.updated_at,
+    }
+
+
+def row_to_agent(row: Mapping[Any, Any]) -> Agent:
+    return Agent(
+        id=row["id"],
+        name=row["name"],
+        state=AgentState(row["state"]),
+        source=AgentSource(row["source"]),
+        spec=AgentSpec.from_dict(row["spec"] or {}),
+        cwd=row["cwd"],
+        session_id=row["session_id"],
+        cost_usd=row["cost_usd"],
+        input_tokens=row["input_tokens"],
+        output_tokens=row["output_tokens"],
+        turns=row["turns"],
+        current_tool=row["current_tool"],
+        last_error=row["last_error"],
+        pid=row["pid"],
+        owner_pid=row["owner_pid"],
+        extra=row["extra"] or {},
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def event_to_row(event: Event) -> dict[str, Any]:
+    type_, data = to_record(event)
+    return {"agent_id": event.agent_id, "type": type_, "ts": event.ts, "data": data}
+
+
+def stored_event(event_id: int, row: Mapping[Any, Any]) -> StoredEvent:
+    return StoredEvent(
+        id=event_id, agent_id=row["agent_id"], type=row["type"], ts=row["ts"], data=row["data"]
+    )
+
+
+def row_to_event(row: Mapping[Any, Any]) -> StoredEvent:
+    return stored_event(row["id"], row)
+
+
+def row_to_command(row: Mapping[Any, Any]) -> Command:
+    return Command(
+        id=row["id"],
+        agent_id=row["agent_id"],
+        kind=row["kind"],
+        payload=row["payload"] or {},
+        created_at=row["created_at"],
+        claimed_at=row["claimed_at"],
+        claimed_by=row["claimed_by"],
+    )

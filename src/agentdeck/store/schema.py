@@ -1,0 +1,78 @@
+"""The tables, as SQLAlchemy Core metadata.
+
+The migrations in ``migrations/versions`` must produce exactly this schema; a
+test compares them. Change the schema here *and* add a numbered migration;
+never edit a migration that has landed.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from agentdeck.store.dialect import TABLE_KWARGS
+
+metadata = sa.MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "ck": "ck_%(table_name)s_%(constraint_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+agents = sa.Table(
+    "agents",
+    metadata,
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("state", sa.Text, nullable=False),
+    sa.Column("source", sa.Text, nullable=False),
+    sa.Column("spec", sa.JSON, nullable=False),
+    sa.Column("cwd", sa.Text, nullable=False),
+    sa.Column("session_id", sa.Text, nullable=True),
+    sa.Column("cost_usd", sa.Float, nullable=False),
+    sa.Column("input_tokens", sa.Integer, nullable=False),
+    sa.Column("output_tokens", sa.Integer, nullable=False),
+    sa.Column("turns", sa.Integer, nullable=False),
+    sa.Column("current_tool", sa.Text, nullable=True),
+    sa.Column("last_error", sa.Text, nullable=True),
+    sa.Column("pid", sa.Integer, nullable=True),
+    sa.Column("owner_pid", sa.Integer, nullable=True),
+    sa.Column("extra", sa.JSON, nullable=False),
+    sa.Column("archived", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("updated_at", sa.Float, nullable=False),
+    sa.Index(None, "state"),
+    sa.Index(None, "updated_at"),
+)
+
+# Append-only. ``id`` is allocated by the database: monotonic, never reused, so
+# ``after=ID`` resumes any reader without loss, across processes.
+events = sa.Table(
+    "events",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("agent_id", sa.Text, nullable=False),
+    sa.Column("type", sa.Text, nullable=False),
+    sa.Column("ts", sa.Float, nullable=False),
+    sa.Column("data", sa.JSON, nullable=False),
+    sa.Index(None, "agent_id", "id"),
+    **TABLE_KWARGS,
+)
+
+# Cross-process steering queue: any client enqueues, the process that owns the
+# live agent claims (sets claimed_at/claimed_by) and acts.
+commands = sa.Table(
+    "commands",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("agent_id", sa.Text, nullable=False),
+    sa.Column("kind", sa.Text, nullable=False),
+    sa.Column("payload", sa.JSON, nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("claimed_at", sa.Float, nullable=True),
+    sa.Column("claimed_by", sa.Text, nullable=True),
+    sa.Index(None, "agent_id", "claimed_at"),
+    **TABLE_KWARGS,
+)

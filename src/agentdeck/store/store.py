@@ -1,0 +1,288 @@
+"""``Store``: the event log, the agent board and the steering queue in one
+SQLite file. Implements ``EventLog``, ``AgentRepository`` and ``CommandQueue``.
+
+Threading model: every write goes through one ``Writer`` thread (batched, one
+transaction per batch); every read runs in a worker thread on a separate,
+read-only connection pool. Nothing here blocks the event loop except
+``Store.open`` and ``integrity_check``, which are synchronous by design (call
+them at start-up, or through ``anyio.to_thread.run_sync``). Async methods
+must be awaited on an asyncio loop.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+import anyio.to_thread
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from agentdeck.core.agent import Agent, AgentState
+from agentdeck.core.events import Event, StoredEvent
+from agentdeck.core.ports import Command, Subscriber
+from agentdeck.errors import NotFound, StoreError, UsageError
+from agentdeck.store import dialect, migrate, reads, writes
+from agentdeck.store.reads import StoreStats
+from agentdeck.store.rows import agent_to_row, event_to_row
+from agentdeck.store.writer import Writer
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+MIN_PREFIX = 4
+CLOSE_TIMEOUT_SECONDS = 30.0
+
+
+class Store:
+    def __init__(self, db_path: Path, write_engine: Engine, read_engine: Engine, writer: Writer):
+        """Use ``Store.open``."""
+        self.db_path = db_path
+        self._write_engine = write_engine
+        self._read_engine = read_engine
+        self._writer = writer
+        self._closed = False
+
+    # --- lifecycle ----------------------------------------------------------
+
+    @classmethod
+    def open(cls, db_path: Path, *, batch_size: int = 500) -> Store:
+        """Create the parent directory, migrate to head, start the writer.
+
+        Synchronous (a few milliseconds; migrations on first use). Raises
+        ``StoreError`` naming the file when it cannot be created, is not a
+        database, or cannot be migrated; nothing is left running then.
+        """
+        db_path = Path(db_path).expanduser().absolute()
+        try:
+            db_path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the directory for the database {db_path}: {exc.strerror or exc}",
+                hint="set AGENTDECK_HOME to a writable directory",
+            ) from exc
+        write_engine = dialect.create_engine(db_path, writer=True)
+        read_engine = dialect.create_engine(db_path, writer=False)
+        try:
+            migrate.upgrade(write_engine)
+            conn = write_engine.connect()
+        except (sa.exc.SQLAlchemyError, sqlite3.Error, OSError) as exc:
+            write_engine.dispose()
+            read_engine.dispose()
+            raise StoreError(
+                f"cannot open the database {db_path}: {_reason(exc)}",
+                hint="check that the file is an agentdeck database and the directory is "
+                "writable; move a damaged file aside to start afresh",
+            ) from exc
+        writer = Writer(conn, batch_size=batch_size)
+        writer.start()
+        logger.info("store open: %s", db_path)
+        return cls(db_path, write_engine, read_engine, writer)
+
+    async def close(self) -> None:
+        """Commit everything submitted before the call, stop the writer (bounded
+        by ``CLOSE_TIMEOUT_SECONDS``), release the connections. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        stopped = await anyio.to_thread.run_sync(self._writer.stop, CLOSE_TIMEOUT_SECONDS)
+        if not stopped:
+            logger.error("store writer did not stop within %ss", CLOSE_TIMEOUT_SECONDS)
+        self._read_engine.dispose()
+        self._write_engine.dispose()
+
+    async def __aenter__(self) -> Store:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    # --- events ---------------------------------------------------------------
+
+    async def append(self, events: Sequence[Event]) -> list[StoredEvent]:
+        """Append and return once committed; ids ascend in the order given."""
+        return await self.record(events)
+
+    async def record(
+        self, events: Sequence[Event], agent: Agent | None = None
+    ) -> list[StoredEvent]:
+        """Append ``events`` and upsert ``agent`` in the same transaction, so the
+        board never disagrees with the log."""
+        rows = [event_to_row(e) for e in events]
+        agent_rows = [agent_to_row(agent)] if agent is not None else []
+        if not rows and not agent_rows:
+            return []
+        result = await self._writer.submit(rows, agent_rows)
+        return result.events
+
+    async def read(
+        self,
+        *,
+        after: int = 0,
+        agent_id: str | None = None,
+        types: Sequence[str] | None = None,
+        limit: int = 1000,
+    ) -> list[StoredEvent]:
+        """Committed events with ``id > after``, ascending id."""
+        return await self._read(
+            functools.partial(
+                reads.read_events, after=after, agent_id=agent_id, types=types, limit=limit
+            )
+        )
+
+    async def last_event_id(self) -> int:
+        """0 when the log is empty."""
+        return await self._read(reads.last_event_id)
+
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        """Call ``callback(events)`` after each commit with the events this
+        process wrote, in id order; returns the unsubscribe function.
+
+        The callback runs ON THE WRITER THREAD: keep it short and non-blocking,
+        and hand over to a loop with ``loop.call_soon_threadsafe``. Events
+        written by other processes are not delivered; poll ``read(after=...)``.
+        """
+        return self._writer.subscribe(callback)
+
+    # --- agents ---------------------------------------------------------------
+
+    async def save_agent(self, agent: Agent) -> None:
+        await self._writer.submit(agent_rows=[agent_to_row(agent)])
+
+    async def set_archived(self, agent_id: str, archived: bool = True) -> None:
+        found = await self._write(
+            functools.partial(writes.set_archived, agent_id=agent_id, archived=archived)
+        )
+        if not found:
+            raise NotFound("agent", agent_id)
+
+    async def get_agent(self, agent_id: str) -> Agent:
+        agent = await self._read(functools.partial(reads.get_agent, agent_id=agent_id))
+        if agent is None:
+            raise NotFound("agent", agent_id, hint="see `agentdeck ls`")
+        return agent
+
+    async def find_agent(self, ref: str) -> Agent:
+        """By exact id, else unique id prefix (at least 4 characters), else
+        unique exact name. Ambiguous → ``UsageError`` listing the candidates."""
+        return await self._read(functools.partial(_find_agent, ref=ref))
+
+    async def list_agents(
+        self,
+        *,
+        states: Sequence[AgentState] | None = None,
+        text: str | None = None,
+        include_archived: bool = False,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[Agent]:
+        """Newest (by creation) first. ``text`` matches name, id, cwd or spec."""
+        return await self._read(
+            functools.partial(
+                reads.list_agents,
+                states=states,
+                text=text,
+                include_archived=include_archived,
+                limit=limit,
+                offset=offset,
+            )
+        )
+
+    async def stats(self) -> StoreStats:
+        """``agents_by_state`` counts non-archived agents; totals count all."""
+        return await self._read(reads.stats)
+
+    # --- commands -------------------------------------------------------------
+
+    async def enqueue_command(self, agent_id: str, kind: str, payload: dict[str, Any]) -> int:
+        op = functools.partial(
+            writes.enqueue_command, agent_id=agent_id, kind=kind, payload=payload, now=time.time()
+        )
+        return int(await self._write(op))
+
+    async def claim_commands(self, agent_ids: Sequence[str], claimer: str) -> list[Command]:
+        """Atomically claim every unclaimed command for ``agent_ids``, oldest
+        first; a command is handed to exactly one claimer, across processes."""
+        op = functools.partial(
+            writes.claim_commands, agent_ids=list(agent_ids), claimer=claimer, now=time.time()
+        )
+        result: list[Command] = await self._write(op)
+        return result
+
+    async def get_command(self, command_id: int) -> Command:
+        command = await self._read(functools.partial(reads.get_command, command_id=command_id))
+        if command is None:
+            raise NotFound("command", str(command_id))
+        return command
+
+    async def command_claimed(self, command_id: int) -> bool:
+        """Whether some process has taken the command (the enqueuer polls this)."""
+        return (await self.get_command(command_id)).claimed_at is not None
+
+    async def list_commands(self, agent_id: str) -> list[Command]:
+        """All commands for the agent, claimed or not, oldest first."""
+        return await self._read(functools.partial(reads.list_commands, agent_id=agent_id))
+
+    # --- maintenance ----------------------------------------------------------
+
+    def integrity_check(self) -> str:
+        """``"ok"`` when the file is sound. Blocking."""
+        with self._read_engine.connect() as conn:
+            return dialect.integrity_check(conn)
+
+    # --- plumbing -------------------------------------------------------------
+
+    async def _write(self, op: Callable[[Connection], Any]) -> Any:
+        return (await self._writer.submit(op=op)).value
+
+    async def _read(self, query: Callable[[Connection], T]) -> T:
+        if self._closed:
+            raise StoreError("the store is closed", hint="open it again to read")
+        return await anyio.to_thread.run_sync(self._read_sync, query)
+
+    def _read_sync(self, query: Callable[[Connection], T]) -> T:
+        try:
+            with self._read_engine.connect() as conn:
+                return query(conn)
+        except sa.exc.SQLAlchemyError as exc:
+            raise StoreError(f"reading {self.db_path} failed: {_reason(exc)}") from exc
+
+
+def _find_agent(conn: Connection, ref: str) -> Agent:
+    exact = reads.get_agent(conn, ref)
+    if exact is not None:
+        return exact
+    if len(ref) >= MIN_PREFIX:
+        by_prefix = reads.agents_with_id_prefix(conn, ref)
+        if len(by_prefix) == 1:
+            return by_prefix[0]
+        if by_prefix:
+            raise _ambiguous(ref, "id prefix", by_prefix)
+    named = reads.agents_named(conn, ref)
+    if len(named) == 1:
+        return named[0]
+    if named:
+        raise _ambiguous(ref, "name", named)
+    raise NotFound("agent", ref, hint="use an id, an id prefix of 4+ characters, or a name")
+
+
+def _ambiguous(ref: str, what: str, candidates: list[Agent]) -> UsageError:
+    listed = ", ".join(f"{a.id} ({a.name}, {a.state})" for a in candidates)
+    return UsageError(f"{what} {ref!r} matches several agents: {listed}", hint="use the full id")
+
+
+def _reason(exc: BaseException) -> str:
+    orig = getattr(exc, "orig", None)
+    return str(orig if orig is not None else exc)

@@ -1,0 +1,227 @@
+"""The one write path: a dedicated thread that owns the write connection.
+
+Callers submit ``WorkItem``s (events to append, agent rows to upsert, one
+optional extra operation). The thread takes up to ``batch_size`` events' worth
+of items at a time, commits them in ONE transaction, then
+
+1. settles the callers' asyncio futures (one ``call_soon_threadsafe`` per loop
+   per batch), and
+2. only then calls the subscribers with the batch's stored events, in id order.
+
+So no subscriber ever sees an event that is not committed. If a batch fails,
+it is rolled back and its items are retried one transaction each, so one bad
+item fails alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.engine import Connection
+
+from agentdeck.core.events import StoredEvent
+from agentdeck.core.ports import Subscriber
+from agentdeck.errors import AgentdeckError, StoreError
+from agentdeck.store.rows import stored_event
+from agentdeck.store.writes import insert_events, upsert_agent
+
+logger = logging.getLogger(__name__)
+
+Operation = Callable[[Connection], Any]
+
+
+@dataclass(frozen=True)
+class WorkResult:
+    events: list[StoredEvent]
+    value: Any = None
+
+
+@dataclass(eq=False)
+class WorkItem:
+    event_rows: Sequence[dict[str, Any]] = ()
+    agent_rows: Sequence[dict[str, Any]] = ()
+    op: Operation | None = None
+    loop: asyncio.AbstractEventLoop | None = None
+    future: asyncio.Future[WorkResult] | None = field(default=None, repr=False)
+
+    @property
+    def weight(self) -> int:
+        return max(1, len(self.event_rows))
+
+
+_STOP = object()
+_Outcome = tuple[WorkItem, WorkResult | None, BaseException | None]
+
+
+class Writer:
+    def __init__(self, conn: Connection, *, batch_size: int, name: str = "agentdeck-writer"):
+        self._conn = conn
+        self._batch_size = max(1, batch_size)
+        self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._subscribers: list[Subscriber] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    async def submit(
+        self,
+        event_rows: Sequence[dict[str, Any]] = (),
+        agent_rows: Sequence[dict[str, Any]] = (),
+        op: Operation | None = None,
+    ) -> WorkResult:
+        """Queue the work and wait until it is committed (or failed)."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[WorkResult] = loop.create_future()
+        self._put(WorkItem(event_rows, agent_rows, op, loop, future))
+        return await future
+
+    def _put(self, item: WorkItem) -> None:
+        if self._closed:
+            raise StoreError("the store is closed", hint="open it again to write")
+        self._queue.put(item)
+
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        with self._lock:
+            self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if callback in self._subscribers:
+                    self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def stop(self, timeout: float) -> bool:
+        """Commit everything queued so far, stop the thread. Blocking; True if it
+        stopped within ``timeout`` seconds."""
+        if not self._closed:
+            self._closed = True
+            self._queue.put(_STOP)
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    # --- the thread -------------------------------------------------------
+
+    def _run(self) -> None:
+        stopping = False
+        while not stopping:
+            batch: list[WorkItem] = []
+            weight = 0
+            first = self._queue.get()
+            pending: object | None = first
+            while pending is not None:
+                if pending is _STOP:
+                    stopping = True
+                elif isinstance(pending, WorkItem):
+                    batch.append(pending)
+                    weight += pending.weight
+                if weight >= self._batch_size:
+                    break
+                try:
+                    pending = self._queue.get_nowait()
+                except queue.Empty:
+                    pending = None
+            if batch:
+                self._process(batch)
+        self._fail_leftovers()
+        self._conn.close()
+
+    def _fail_leftovers(self) -> None:
+        leftovers: list[_Outcome] = []
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if isinstance(item, WorkItem):
+                leftovers.append((item, None, StoreError("the store was closed before the write")))
+        self._settle(leftovers)
+
+    def _process(self, batch: list[WorkItem]) -> None:
+        try:
+            outcomes, stored = self._commit(batch)
+        except Exception as exc:
+            if len(batch) > 1:
+                logger.warning(
+                    "batch of %d items failed (%s); retrying one by one", len(batch), exc
+                )
+                for item in batch:
+                    self._process([item])
+                return
+            logger.exception("database write failed")
+            err = (
+                exc
+                if isinstance(exc, AgentdeckError)
+                else StoreError(f"database write failed: {exc}")
+            )
+            if err is not exc:
+                err.__cause__ = exc
+            self._settle([(batch[0], None, err)])
+            return
+        self._settle(outcomes)
+        self._notify(stored)
+
+    def _commit(self, batch: list[WorkItem]) -> tuple[list[_Outcome], list[StoredEvent]]:
+        conn = self._conn
+        rows = [row for item in batch for row in item.event_rows]
+        values: list[Any] = []
+        with conn.begin():
+            ids = insert_events(conn, rows)
+            for item in batch:
+                for agent_row in item.agent_rows:
+                    upsert_agent(conn, agent_row)
+                values.append(item.op(conn) if item.op is not None else None)
+        stored = [stored_event(i, row) for i, row in zip(ids, rows, strict=True)]
+        outcomes: list[_Outcome] = []
+        start = 0
+        for item, value in zip(batch, values, strict=True):
+            end = start + len(item.event_rows)
+            outcomes.append((item, WorkResult(stored[start:end], value), None))
+            start = end
+        return outcomes, stored
+
+    @staticmethod
+    def _settle(outcomes: list[_Outcome]) -> None:
+        by_loop: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
+        for outcome in outcomes:
+            loop = outcome[0].loop
+            if loop is not None:
+                by_loop.setdefault(loop, []).append(outcome)
+        for loop, group in by_loop.items():
+            try:
+                loop.call_soon_threadsafe(_set_results, group)
+            except RuntimeError:  # the caller's loop is gone; nobody is waiting
+                logger.warning("event loop closed before %d writes were acknowledged", len(group))
+
+    def _notify(self, stored: list[StoredEvent]) -> None:
+        if not stored:
+            return
+        with self._lock:
+            subscribers = list(self._subscribers)
+        for callback in subscribers:
+            try:
+                callback(stored)
+            except Exception:
+                logger.exception("event subscriber %r failed", callback)
+
+
+def _set_results(group: list[_Outcome]) -> None:
+    """Runs on the caller's event loop."""
+    for item, result, exc in group:
+        fut = item.future
+        if fut is None or fut.done():  # cancelled: the write happened anyway
+            continue
+        if exc is not None:
+            fut.set_exception(exc)
+        else:
+            assert result is not None
+            fut.set_result(result)

@@ -1,0 +1,166 @@
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from agentdeck.core.events import Event, StoredEvent, ToolCalled, from_record
+from agentdeck.errors import StoreError
+from agentdeck.store import Store
+
+from .conftest import Collector, sqlite_rows, text
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_append_returns_stored_events_that_read_back(store: Store) -> None:
+    call = ToolCalled(
+        agent_id="a1",
+        ts=12.5,
+        tool_use_id="t1",
+        tool="Bash",
+        input={"command": "pytest -q", "nested": {"ü": [1, 2]}},
+    )
+    stored = await store.append([text("a1", 0), call])
+    assert [s.id for s in stored] == [1, 2]
+    assert stored[1].type == "tool_called"
+    assert await store.read() == stored
+    assert from_record(stored[1]) == call
+    assert await store.last_event_id() == 2
+
+
+async def test_empty_append_and_empty_log(store: Store) -> None:
+    assert await store.append([]) == []
+    assert await store.last_event_id() == 0
+    assert await store.read() == []
+
+
+async def test_read_filters(store: Store) -> None:
+    await store.append([text("a1", 0), text("a2", 1), text("a1", 2)])
+    await store.append([ToolCalled(agent_id="a2", ts=1.0, tool_use_id="t", tool="Read", input={})])
+    assert [e.id for e in await store.read(after=1)] == [2, 3, 4]
+    assert [e.id for e in await store.read(agent_id="a1")] == [1, 3]
+    assert [e.id for e in await store.read(types=["tool_called"])] == [4]
+    assert [e.id for e in await store.read(agent_id="a2", types=["assistant_text"])] == [2]
+    assert [e.id for e in await store.read(after=1, limit=2)] == [2, 3]
+
+
+async def test_ids_monotonic_under_50_concurrent_appenders(store: Store) -> None:
+    per_task: dict[int, list[int]] = {}
+
+    async def appender(n: int) -> None:
+        ids: list[int] = []
+        for i in range(40):
+            chunk: Sequence[Event] = [text(f"agent{n}", i * 3 + k) for k in range(1 + i % 3)]
+            ids += [s.id for s in await store.append(chunk)]
+        per_task[n] = ids
+
+    async with asyncio.TaskGroup() as tg:
+        for n in range(50):
+            tg.create_task(appender(n))
+
+    everything = [i for ids in per_task.values() for i in ids]
+    assert len(everything) == len(set(everything))
+    assert sorted(everything) == list(range(1, len(everything) + 1))
+    for ids in per_task.values():
+        assert ids == sorted(ids)
+    log = await store.read(limit=10_000)
+    assert [e.id for e in log] == list(range(1, len(everything) + 1))
+    for n, ids in per_task.items():
+        mine = [e for e in log if e.agent_id == f"agent{n}"]
+        assert [e.id for e in mine] == ids
+        # each task's texts come back in the order it appended them
+        texts = [int(e.data["text"].split()[1]) for e in mine]
+        assert texts == sorted(texts)
+
+
+async def test_batch_keeps_submission_order(db_path: Path) -> None:
+    store = Store.open(db_path, batch_size=7)  # one append is never split across batches
+    try:
+        first = await store.append([text("a", i) for i in range(300)])
+        concurrent = await asyncio.gather(
+            *(store.append([text(f"b{n}", i) for i in range(5)]) for n in range(20))
+        )
+    finally:
+        await store.close()
+    assert [s.data["text"] for s in first] == [f"msg {i}" for i in range(300)]
+    assert [s.id for s in first] == list(range(1, 301))
+    for stored in concurrent:
+        assert [s.data["text"] for s in stored] == [f"msg {i}" for i in range(5)]
+        assert [s.id for s in stored] == sorted(s.id for s in stored)
+
+
+async def test_subscriber_sees_only_committed_events_in_id_order(
+    store: Store, db_path: Path
+) -> None:
+    missing: list[int] = []
+    collector = Collector()
+
+    def check_committed(events: Sequence[StoredEvent]) -> None:
+        # A separate connection, as another process would use: the rows must be there.
+        conn = sqlite3.connect(db_path, timeout=30)
+        try:
+            for e in events:
+                if conn.execute("SELECT 1 FROM events WHERE id = ?", (e.id,)).fetchone() is None:
+                    missing.append(e.id)
+        finally:
+            conn.close()
+        collector(events)
+
+    unsubscribe = store.subscribe(check_committed)
+    async with asyncio.TaskGroup() as tg:
+        for n in range(10):
+            tg.create_task(store.append([text(f"a{n}", i) for i in range(10)]))
+    await collector.wait_count(100)
+    unsubscribe()
+    assert missing == []
+    ids = [e.id for e in collector.events]
+    assert ids == sorted(ids) == list(range(1, 101))
+    for batch in collector.batches:
+        assert [e.id for e in batch] == sorted(e.id for e in batch)
+
+    await store.append([text("late", 0)])
+    assert len(collector.events) == 100  # unsubscribed: nothing more
+
+
+async def test_failing_subscriber_does_not_break_the_log(store: Store) -> None:
+    def boom(events: Sequence[StoredEvent]) -> None:
+        raise RuntimeError("subscriber bug")
+
+    collector = Collector()
+    store.subscribe(boom)
+    store.subscribe(collector)
+    await store.append([text("a", 0)])
+    await store.append([text("a", 1)])
+    await collector.wait_count(2)
+    assert await store.last_event_id() == 2
+
+
+async def test_close_flushes_everything_appended_before_it(db_path: Path) -> None:
+    store = Store.open(db_path, batch_size=10)
+    tasks = [
+        asyncio.create_task(store.append([text(f"a{n}", i) for i in range(20)])) for n in range(50)
+    ]
+    await asyncio.sleep(0)  # one loop turn: every task has queued its append
+    await store.close()
+    results = await asyncio.gather(*tasks)
+    assert sum(len(r) for r in results) == 1000
+    assert sqlite_rows(db_path, "SELECT count(*), max(id) FROM events") == [(1000, 1000)]
+
+    with pytest.raises(StoreError, match="closed"):
+        await store.append([text("a", 0)])
+    with pytest.raises(StoreError, match="closed"):
+        await store.read()
+    await store.close()  # idempotent
+
+
+async def test_ids_continue_after_reopen(db_path: Path) -> None:
+    async with Store.open(db_path) as store:
+        await store.append([text("a", i) for i in range(3)])
+    async with Store.open(db_path) as store:
+        stored = await store.append([text("a", 3)])
+        assert stored[0].id == 4
+        assert await store.last_event_id() == 4

@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+
+from agentdeck.store import Store, dialect, migrate
+from agentdeck.store.schema import metadata
+
+from .conftest import sqlite_rows
+
+pytestmark = pytest.mark.anyio
+
+
+def _schema(db_path: Path) -> list[tuple[str, str, str]]:
+    return sorted(
+        (str(t), str(n), str(s))
+        for t, n, s in sqlite_rows(db_path, "SELECT type, name, sql FROM sqlite_master")
+    )
+
+
+async def test_open_creates_schema_at_head(db_path: Path) -> None:
+    store = Store.open(db_path)
+    await store.close()
+    tables = {n for t, n, _ in _schema(db_path) if t == "table"}
+    assert {"agents", "events", "commands", "alembic_version"} <= tables
+    assert sqlite_rows(db_path, "SELECT version_num FROM alembic_version") == [
+        (migrate.head_revision(),)
+    ]
+    assert sqlite_rows(db_path, "PRAGMA journal_mode") == [("wal",)]
+
+
+async def test_migration_matches_schema_metadata(db_path: Path) -> None:
+    store = Store.open(db_path)
+    await store.close()
+    engine = sa.create_engine(dialect.database_url(db_path))
+    try:
+        with engine.connect() as conn:
+            diff = compare_metadata(MigrationContext.configure(conn), metadata)
+    finally:
+        engine.dispose()
+    assert diff == []
+
+
+async def test_upgrade_at_head_is_a_noop(db_path: Path) -> None:
+    store = Store.open(db_path)
+    await store.close()
+    before = _schema(db_path)
+
+    statements: list[str] = []
+    engine = dialect.create_engine(db_path, writer=True)
+    sa.event.listen(engine, "before_cursor_execute", lambda *args: statements.append(str(args[2])))
+    try:
+        migrate.upgrade(engine)
+    finally:
+        engine.dispose()
+    changes = [
+        s
+        for s in statements
+        if s.split()[0].upper() in {"CREATE", "ALTER", "DROP", "INSERT", "UPDATE"}
+    ]
+    assert changes == []
+    assert _schema(db_path) == before
+
+    # and reopening through the Store keeps data and schema
+    store = Store.open(db_path)
+    await store.close()
+    assert _schema(db_path) == before
+
+
+async def test_downgrade_and_upgrade_again(db_path: Path) -> None:
+    store = Store.open(db_path)
+    await store.close()
+    engine = dialect.create_engine(db_path, writer=True)
+    try:
+        with engine.begin() as conn:
+            command.downgrade(migrate.alembic_config(conn), "base")
+        tables = {n for t, n, _ in _schema(db_path) if t == "table"}
+        assert "events" not in tables
+        migrate.upgrade(engine)
+    finally:
+        engine.dispose()
+    assert {"agents", "events", "commands"} <= {n for t, n, _ in _schema(db_path) if t == "table"}
