@@ -13,7 +13,7 @@ demo: setup
 	$(RUN) agentdeck run --scenario demo "Tidy up the notes file"
 
 test: setup
-	$(RUN) python -m tests.run
+	$(RUN) pytest
 
 lint: setup
 	$(RUN) ruff check src tests benchmarks

@@ -59,7 +59,11 @@ class AgentProcessError(AgentdeckError):
     """The Claude Code process could not be started or died unexpectedly."""
 
     def __init__(
-        self, message: str, *, exit_code: int | None = None, stderr: str = "",
+        self,
+        message: str,
+        *,
+        exit_code: int | None = None,
+        stderr: str = "",
         hint: str | None = None,
     ) -> None:
         super().__init__(message, hint=hint)

@@ -1,5 +1,53 @@
-"""The command line. Placeholder until the runner lands."""
+"""The ``agentdeck`` command line (Typer + Rich).
+
+Errors from the one error tree become one clear line on stderr and a non-zero
+exit: 2 for bad usage, 1 otherwise. Tracebacks are for bugs only.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import typer
+
+from agentdeck.cli import agents, mock, run
+from agentdeck.cli.context import console_err
+from agentdeck.errors import AgentdeckError
+
+app = typer.Typer(
+    name="agentdeck",
+    help="A self-hosted control plane for Claude Code agents.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+run.register(app)
+agents.register(app)
+mock.register(app)
 
 
 def main() -> None:
-    raise SystemExit(0)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        app(standalone_mode=False)
+    except AgentdeckError as exc:
+        console_err.print(f"[bold red]error:[/] {exc.message}", highlight=False)
+        if exc.hint:
+            console_err.print(f"  {exc.hint}", highlight=False)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        console_err.print("interrupted")
+        sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        console_err.print("aborted")
+        sys.exit(1)
+    except Exception as exc:  # click usage errors arrive here in non-standalone mode
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise

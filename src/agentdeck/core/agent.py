@@ -147,3 +147,26 @@ class Agent:
 
     def with_changes(self, **changes: Any) -> Agent:
         return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The agent as JSON-ready data (API, ``--json``)."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "state": str(self.state),
+            "source": str(self.source),
+            "cwd": self.cwd,
+            "session_id": self.session_id,
+            "cost_usd": self.cost_usd,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "turns": self.turns,
+            "current_tool": self.current_tool,
+            "last_error": self.last_error,
+            "pid": self.pid,
+            "owner_pid": self.owner_pid,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "spec": self.spec.to_dict(),
+            "extra": dict(self.extra),
+        }

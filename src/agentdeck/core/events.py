@@ -191,8 +191,13 @@ class StoredEvent:
     data: dict[str, Any]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "agent_id": self.agent_id, "type": self.type, "ts": self.ts,
-                "data": self.data}
+        return {
+            "id": self.id,
+            "agent_id": self.agent_id,
+            "type": self.type,
+            "ts": self.ts,
+            "data": self.data,
+        }
 
 
 def to_record(event: Event) -> tuple[str, dict[str, Any]]:

@@ -1,0 +1,128 @@
+"""How agents and events look in a terminal."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from agentdeck.core.agent import Agent, AgentState
+from agentdeck.core.events import EventType, StoredEvent
+
+_STATE_VALUES = {s.value for s in AgentState}
+STATE_STYLE = {
+    AgentState.STARTING: "cyan",
+    AgentState.RUNNING: "bold blue",
+    AgentState.AWAITING_PERMISSION: "bold yellow",
+    AgentState.AWAITING_INPUT: "yellow",
+    AgentState.IDLE: "green",
+    AgentState.DONE: "bold green",
+    AgentState.ERROR: "bold red",
+    AgentState.INTERRUPTED: "magenta",
+    AgentState.KILLED: "red",
+}
+
+
+def short(value: Any, limit: int = 100) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def tool_summary(tool: str, tool_input: dict[str, Any]) -> str:
+    for key in ("command", "file_path", "pattern", "url", "prompt", "description"):
+        if key in tool_input:
+            return f"{tool}({short(tool_input[key], 80)})"
+    return f"{tool}({short(tool_input, 80)})"
+
+
+def event_line(event: StoredEvent) -> Text | None:
+    d = event.data
+    kind = event.type
+    if kind == EventType.ASSISTANT_TEXT:
+        return Text.assemble(("● ", "bold"), d.get("text", ""))
+    if kind == EventType.USER_MESSAGE_SENT:
+        return Text.assemble(("> ", "bold cyan"), (short(d.get("text", ""), 200), "cyan"))
+    if kind == EventType.TOOL_CALLED:
+        return Text.assemble(("⚙ ", "yellow"), tool_summary(d.get("tool", "?"), d.get("input", {})))
+    if kind == EventType.TOOL_RETURNED:
+        style = "red" if d.get("is_error") else "dim"
+        size = d.get("size", 0)
+        extra = f" [{size} bytes, full output: {d['payload_path']}]" if d.get("truncated") else ""
+        return Text("  ⎿ " + short(d.get("output", ""), 160) + extra, style=style)
+    if kind == EventType.STATE_CHANGED:
+        new = d.get("new", "")
+        style = STATE_STYLE.get(AgentState(new), "") if new in _STATE_VALUES else ""
+        reason = f" ({short(d['reason'], 120)})" if d.get("reason") else ""
+        return Text.assemble(("◆ state ", "dim"), (new, style), (reason, "dim"))
+    if kind == EventType.TURN_COMPLETED:
+        cost = d.get("cost_usd") or 0.0
+        status = "error" if d.get("is_error") else "ok"
+        return Text(
+            f"✓ turn done: {status}, {d.get('terminal_reason')}, {d.get('num_turns')} model turns, "
+            f"${cost:.4f}, {d.get('duration_ms')} ms",
+            style="red" if d.get("is_error") else "green",
+        )
+    if kind == EventType.ERROR_OCCURRED:
+        return Text(f"✗ {d.get('message')}", style="bold red")
+    if kind == EventType.PERMISSION_RESOLVED:
+        return Text(
+            f"⛔ permission {d.get('decision')}: {short(d.get('reason') or '', 160)}",
+            style="yellow",
+        )
+    if kind == EventType.NOTICE:
+        return Text(f"· {short(d.get('message', ''), 160)}", style="dim")
+    return None
+
+
+def ago(ts: float) -> str:
+    secs = max(0, int(time.time() - ts))
+    if secs < 60:
+        return f"{secs}s"
+    if secs < 3600:
+        return f"{secs // 60}m"
+    if secs < 86400:
+        return f"{secs // 3600}h"
+    return f"{secs // 86400}d"
+
+
+def agents_table(agents: list[Agent]) -> Table:
+    table = Table(box=None, pad_edge=False)
+    for col in ("ID", "NAME", "STATE", "TOOL", "TURNS", "COST", "AGE"):
+        table.add_column(col, justify="right" if col in {"TURNS", "COST"} else "left")
+    for a in agents:
+        table.add_row(
+            a.id,
+            a.name,
+            Text(str(a.state), style=STATE_STYLE.get(a.state, "")),
+            a.current_tool or "",
+            str(a.turns),
+            f"${a.cost_usd:.4f}",
+            ago(a.created_at),
+        )
+    return table
+
+
+def agent_panel(agent: Agent) -> Table:
+    table = Table.grid(padding=(0, 2))
+    rows: list[tuple[str, Any]] = [
+        ("id", agent.id),
+        ("name", agent.name),
+        ("state", Text(str(agent.state), style=STATE_STYLE.get(agent.state, ""))),
+        ("cwd", agent.cwd),
+        ("session", agent.session_id or "-"),
+        ("turns", str(agent.turns)),
+        ("cost", f"${agent.cost_usd:.4f}"),
+        ("tokens", f"{agent.input_tokens} in / {agent.output_tokens} out"),
+        ("tool", agent.current_tool or "-"),
+        ("pid", str(agent.pid or "-")),
+        ("prompt", short(agent.spec.prompt, 200)),
+    ]
+    if agent.last_error:
+        rows.append(("error", Text(agent.last_error, style="red")))
+    for key, value in rows:
+        table.add_row(Text(key, style="dim"), value)
+    return table

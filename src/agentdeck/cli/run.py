@@ -1,0 +1,69 @@
+"""``agentdeck run``: one agent, live progress, exit code from its result."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from agentdeck.cli.context import opened, run_async
+from agentdeck.cli.follow import follow_session
+from agentdeck.core.agent import AgentSpec
+from agentdeck.errors import UsageError
+from agentdeck.settings import Settings
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run)
+
+
+def run(
+    prompt: Annotated[str, typer.Argument(help="What the agent should do.")],
+    name: Annotated[str | None, typer.Option(help="A display name.")] = None,
+    cwd: Annotated[
+        str | None,
+        typer.Option(help="Working directory (default: a fresh workspace under AGENTDECK_HOME)."),
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="Model name or alias.")] = None,
+    allow: Annotated[
+        list[str] | None,
+        typer.Option("--allow", help="Allow rule in Claude Code syntax, e.g. 'Bash(pytest *)'."),
+    ] = None,
+    deny: Annotated[list[str] | None, typer.Option("--deny", help="Deny rule.")] = None,
+    append_system_prompt: Annotated[
+        str | None, typer.Option(help="Appended to Claude Code's own system prompt.")
+    ] = None,
+    max_turns: Annotated[int | None, typer.Option(min=1, help="Most model turns.")] = None,
+    budget_usd: Annotated[float | None, typer.Option(min=0.0, help="Most USD to spend.")] = None,
+    scenario: Annotated[
+        str | None,
+        typer.Option(
+            help="Play a scripted-model scenario (a "
+            "shipped name or a YAML file) instead of "
+            "calling a real model."
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
+) -> None:
+    """Run one agent to the end of its turn; exit 0 on success, 1 if it ended in error."""
+    if not prompt.strip():
+        raise UsageError("the prompt is empty")
+    spec = AgentSpec(
+        prompt=prompt,
+        name=name,
+        cwd=cwd,
+        model=model,
+        allow=tuple(allow or ()),
+        deny=tuple(deny or ()),
+        append_system_prompt=append_system_prompt,
+        max_turns=max_turns,
+        budget_usd=budget_usd,
+        scenario=scenario,
+    )
+
+    async def go(settings: Settings) -> int:
+        async with opened(settings) as (store, runner):
+            session = await runner.start(spec)
+            return await follow_session(store, session, as_json=as_json)
+
+    raise typer.Exit(run_async(go))

@@ -1,0 +1,260 @@
+"""Translate claude-agent-sdk messages into core events. No I/O here.
+
+``MessageMapper`` keeps the little state the translation needs (which tool is
+running, the session id) and returns, for each SDK message, the events to
+append plus the changes to apply to the agent row. Oversize tool output is
+handed to a ``PayloadSink`` and cut in the event.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from claude_agent_sdk import (
+    AssistantMessage,
+    ResultMessage,
+    StreamEvent,
+    SystemMessage,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+
+from agentdeck.core.events import (
+    AssistantText,
+    CostUpdated,
+    ErrorOccurred,
+    Event,
+    Notice,
+    ToolCalled,
+    ToolReturned,
+    TurnCompleted,
+)
+
+
+class PayloadSink(Protocol):
+    def store(self, agent_id: str, key: str, text: str) -> str:
+        """Persist ``text`` in full; return where it went."""
+        ...
+
+
+# System subtypes worth a line in the log; the rest (status, thinking_tokens,
+# session_state_changed …) are too chatty or internal.
+_NOTICE_SUBTYPES = {
+    "api_retry",
+    "permission_denied",
+    "informational",
+    "notification",
+    "task_started",
+    "task_notification",
+    "compact_boundary",
+}
+
+
+@dataclass
+class Mapped:
+    events: list[Event] = field(default_factory=list)
+    changes: dict[str, Any] = field(default_factory=dict)
+    result: ResultMessage | None = None
+
+
+def tool_output_text(content: str | list[dict[str, Any]] | None) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        if block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        else:
+            parts.append(json.dumps(block, ensure_ascii=False))
+    return "\n".join(parts)
+
+
+def cut_utf8(text: str, limit: int) -> str:
+    """At most ``limit`` bytes of ``text`` without splitting a character."""
+    return text.encode("utf-8")[:limit].decode("utf-8", errors="ignore")
+
+
+class MessageMapper:
+    def __init__(
+        self,
+        agent_id: str,
+        payloads: PayloadSink,
+        output_limit: int,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.agent_id = agent_id
+        self.payloads = payloads
+        self.output_limit = output_limit
+        self.clock = clock
+        self.session_id: str | None = None
+        self._running_tools: dict[str, str] = {}
+
+    def map(self, message: object) -> Mapped:
+        out = Mapped()
+        if isinstance(message, AssistantMessage):
+            self._assistant(message, out)
+        elif isinstance(message, UserMessage):
+            self._user(message, out)
+        elif isinstance(message, ResultMessage):
+            self._result(message, out)
+        elif isinstance(message, SystemMessage):
+            self._system(message, out)
+        elif isinstance(message, StreamEvent):
+            pass  # partial deltas: not requested, not logged
+        return out
+
+    # -- per message kind ------------------------------------------------
+
+    def _assistant(self, msg: AssistantMessage, out: Mapped) -> None:
+        ts = self.clock()
+        if msg.session_id:
+            self._set_session(msg.session_id, out)
+        for block in msg.content:
+            if isinstance(block, TextBlock) and block.text:
+                out.events.append(
+                    AssistantText(
+                        agent_id=self.agent_id,
+                        ts=ts,
+                        text=block.text,
+                        parent_tool_use_id=msg.parent_tool_use_id,
+                    )
+                )
+            elif isinstance(block, ToolUseBlock):
+                self._running_tools[block.id] = block.name
+                out.changes["current_tool"] = block.name
+                out.events.append(
+                    ToolCalled(
+                        agent_id=self.agent_id,
+                        ts=ts,
+                        tool_use_id=block.id,
+                        tool=block.name,
+                        input=block.input,
+                        parent_tool_use_id=msg.parent_tool_use_id,
+                    )
+                )
+        if msg.error:
+            out.events.append(
+                ErrorOccurred(
+                    agent_id=self.agent_id,
+                    ts=ts,
+                    kind=f"api:{msg.error}",
+                    message=" ".join(b.text for b in msg.content if isinstance(b, TextBlock))
+                    or str(msg.error),
+                )
+            )
+
+    def _user(self, msg: UserMessage, out: Mapped) -> None:
+        if isinstance(msg.content, str):
+            return  # replays of our own prompts / interruption markers
+        ts = self.clock()
+        for block in msg.content:
+            if not isinstance(block, ToolResultBlock):
+                continue
+            text = tool_output_text(block.content)
+            size = len(text.encode("utf-8"))
+            truncated = size > self.output_limit
+            path = None
+            if truncated:
+                path = self.payloads.store(self.agent_id, block.tool_use_id, text)
+                text = cut_utf8(text, self.output_limit)
+            self._running_tools.pop(block.tool_use_id, None)
+            out.changes["current_tool"] = next(reversed(self._running_tools.values()), None)
+            out.events.append(
+                ToolReturned(
+                    agent_id=self.agent_id,
+                    ts=ts,
+                    tool_use_id=block.tool_use_id,
+                    output=text,
+                    is_error=bool(block.is_error),
+                    size=size,
+                    truncated=truncated,
+                    payload_path=path,
+                    parent_tool_use_id=msg.parent_tool_use_id,
+                )
+            )
+
+    def _system(self, msg: SystemMessage, out: Mapped) -> None:
+        session = msg.data.get("session_id")
+        if isinstance(session, str) and session:
+            self._set_session(session, out)
+        if msg.subtype not in _NOTICE_SUBTYPES:
+            return
+        data = {k: v for k, v in msg.data.items() if k not in {"type", "subtype", "uuid"}}
+        out.events.append(
+            Notice(
+                agent_id=self.agent_id,
+                ts=self.clock(),
+                kind=msg.subtype,
+                message=_notice_text(msg.subtype, data),
+                detail=data,
+            )
+        )
+
+    def _result(self, msg: ResultMessage, out: Mapped) -> None:
+        ts = self.clock()
+        self._set_session(msg.session_id, out)
+        self._running_tools.clear()
+        out.changes["current_tool"] = None
+        usage = msg.usage or {}
+        in_tok = (
+            int(usage.get("input_tokens") or 0)
+            + int(usage.get("cache_read_input_tokens") or 0)
+            + int(usage.get("cache_creation_input_tokens") or 0)
+        )
+        out_tok = int(usage.get("output_tokens") or 0)
+        out.result = msg
+        out.events.append(
+            TurnCompleted(
+                agent_id=self.agent_id,
+                ts=ts,
+                subtype=msg.subtype,
+                is_error=msg.is_error,
+                terminal_reason=msg.terminal_reason,
+                result=msg.result,
+                session_id=msg.session_id,
+                num_turns=msg.num_turns,
+                duration_ms=msg.duration_ms,
+                cost_usd=msg.total_cost_usd,
+                input_tokens=in_tok,
+                output_tokens=out_tok,
+                api_error_status=msg.api_error_status,
+                permission_denials=list(msg.permission_denials or []),
+                errors=list(msg.errors or []),
+            )
+        )
+        out.events.append(
+            CostUpdated(
+                agent_id=self.agent_id,
+                ts=ts,
+                cost_usd=msg.total_cost_usd or 0.0,
+                input_tokens=in_tok,
+                output_tokens=out_tok,
+            )
+        )
+
+    def _set_session(self, session_id: str, out: Mapped) -> None:
+        if session_id != self.session_id:
+            self.session_id = session_id
+            out.changes["session_id"] = session_id
+
+
+def _notice_text(subtype: str, data: dict[str, Any]) -> str:
+    if subtype == "api_retry":
+        return (
+            f"model API retry {data.get('attempt')}/{data.get('max_retries')}: "
+            f"{data.get('error')} (status {data.get('error_status')})"
+        )
+    if subtype == "permission_denied":
+        return f"{data.get('tool_name')} denied: {data.get('message', '')}"
+    for key in ("content", "text", "summary", "message"):
+        if isinstance(data.get(key), str):
+            return str(data[key])
+    return subtype

@@ -1,0 +1,89 @@
+"""Build ``ClaudeAgentOptions`` for an agent from its spec and the settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from claude_agent_sdk import ClaudeAgentOptions
+from claude_agent_sdk.types import CanUseTool, SystemPromptPreset
+
+from agentdeck.core.agent import AgentSpec
+from agentdeck.errors import CLINotFound
+from agentdeck.settings import Settings
+
+
+def bundled_cli_path() -> Path:
+    import claude_agent_sdk
+
+    return Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+
+
+def resolve_cli(settings: Settings) -> Path:
+    path = settings.claude_cli_path or bundled_cli_path()
+    path = path.expanduser()
+    if not path.is_file():
+        raise CLINotFound(
+            f"Claude Code CLI not found at {path}",
+            hint="reinstall agentdeck (claude-agent-sdk bundles the CLI) "
+            "or set AGENTDECK_CLAUDE_CLI_PATH",
+        )
+    return path
+
+
+def agent_env(settings: Settings, base_url: str | None = None) -> dict[str, str]:
+    """What the Claude Code process gets on top of the inherited environment.
+
+    The SDK already drops ``CLAUDECODE`` so the deck works inside a Claude Code
+    session; the model endpoint and credentials pass through from the settings.
+    """
+    env = {"CLAUDE_CODE_MAX_RETRIES": str(settings.max_retries)}
+    url = base_url or settings.anthropic_base_url
+    if url:
+        env["ANTHROPIC_BASE_URL"] = url
+    if settings.anthropic_api_key is not None:
+        env["ANTHROPIC_API_KEY"] = settings.anthropic_api_key.get_secret_value()
+    if settings.claude_code_oauth_token is not None:
+        env["CLAUDE_CODE_OAUTH_TOKEN"] = settings.claude_code_oauth_token.get_secret_value()
+    if base_url is not None:
+        # The scripted model: nothing else should leave the machine, and any
+        # key will do.
+        env.setdefault("ANTHROPIC_API_KEY", "sk-agentdeck-scripted")
+        env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = "1"
+    if settings.claude_config_dir is not None:
+        env["CLAUDE_CONFIG_DIR"] = str(settings.claude_config_dir.expanduser())
+    return env
+
+
+def build_options(
+    spec: AgentSpec,
+    *,
+    settings: Settings,
+    cwd: Path,
+    can_use_tool: CanUseTool | None,
+    stderr: Any,
+    base_url: str | None = None,
+    resume: str | None = None,
+    fork: bool = False,
+) -> ClaudeAgentOptions:
+    system_prompt: SystemPromptPreset = {"type": "preset", "preset": "claude_code"}
+    if spec.append_system_prompt:
+        system_prompt["append"] = spec.append_system_prompt
+    return ClaudeAgentOptions(
+        cli_path=resolve_cli(settings),
+        cwd=str(cwd),
+        model=spec.model or settings.model,
+        allowed_tools=list(spec.allow),
+        disallowed_tools=list(spec.deny),
+        system_prompt=system_prompt,
+        # Edits inside the agent's own workspace are its job; everything else
+        # goes through the allow/deny rules and ``can_use_tool``.
+        permission_mode="acceptEdits",
+        max_turns=spec.max_turns,
+        max_budget_usd=spec.budget_usd,
+        env=agent_env(settings, base_url),
+        can_use_tool=can_use_tool,
+        stderr=stderr,
+        resume=resume,
+        fork_session=fork,
+    )

@@ -1,0 +1,87 @@
+"""Process hygiene: find a CLI's process tree, stop it, leave no orphans.
+
+Claude Code runs tools as children (``/bin/sh -c …``) that may spawn their own
+children. Killing only the CLI could orphan them, so a stop always takes the
+whole tree, snapshotted *before* the first signal (a dead parent's children are
+re-parented and no longer findable through it).
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import time
+
+import psutil
+
+logger = logging.getLogger(__name__)
+
+
+def process_tree(pid: int) -> list[psutil.Process]:
+    """The process and all its descendants; empty if it is gone."""
+    try:
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def alive(procs: list[psutil.Process]) -> list[psutil.Process]:
+    out = []
+    for p in procs:
+        try:
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
+                out.append(p)
+        except psutil.NoSuchProcess:
+            continue
+    return out
+
+
+def _signal_all(procs: list[psutil.Process], sig: signal.Signals) -> None:
+    for p in procs:
+        try:
+            p.send_signal(sig)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+
+
+def terminate_tree(pid: int, grace: float = 3.0) -> list[int]:
+    """SIGTERM the tree, wait up to ``grace``, SIGKILL what is left.
+
+    Blocking (call it in a thread from async code). Returns the pids that had
+    to be killed with SIGKILL.
+    """
+    procs = process_tree(pid)
+    if not procs:
+        return []
+    # Children first so a shell does not get the chance to respawn anything.
+    _signal_all(list(reversed(procs)), signal.SIGTERM)
+    _, survivors = psutil.wait_procs(procs, timeout=grace)
+    survivors = alive(survivors)
+    if survivors:
+        logger.warning("SIGKILL for %d process(es) that ignored SIGTERM", len(survivors))
+        _signal_all(survivors, signal.SIGKILL)
+        psutil.wait_procs(survivors, timeout=grace)
+    return [p.pid for p in survivors]
+
+
+def wait_gone(pids: list[int], timeout: float) -> list[int]:
+    """Wait until none of ``pids`` runs; return those still running at the deadline."""
+    deadline = time.monotonic() + timeout
+    remaining = list(pids)
+    while remaining and time.monotonic() < deadline:
+        remaining = [p for p in remaining if _running(p)]
+        if remaining:
+            time.sleep(0.02)
+    return remaining
+
+
+def _running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def is_running(pid: int | None) -> bool:
+    return pid is not None and _running(pid)

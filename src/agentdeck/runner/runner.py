@@ -1,0 +1,261 @@
+"""The runner: starts agents, keeps one supervised session per live agent.
+
+It also answers steering commands that other processes left in the store for
+agents it owns (``agentdeck interrupt ID`` from another terminal), and owns the
+scripted model servers that ``--scenario`` runs talk to.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import re
+import time
+from pathlib import Path
+
+from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
+from agentdeck.core.events import AgentSpawned, Event, StateChanged
+from agentdeck.core.ids import new_agent_id
+from agentdeck.errors import InvalidState, NotFound, UsageError
+from agentdeck.mockmodel import MockModel, Scenario, builtin_scenario_path, load_scenario
+from agentdeck.runner.payloads import PayloadStore
+from agentdeck.runner.session import AgentSession
+from agentdeck.settings import Settings
+from agentdeck.store.store import Store
+
+logger = logging.getLogger(__name__)
+
+RESUME_PROMPT = "Continue where you left off."
+
+
+def default_name(prompt: str) -> str:
+    words = re.findall(r"[A-Za-z0-9]+", prompt.lower())[:4]
+    return "-".join(words) or "agent"
+
+
+class Runner:
+    def __init__(self, store: Store, settings: Settings) -> None:
+        self.store = store
+        self.settings = settings
+        self.payloads = PayloadStore(settings.payloads_dir)
+        self.sessions: dict[str, AgentSession] = {}
+        self._models: dict[str, MockModel] = {}
+        self._commands: asyncio.Task[None] | None = None
+        self.claimer = f"pid:{os.getpid()}"
+
+    # -- starting ----------------------------------------------------------------
+
+    async def start(self, spec: AgentSpec, *, keep_alive: bool = False) -> AgentSession:
+        scenario = load_scenario(builtin_scenario_path(spec.scenario)) if spec.scenario else None
+        agent_id = new_agent_id()
+        cwd = self._workspace(agent_id, spec, scenario)
+        now = time.time()
+        agent = Agent(
+            id=agent_id,
+            name=spec.name or default_name(spec.prompt),
+            state=AgentState.STARTING,
+            spec=spec,
+            cwd=str(cwd),
+            created_at=now,
+            updated_at=now,
+            source=AgentSource.AGENTDECK,
+            owner_pid=os.getpid(),
+        )
+        await self.store.record(
+            [
+                AgentSpawned(
+                    agent_id=agent_id, ts=now, name=agent.name, cwd=agent.cwd, spec=spec.to_dict()
+                ),
+                StateChanged(agent_id=agent_id, ts=now, old=None, new=AgentState.STARTING),
+            ],
+            agent,
+        )
+        base_url = await self._model_url(scenario) if scenario else None
+        return await self._launch(agent, spec.prompt, base_url=base_url, keep_alive=keep_alive)
+
+    async def resume(
+        self, ref: str, text: str | None = None, *, fork: bool = False, keep_alive: bool = False
+    ) -> AgentSession:
+        """Continue a finished agent's Claude session in a new process (or fork it)."""
+        agent = await self.store.find_agent(ref)
+        if agent.id in self.sessions or (agent.state.is_live and not fork):
+            raise InvalidState(agent.id, agent.state, "resume a live agent (send it a message)")
+        if not agent.session_id:
+            raise InvalidState(agent.id, agent.state, "resume: it never started a Claude session")
+        session_id = agent.session_id
+        scenario = (
+            load_scenario(builtin_scenario_path(agent.spec.scenario))
+            if agent.spec.scenario
+            else None
+        )
+        base_url = await self._model_url(scenario) if scenario else None
+        now = time.time()
+        events: list[Event]
+        if fork:
+            parent = agent
+            agent = parent.with_changes(
+                id=new_agent_id(),
+                name=f"{parent.name}-fork",
+                state=AgentState.STARTING,
+                created_at=now,
+                updated_at=now,
+                session_id=None,
+                cost_usd=0.0,
+                input_tokens=0,
+                output_tokens=0,
+                turns=0,
+                last_error=None,
+                pid=None,
+                owner_pid=os.getpid(),
+                extra={"forked_from": parent.id},
+            )
+            events = [
+                AgentSpawned(
+                    agent_id=agent.id,
+                    ts=now,
+                    name=agent.name,
+                    cwd=agent.cwd,
+                    spec=agent.spec.to_dict(),
+                ),
+                StateChanged(
+                    agent_id=agent.id,
+                    ts=now,
+                    old=None,
+                    new=AgentState.STARTING,
+                    reason=f"forked from {parent.id}",
+                ),
+            ]
+        else:
+            events = [
+                StateChanged(
+                    agent_id=agent.id,
+                    ts=now,
+                    old=agent.state,
+                    new=AgentState.STARTING,
+                    reason="resume",
+                )
+            ]
+            agent = agent.with_changes(
+                state=AgentState.STARTING, updated_at=now, owner_pid=os.getpid(), last_error=None
+            )
+        await self.store.record(events, agent)
+        return await self._launch(
+            agent,
+            text or RESUME_PROMPT,
+            base_url=base_url,
+            keep_alive=keep_alive,
+            resume=session_id,
+            fork=fork,
+        )
+
+    async def _launch(
+        self,
+        agent: Agent,
+        prompt: str,
+        *,
+        base_url: str | None,
+        keep_alive: bool,
+        resume: str | None = None,
+        fork: bool = False,
+    ) -> AgentSession:
+        session = AgentSession(
+            agent,
+            store=self.store,
+            settings=self.settings,
+            payloads=self.payloads,
+            base_url=base_url,
+            resume=resume,
+            fork=fork,
+            keep_alive=keep_alive,
+        )
+        self.sessions[agent.id] = session
+        try:
+            await session.start(prompt)
+        except BaseException:
+            self.sessions.pop(agent.id, None)
+            raise
+        self._ensure_command_loop()
+        return session
+
+    def _workspace(self, agent_id: str, spec: AgentSpec, scenario: Scenario | None) -> Path:
+        if spec.cwd:
+            cwd = Path(spec.cwd).expanduser().resolve()
+            if not cwd.is_dir():
+                raise UsageError(f"working directory {cwd} does not exist")
+            return cwd
+        cwd = self.settings.workspaces_dir / agent_id
+        cwd.mkdir(parents=True, exist_ok=False)
+        if scenario is not None:
+            for rel, content in scenario.workspace_files.items():
+                target = (cwd / rel).resolve()
+                if not target.is_relative_to(cwd):
+                    raise UsageError(f"scenario {scenario.name}: file {rel!r} leaves the workspace")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(content, encoding="utf-8")
+        return cwd
+
+    async def _model_url(self, scenario: Scenario) -> str:
+        model = self._models.get(scenario.name)
+        if model is None:
+            model = MockModel([scenario], host="127.0.0.1", port=0)
+            await model.start()
+            self._models[scenario.name] = model
+        return model.url_for(scenario.name)
+
+    # -- steering ----------------------------------------------------------------
+
+    def session(self, agent_id: str) -> AgentSession:
+        try:
+            return self.sessions[agent_id]
+        except KeyError:
+            raise NotFound("live agent", agent_id) from None
+
+    def _ensure_command_loop(self) -> None:
+        if self._commands is None or self._commands.done():
+            self._commands = asyncio.create_task(self._serve_commands(), name="runner-commands")
+
+    async def _serve_commands(self) -> None:
+        """Carry out steering commands other processes queued for our agents."""
+        while True:
+            live = [aid for aid, s in self.sessions.items() if not s.finished.is_set()]
+            if live:
+                try:
+                    for command in await self.store.claim_commands(live, self.claimer):
+                        await self._apply(command.agent_id, command.kind, command.payload)
+                except Exception:
+                    logger.exception("steering command failed")
+            await asyncio.sleep(self.settings.command_poll_seconds)
+
+    async def _apply(self, agent_id: str, kind: str, payload: dict[str, object]) -> None:
+        session = self.sessions.get(agent_id)
+        if session is None or session.finished.is_set():
+            return
+        if kind == "send":
+            await session.send(str(payload.get("text", "")))
+        elif kind == "interrupt":
+            await session.interrupt()
+        elif kind == "kill":
+            await session.kill()
+        else:
+            logger.warning("unknown steering command %r for %s", kind, agent_id)
+
+    # -- stopping ----------------------------------------------------------------
+
+    async def shutdown(self) -> None:
+        """Close every session (gracefully, then by force) and the scripted models."""
+        if self._commands is not None:
+            self._commands.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._commands
+        sessions = list(self.sessions.values())
+        results = await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+        for session, outcome in zip(sessions, results, strict=True):
+            if isinstance(outcome, BaseException):
+                logger.warning("agent %s did not stop gracefully: %s", session.agent.id, outcome)
+                with contextlib.suppress(Exception):
+                    await session.kill()
+        for model in self._models.values():
+            await model.stop()
+        self._models.clear()

@@ -1,0 +1,371 @@
+"""One supervised Claude Code process for one agent.
+
+An ``AgentSession`` owns a ``ClaudeSDKClient``, reads every message it yields,
+turns it into events and commits them together with the agent row (so the board
+never disagrees with the log). Steering — follow-ups, interrupt, kill, graceful
+close — goes through it. In one-shot mode (``agentdeck run``) the session ends
+after its first result: stdin is closed and the CLI is read until it exits, as
+background subagents may still report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+from collections import deque
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from claude_agent_sdk import ClaudeSDKClient, ResultMessage
+from claude_agent_sdk.types import (
+    PermissionResult,
+    PermissionResultDeny,
+    ToolPermissionContext,
+)
+
+from agentdeck.core.agent import Agent, AgentState, can_transition
+from agentdeck.core.events import (
+    ErrorOccurred,
+    Event,
+    Notice,
+    PermissionRequested,
+    PermissionResolved,
+    StateChanged,
+    UserMessageSent,
+)
+from agentdeck.errors import AgentProcessError, InvalidState
+from agentdeck.runner import procs
+from agentdeck.runner.mapping import MessageMapper, PayloadSink
+from agentdeck.runner.options import build_options
+from agentdeck.settings import Settings
+from agentdeck.store.store import Store
+
+logger = logging.getLogger(__name__)
+
+_STDERR_LINES = 40
+_INTERRUPTED_REASONS = {"aborted_tools", "aborted_streaming"}
+
+
+def final_state_for(result: ResultMessage) -> AgentState:
+    """How a one-shot run ended, judged as the protocol notes advise."""
+    if result.terminal_reason in _INTERRUPTED_REASONS:
+        return AgentState.INTERRUPTED
+    if result.is_error:
+        return AgentState.ERROR
+    return AgentState.DONE
+
+
+class AgentSession:
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        store: Store,
+        settings: Settings,
+        payloads: PayloadSink,
+        base_url: str | None = None,
+        resume: str | None = None,
+        fork: bool = False,
+        keep_alive: bool = False,
+    ) -> None:
+        self.agent = agent
+        self.store = store
+        self.settings = settings
+        self.keep_alive = keep_alive
+        self._resume = resume
+        self._fork = fork
+        self._base_url = base_url
+        self._mapper = MessageMapper(agent.id, payloads, settings.tool_output_limit)
+        self._mapper.session_id = None if fork else resume
+        self._stderr: deque[str] = deque(maxlen=_STDERR_LINES)
+        self._client: ClaudeSDKClient | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+        self._cost_base = agent.cost_usd
+        self._final: AgentState | None = None  # decided by a result, applied at exit
+        self._stopping: AgentState | None = None  # set by kill()/close()
+        self._results: asyncio.Queue[ResultMessage] = asyncio.Queue()
+        self.finished = asyncio.Event()
+        self.last_result: ResultMessage | None = None
+
+    @property
+    def pid(self) -> int | None:
+        transport = getattr(self._client, "_transport", None)
+        process = getattr(transport, "_process", None)
+        return getattr(process, "pid", None)
+
+    # -- lifecycle -------------------------------------------------------------
+
+    async def start(self, prompt: str) -> None:
+        """Spawn the CLI and send the first prompt. Raises ``AgentProcessError``."""
+        options = build_options(
+            self.agent.spec,
+            settings=self.settings,
+            cwd=Path(self.agent.cwd),
+            can_use_tool=self._can_use_tool,
+            stderr=self._stderr.append,
+            base_url=self._base_url,
+            resume=self._resume,
+            fork=self._fork,
+        )
+        # A tool may print megabytes on one stream-json line.
+        options.max_buffer_size = 64 * 1024 * 1024
+        client = ClaudeSDKClient(options)
+        try:
+            async with asyncio.timeout(self.settings.connect_timeout_seconds):
+                await client.connect()
+        except (Exception, TimeoutError) as exc:
+            with contextlib.suppress(Exception):
+                await client.disconnect()
+            message = f"could not start Claude Code: {exc or type(exc).__name__}"
+            await self._commit(
+                [
+                    ErrorOccurred(
+                        agent_id=self.agent.id,
+                        ts=time.time(),
+                        kind="spawn",
+                        message=message,
+                        detail=self.stderr_tail(),
+                    )
+                ],
+                state=AgentState.ERROR,
+                last_error=message,
+                pid=None,
+            )
+            self.finished.set()
+            raise AgentProcessError(message, stderr=self.stderr_tail()) from exc
+        self._client = client
+        await self._commit([], pid=self.pid, owner_pid=os.getpid())
+        self._reader = asyncio.create_task(self._read(), name=f"agent-reader-{self.agent.id}")
+        await self.send(prompt)
+
+    async def send(self, text: str) -> None:
+        """A user message; queued by the CLI if a turn is running."""
+        if self._client is None or self.finished.is_set() or self._stopping:
+            raise InvalidState(self.agent.id, self.agent.state, "send a message")
+        await self._commit(
+            [UserMessageSent(agent_id=self.agent.id, ts=time.time(), text=text)],
+            state=AgentState.RUNNING,
+        )
+        await self._client.query(text)
+
+    async def interrupt(self) -> None:
+        if self._client is None or self.finished.is_set():
+            raise InvalidState(self.agent.id, self.agent.state, "interrupt")
+        await self._commit(
+            [
+                Notice(
+                    agent_id=self.agent.id,
+                    ts=time.time(),
+                    kind="interrupt",
+                    message="interrupt requested",
+                )
+            ]
+        )
+        async with asyncio.timeout(10):
+            await self._client.interrupt()
+
+    async def kill(self) -> None:
+        """Stop the CLI and every process it started, now."""
+        if self.finished.is_set():
+            return
+        self._stopping = AgentState.KILLED
+        pid = self.pid
+        if pid is not None:
+            await asyncio.to_thread(procs.terminate_tree, pid, self.settings.stop_grace_seconds)
+        await self._await_exit(self.settings.stop_grace_seconds * 3)
+
+    async def close(self) -> None:
+        """Graceful stop: close stdin, let the CLI finish, escalate if it does not."""
+        if self.finished.is_set():
+            return
+        self._stopping = self._final or AgentState.DONE
+        await self._end_input()
+        try:
+            await self._await_exit(self.settings.stop_grace_seconds * 2)
+        except TimeoutError:
+            pid = self.pid
+            if pid is not None:
+                await asyncio.to_thread(procs.terminate_tree, pid, self.settings.stop_grace_seconds)
+            await self._await_exit(self.settings.stop_grace_seconds * 3)
+
+    async def next_result(self, timeout: float | None = None) -> ResultMessage | None:
+        """The next turn's result, or None if the process ended first."""
+        getter = asyncio.ensure_future(self._results.get())
+        ended = asyncio.ensure_future(self.finished.wait())
+        try:
+            done, _ = await asyncio.wait(
+                {getter, ended}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            ended.cancel()
+            if not getter.done():
+                getter.cancel()
+        if getter in done:
+            return getter.result()
+        if not self._results.empty():
+            return self._results.get_nowait()
+        if not done:
+            raise TimeoutError("no result before the deadline")
+        return None
+
+    async def wait_finished(self, timeout: float | None = None) -> None:
+        async with asyncio.timeout(timeout):
+            await self.finished.wait()
+
+    def stderr_tail(self) -> str:
+        return "\n".join(self._stderr)
+
+    # -- internals -------------------------------------------------------------
+
+    async def _await_exit(self, timeout: float) -> None:
+        async with asyncio.timeout(timeout):
+            await self.finished.wait()
+
+    async def _end_input(self) -> None:
+        transport = getattr(self._client, "_transport", None)
+        if transport is not None:
+            with contextlib.suppress(Exception):
+                await transport.end_input()
+
+    async def _read(self) -> None:
+        assert self._client is not None
+        failure: BaseException | None = None
+        try:
+            async for message in self._client.receive_messages():
+                await self._on_message(message)
+        except asyncio.CancelledError:
+            failure = None
+            raise
+        except Exception as exc:  # noqa: BLE001 - any SDK failure ends this agent
+            failure = exc
+        finally:
+            await asyncio.shield(self._on_exit(failure))
+
+    async def _on_message(self, message: object) -> None:
+        mapped = self._mapper.map(message)
+        changes: dict[str, Any] = dict(mapped.changes)
+        result = mapped.result
+        if result is not None:
+            self.last_result = result
+            changes.update(
+                cost_usd=self._cost_base + (result.total_cost_usd or 0.0),
+                input_tokens=self.agent.input_tokens + _tokens(mapped.events, "input_tokens"),
+                output_tokens=self.agent.output_tokens + _tokens(mapped.events, "output_tokens"),
+                turns=self.agent.turns + result.num_turns,
+                last_error=(result.result or "; ".join(result.errors or []) or result.subtype)
+                if result.is_error and result.terminal_reason not in _INTERRUPTED_REASONS
+                else None,
+            )
+            if self.keep_alive:
+                changes["state"] = AgentState.IDLE
+            else:
+                self._final = final_state_for(result)
+        elif mapped.events and self.agent.state == AgentState.STARTING:
+            changes["state"] = AgentState.RUNNING
+        if mapped.events or changes:
+            await self._commit(mapped.events, **changes)
+        if result is not None:
+            self._results.put_nowait(result)
+            if not self.keep_alive:
+                await self._end_input()
+
+    async def _on_exit(self, failure: BaseException | None) -> None:
+        state: AgentState
+        events: list[Event] = []
+        last_error = self.agent.last_error
+        if self._stopping == AgentState.KILLED:
+            state = AgentState.KILLED
+        elif self._final is not None and (self._stopping or not self.keep_alive):
+            state = self._final
+        elif self._stopping is not None:
+            state = self._stopping
+        else:
+            state = AgentState.ERROR
+            code = getattr(failure, "exit_code", None)
+            last_error = f"Claude Code exited unexpectedly (exit code {code})"
+            if failure is not None and code is None:
+                last_error = f"Claude Code stream failed: {failure}"
+            events.append(
+                ErrorOccurred(
+                    agent_id=self.agent.id,
+                    ts=time.time(),
+                    kind="process",
+                    message=last_error,
+                    detail=self.stderr_tail() or None,
+                )
+            )
+        await self._commit(events, state=state, pid=None, current_tool=None, last_error=last_error)
+        if self._client is not None:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(self.settings.stop_grace_seconds * 3):
+                    await self._client.disconnect()
+        self.finished.set()
+
+    async def _can_use_tool(
+        self, tool: str, tool_input: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResult:
+        # Until the policy engine lands, anything the allow rules and the
+        # permission mode did not already allow is denied, and says how to fix it.
+        request_id = context.tool_use_id or f"perm-{time.time_ns()}"
+        reason = (
+            f"{tool} is not allowed for this agent: no allow rule matches. "
+            f"Start it with an allow rule such as --allow '{tool}'."
+        )
+        now = time.time()
+        await self._commit(
+            [
+                PermissionRequested(
+                    agent_id=self.agent.id,
+                    ts=now,
+                    request_id=request_id,
+                    tool=tool,
+                    input=tool_input,
+                    reason=context.decision_reason,
+                ),
+                PermissionResolved(
+                    agent_id=self.agent.id,
+                    ts=now,
+                    request_id=request_id,
+                    decision="deny",
+                    reason=reason,
+                    rule=None,
+                    by="default",
+                ),
+            ]
+        )
+        return PermissionResultDeny(message=reason)
+
+    async def _commit(self, events: Sequence[Event], **changes: Any) -> None:
+        async with self._lock:
+            agent = self.agent
+            new_state = changes.get("state")
+            out = list(events)
+            if new_state is not None and new_state != agent.state:
+                if not can_transition(agent.state, new_state):
+                    logger.warning("agent %s: ignoring %s -> %s", agent.id, agent.state, new_state)
+                    changes.pop("state")
+                else:
+                    out.append(
+                        StateChanged(
+                            agent_id=agent.id,
+                            ts=time.time(),
+                            old=str(agent.state),
+                            new=str(new_state),
+                            reason=changes.get("last_error"),
+                        )
+                    )
+            elif new_state is not None:
+                changes.pop("state")
+            self.agent = agent.with_changes(updated_at=time.time(), **changes)
+            await self.store.record(out, self.agent)
+
+
+def _tokens(events: Sequence[Event], name: str) -> int:
+    from agentdeck.core.events import TurnCompleted
+
+    return sum(int(getattr(e, name)) for e in events if isinstance(e, TurnCompleted))

@@ -1,0 +1,136 @@
+"""Steering an agent wherever it lives.
+
+An agent may be supervised by this process, by another agentdeck process (an
+``agentdeck run`` in another terminal), or by nobody any more (its supervisor
+died). ``Steering`` does the right thing in each case: act locally, queue a
+command for the owner and wait until it is taken, or reconcile the stale row.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable
+
+from agentdeck.core.agent import Agent, AgentState
+from agentdeck.core.events import ErrorOccurred, StateChanged
+from agentdeck.errors import AgentdeckError, InvalidState
+from agentdeck.runner import procs
+from agentdeck.runner.runner import Runner
+from agentdeck.store.store import Store
+
+
+def owned_elsewhere(agent: Agent) -> bool:
+    return (
+        agent.state.is_live
+        and agent.owner_pid is not None
+        and agent.owner_pid != os.getpid()
+        and procs.is_running(agent.owner_pid)
+    )
+
+
+async def reconcile_stale(store: Store, agent: Agent, *, grace: float = 3.0) -> Agent:
+    """A row says live but its supervisor is gone: stop leftovers, mark interrupted."""
+    if not agent.state.is_live or owned_elsewhere(agent):
+        return agent
+    if agent.pid is not None and procs.is_running(agent.pid):
+        await asyncio.to_thread(procs.terminate_tree, agent.pid, grace)
+    now = time.time()
+    reason = "its supervising process is gone"
+    updated = agent.with_changes(
+        state=AgentState.INTERRUPTED, pid=None, current_tool=None, updated_at=now, last_error=reason
+    )
+    await store.record(
+        [
+            ErrorOccurred(agent_id=agent.id, ts=now, kind="orphaned", message=reason),
+            StateChanged(
+                agent_id=agent.id,
+                ts=now,
+                old=agent.state,
+                new=AgentState.INTERRUPTED,
+                reason=reason,
+            ),
+        ],
+        updated,
+    )
+    return updated
+
+
+class Steering:
+    def __init__(self, store: Store, runner: Runner, *, ack_timeout: float = 10.0) -> None:
+        self.store = store
+        self.runner = runner
+        self.ack_timeout = ack_timeout
+
+    async def interrupt(self, ref: str) -> Agent:
+        agent = await self.store.find_agent(ref)
+        if agent.id in self.runner.sessions:
+            await self.runner.sessions[agent.id].interrupt()
+            return self.runner.sessions[agent.id].agent
+        if owned_elsewhere(agent):
+            return await self._remote(agent, "interrupt", {})
+        if agent.state.is_live:
+            return await reconcile_stale(self.store, agent)
+        raise InvalidState(agent.id, agent.state, "interrupt")
+
+    async def kill(self, ref: str) -> Agent:
+        agent = await self.store.find_agent(ref)
+        if agent.id in self.runner.sessions:
+            await self.runner.sessions[agent.id].kill()
+            return self.runner.sessions[agent.id].agent
+        if owned_elsewhere(agent):
+            return await self._remote(agent, "kill", {}, until=lambda a: a.state.is_final)
+        if agent.state.is_live:
+            agent = await reconcile_stale(self.store, agent)
+            now = time.time()
+            killed = agent.with_changes(state=AgentState.KILLED, updated_at=now)
+            await self.store.record(
+                [
+                    StateChanged(
+                        agent_id=agent.id,
+                        ts=now,
+                        old=agent.state,
+                        new=AgentState.KILLED,
+                        reason="killed",
+                    )
+                ],
+                killed,
+            )
+            return killed
+        raise InvalidState(agent.id, agent.state, "kill")
+
+    async def send(self, ref: str, text: str) -> Agent | None:
+        """Deliver a follow-up. Returns the agent if another process took it;
+        None if it was resumed here (the caller then follows the local session)."""
+        agent = await self.store.find_agent(ref)
+        if agent.id in self.runner.sessions:
+            await self.runner.sessions[agent.id].send(text)
+            return None
+        if owned_elsewhere(agent):
+            return await self._remote(agent, "send", {"text": text})
+        if agent.state.is_live:
+            agent = await reconcile_stale(self.store, agent)
+        await self.runner.resume(agent.id, text)
+        return None
+
+    async def _remote(
+        self,
+        agent: Agent,
+        kind: str,
+        payload: dict[str, object],
+        until: Callable[[Agent], bool] | None = None,
+    ) -> Agent:
+        command_id = await self.store.enqueue_command(agent.id, kind, payload)
+        deadline = time.monotonic() + self.ack_timeout
+        while time.monotonic() < deadline:
+            if await self.store.command_claimed(command_id):
+                current = await self.store.get_agent(agent.id)
+                if until is None or until(current):
+                    return current
+            await asyncio.sleep(0.05)
+        raise AgentdeckError(
+            f"agent {agent.id} is supervised by process {agent.owner_pid}, "
+            f"which did not take the {kind} command within {self.ack_timeout:.0f}s",
+            hint="is that process stuck? `agentdeck kill` it or stop that process",
+        )
