@@ -208,3 +208,44 @@ async def test_builtin_scenarios_complete(
     assert_completed(run, last.text)  # type: ignore[union-attr]
     assert [r.turn for r in seen] == list(range(requests))
     assert not [p for p in run.of_type("result") if p["permission_denials"]]
+
+
+async def test_subagent_plays_its_own_conversation(dirs: tuple[Path, Path]) -> None:
+    home, work = dirs
+    delegate = {
+        "name": "Agent",
+        "input": {
+            "description": "review",
+            "prompt": "SUBTASK: review it",
+            "subagent_type": "reviewer",
+            "run_in_background": False,
+        },
+    }
+    scenario = parse_scenario(
+        {
+            "name": "crew",
+            "turns": [
+                {"reply": [{"thinking": "I should delegate."}, {"tool_use": delegate}]},
+                {"reply": [{"text": "parent done"}]},
+            ],
+            "conversations": [
+                {
+                    "when": {"system_prompt_contains": "REVIEWER-SYSPROMPT"},
+                    "turns": [{"reply": [ECHO]}, {"reply": [{"text": "SUBAGENT-FINAL report"}]}],
+                }
+            ],
+        },
+        "crew.yaml",
+    )
+    agents = {"reviewer": {"description": "Reviews", "prompt": "You are REVIEWER-SYSPROMPT."}}
+    async with running_mock(scenario) as mm:
+        run = await run_claude(
+            ["-p", "go", *ACCEPT_EDITS, "--agents", json.dumps(agents)],
+            cwd=work,
+            env=cli_env(home, mm.url_for("crew")),
+        )
+        requests = mm.requests
+    assert_completed(run, "parent done")
+    assert [(r.conversation, r.turn) for r in requests] == [(None, 0), (0, 0), (0, 1), (None, 1)]
+    assert "SUBAGENT-FINAL report" in json.dumps(requests[-1].body["messages"])
+    assert run.of_type("assistant")[0]["message"]["content"][0]["type"] == "thinking"
