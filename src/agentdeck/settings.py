@@ -38,6 +38,11 @@ class Settings(BaseSettings):
         default=2,
         description="CLAUDE_CODE_MAX_RETRIES for agents, so a dead endpoint fails in seconds.",
     )
+    api_timeout_seconds: float | None = Field(
+        default=None,
+        description="If set, passed to agents as API_TIMEOUT_MS: how long one model request "
+        "may hang before it is retried (Claude Code's default is 10 minutes).",
+    )
     tool_output_limit: int = Field(
         default=32 * 1024,
         description="Bytes of a tool result kept in its event; the rest goes to payloads/.",

@@ -42,6 +42,10 @@ class PayloadSink(Protocol):
         """Persist ``text`` in full; return where it went."""
         ...
 
+    def adopt(self, agent_id: str, key: str, source: str) -> str | None:
+        """Copy a file the CLI persisted; return where it went, None if it is gone."""
+        ...
+
 
 # System subtypes worth a line in the log; the rest (status, thinking_tokens,
 # session_state_changed …) are too chatty or internal.
@@ -162,8 +166,16 @@ class MessageMapper:
             size = len(text.encode("utf-8"))
             truncated = size > self.output_limit
             path = None
-            if truncated:
+            persisted = _persisted_output(msg.tool_use_result)
+            if persisted is not None:
+                # Claude Code kept a huge output in a file of its own and gave the
+                # model a preview: keep the whole output with ours.
+                path = self.payloads.adopt(self.agent_id, block.tool_use_id, persisted[0])
+                if path is not None:
+                    size, truncated = persisted[1], True
+            if truncated and path is None:
                 path = self.payloads.store(self.agent_id, block.tool_use_id, text)
+            if truncated:
                 text = cut_utf8(text, self.output_limit)
             self._running_tools.pop(block.tool_use_id, None)
             out.changes["current_tool"] = next(reversed(self._running_tools.values()), None)
@@ -244,6 +256,15 @@ class MessageMapper:
         if session_id != self.session_id:
             self.session_id = session_id
             out.changes["session_id"] = session_id
+
+
+def _persisted_output(result: object) -> tuple[str, int] | None:
+    if not isinstance(result, dict):
+        return None
+    path, size = result.get("persistedOutputPath"), result.get("persistedOutputSize")
+    if isinstance(path, str) and isinstance(size, int):
+        return path, size
+    return None
 
 
 def _notice_text(subtype: str, data: dict[str, Any]) -> str:

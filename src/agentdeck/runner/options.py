@@ -50,6 +50,8 @@ def agent_env(settings: Settings, base_url: str | None = None) -> dict[str, str]
         # key will do.
         env.setdefault("ANTHROPIC_API_KEY", "sk-agentdeck-scripted")
         env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = "1"
+    if settings.api_timeout_seconds is not None:
+        env["API_TIMEOUT_MS"] = str(int(settings.api_timeout_seconds * 1000))
     if settings.claude_config_dir is not None:
         env["CLAUDE_CONFIG_DIR"] = str(settings.claude_config_dir.expanduser())
     return env

@@ -80,7 +80,7 @@ class Runner:
     ) -> AgentSession:
         """Continue a finished agent's Claude session in a new process (or fork it)."""
         agent = await self.store.find_agent(ref)
-        if agent.id in self.sessions or (agent.state.is_live and not fork):
+        if self.live(agent.id) is not None or (agent.state.is_live and not fork):
             raise InvalidState(agent.id, agent.state, "resume a live agent (send it a message)")
         if not agent.session_id:
             raise InvalidState(agent.id, agent.state, "resume: it never started a Claude session")
@@ -206,11 +206,16 @@ class Runner:
 
     # -- steering ----------------------------------------------------------------
 
+    def live(self, agent_id: str) -> AgentSession | None:
+        """The session this process supervises for the agent, if it is still running."""
+        session = self.sessions.get(agent_id)
+        return session if session is not None and not session.finished.is_set() else None
+
     def session(self, agent_id: str) -> AgentSession:
-        try:
-            return self.sessions[agent_id]
-        except KeyError:
-            raise NotFound("live agent", agent_id) from None
+        session = self.live(agent_id)
+        if session is None:
+            raise NotFound("live agent", agent_id)
+        return session
 
     def _ensure_command_loop(self) -> None:
         if self._commands is None or self._commands.done():
@@ -229,8 +234,8 @@ class Runner:
             await asyncio.sleep(self.settings.command_poll_seconds)
 
     async def _apply(self, agent_id: str, kind: str, payload: dict[str, object]) -> None:
-        session = self.sessions.get(agent_id)
-        if session is None or session.finished.is_set():
+        session = self.live(agent_id)
+        if session is None:
             return
         if kind == "send":
             await session.send(str(payload.get("text", "")))

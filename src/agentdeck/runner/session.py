@@ -91,6 +91,7 @@ class AgentSession:
         self._results: asyncio.Queue[ResultMessage] = asyncio.Queue()
         self.finished = asyncio.Event()
         self.last_result: ResultMessage | None = None
+        self.spawned_pid: int | None = None  # the CLI's pid, kept after it exits
 
     @property
     def pid(self) -> int | None:
@@ -139,6 +140,7 @@ class AgentSession:
             self.finished.set()
             raise AgentProcessError(message, stderr=self.stderr_tail()) from exc
         self._client = client
+        self.spawned_pid = self.pid
         await self._commit([], pid=self.pid, owner_pid=os.getpid())
         self._reader = asyncio.create_task(self._read(), name=f"agent-reader-{self.agent.id}")
         await self.send(prompt)

@@ -65,9 +65,10 @@ class Steering:
 
     async def interrupt(self, ref: str) -> Agent:
         agent = await self.store.find_agent(ref)
-        if agent.id in self.runner.sessions:
-            await self.runner.sessions[agent.id].interrupt()
-            return self.runner.sessions[agent.id].agent
+        local = self.runner.live(agent.id)
+        if local is not None:
+            await local.interrupt()
+            return local.agent
         if owned_elsewhere(agent):
             return await self._remote(agent, "interrupt", {})
         if agent.state.is_live:
@@ -76,9 +77,10 @@ class Steering:
 
     async def kill(self, ref: str) -> Agent:
         agent = await self.store.find_agent(ref)
-        if agent.id in self.runner.sessions:
-            await self.runner.sessions[agent.id].kill()
-            return self.runner.sessions[agent.id].agent
+        local = self.runner.live(agent.id)
+        if local is not None:
+            await local.kill()
+            return local.agent
         if owned_elsewhere(agent):
             return await self._remote(agent, "kill", {}, until=lambda a: a.state.is_final)
         if agent.state.is_live:
@@ -104,8 +106,9 @@ class Steering:
         """Deliver a follow-up. Returns the agent if another process took it;
         None if it was resumed here (the caller then follows the local session)."""
         agent = await self.store.find_agent(ref)
-        if agent.id in self.runner.sessions:
-            await self.runner.sessions[agent.id].send(text)
+        local = self.runner.live(agent.id)
+        if local is not None:
+            await local.send(text)
             return None
         if owned_elsewhere(agent):
             return await self._remote(agent, "send", {"text": text})
