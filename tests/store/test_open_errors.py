@@ -1,12 +1,14 @@
 from __future__ import annotations
 
+import asyncio
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from agentdeck.errors import StoreError
-from agentdeck.store import Store
+from agentdeck.store import Store, dialect
 
 from .conftest import text
 
@@ -67,3 +69,23 @@ async def test_a_directory_in_place_of_the_file_is_a_store_error(tmp_path: Path)
     db_path.mkdir()
     with pytest.raises(StoreError, match="agentdeck.db"):
         Store.open(db_path)
+
+
+async def test_write_lock_held_elsewhere_fails_cleanly_then_recovers(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(dialect, "BUSY_TIMEOUT_MS", 200)
+    async with Store.open(db_path) as store:
+        other = sqlite3.connect(db_path, isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+            results = await asyncio.gather(
+                *(store.append([text("a", i)]) for i in range(5)), return_exceptions=True
+            )
+            assert all(isinstance(r, StoreError) and "locked" in str(r) for r in results)
+            other.execute("ROLLBACK")
+        finally:
+            other.close()
+        stored = await store.append([text("a", 99)])
+        assert [e.data["text"] for e in await store.read()] == ["msg 99"]
+        assert stored[0].id == 1

@@ -60,13 +60,19 @@ def _configure(dbapi_conn: sqlite3.Connection, *, writer: bool) -> None:
         cur.close()
 
 
-def create_engine(db_path: Path, *, writer: bool, pool_size: int = 5) -> Engine:
+# Reads run in anyio worker threads (40 by default): up to as many connections,
+# so a reader never waits on the pool; 8 stay open between bursts.
+READ_POOL_SIZE = 8
+READ_POOL_OVERFLOW = 32
+
+
+def create_engine(db_path: Path, *, writer: bool) -> Engine:
     """An engine for the write connection (``writer=True``) or the read pool."""
     engine = sa.create_engine(
         database_url(db_path),
         json_serializer=_json_dumps,
-        pool_size=1 if writer else pool_size,
-        max_overflow=0 if writer else pool_size,
+        pool_size=1 if writer else READ_POOL_SIZE,
+        max_overflow=0 if writer else READ_POOL_OVERFLOW,
         connect_args={"check_same_thread": False},
     )
 

@@ -28,6 +28,7 @@ from sqlalchemy.engine import Connection
 from agentdeck.core.events import StoredEvent
 from agentdeck.core.ports import Subscriber
 from agentdeck.errors import AgentdeckError, StoreError
+from agentdeck.store.dialect import BUSY_TIMEOUT_MS, is_busy_error
 from agentdeck.store.rows import stored_event
 from agentdeck.store.writes import insert_events, upsert_agent
 
@@ -149,23 +150,15 @@ class Writer:
     def _process(self, batch: list[WorkItem]) -> None:
         try:
             outcomes, stored = self._commit(batch)
-        except Exception as exc:
-            if len(batch) > 1:
-                logger.warning(
-                    "batch of %d items failed (%s); retrying one by one", len(batch), exc
-                )
+        except Exception as exc:  # noqa: BLE001 - the thread must survive any failed write
+            if len(batch) > 1 and not is_busy_error(exc):
+                # Isolate the culprit: the others still commit, each atomically.
+                logger.warning("batch of %d failed (%s); retrying one by one", len(batch), exc)
                 for item in batch:
                     self._process([item])
                 return
-            logger.exception("database write failed")
-            err = (
-                exc
-                if isinstance(exc, AgentdeckError)
-                else StoreError(f"database write failed: {exc}")
-            )
-            if err is not exc:
-                err.__cause__ = exc
-            self._settle([(batch[0], None, err)])
+            logger.error("database write of %d items failed: %s", len(batch), exc)
+            self._settle([(item, None, _store_error(exc)) for item in batch])
             return
         self._settle(outcomes)
         self._notify(stored)
@@ -210,8 +203,22 @@ class Writer:
         for callback in subscribers:
             try:
                 callback(stored)
-            except Exception:
+            except Exception:  # one bad subscriber must not stop the log
                 logger.exception("event subscriber %r failed", callback)
+
+
+def _store_error(exc: Exception) -> AgentdeckError:
+    if isinstance(exc, AgentdeckError):
+        return exc
+    if is_busy_error(exc):
+        err = StoreError(
+            f"the database stayed locked by another process for {BUSY_TIMEOUT_MS / 1000:.0f}s",
+            hint="is another agentdeck process stuck? retry, or stop it",
+        )
+    else:
+        err = StoreError(f"database write failed: {getattr(exc, 'orig', None) or exc}")
+    err.__cause__ = exc
+    return err
 
 
 def _set_results(group: list[_Outcome]) -> None:
