@@ -43,6 +43,8 @@ class ConfigError(AgentdeckError):
 class ScenarioError(AgentdeckError):
     """A scripted-model scenario file is malformed."""
 
+    exit_code = 2
+
     def __init__(self, file: str, problem: str, *, turn: int | None = None) -> None:
         where = f"{file}, turn {turn}" if turn is not None else file
         super().__init__(f"{where}: {problem}")

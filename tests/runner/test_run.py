@@ -66,8 +66,11 @@ async def test_follow_up_turn_on_the_same_process(deck: tuple[Store, Runner]) ->
     await session.close()
     agent = await store.get_agent(session.agent.id)
     assert agent.state == AgentState.DONE and agent.pid is None
-    texts = [e.data["text"] for e in await store.read(agent_id=agent.id)
-             if e.type == EventType.USER_MESSAGE_SENT]
+    texts = [
+        e.data["text"]
+        for e in await store.read(agent_id=agent.id)
+        if e.type == EventType.USER_MESSAGE_SENT
+    ]
     assert texts == ["hello", "tell me again"]
 
 
@@ -97,8 +100,7 @@ async def test_five_megabyte_tool_output_is_cut_in_the_event_and_kept_on_disk(
     await session.wait_finished(timeout=90)
     assert session.agent.state == AgentState.DONE
     returned = next(
-        e for e in await store.read(agent_id=session.agent.id)
-        if e.type == EventType.TOOL_RETURNED
+        e for e in await store.read(agent_id=session.agent.id) if e.type == EventType.TOOL_RETURNED
     )
     limit = runner.settings.tool_output_limit
     assert returned.data["truncated"] is True
@@ -110,9 +112,10 @@ async def test_five_megabyte_tool_output_is_cut_in_the_event_and_kept_on_disk(
 
 
 async def test_oversize_output_without_a_cli_file_is_cut_and_stored(tmp_path: Path) -> None:
+    from claude_agent_sdk import ToolResultBlock, UserMessage
+
     from agentdeck.runner.mapping import MessageMapper
     from agentdeck.runner.payloads import PayloadStore
-    from claude_agent_sdk import ToolResultBlock, UserMessage
 
     mapper = MessageMapper("a1", PayloadStore(tmp_path), output_limit=10, clock=lambda: 1.0)
     text = "é" * 20  # 40 bytes: the cut must not split a character

@@ -85,3 +85,7 @@ async def test_downgrade_and_upgrade_again(db_path: Path) -> None:
     finally:
         engine.dispose()
     assert {"agents", "events", "commands"} <= {n for t, n, _ in _schema(db_path) if t == "table"}
+
+
+def test_the_fast_path_head_matches_the_shipped_migrations() -> None:
+    assert migrate.head_revision() == migrate.HEAD

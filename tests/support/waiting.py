@@ -29,7 +29,11 @@ async def eventually(
 
 
 async def wait_event(
-    store: Store, agent_id: str, type_: str, *, timeout: float = 30.0,
+    store: Store,
+    agent_id: str,
+    type_: str,
+    *,
+    timeout: float = 30.0,
     where: Callable[[StoredEvent], bool] = lambda e: True,
 ) -> StoredEvent:
     async def probe() -> StoredEvent | None:

@@ -30,24 +30,10 @@ mock.register(app)
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
-        app(standalone_mode=False)
+        # Standalone mode: click reports usage errors (exit 2) and honours typer.Exit.
+        app()
     except AgentdeckError as exc:
         console_err.print(f"[bold red]error:[/] {exc.message}", highlight=False)
         if exc.hint:
             console_err.print(f"  {exc.hint}", highlight=False)
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        console_err.print("interrupted")
-        sys.exit(130)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except typer.Abort:
-        console_err.print("aborted")
-        sys.exit(1)
-    except Exception as exc:  # click usage errors arrive here in non-standalone mode
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        raise

@@ -8,12 +8,10 @@ from typing import Annotated
 
 import typer
 
-from agentdeck.cli.context import console, opened, run_async
-from agentdeck.cli.follow import follow_session
+from agentdeck.cli.context import console, opened, opened_store, run_async
 from agentdeck.cli.render import agent_panel, agents_table, event_line
 from agentdeck.core.agent import AgentState
 from agentdeck.errors import UsageError
-from agentdeck.runner.steering import Steering
 from agentdeck.settings import Settings
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -53,7 +51,7 @@ def ls(
     states = _states(state)
 
     async def go(settings: Settings) -> None:
-        async with opened(settings) as (store, _):
+        async with opened_store(settings) as store:
             agents = await store.list_agents(states=states, limit=limit)
         if as_json:
             console.print_json(json.dumps([a.to_dict() for a in agents]))
@@ -69,7 +67,7 @@ def show(agent: AgentArg, as_json: JsonOpt = False) -> None:
     """Show one agent."""
 
     async def go(settings: Settings) -> None:
-        async with opened(settings) as (store, _):
+        async with opened_store(settings) as store:
             a = await store.find_agent(agent)
         if as_json:
             console.print_json(json.dumps(a.to_dict()))
@@ -90,7 +88,7 @@ def logs(
     """Print an agent's events."""
 
     async def go(settings: Settings) -> None:
-        async with opened(settings) as (store, _):
+        async with opened_store(settings) as store:
             a = await store.find_agent(agent)
             after = 0
             while True:
@@ -124,6 +122,9 @@ def send(
 
     async def go(settings: Settings) -> int:
         async with opened(settings) as (store, runner):
+            from agentdeck.cli.follow import follow_session
+            from agentdeck.runner.steering import Steering
+
             taken = await Steering(store, runner).send(agent, text)
             if taken is not None:
                 _say(taken.to_dict(), f"sent to {taken.id} ({taken.state})", as_json)
@@ -139,6 +140,8 @@ def interrupt(agent: AgentArg, as_json: JsonOpt = False) -> None:
 
     async def go(settings: Settings) -> None:
         async with opened(settings) as (store, runner):
+            from agentdeck.runner.steering import Steering
+
             a = await Steering(store, runner).interrupt(agent)
         _say(a.to_dict(), f"interrupted {a.id} ({a.state})", as_json)
 
@@ -150,6 +153,8 @@ def kill(agent: AgentArg, as_json: JsonOpt = False) -> None:
 
     async def go(settings: Settings) -> None:
         async with opened(settings) as (store, runner):
+            from agentdeck.runner.steering import Steering
+
             a = await Steering(store, runner).kill(agent)
         _say(a.to_dict(), f"killed {a.id} ({a.state})", as_json)
 
@@ -166,6 +171,8 @@ def resume(
 
     async def go(settings: Settings) -> int:
         async with opened(settings) as (store, runner):
+            from agentdeck.cli.follow import follow_session
+
             session = await runner.resume(agent, text, fork=fork)
             return await follow_session(store, session, as_json=as_json)
 

@@ -6,13 +6,15 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from rich.console import Console
 
-from agentdeck.runner.runner import Runner
 from agentdeck.settings import Settings
-from agentdeck.store.store import Store
+
+if TYPE_CHECKING:  # the SDK and SQLAlchemy load only when a command needs them
+    from agentdeck.runner.runner import Runner
+    from agentdeck.store.store import Store
 
 console = Console(highlight=False, soft_wrap=True)
 console_err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -27,17 +29,29 @@ def load_settings() -> Settings:
 
 
 @contextlib.asynccontextmanager
-async def opened(settings: Settings) -> AsyncIterator[tuple[Store, Runner]]:
+async def opened_store(settings: Settings) -> AsyncIterator[Store]:
+    """The store alone, for commands that only read (no SDK import)."""
+    from agentdeck.store.store import Store
+
     settings.ensure_home()
     store = Store.open(settings.db_path, batch_size=settings.event_batch_size)
-    runner = Runner(store, settings)
     try:
-        yield store, runner
+        yield store
     finally:
+        await store.close()
+
+
+@contextlib.asynccontextmanager
+async def opened(settings: Settings) -> AsyncIterator[tuple[Store, Runner]]:
+    """The store and a runner; every agent the runner started is stopped on exit."""
+    from agentdeck.runner.runner import Runner
+
+    async with opened_store(settings) as store:
+        runner = Runner(store, settings)
         try:
-            await runner.shutdown()
+            yield store, runner
         finally:
-            await store.close()
+            await runner.shutdown()
 
 
 def run_async(fn: Callable[[Settings], Awaitable[T]]) -> T:

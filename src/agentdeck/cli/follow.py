@@ -7,6 +7,7 @@ import contextlib
 import json
 import signal
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich.status import Status
 
@@ -14,8 +15,10 @@ from agentdeck.cli.context import console
 from agentdeck.cli.render import event_line
 from agentdeck.core.agent import Agent, AgentState
 from agentdeck.core.events import EventType, StoredEvent
-from agentdeck.runner.session import AgentSession
-from agentdeck.store.store import Store
+
+if TYPE_CHECKING:
+    from agentdeck.runner.session import AgentSession
+    from agentdeck.store.store import Store
 
 
 def exit_code_for(agent: Agent) -> int:
@@ -86,15 +89,14 @@ async def follow_session(store: Store, session: AgentSession, *, as_json: bool) 
                     f"{a.state} · {a.current_tool or 'thinking'} · "
                     f"{a.turns} turns · ${a.cost_usd:.4f}"
                 )
-        while not queue.empty():  # the tail committed with the final state
-            event = queue.get_nowait()
-            if event.id > seen:
-                seen = event.id
-                if event.type == EventType.TURN_COMPLETED:
-                    last_result = event.data
-                line = None if as_json else event_line(event)
-                if line is not None:
-                    console.print(line)
+        # The tail committed with the final state may not have reached the
+        # queue yet (subscribers run after the writer resolves its futures).
+        for event in await store.read(agent_id=agent_id, after=seen, limit=100_000):
+            if event.type == EventType.TURN_COMPLETED:
+                last_result = event.data
+            line = None if as_json else event_line(event)
+            if line is not None:
+                console.print(line)
     finally:
         if status:
             status.stop()

@@ -6,8 +6,6 @@ from typing import Annotated
 
 import typer
 
-from agentdeck.mockmodel import serve
-
 
 def register(app: typer.Typer) -> None:
     app.command("mock-model")(mock_model)
@@ -22,4 +20,6 @@ def mock_model(
     port: Annotated[int, typer.Option(help="Port (0: any free port).")] = 0,
 ) -> None:
     """Serve scripted scenarios to Claude Code (point ANTHROPIC_BASE_URL at the printed URL)."""
+    from agentdeck.mockmodel import serve
+
     serve(host, port, scenario)

@@ -7,7 +7,6 @@ from typing import Annotated
 import typer
 
 from agentdeck.cli.context import opened, run_async
-from agentdeck.cli.follow import follow_session
 from agentdeck.core.agent import AgentSpec
 from agentdeck.errors import UsageError
 from agentdeck.settings import Settings
@@ -62,6 +61,8 @@ def run(
     )
 
     async def go(settings: Settings) -> int:
+        from agentdeck.cli.follow import follow_session
+
         async with opened(settings) as (store, runner):
             session = await runner.start(spec)
             return await follow_session(store, session, as_json=as_json)

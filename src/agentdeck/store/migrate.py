@@ -1,22 +1,31 @@
-"""Run the packaged Alembic migrations programmatically (no alembic.ini)."""
+"""Run the packaged Alembic migrations programmatically (no alembic.ini).
+
+Alembic is imported only when a migration has to run: the common case — a
+database already at head — is one query, which keeps every CLI command quick.
+"""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
+from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection, Engine
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 logger = logging.getLogger(__name__)
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+# The newest revision in migrations/versions; a test keeps the two in step.
+HEAD = "0001"
 
 
 def alembic_config(connection: Connection | None = None) -> Config:
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
     if connection is not None:
@@ -25,13 +34,17 @@ def alembic_config(connection: Connection | None = None) -> Config:
 
 
 def head_revision() -> str:
+    from alembic.script import ScriptDirectory
+
     head = ScriptDirectory.from_config(alembic_config()).get_current_head()
     assert head is not None, "no migrations shipped"
     return head
 
 
 def current_revision(connection: Connection) -> str | None:
-    return MigrationContext.configure(connection).get_current_revision()
+    if not inspect(connection).has_table("alembic_version"):
+        return None
+    return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
 
 
 def upgrade(engine: Engine) -> None:
@@ -40,10 +53,11 @@ def upgrade(engine: Engine) -> None:
     Runs in one write transaction (``BEGIN IMMEDIATE`` on SQLite), so two
     processes opening a fresh file at once serialize: the second finds head.
     """
-    head = head_revision()
     with engine.begin() as conn:
         current = current_revision(conn)
-        if current == head:
+        if current == HEAD:
             return
-        logger.info("migrating database from %s to %s", current or "empty", head)
+        from alembic import command
+
+        logger.info("migrating database from %s to %s", current or "empty", HEAD)
         command.upgrade(alembic_config(conn), "head")

@@ -1,0 +1,121 @@
+"""Interrupt, kill and stale-agent reconciliation, checked against the process table."""
+
+from __future__ import annotations
+
+import psutil
+import pytest
+
+from agentdeck.core.agent import AgentSpec, AgentState
+from agentdeck.core.events import EventType
+from agentdeck.runner import procs
+from agentdeck.runner.runner import Runner
+from agentdeck.runner.steering import Steering, reconcile_stale
+from agentdeck.store.store import Store
+from tests.support.waiting import eventually, wait_event
+
+pytestmark = [pytest.mark.anyio, pytest.mark.cli]
+
+LONG = AgentSpec(prompt="run the long job", scenario="long-tool", allow=("Bash(python3:*)",))
+
+
+def sleeper_pids(root: int) -> list[int]:
+    """The tool process (python3 … time.sleep(60)) among the CLI's descendants."""
+    return [
+        p.pid
+        for p in procs.process_tree(root)
+        if "time.sleep(60)" in " ".join(_cmdline(p)) and p.name().startswith("python")
+    ]
+
+
+def _cmdline(p: psutil.Process) -> list[str]:
+    try:
+        return p.cmdline()
+    except psutil.Error:
+        return []
+
+
+async def running_sleeper(store: Store, runner: Runner) -> tuple[int, list[int]]:
+    session = await runner.start(LONG)
+    await wait_event(store, session.agent.id, EventType.TOOL_CALLED)
+    cli = session.pid
+    assert cli is not None
+
+    async def found() -> list[int]:
+        return sleeper_pids(cli)
+
+    return cli, await eventually(found, timeout=30, what="the tool's python process")
+
+
+async def test_interrupt_during_a_long_tool_stops_the_tool(deck: tuple[Store, Runner]) -> None:
+    store, runner = deck
+    session = await runner.start(LONG, keep_alive=True)
+    await wait_event(store, session.agent.id, EventType.TOOL_CALLED)
+    cli = session.pid
+    assert cli is not None
+
+    async def found() -> list[int]:
+        return sleeper_pids(cli)
+
+    tool_pids = await eventually(found, timeout=30, what="the tool's python process")
+    await session.interrupt()
+    result = await session.next_result(timeout=15)
+    assert result is not None
+    assert result.is_error and result.terminal_reason == "aborted_tools"
+    assert procs.wait_gone(tool_pids, timeout=10) == []
+    # The process survives an interrupt and takes the next message.
+    assert session.agent.state == AgentState.IDLE and procs.is_running(cli)
+    assert session.agent.last_error is None
+
+
+async def test_interrupt_ends_a_one_shot_run_as_interrupted(deck: tuple[Store, Runner]) -> None:
+    store, runner = deck
+    session = await runner.start(LONG)
+    await wait_event(store, session.agent.id, EventType.TOOL_CALLED)
+    await Steering(store, runner).interrupt(session.agent.id)
+    await session.wait_finished(timeout=20)
+    agent = await store.get_agent(session.agent.id)
+    assert agent.state == AgentState.INTERRUPTED and agent.pid is None
+
+
+async def test_kill_leaves_no_orphan_processes(deck: tuple[Store, Runner]) -> None:
+    store, runner = deck
+    cli, tool_pids = await running_sleeper(store, runner)
+    tree = [p.pid for p in procs.process_tree(cli)]
+    assert set(tool_pids) <= set(tree)
+
+    (agent_id,) = runner.sessions
+    killed = await Steering(store, runner).kill(agent_id)
+    assert killed.state == AgentState.KILLED
+    assert procs.wait_gone(tree, timeout=10) == []
+    # Nothing anywhere on the machine still runs the tool.
+    leftovers = [
+        p
+        for p in psutil.process_iter(["cmdline"])
+        if p.pid in tree and p.status() != psutil.STATUS_ZOMBIE
+    ]
+    assert leftovers == []
+    agent = await store.get_agent(agent_id)
+    assert agent.state == AgentState.KILLED and agent.pid is None
+    states = [
+        e.data["new"]
+        for e in await store.read(agent_id=agent_id)
+        if e.type == EventType.STATE_CHANGED
+    ]
+    assert states[-1] == "killed"
+
+
+async def test_a_stale_live_agent_is_reconciled_and_its_processes_stopped(
+    deck: tuple[Store, Runner],
+) -> None:
+    store, runner = deck
+    cli, tool_pids = await running_sleeper(store, runner)
+    (agent_id,) = runner.sessions
+    # Pretend the supervisor died: a row that says live, owned by a dead pid.
+    row = await store.get_agent(agent_id)
+    dead_owner = psutil.Popen(["true"])
+    dead_owner.wait()
+    await store.save_agent(row.with_changes(owner_pid=dead_owner.pid))
+
+    agent = await reconcile_stale(store, await store.get_agent(agent_id), grace=1.0)
+    assert agent.state == AgentState.INTERRUPTED
+    assert procs.wait_gone([cli, *tool_pids], timeout=10) == []
