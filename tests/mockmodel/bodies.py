@@ -19,10 +19,10 @@ def env_block(cwd: str) -> dict[str, Any]:
     return {"role": "system", "content": [{"type": "text", "text": text}]}
 
 
-def assistant(*texts: str, tool: str | None = None) -> dict[str, Any]:
+def assistant(*texts: str, tool: str | None = None, tool_name: str = "Bash") -> dict[str, Any]:
     content: list[dict[str, Any]] = [{"type": "text", "text": t} for t in texts]
     if tool is not None:
-        content.append({"type": "tool_use", "id": f"toolu_{tool}", "name": "Bash", "input": {}})
+        content.append({"type": "tool_use", "id": f"toolu_{tool}", "name": tool_name, "input": {}})
     return {"role": "assistant", "content": content}
 
 

@@ -42,7 +42,7 @@ def test_sequential_turns_follow_history() -> None:
     assert turn_of(FIX, second) == 1
     third = body(*second["messages"], assistant("read", tool="2"), tool_result("code"))
     assert turn_of(FIX, third) == 2
-    fourth = body(*third["messages"], assistant(tool="3"), tool_result("ok"))
+    fourth = body(*third["messages"], assistant("edit", tool="3"), tool_result("ok"))
     assert turn_of(FIX, fourth) == 3
 
 
@@ -54,9 +54,9 @@ def test_condition_not_met_skips_the_turn() -> None:
 
 
 def test_exhausted_script_falls_back() -> None:
-    msgs = [user("go")]
-    for i in range(4):
-        msgs += [assistant(tool=str(i)), tool_result("failed")]
+    msgs = [user("go"), assistant(tool="0"), tool_result("failed")]
+    for i, said in enumerate(("read", "edit", "done")):
+        msgs += [assistant(said, tool=str(i)), tool_result("failed")]
     assert turn_of(FIX, body(*msgs)) is None
 
 
@@ -87,8 +87,24 @@ def test_user_text_follow_up_and_reminders_are_ignored() -> None:
 
 
 def test_consecutive_assistant_messages_are_one_turn() -> None:
-    split = body(user("go"), assistant("a"), assistant(tool="1"), tool_result("failed"))
+    split = body(user("go"), assistant(tool="1"), assistant("more"), tool_result("failed"))
     assert turn_of(FIX, split) == 1
+
+
+def test_assistant_messages_the_script_did_not_produce_do_not_advance_it() -> None:
+    # Resuming a session that died mid-tool, the CLI adds its own assistant line.
+    chat = scenario({"turns": [text("Starting."), text("Finished.")]})
+    resumed = body(
+        user("go"),
+        assistant("Starting."),
+        tool_result("[interrupted]"),
+        assistant("No response requested."),
+        user("carry on"),
+    )
+    assert turn_of(chat, resumed) == 1
+    # An interrupted stream leaves a prefix of the scripted text: it still counts.
+    partial = body(user("go"), assistant("Star"), user("again"))
+    assert turn_of(chat, partial) == 1
 
 
 def test_all_when_keys_must_hold() -> None:

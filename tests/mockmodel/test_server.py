@@ -87,7 +87,9 @@ async def test_streaming_reply_and_recording() -> None:
 
 async def test_non_streaming_and_fallback() -> None:
     async with running_mock(TOOLS) as mm, httpx.AsyncClient(timeout=10) as client:
-        history = body(user("go"), assistant(tool="1"), tool_result("ok"))
+        history = body(
+            user("go"), assistant("writing", tool="1", tool_name="Write"), tool_result("ok")
+        )
         history["stream"] = False
         response = await post(client, mm.url, history)
         message = response.json()

@@ -29,6 +29,9 @@ mock.register(app)
 
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    # The SDK logs a process that we stopped on purpose as a "fatal error"; every
+    # real failure reaches the user as the agent's own error event instead.
+    logging.getLogger("claude_agent_sdk").setLevel(logging.CRITICAL)
     try:
         # Standalone mode: click reports usage errors (exit 2) and honours typer.Exit.
         app()

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentdeck.mockmodel.scenario import Condition, Scenario, Turn
+from agentdeck.mockmodel.scenario import Condition, Scenario, TextBlock, ToolUseBlock, Turn
 
 Message = Mapping[str, Any]
 
@@ -128,6 +128,24 @@ def _eligible(
     return None
 
 
+def produced_by(turn: Turn, message: Message) -> bool:
+    """Whether an assistant message in the history is (the start of) ``turn``'s reply.
+
+    The CLI adds assistant messages of its own — e.g. "No response requested."
+    when a session that died mid-tool is resumed — and those must not move the
+    script forward. Text is compared by prefix: an interrupted stream leaves a
+    partial text behind.
+    """
+    want = next((b for b in turn.reply if isinstance(b, TextBlock | ToolUseBlock)), None)
+    have = next((b for b in _blocks(message) if b.get("type") in ("text", "tool_use")), None)
+    if want is None or have is None:
+        return want is None and have is None
+    if isinstance(want, ToolUseBlock):
+        return have.get("type") == "tool_use" and have.get("name") == want.name
+    text = str(have.get("text", ""))
+    return have.get("type") == "text" and bool(text) and want.text.startswith(text)
+
+
 def select_turn(turns: Sequence[Turn], messages: Sequence[Message], system: str) -> int | None:
     """Replay the history over ``turns``; the 0-based turn for the request, or ``None``."""
     history = [m for m in messages if m.get("role") in ("user", "assistant")]
@@ -138,7 +156,7 @@ def select_turn(turns: Sequence[Turn], messages: Sequence[Message], system: str)
         # Consecutive assistant messages are one model response split by the client.
         if role == "assistant" and previous_role != "assistant":
             chosen = _eligible(turns, pointer, system, history[:position])
-            if chosen is not None:
+            if chosen is not None and produced_by(turns[chosen], message):
                 pointer = chosen + 1
         previous_role = role
     return _eligible(turns, pointer, system, history)
