@@ -16,8 +16,8 @@ test: setup
 	$(RUN) pytest
 
 lint: setup
-	$(RUN) ruff check src tests benchmarks
-	$(RUN) ruff format --check src tests benchmarks
+	$(RUN) ruff check src tests benchmarks scripts
+	$(RUN) ruff format --check src tests benchmarks scripts
 	$(RUN) mypy
 	$(RUN) lint-imports
 

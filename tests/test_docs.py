@@ -1,0 +1,54 @@
+"""Docs that tests keep honest."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from agentdeck.mockmodel import builtin_scenario_names
+from agentdeck.settings import Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_every_setting_is_documented() -> None:
+    doc = (ROOT / "docs" / "settings.md").read_text()
+    documented = set(re.findall(r"`AGENTDECK_([A-Z_]+)`", doc))
+    fields = {name.upper() for name in Settings.model_fields}
+    assert fields - documented == set(), "undocumented settings"
+    assert documented - fields == set(), "documented settings that do not exist"
+
+
+def test_every_setting_has_a_description() -> None:
+    assert [n for n, f in Settings.model_fields.items() if not f.description] == []
+
+
+def test_the_cli_reference_is_current() -> None:
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from cli_reference import reference
+    finally:
+        sys.path.pop(0)
+    assert (ROOT / "docs" / "cli.md").read_text() == reference(), (
+        "docs/cli.md is stale: run `python scripts/cli_reference.py`"
+    )
+
+
+def test_shipped_scenarios_are_documented() -> None:
+    names = set(builtin_scenario_names())
+    for doc in ("README.md", "docs/scenarios.md"):
+        text = (ROOT / doc).read_text()
+        assert {n for n in names if f"`{n}`" not in text} == set(), doc
+
+
+def test_the_quickstart_is_two_make_commands() -> None:
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("## Quickstart", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    commands = [line.split("#")[0].strip() for line in block.strip().splitlines()]
+    assert commands == ["make demo", "make test"]
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^demo:", makefile, re.M) and re.search(r"^test:", makefile, re.M)
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "make test" in ci
