@@ -6,7 +6,7 @@ import json
 import os
 import signal
 import subprocess
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -28,6 +28,24 @@ def env(tmp_path: Path) -> dict[str, str]:
     return deck_env(tmp_path)
 
 
+Spawn = Callable[..., "subprocess.Popen[str]"]
+
+
+@pytest.fixture
+def spawned(env: dict[str, str]) -> Iterator[Spawn]:
+    """Start ``agentdeck`` processes; each is stopped and reaped after the test."""
+    started: list[subprocess.Popen[str]] = []
+
+    def start(*args: str) -> subprocess.Popen[str]:
+        proc = spawn(env, *args)
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        finish(proc, timeout=10)
+
+
 @pytest.fixture
 async def store(env: dict[str, str]) -> AsyncIterator[Store]:
     """A second view of the same database, as another client would have."""
@@ -38,10 +56,12 @@ async def store(env: dict[str, str]) -> AsyncIterator[Store]:
 
 
 async def tool_running(store: Store) -> Agent:
+    """The agent once its tool process (the CLI's child) is up."""
+
     async def probe() -> Agent | None:
         for agent in await store.list_agents():
             events = await store.read(agent_id=agent.id, types=[EventType.TOOL_CALLED])
-            if events and agent.pid and procs.is_running(agent.pid):
+            if events and agent.pid and len(procs.alive(procs.process_tree(agent.pid))) >= 2:
                 return agent
         return None
 
@@ -49,17 +69,20 @@ async def tool_running(store: Store) -> Agent:
 
 
 def finish(proc: subprocess.Popen[str], timeout: float = 30) -> tuple[int, str, str]:
+    if proc.stdout is None or proc.stdout.closed:
+        return proc.returncode, "", ""
     try:
         out, err = proc.communicate(timeout=timeout)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
     return proc.returncode, out, err
 
 
-async def test_interrupt_from_another_terminal(env: dict[str, str], store: Store) -> None:
-    run = spawn(env, *LONG, "--json")
+async def test_interrupt_from_another_terminal(
+    env: dict[str, str], store: Store, spawned: Spawn
+) -> None:
+    run = spawned(*LONG, "--json")
     agent = await tool_running(store)
     done = deck(env, "interrupt", agent.id, "--json")
     assert done.code == 0, done.err
@@ -70,8 +93,8 @@ async def test_interrupt_from_another_terminal(env: dict[str, str], store: Store
     assert command.kind == "interrupt" and command.claimed_by == f"pid:{run.pid}"
 
 
-async def test_ctrl_c_interrupts_the_run(env: dict[str, str], store: Store) -> None:
-    run = spawn(env, *LONG)
+async def test_ctrl_c_interrupts_the_run(env: dict[str, str], store: Store, spawned: Spawn) -> None:
+    run = spawned(*LONG)
     agent = await tool_running(store)
     os.kill(run.pid, signal.SIGINT)
     code, out, _ = finish(run)
@@ -81,9 +104,9 @@ async def test_ctrl_c_interrupts_the_run(env: dict[str, str], store: Store) -> N
 
 
 async def test_a_crashed_supervisor_is_reconciled_then_resumed(
-    env: dict[str, str], store: Store
+    env: dict[str, str], store: Store, spawned: Spawn
 ) -> None:
-    run = spawn(env, *LONG)
+    run = spawned(*LONG)
     agent = await tool_running(store)
     tree = [p.pid for p in procs.process_tree(agent.pid or 0)]
     assert len(tree) >= 2  # the CLI and its tool
@@ -112,10 +135,12 @@ async def test_send_to_a_finished_agent_resumes_it(env: dict[str, str]) -> None:
     assert again.json()["agent"]["session_id"] == first.json()["agent"]["session_id"]
 
 
-async def test_logs_follow_until_the_agent_finishes(env: dict[str, str], store: Store) -> None:
-    run = spawn(env, *LONG)
+async def test_logs_follow_until_the_agent_finishes(
+    env: dict[str, str], store: Store, spawned: Spawn
+) -> None:
+    run = spawned(*LONG)
     agent = await tool_running(store)
-    follower = spawn(env, "logs", agent.id, "--follow")
+    follower = spawned("logs", agent.id, "--follow")
     assert follower.poll() is None
     assert deck(env, "interrupt", agent.id).code == 0
     code, out, _ = finish(follower)
