@@ -40,3 +40,6 @@ def main() -> None:
         if exc.hint:
             console_err.print(f"  {exc.hint}", highlight=False)
         sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        console_err.print("interrupted")
+        sys.exit(130)

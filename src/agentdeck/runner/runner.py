@@ -35,6 +35,22 @@ def default_name(prompt: str) -> str:
     return "-".join(words) or "agent"
 
 
+def spawned_events(agent: Agent, reason: str | None = None) -> list[Event]:
+    """What the log says when an agent comes into being."""
+    now = agent.created_at
+    return [
+        AgentSpawned(
+            agent_id=agent.id,
+            ts=now,
+            name=agent.name,
+            cwd=agent.cwd,
+            spec=agent.spec.to_dict(),
+            source=str(agent.source),
+        ),
+        StateChanged(agent_id=agent.id, ts=now, old=None, new=AgentState.STARTING, reason=reason),
+    ]
+
+
 class Runner:
     def __init__(self, store: Store, settings: Settings) -> None:
         self.store = store
@@ -63,15 +79,7 @@ class Runner:
             source=AgentSource.AGENTDECK,
             owner_pid=os.getpid(),
         )
-        await self.store.record(
-            [
-                AgentSpawned(
-                    agent_id=agent_id, ts=now, name=agent.name, cwd=agent.cwd, spec=spec.to_dict()
-                ),
-                StateChanged(agent_id=agent_id, ts=now, old=None, new=AgentState.STARTING),
-            ],
-            agent,
-        )
+        await self.store.record(spawned_events(agent), agent)
         base_url = await self._model_url(scenario) if scenario else None
         return await self._launch(agent, spec.prompt, base_url=base_url, keep_alive=keep_alive)
 
@@ -111,22 +119,7 @@ class Runner:
                 owner_pid=os.getpid(),
                 extra={"forked_from": parent.id},
             )
-            events = [
-                AgentSpawned(
-                    agent_id=agent.id,
-                    ts=now,
-                    name=agent.name,
-                    cwd=agent.cwd,
-                    spec=agent.spec.to_dict(),
-                ),
-                StateChanged(
-                    agent_id=agent.id,
-                    ts=now,
-                    old=None,
-                    new=AgentState.STARTING,
-                    reason=f"forked from {parent.id}",
-                ),
-            ]
+            events = spawned_events(agent, reason=f"forked from {parent.id}")
         else:
             events = [
                 StateChanged(
