@@ -7,7 +7,7 @@ RUN := $(UV) run --frozen
 
 setup:
 	@$(PYTHON) -m uv --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet "uv>=0.5"
-	$(UV) sync --frozen --group dev
+	$(UV) sync --frozen --group dev --compile-bytecode
 
 demo: setup
 	$(RUN) agentdeck run --scenario demo "Tidy up the notes file"

@@ -24,6 +24,11 @@ class Settings(BaseSettings):
     )
     host: str = Field(default="127.0.0.1", description="Address the daemon binds to.")
     port: int = Field(default=8765, description="Port the daemon listens on.")
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host names besides loopback and AGENTDECK_HOST that the daemon answers "
+        "(e.g. behind a reverse proxy); JSON list.",
+    )
     log_level: str = Field(default="WARNING", description="Logging level for agentdeck's logs.")
     claude_cli_path: Path | None = Field(
         default=None,

@@ -89,3 +89,29 @@ async def test_downgrade_and_upgrade_again(db_path: Path) -> None:
 
 def test_the_fast_path_head_matches_the_shipped_migrations() -> None:
     assert migrate.head_revision() == migrate.HEAD
+
+
+async def test_running_every_migration_equals_the_fresh_database_fast_path(
+    tmp_path: Path,
+) -> None:
+    fresh = tmp_path / "fresh.db"
+    store = Store.open(fresh)  # new file: schema from metadata, stamped at head
+    await store.close()
+
+    migrated = tmp_path / "migrated.db"
+    engine = dialect.create_engine(migrated, writer=True)
+    try:
+        with engine.begin() as conn:
+            command.upgrade(migrate.alembic_config(conn), "head")
+        with engine.connect() as conn:
+            assert compare_metadata(MigrationContext.configure(conn), metadata) == []
+    finally:
+        engine.dispose()
+
+    def names(path: Path) -> set[tuple[str, str]]:
+        return {(t, n) for t, n, _ in _schema(path) if not n.startswith("sqlite_")}
+
+    assert names(fresh) == names(migrated)
+    assert sqlite_rows(fresh, "SELECT version_num FROM alembic_version") == sqlite_rows(
+        migrated, "SELECT version_num FROM alembic_version"
+    )

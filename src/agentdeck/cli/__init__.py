@@ -6,6 +6,7 @@ exit: 2 for bad usage, 1 otherwise. Tracebacks are for bugs only.
 
 from __future__ import annotations
 
+import gc
 import logging
 import sys
 
@@ -35,6 +36,11 @@ def main() -> None:
     try:
         # Standalone mode: click reports usage errors (exit 2) and honours typer.Exit.
         app()
+    except SystemExit:
+        # Interpreter shutdown would walk every object the SDK's imports made
+        # (~0.4 s); freezing them first skips that work.
+        gc.freeze()
+        raise
     except AgentdeckError as exc:
         console_err.print(f"[bold red]error:[/] {exc.message}", highlight=False)
         if exc.hint:

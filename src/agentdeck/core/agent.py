@@ -91,6 +91,7 @@ class AgentSpec:
     max_turns: int | None = None
     budget_usd: float | None = None
     scenario: str | None = None  # path of a scripted-model scenario, if any
+    resume_on_restart: bool = False  # a restarted daemon resumes it instead of interrupting
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -104,6 +105,7 @@ class AgentSpec:
             "max_turns": self.max_turns,
             "budget_usd": self.budget_usd,
             "scenario": self.scenario,
+            "resume_on_restart": self.resume_on_restart,
         }
 
     @classmethod
@@ -119,6 +121,7 @@ class AgentSpec:
             max_turns=data.get("max_turns"),
             budget_usd=data.get("budget_usd"),
             scenario=data.get("scenario"),
+            resume_on_restart=bool(data.get("resume_on_restart", False)),
         )
 
 

@@ -85,3 +85,14 @@ def _running(pid: int) -> bool:
 
 def is_running(pid: int | None) -> bool:
     return pid is not None and _running(pid)
+
+
+def looks_like_claude(pid: int) -> bool:
+    """Whether ``pid`` runs Claude Code — checked before killing a pid read from
+    the database, which may have been reused by an unrelated process."""
+    try:
+        proc = psutil.Process(pid)
+        words = [proc.name(), *proc.cmdline()]
+    except psutil.Error:
+        return False
+    return any("claude" in word.lower() for word in words)

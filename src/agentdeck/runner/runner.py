@@ -14,16 +14,19 @@ import os
 import re
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
 from agentdeck.core.events import AgentSpawned, Event, StateChanged
 from agentdeck.core.ids import new_agent_id
 from agentdeck.errors import InvalidState, NotFound, UsageError
-from agentdeck.mockmodel import MockModel, Scenario, builtin_scenario_path, load_scenario
 from agentdeck.runner.payloads import PayloadStore
 from agentdeck.runner.session import AgentSession
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
+
+if TYPE_CHECKING:  # the scripted model loads only for --scenario runs
+    from agentdeck.mockmodel import MockModel, Scenario
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +36,14 @@ RESUME_PROMPT = "Continue where you left off."
 def default_name(prompt: str) -> str:
     words = re.findall(r"[A-Za-z0-9]+", prompt.lower())[:4]
     return "-".join(words) or "agent"
+
+
+def _scenario(ref: str | None) -> Scenario | None:
+    if not ref:
+        return None
+    from agentdeck.mockmodel import builtin_scenario_path, load_scenario
+
+    return load_scenario(builtin_scenario_path(ref))
 
 
 def spawned_events(agent: Agent, reason: str | None = None) -> list[Event]:
@@ -64,7 +75,7 @@ class Runner:
     # -- starting ----------------------------------------------------------------
 
     async def start(self, spec: AgentSpec, *, keep_alive: bool = False) -> AgentSession:
-        scenario = load_scenario(builtin_scenario_path(spec.scenario)) if spec.scenario else None
+        scenario = _scenario(spec.scenario)
         agent_id = new_agent_id()
         cwd = self._workspace(agent_id, spec, scenario)
         now = time.time()
@@ -84,20 +95,26 @@ class Runner:
         return await self._launch(agent, spec.prompt, base_url=base_url, keep_alive=keep_alive)
 
     async def resume(
-        self, ref: str, text: str | None = None, *, fork: bool = False, keep_alive: bool = False
+        self,
+        ref: str,
+        text: str | None = None,
+        *,
+        fork: bool = False,
+        keep_alive: bool = False,
+        idle: bool = False,
     ) -> AgentSession:
-        """Continue a finished agent's Claude session in a new process (or fork it)."""
+        """Continue a finished agent's Claude session in a new process (or fork it).
+
+        With ``idle`` (and ``keep_alive``) nothing is said: the process waits for
+        a message; otherwise ``text`` (default: a request to continue) is sent.
+        """
         agent = await self.store.find_agent(ref)
         if self.live(agent.id) is not None or (agent.state.is_live and not fork):
             raise InvalidState(agent.id, agent.state, "resume a live agent (send it a message)")
         if not agent.session_id:
             raise InvalidState(agent.id, agent.state, "resume: it never started a Claude session")
         session_id = agent.session_id
-        scenario = (
-            load_scenario(builtin_scenario_path(agent.spec.scenario))
-            if agent.spec.scenario
-            else None
-        )
+        scenario = _scenario(agent.spec.scenario)
         base_url = await self._model_url(scenario) if scenario else None
         now = time.time()
         events: list[Event]
@@ -136,7 +153,7 @@ class Runner:
         await self.store.record(events, agent)
         return await self._launch(
             agent,
-            text or RESUME_PROMPT,
+            None if idle and keep_alive and text is None else text or RESUME_PROMPT,
             base_url=base_url,
             keep_alive=keep_alive,
             resume=session_id,
@@ -146,7 +163,7 @@ class Runner:
     async def _launch(
         self,
         agent: Agent,
-        prompt: str,
+        prompt: str | None,
         *,
         base_url: str | None,
         keep_alive: bool,
@@ -192,6 +209,8 @@ class Runner:
     async def _model_url(self, scenario: Scenario) -> str:
         model = self._models.get(scenario.name)
         if model is None:
+            from agentdeck.mockmodel import MockModel
+
             model = MockModel([scenario], host="127.0.0.1", port=0)
             await model.start()
             self._models[scenario.name] = model

@@ -101,8 +101,11 @@ class AgentSession:
 
     # -- lifecycle -------------------------------------------------------------
 
-    async def start(self, prompt: str) -> None:
-        """Spawn the CLI and send the first prompt. Raises ``AgentProcessError``."""
+    async def start(self, prompt: str | None) -> None:
+        """Spawn the CLI and send the first prompt (none: wait idle for one).
+
+        Raises ``AgentProcessError``.
+        """
         options = build_options(
             self.agent.spec,
             settings=self.settings,
@@ -143,7 +146,10 @@ class AgentSession:
         self.spawned_pid = self.pid
         await self._commit([], pid=self.pid, owner_pid=os.getpid())
         self._reader = asyncio.create_task(self._read(), name=f"agent-reader-{self.agent.id}")
-        await self.send(prompt)
+        if prompt is None:
+            await self._commit([], state=AgentState.IDLE)
+        else:
+            await self.send(prompt)
 
     async def send(self, text: str) -> None:
         """A user message; queued by the CLI if a turn is running."""

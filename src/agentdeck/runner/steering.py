@@ -34,7 +34,7 @@ async def reconcile_stale(store: Store, agent: Agent, *, grace: float = 3.0) -> 
     """A row says live but its supervisor is gone: stop leftovers, mark interrupted."""
     if not agent.state.is_live or owned_elsewhere(agent):
         return agent
-    if agent.pid is not None and procs.is_running(agent.pid):
+    if agent.pid is not None and procs.is_running(agent.pid) and procs.looks_like_claude(agent.pid):
         await asyncio.to_thread(procs.terminate_tree, agent.pid, grace)
     now = time.time()
     reason = "its supervising process is gone"

@@ -57,6 +57,21 @@ def upgrade(engine: Engine) -> None:
         current = current_revision(conn)
         if current == HEAD:
             return
+        if current is None and not inspect(conn).get_table_names():
+            # A brand-new file: create the schema at head and stamp it, as Alembic
+            # recommends; a test proves this equals running every migration.
+            from agentdeck.store.schema import metadata
+
+            logger.info("creating a new database at %s", HEAD)
+            metadata.create_all(conn)
+            conn.execute(
+                text(
+                    "CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, "
+                    "CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))"
+                )
+            )
+            conn.execute(text("INSERT INTO alembic_version VALUES (:v)"), {"v": HEAD})
+            return
         from alembic import command
 
         logger.info("migrating database from %s to %s", current or "empty", HEAD)

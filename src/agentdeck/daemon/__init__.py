@@ -1,0 +1,1 @@
+"""The daemon: one long-lived process that owns the agents of a home."""

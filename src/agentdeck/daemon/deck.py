@@ -1,0 +1,154 @@
+"""The Deck: what the daemon serves — store, runner, event hub — behind one API.
+
+The web layer, the CLI's daemon client and (later) bridges all steer agents
+through these methods; none of them touches the runner or the store directly.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from agentdeck.core.agent import Agent, AgentSpec, AgentState
+from agentdeck.core.events import Notice, StoredEvent
+from agentdeck.daemon.hub import EventHub
+from agentdeck.runner.runner import Runner
+from agentdeck.runner.steering import Steering, owned_elsewhere, reconcile_stale
+from agentdeck.settings import Settings
+from agentdeck.store.reads import StoreStats
+from agentdeck.store.store import Store
+
+logger = logging.getLogger(__name__)
+
+
+class Deck:
+    def __init__(self, settings: Settings, store: Store, runner: Runner, hub: EventHub) -> None:
+        self.settings = settings
+        self.store = store
+        self.runner = runner
+        self.hub = hub
+        self.steering = Steering(store, runner)
+
+    @classmethod
+    async def open(cls, settings: Settings) -> Deck:
+        settings.ensure_home()
+        store = Store.open(settings.db_path, batch_size=settings.event_batch_size)
+        runner = Runner(store, settings)
+        hub = EventHub(store)
+        await hub.start()
+        return cls(settings, store, runner, hub)
+
+    async def close(self) -> None:
+        """Stop every agent gracefully (then by force), flush the log."""
+        try:
+            await self.runner.shutdown()
+        finally:
+            await self.hub.stop()
+            await self.store.close()
+
+    # -- start-up ----------------------------------------------------------------
+
+    async def reconcile(self) -> list[Agent]:
+        """Agents the store still has as live, after a crash or a restart.
+
+        Leftover Claude Code processes are stopped; agents asked to survive
+        restarts are resumed in their Claude session, the others are marked
+        ``interrupted``. Agents supervised by a live ``agentdeck run`` elsewhere
+        are left to it.
+        """
+        out = []
+        live = [s for s in AgentState if s.is_live]
+        for agent in await self.store.list_agents(
+            states=live, limit=100_000, include_archived=True
+        ):
+            if owned_elsewhere(agent):
+                continue
+            was_busy = agent.state != AgentState.IDLE
+            agent = await reconcile_stale(self.store, agent, grace=self.settings.stop_grace_seconds)
+            if agent.spec.resume_on_restart and agent.session_id:
+                try:
+                    # A turn that was cut short is continued; an idle agent
+                    # just gets its process back, waiting for a message.
+                    session = await self.runner.resume(agent.id, keep_alive=True, idle=not was_busy)
+                    agent = session.agent
+                except Exception as exc:  # noqa: BLE001 - one agent must not stop the daemon
+                    logger.warning("could not resume agent %s: %s", agent.id, exc)
+            out.append(agent)
+        return out
+
+    # -- agents --------------------------------------------------------------------
+
+    async def create_agent(self, spec: AgentSpec, *, keep_alive: bool = True) -> Agent:
+        session = await self.runner.start(spec, keep_alive=keep_alive)
+        return session.agent
+
+    async def get_agent(self, ref: str) -> Agent:
+        session = self.runner.sessions.get(ref)
+        if session is not None:
+            return session.agent
+        return await self.store.find_agent(ref)
+
+    async def list_agents(
+        self,
+        *,
+        states: list[AgentState] | None = None,
+        text: str | None = None,
+        include_archived: bool = False,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[Agent]:
+        return await self.store.list_agents(
+            states=states,
+            text=text,
+            include_archived=include_archived,
+            limit=limit,
+            offset=offset,
+        )
+
+    async def send(self, ref: str, text: str) -> Agent:
+        """A follow-up; a finished agent is resumed with it (kept alive)."""
+        agent = await self.store.find_agent(ref)
+        if self.runner.live(agent.id) is None and not owned_elsewhere(agent):
+            if agent.state.is_live:
+                agent = await reconcile_stale(self.store, agent)
+            session = await self.runner.resume(agent.id, text, keep_alive=True)
+            return session.agent
+        taken = await self.steering.send(agent.id, text)
+        return taken if taken is not None else await self.get_agent(agent.id)
+
+    async def interrupt(self, ref: str) -> Agent:
+        return await self.steering.interrupt(ref)
+
+    async def kill(self, ref: str) -> Agent:
+        return await self.steering.kill(ref)
+
+    async def resume(self, ref: str, text: str | None = None, *, fork: bool = False) -> Agent:
+        session = await self.runner.resume(ref, text, fork=fork, keep_alive=True)
+        return session.agent
+
+    async def archive(self, ref: str, archived: bool = True) -> Agent:
+        agent = await self.store.find_agent(ref)
+        if archived and self.runner.live(agent.id) is not None:
+            await self.runner.sessions[agent.id].close()
+        await self.store.set_archived(agent.id, archived)
+        await self.store.append(
+            [
+                Notice(
+                    agent_id=agent.id,
+                    ts=time.time(),
+                    kind="archived" if archived else "restored",
+                    message="archived" if archived else "restored from the archive",
+                )
+            ]
+        )
+        return await self.store.get_agent(agent.id)
+
+    # -- events and totals ---------------------------------------------------------
+
+    async def events(
+        self, *, after: int = 0, agent_id: str | None = None, limit: int = 1000
+    ) -> list[StoredEvent]:
+        return await self.store.read(after=after, agent_id=agent_id, limit=limit)
+
+    async def stats(self) -> StoreStats:
+        return await self.store.stats()

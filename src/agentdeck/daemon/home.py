@@ -1,0 +1,127 @@
+"""Files in AGENTDECK_HOME that belong to the daemon: token, lock, address."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import secrets
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import IO
+
+from agentdeck.errors import AgentdeckError, ConfigError
+from agentdeck.settings import Settings
+
+
+class DaemonRunning(AgentdeckError):
+    """Another daemon already owns this home."""
+
+
+def token_path(settings: Settings) -> Path:
+    return settings.home_dir / "token"
+
+
+def ensure_token(settings: Settings) -> str:
+    """The API token; created (mode 0600) on first use."""
+    path = token_path(settings)
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        pass
+    token = secrets.token_urlsafe(32)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another process won the race
+        return path.read_text().strip()
+    except OSError as exc:
+        raise ConfigError(f"cannot create the API token file {path}: {exc}") from exc
+    with os.fdopen(fd, "w") as f:
+        f.write(token + "\n")
+    return token
+
+
+def read_token(settings: Settings) -> str | None:
+    try:
+        return token_path(settings).read_text().strip() or None
+    except OSError:
+        return None
+
+
+@dataclass(frozen=True)
+class DaemonInfo:
+    pid: int
+    host: str
+    port: int
+    started_at: float
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+
+def info_path(settings: Settings) -> Path:
+    return settings.home_dir / "daemon.json"
+
+
+def write_info(settings: Settings, info: DaemonInfo) -> None:
+    path = info_path(settings)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(asdict(info)))
+    tmp.replace(path)
+
+
+def read_info(settings: Settings) -> DaemonInfo | None:
+    try:
+        data = json.loads(info_path(settings).read_text())
+        return DaemonInfo(
+            int(data["pid"]), str(data["host"]), int(data["port"]), float(data["started_at"])
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def clear_info(settings: Settings) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        info_path(settings).unlink()
+
+
+class DaemonLock:
+    """An exclusive lock on the home: one daemon per home. Released when the
+    process ends, however it ends (the kernel drops ``flock`` locks)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.path = settings.home_dir / "daemon.lock"
+        self._file: IO[str] | None = None
+
+    def acquire(self) -> None:
+        f = self.path.open("a+")
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.close()
+            raise DaemonRunning(
+                f"a daemon is already running for {self.path.parent}",
+                hint="`agentdeck status` shows it; `agentdeck down` stops it",
+            ) from None
+        self._file = f
+
+    def release(self) -> None:
+        if self._file is not None:
+            fcntl.flock(self._file.fileno(), fcntl.LOCK_UN)
+            self._file.close()
+            self._file = None
+
+    def held_elsewhere(self) -> bool:
+        """Whether some process holds the lock (without taking it)."""
+        try:
+            with self.path.open("a+") as f:
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        return False

@@ -1,0 +1,200 @@
+"""Fan committed events out to live subscribers (SSE clients, bridges, the TUI).
+
+The store calls us from its writer thread after each commit. One pump task
+delivers events strictly in id order: when a batch continues where the last one
+ended, it is passed on as it is; when there is a gap (another process wrote to
+the same database, or a batch was rolled back), the gap is read back from the
+store first. A periodic poll catches writes by other processes when we write
+nothing ourselves.
+
+Each subscriber has a bounded queue. One that falls behind is dropped — with the
+id it had reached, so it can resume from the log (``Last-Event-ID``) — instead of
+slowing the others or the runner.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
+
+from agentdeck.core.events import StoredEvent
+from agentdeck.store.store import Store
+
+logger = logging.getLogger(__name__)
+
+
+class SubscriptionDropped(Exception):
+    """The subscriber fell too far behind; resume from ``position``."""
+
+    def __init__(self, position: int) -> None:
+        super().__init__(f"subscriber dropped at event {position}")
+        self.position = position
+
+
+class Subscription:
+    def __init__(
+        self,
+        hub: EventHub,
+        position: int,
+        max_batches: int,
+        accept: Callable[[StoredEvent], bool] | None,
+    ) -> None:
+        self._hub = hub
+        self.position = position  # the last event id handed to the subscriber
+        self._accept = accept
+        self._queue: asyncio.Queue[list[StoredEvent]] = asyncio.Queue(max_batches)
+        self.dropped = False
+
+    def _offer(self, events: Sequence[StoredEvent]) -> None:
+        if self.dropped:
+            return
+        wanted = [e for e in events if self._accept is None or self._accept(e)]
+        if not wanted:
+            return
+        try:
+            self._queue.put_nowait(wanted)
+        except asyncio.QueueFull:
+            self.dropped = True
+            logger.info("dropping a slow subscriber at event %d", self.position)
+
+    async def next_batch(self, timeout: float | None = None) -> list[StoredEvent]:
+        """The next events (possibly empty at ``timeout``); raises when dropped."""
+        if self.dropped and self._queue.empty():
+            raise SubscriptionDropped(self.position)
+        try:
+            async with asyncio.timeout(timeout):
+                batch = await self._queue.get()
+        except TimeoutError:
+            if self.dropped:
+                raise SubscriptionDropped(self.position) from None
+            return []
+        self.position = batch[-1].id
+        return batch
+
+    def close(self) -> None:
+        self._hub._subscribers.discard(self)
+
+
+class EventHub:
+    def __init__(self, store: Store, *, max_batches: int = 256, poll_seconds: float = 1.0) -> None:
+        self.store = store
+        self.max_batches = max_batches
+        self.poll_seconds = poll_seconds
+        self.position = 0  # the last event id delivered to subscribers
+        self._subscribers: set[Subscription] = set()
+        self._inbox: list[StoredEvent] = []
+        self._wake = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+
+    async def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self.position = await self.store.last_event_id()
+        self._unsubscribe = self.store.subscribe(self._on_commit)
+        self._task = asyncio.create_task(self._pump(), name="event-hub")
+
+    async def stop(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        for sub in list(self._subscribers):
+            sub.dropped = True
+        self._subscribers.clear()
+
+    def subscribe(self, accept: Callable[[StoredEvent], bool] | None = None) -> Subscription:
+        """Live events after ``self.position`` (read older ones from the store first)."""
+        sub = Subscription(self, self.position, self.max_batches, accept)
+        self._subscribers.add(sub)
+        return sub
+
+    @property
+    def subscriber_count(self) -> int:
+        return len(self._subscribers)
+
+    def _on_commit(self, events: Sequence[StoredEvent]) -> None:  # the writer thread
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        loop.call_soon_threadsafe(self._receive, list(events))
+
+    def _receive(self, events: list[StoredEvent]) -> None:
+        self._inbox.extend(events)
+        self._wake.set()
+
+    async def _pump(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.poll_seconds):
+                    await self._wake.wait()
+            self._wake.clear()
+            inbox, self._inbox = self._inbox, []
+            try:
+                await self._deliver(sorted(inbox, key=lambda e: e.id))
+            except Exception:
+                logger.exception("event hub delivery failed; retrying from the log")
+
+    async def _deliver(self, inbox: list[StoredEvent]) -> None:
+        fresh = [e for e in inbox if e.id > self.position]
+        if fresh and fresh[0].id == self.position + 1 and _contiguous(fresh):
+            self._fan_out(fresh)
+            return
+        # A gap, or nothing of ours: the log is the truth.
+        while True:
+            batch = await self.store.read(after=self.position, limit=5000)
+            if not batch:
+                return
+            self._fan_out(batch)
+            if len(batch) < 5000:
+                return
+
+    def _fan_out(self, events: list[StoredEvent]) -> None:
+        self.position = events[-1].id
+        for sub in list(self._subscribers):
+            sub._offer(events)
+
+
+def _contiguous(events: list[StoredEvent]) -> bool:
+    return all(b.id == a.id + 1 for a, b in itertools.pairwise(events))
+
+
+async def follow(
+    hub: EventHub,
+    *,
+    after: int,
+    agent_id: str | None = None,
+    heartbeat: float = 15.0,
+    page: int = 1000,
+) -> AsyncIterator[list[StoredEvent]]:
+    """Events after ``after`` from the log, then live; an empty list every
+    ``heartbeat`` seconds of silence. Raises ``SubscriptionDropped`` for a
+    subscriber that fell behind (it resumes from the id it reached)."""
+    sub = hub.subscribe(None if agent_id is None else (lambda e: e.agent_id == agent_id))
+    try:
+        cursor = after
+        live_from = sub.position
+        while cursor < live_from:
+            batch = await hub.store.read(after=cursor, agent_id=agent_id, limit=page)
+            batch = [e for e in batch if e.id <= live_from]
+            if not batch:
+                break
+            cursor = batch[-1].id
+            yield batch
+        cursor = max(cursor, live_from)
+        while True:
+            try:
+                batch = await sub.next_batch(timeout=heartbeat)
+            except SubscriptionDropped:
+                raise SubscriptionDropped(cursor) from None
+            batch = [e for e in batch if e.id > cursor]
+            if batch:
+                cursor = batch[-1].id
+            yield batch
+    finally:
+        sub.close()
