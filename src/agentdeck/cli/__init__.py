@@ -12,7 +12,7 @@ import sys
 
 import typer
 
-from agentdeck.cli import agents, mock, run
+from agentdeck.cli import agents, daemon, mock, run
 from agentdeck.cli.context import console_err
 from agentdeck.errors import AgentdeckError
 
@@ -26,6 +26,7 @@ app = typer.Typer(
 run.register(app)
 agents.register(app)
 mock.register(app)
+daemon.register(app)
 
 
 def main() -> None:

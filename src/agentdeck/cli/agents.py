@@ -1,16 +1,23 @@
-"""Steering commands: ls, show, logs, send, interrupt, kill, resume."""
+"""Steering commands: ls, show, logs, send, interrupt, kill, resume.
+
+Each goes through the daemon when one runs for this home, and works embedded
+(straight on the store, with a local runner) when none does.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
 
+from agentdeck.cli.client import DaemonClient, connect
 from agentdeck.cli.context import console, opened, opened_store, run_async
 from agentdeck.cli.render import agent_panel, agents_table, event_line
-from agentdeck.core.agent import AgentState
+from agentdeck.core.agent import Agent, AgentState
+from agentdeck.core.events import StoredEvent
 from agentdeck.errors import UsageError
 from agentdeck.settings import Settings
 
@@ -51,8 +58,13 @@ def ls(
     states = _states(state)
 
     async def go(settings: Settings) -> None:
-        async with opened_store(settings) as store:
-            agents = await store.list_agents(states=states, limit=limit)
+        client = await connect(settings)
+        if client is not None:
+            async with _closing(client):
+                agents = await client.list_agents(states=states, limit=limit)
+        else:
+            async with opened_store(settings) as store:
+                agents = await store.list_agents(states=states, limit=limit)
         if as_json:
             console.print_json(json.dumps([a.to_dict() for a in agents]))
         elif agents:
@@ -67,8 +79,13 @@ def show(agent: AgentArg, as_json: JsonOpt = False) -> None:
     """Show one agent."""
 
     async def go(settings: Settings) -> None:
-        async with opened_store(settings) as store:
-            a = await store.find_agent(agent)
+        client = await connect(settings)
+        if client is not None:
+            async with _closing(client):
+                a = await client.get_agent(agent)
+        else:
+            async with opened_store(settings) as store:
+                a = await store.find_agent(agent)
         if as_json:
             console.print_json(json.dumps(a.to_dict()))
         else:
@@ -87,7 +104,20 @@ def logs(
 ) -> None:
     """Print an agent's events."""
 
+    def emit(event: StoredEvent) -> None:
+        if as_json:
+            console.print(json.dumps(event.to_dict()), soft_wrap=True)
+        else:
+            line = event_line(event)
+            if line is not None:
+                console.print(line)
+
     async def go(settings: Settings) -> None:
+        client = await connect(settings)
+        if client is not None:
+            async with _closing(client):
+                await _remote_logs(client, agent, follow, emit)
+            return
         async with opened_store(settings) as store:
             a = await store.find_agent(agent)
             after = 0
@@ -95,22 +125,31 @@ def logs(
                 batch = await store.read(agent_id=a.id, after=after, limit=1000)
                 for event in batch:
                     after = event.id
-                    if as_json:
-                        console.print(json.dumps(event.to_dict()), soft_wrap=True)
-                    else:
-                        line = event_line(event)
-                        if line is not None:
-                            console.print(line)
+                    emit(event)
                 if batch:
                     continue
-                if not follow:
-                    return
-                current = await store.get_agent(a.id)
-                if not current.state.is_live:
+                if not follow or not (await store.get_agent(a.id)).state.is_live:
                     return
                 await asyncio.sleep(settings.command_poll_seconds)
 
     run_async(go)
+
+
+async def _remote_logs(
+    client: DaemonClient, ref: str, follow: bool, emit: Callable[[StoredEvent], None]
+) -> None:
+    a = await client.get_agent(ref)
+    after = 0
+    while batch := await client.events(agent_id=a.id, after=after):
+        for event in batch:
+            after = event.id
+            emit(event)
+    if not follow or not (await client.get_agent(a.id)).state.is_live:
+        return
+    async for event in client.stream(agent_id=a.id, after=after):
+        emit(event)
+        if event.type == "state_changed" and AgentState(event.data["new"]).is_final:
+            return
 
 
 def send(
@@ -118,16 +157,26 @@ def send(
     text: Annotated[str, typer.Argument(help="The message.")],
     as_json: JsonOpt = False,
 ) -> None:
-    """Send a follow-up. A finished agent is resumed with it and followed here."""
+    """Send a follow-up and follow the turn. A finished agent is resumed with it."""
 
     async def go(settings: Settings) -> int:
+        from agentdeck.cli.follow import follow_remote, follow_session
+
+        client = await connect(settings)
+        if client is not None:
+            async with _closing(client):
+                a = await client.get_agent(agent)
+                mark = await _last_id(client, a.id)
+                a = await client.act(a.id, "messages", {"text": text})
+                return await follow_remote(
+                    client, a.id, after=mark, as_json=as_json, until_turn=True
+                )
         async with opened(settings) as (store, runner):
-            from agentdeck.cli.follow import follow_session
             from agentdeck.runner.steering import Steering
 
             taken = await Steering(store, runner).send(agent, text)
             if taken is not None:
-                _say(taken.to_dict(), f"sent to {taken.id} ({taken.state})", as_json)
+                _say(taken, f"sent to {taken.id} ({taken.state})", as_json)
                 return 0
             session = next(iter(runner.sessions.values()))
             return await follow_session(store, session, as_json=as_json)
@@ -137,26 +186,27 @@ def send(
 
 def interrupt(agent: AgentArg, as_json: JsonOpt = False) -> None:
     """Interrupt an agent's current turn."""
-
-    async def go(settings: Settings) -> None:
-        async with opened(settings) as (store, runner):
-            from agentdeck.runner.steering import Steering
-
-            a = await Steering(store, runner).interrupt(agent)
-        _say(a.to_dict(), f"interrupted {a.id} ({a.state})", as_json)
-
-    run_async(go)
+    _act(agent, "interrupt", "interrupted", as_json)
 
 
 def kill(agent: AgentArg, as_json: JsonOpt = False) -> None:
     """Stop an agent and every process it started, now."""
+    _act(agent, "kill", "killed", as_json)
 
+
+def _act(ref: str, action: str, done: str, as_json: bool) -> None:
     async def go(settings: Settings) -> None:
-        async with opened(settings) as (store, runner):
-            from agentdeck.runner.steering import Steering
+        client = await connect(settings)
+        if client is not None:
+            async with _closing(client):
+                a = await client.act(ref, action)
+        else:
+            async with opened(settings) as (store, runner):
+                from agentdeck.runner.steering import Steering
 
-            a = await Steering(store, runner).kill(agent)
-        _say(a.to_dict(), f"killed {a.id} ({a.state})", as_json)
+                steering = Steering(store, runner)
+                a = await (steering.interrupt(ref) if action == "interrupt" else steering.kill(ref))
+        _say(a, f"{done} {a.id} ({a.state})", as_json)
 
     run_async(go)
 
@@ -170,17 +220,42 @@ def resume(
     """Resume a finished agent's Claude session in a new process."""
 
     async def go(settings: Settings) -> int:
-        async with opened(settings) as (store, runner):
-            from agentdeck.cli.follow import follow_session
+        from agentdeck.cli.follow import follow_remote, follow_session
 
+        client = await connect(settings)
+        if client is not None:
+            async with _closing(client):
+                a = await client.get_agent(agent)
+                mark = 0 if fork else await _last_id(client, a.id)
+                a = await client.act(a.id, "resume", {"text": text, "fork": fork})
+                return await follow_remote(
+                    client, a.id, after=mark, as_json=as_json, until_turn=True
+                )
+        async with opened(settings) as (store, runner):
             session = await runner.resume(agent, text, fork=fork)
             return await follow_session(store, session, as_json=as_json)
 
     raise typer.Exit(run_async(go))
 
 
-def _say(data: dict[str, object], text: str, as_json: bool) -> None:
+async def _last_id(client: DaemonClient, agent_id: str) -> int:
+    """Where the log ends now: follow only what comes after."""
+    return int((await client.stats())["last_event_id"])
+
+
+class _closing:
+    def __init__(self, client: DaemonClient) -> None:
+        self.client = client
+
+    async def __aenter__(self) -> DaemonClient:
+        return self.client
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.client.aclose()
+
+
+def _say(agent: Agent, text: str, as_json: bool) -> None:
     if as_json:
-        console.print_json(json.dumps(data))
+        console.print_json(json.dumps(agent.to_dict()))
     else:
         console.print(text)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from agentdeck.cli.client import connect
 from agentdeck.cli.context import opened, run_async
 from agentdeck.core.agent import AgentSpec
 from agentdeck.errors import UsageError
@@ -47,10 +49,12 @@ def run(
     """Run one agent to the end of its turn; exit 0 on success, 1 if it ended in error."""
     if not prompt.strip():
         raise UsageError("the prompt is empty")
+    if scenario and Path(scenario).is_file():
+        scenario = str(Path(scenario).resolve())  # the daemon has its own cwd
     spec = AgentSpec(
         prompt=prompt,
         name=name,
-        cwd=cwd,
+        cwd=str(Path(cwd).expanduser().resolve()) if cwd else None,
         model=model,
         allow=tuple(allow or ()),
         deny=tuple(deny or ()),
@@ -61,8 +65,15 @@ def run(
     )
 
     async def go(settings: Settings) -> int:
-        from agentdeck.cli.follow import follow_session
+        from agentdeck.cli.follow import follow_remote, follow_session
 
+        client = await connect(settings)
+        if client is not None:
+            try:
+                agent = await client.create_agent(spec, keep_alive=False)
+                return await follow_remote(client, agent.id, after=0, as_json=as_json)
+            finally:
+                await client.aclose()
         async with opened(settings) as (store, runner):
             session = await runner.start(spec)
             return await follow_session(store, session, as_json=as_json)

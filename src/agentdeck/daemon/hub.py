@@ -98,12 +98,15 @@ class EventHub:
         self._task = asyncio.create_task(self._pump(), name="event-hub")
 
     async def stop(self) -> None:
+        """Stop delivering; every subscriber is dropped. Safe to call twice."""
         if self._unsubscribe is not None:
             self._unsubscribe()
+            self._unsubscribe = None
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+            self._task = None
         for sub in list(self._subscribers):
             sub.dropped = True
         self._subscribers.clear()

@@ -1,0 +1,191 @@
+"""``agentdeck up / down / status / demo``: the daemon's lifecycle."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import Annotated
+
+import typer
+
+from agentdeck.cli.client import connect
+from agentdeck.cli.context import console, load_settings, run_async
+from agentdeck.daemon.home import DaemonInfo, DaemonLock, read_info, read_token
+from agentdeck.errors import AgentdeckError
+from agentdeck.settings import Settings
+
+HostOpt = Annotated[str | None, typer.Option(help="Address to bind (default 127.0.0.1).")]
+PortOpt = Annotated[int | None, typer.Option(help="Port (default 8765; 0 = any free port).")]
+
+
+def register(app: typer.Typer) -> None:
+    for name, fn in (("up", up), ("down", down), ("status", status), ("demo", demo)):
+        app.command(name)(fn)
+
+
+def _settings(host: str | None, port: int | None) -> Settings:
+    settings = load_settings()
+    changes = {k: v for k, v in (("host", host), ("port", port)) if v is not None}
+    return settings.model_copy(update=changes) if changes else settings
+
+
+def banner(info: DaemonInfo, token: str) -> None:
+    from agentdeck.daemon.server import login_url
+
+    console.print(f"agentdeck daemon on [bold]{info.url}[/] (pid {info.pid})")
+    console.print(f"dashboard: [bold]{login_url(info, token)}[/]")
+
+
+def up(
+    host: HostOpt = None,
+    port: PortOpt = None,
+    detach: Annotated[
+        bool,
+        typer.Option(
+            "--detach",
+            "-d",
+            help="Run in the background; logs go to AGENTDECK_HOME/logs/daemon.log.",
+        ),
+    ] = False,
+) -> None:
+    """Start the daemon: runner, store, API and dashboard, until Ctrl-C / SIGTERM."""
+    settings = _settings(host, port)
+    settings.ensure_home()
+    if DaemonLock(settings).held_elsewhere():
+        info = read_info(settings)
+        raise AgentdeckError(
+            f"a daemon is already running for {settings.home_dir}"
+            + (f" at {info.url} (pid {info.pid})" if info else ""),
+            hint="`agentdeck down` stops it",
+        )
+    if detach:
+        _detach(settings)
+        return
+    from agentdeck.daemon.server import serve
+
+    async def ready(_: object, info: DaemonInfo, token: str) -> None:
+        banner(info, token)
+
+    asyncio.run(serve(settings, on_ready=ready))
+    console.print("agentdeck daemon stopped")
+
+
+def _detach(settings: Settings) -> None:
+    log = settings.logs_dir / "daemon.log"
+    argv = [
+        sys.executable,
+        "-m",
+        "agentdeck",
+        "up",
+        "--host",
+        settings.host,
+        "--port",
+        str(settings.port),
+    ]
+    with log.open("ab") as out:
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True
+        )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        info = read_info(settings)
+        token = read_token(settings)
+        if info is not None and info.pid == proc.pid and token:
+            banner(info, token)
+            return
+        if proc.poll() is not None:
+            raise AgentdeckError(
+                f"the daemon exited at start-up (code {proc.returncode})", hint=f"see {log}"
+            )
+        time.sleep(0.1)
+    proc.terminate()
+    raise AgentdeckError("the daemon did not come up within 60 s", hint=f"see {log}")
+
+
+def down(
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for a clean stop.")] = 30.0,
+) -> None:
+    """Stop the daemon of this home: agents are brought to a safe stop first."""
+    settings = load_settings()
+    info = read_info(settings)
+    lock = DaemonLock(settings)
+    if info is None or not lock.held_elsewhere():
+        console.print(f"no daemon running for {settings.home_dir}")
+        return
+    os.kill(info.pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while lock.held_elsewhere():
+        if time.monotonic() > deadline:
+            raise AgentdeckError(
+                f"the daemon (pid {info.pid}) did not stop within {timeout:.0f}s",
+                hint=f"kill -9 {info.pid}; the next `up` reconciles its agents",
+            )
+        time.sleep(0.05)
+    console.print(f"agentdeck daemon (pid {info.pid}) stopped")
+
+
+def status(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """Is a daemon running for this home, where, and what it runs."""
+
+    async def go(settings: Settings) -> int:
+        client = await connect(settings)
+        if client is None:
+            if as_json:
+                console.print_json(json.dumps({"running": False, "home": str(settings.home_dir)}))
+            else:
+                console.print(f"no daemon running for {settings.home_dir}")
+            return 1
+        try:
+            stats = await client.stats()
+        finally:
+            await client.aclose()
+        info = client.info
+        if as_json:
+            console.print_json(
+                json.dumps(
+                    {
+                        "running": True,
+                        "url": info.url,
+                        "pid": info.pid,
+                        "started_at": info.started_at,
+                        "stats": stats,
+                    }
+                )
+            )
+        else:
+            console.print(
+                f"agentdeck daemon on {info.url} (pid {info.pid}), "
+                f"up {int(time.time() - info.started_at)}s"
+            )
+            by_state = stats.get("agents_by_state", {})
+            console.print(
+                "agents: " + (", ".join(f"{n} {s}" for s, n in by_state.items()) or "none")
+            )
+            console.print(f"cost: ${stats.get('cost_usd', 0.0):.4f}")
+        return 0
+
+    raise typer.Exit(run_async(go))
+
+
+def demo(
+    port: PortOpt = None,
+    exit_when_done: Annotated[
+        bool, typer.Option(help="Stop once the crew has finished its work (for scripts and tests).")
+    ] = False,
+) -> None:
+    """A daemon with the scripted model and a small crew: no Claude account needed."""
+    from agentdeck.cli.demo import run_demo
+
+    settings = load_settings()
+    home = settings.home_dir / "demo"
+    changes: dict[str, object] = {"home": home}
+    if port is not None:
+        changes["port"] = port
+    raise typer.Exit(
+        asyncio.run(run_demo(settings.model_copy(update=changes), exit_when_done=exit_when_done))
+    )

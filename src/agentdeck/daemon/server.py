@@ -1,0 +1,141 @@
+"""Run the daemon: one process, one home, until SIGINT/SIGTERM.
+
+Start-up: take the home's lock (a second daemon is refused), make the token,
+open the Deck and reconcile agents a crash left behind, bind, then publish the
+address in ``daemon.json``. Shutdown: stop accepting requests, bring agents to
+a safe stop, flush the log, remove ``daemon.json``, release the lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import time
+from collections.abc import Awaitable, Callable
+
+import uvicorn
+
+from agentdeck.daemon.deck import Deck
+from agentdeck.daemon.home import (
+    DaemonInfo,
+    DaemonLock,
+    clear_info,
+    ensure_token,
+    write_info,
+)
+from agentdeck.errors import ConfigError
+from agentdeck.settings import Settings
+from agentdeck.web.app import create_app
+
+logger = logging.getLogger(__name__)
+
+Ready = Callable[[Deck, DaemonInfo, str], Awaitable[None]]
+
+
+def login_url(info: DaemonInfo, token: str) -> str:
+    return f"{info.url}/login?token={token}"
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its own signal handling: the caller owns signals."""
+
+    def install_signal_handlers(self) -> None:  # uvicorn < 0.29
+        return
+
+    def capture_signals(self):  # type: ignore[no-untyped-def]  # uvicorn >= 0.29
+        import contextlib
+
+        return contextlib.nullcontext()
+
+
+async def serve(settings: Settings, *, on_ready: Ready | None = None,
+                stop: asyncio.Event | None = None) -> None:
+    """Serve until ``stop`` is set (or SIGINT/SIGTERM when ``stop`` is None)."""
+    settings.ensure_home()
+    lock = DaemonLock(settings)
+    lock.acquire()
+    try:
+        token = ensure_token(settings)
+        deck = await Deck.open(settings)
+        try:
+            reconciled = await deck.reconcile()
+            if reconciled:
+                logger.warning("reconciled %d agent(s) left live by an earlier run",
+                               len(reconciled))
+            await _serve_app(settings, deck, token, on_ready, stop)
+        finally:
+            clear_info(settings)
+            await deck.close()
+    finally:
+        lock.release()
+
+
+async def _serve_app(
+    settings: Settings, deck: Deck, token: str, on_ready: Ready | None,
+    stop: asyncio.Event | None,
+) -> None:
+    app = create_app(deck, token=token, settings=settings)
+    config = uvicorn.Config(
+        app, host=settings.host, port=settings.port, log_config=None, access_log=False,
+        lifespan="off", timeout_graceful_shutdown=3, timeout_keep_alive=30,
+    )
+    server = _Server(config)
+    stop = stop or _signal_event()
+    sock = bind(settings.host, settings.port)
+    task = asyncio.create_task(server.serve(sockets=[sock]), name="uvicorn")
+    try:
+        while not server.started:
+            if task.done():
+                await task
+                raise ConfigError("the web server stopped during start-up")
+            await asyncio.sleep(0.02)
+        sockname = sock.getsockname()
+        info = DaemonInfo(pid=os.getpid(), host=settings.host, port=int(sockname[1]),
+                          started_at=time.time())
+        write_info(settings, info)
+        logger.warning("agentdeck daemon listening on %s", info.url)
+        if on_ready is not None:
+            await on_ready(deck, info, token)
+        stopper = asyncio.create_task(stop.wait())
+        await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        stopper.cancel()
+    finally:
+        # Stop accepting requests and end open streams, then the caller stops agents.
+        server.should_exit = True
+        await deck.hub.stop()
+        await asyncio.wait({task}, timeout=10)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """Our own listening socket, so a bind error is ours to report (uvicorn
+    would ``sys.exit`` from inside the event loop)."""
+    try:
+        family, kind, proto, _, addr = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(addr)
+            sock.listen(128)
+        except OSError:
+            sock.close()
+            raise
+    except OSError as exc:
+        raise ConfigError(
+            f"could not listen on {host}:{port}: {exc.strerror or exc}",
+            hint="is the port in use? choose another with --port or AGENTDECK_PORT",
+        ) from exc
+    return sock
+
+
+def _signal_event() -> asyncio.Event:
+    import signal
+
+    event = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, event.set)
+    return event

@@ -1,0 +1,183 @@
+"""The daemon as a user runs it: up, status, a second up, CLI through it, down,
+a hung daemon, kill -9 and restart."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from agentdeck.runner import procs
+from tests.support.deckcli import deck, deck_env, spawn
+from tests.support.waiting import eventually
+
+pytestmark = [pytest.mark.anyio, pytest.mark.cli]
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return deck_env(tmp_path, AGENTDECK_PORT="0")
+
+
+class Daemon:
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self.home = Path(env["AGENTDECK_HOME"])
+        self.proc: subprocess.Popen[str] | None = None
+
+    async def start(self) -> Daemon:
+        self.proc = spawn(self.env, "up")
+
+        async def ready() -> dict[str, object] | None:
+            assert self.proc is not None
+            if self.proc.poll() is not None:
+                raise AssertionError(f"daemon exited: {self.proc.communicate()}")
+            try:
+                info = json.loads((self.home / "daemon.json").read_text())
+            except (OSError, ValueError):
+                return None
+            return info if info["pid"] == self.proc.pid else None
+
+        self.info = await eventually(ready, timeout=60, what="the daemon")
+        self.url = f"http://127.0.0.1:{self.info['port']}"
+        self.token = (self.home / "token").read_text().strip()
+        return self
+
+    def api(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(base_url=self.url, timeout=30,
+                                 headers={"Authorization": f"Bearer {self.token}"})
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)
+            self.proc.terminate()
+        if self.proc is not None:
+            try:
+                self.proc.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.communicate()
+
+
+@pytest.fixture
+def daemons(env: dict[str, str]) -> Iterator[list[Daemon]]:
+    started: list[Daemon] = []
+    yield started
+    for d in started:
+        d.stop()
+
+
+async def test_up_status_second_up_run_through_it_and_down(
+    env: dict[str, str], daemons: list[Daemon]
+) -> None:
+    daemon = await Daemon(env).start()
+    daemons.append(daemon)
+    assert (daemon.home / "token").stat().st_mode & 0o777 == 0o600
+
+    status = deck(env, "status", "--json")
+    assert status.code == 0 and status.json()["running"] is True
+    assert status.json()["pid"] == daemon.info["pid"]
+
+    second = deck(env, "up")
+    assert second.code == 1 and "already running" in second.err
+
+    done = deck(env, "run", "--scenario", "chat", "hello", "--json")
+    assert done.code == 0, done.err
+    agent = done.json()["agent"]
+    assert agent["state"] == "done" and agent["owner_pid"] == daemon.info["pid"]
+    listed = deck(env, "ls", "--json").json()
+    assert [a["id"] for a in listed] == [agent["id"]]
+    logs = deck(env, "logs", agent["id"])
+    assert "Hello! I am the scripted model" in logs.out
+
+    down = deck(env, "down")
+    assert down.code == 0 and "stopped" in down.out
+    assert daemon.proc is not None and daemon.proc.wait(timeout=30) == 0
+    assert not (daemon.home / "daemon.json").exists()
+    assert deck(env, "status").code == 1
+    assert "no daemon running" in deck(env, "down").out
+
+
+async def test_a_hung_daemon_is_reported_not_bypassed(
+    env: dict[str, str], daemons: list[Daemon]
+) -> None:
+    daemon = await Daemon(env).start()
+    daemons.append(daemon)
+    assert daemon.proc is not None
+    daemon.proc.send_signal(signal.SIGSTOP)
+    try:
+        done = deck(env, "ls", timeout=60)
+        assert done.code == 1
+        assert "did not answer" in done.err and "Traceback" not in done.err
+    finally:
+        daemon.proc.send_signal(signal.SIGCONT)
+
+
+async def test_kill_9_then_restart_loses_nothing_and_leaves_no_orphans(
+    env: dict[str, str], daemons: list[Daemon]
+) -> None:
+    daemon = await Daemon(env).start()
+    daemons.append(daemon)
+    long = {"scenario": "long-tool", "allow": ["Bash(python3:*)"], "prompt": "long job"}
+    async with daemon.api() as api:
+        ids = []
+        for i, extra in enumerate([{}, {}, {"resume_on_restart": True}]):
+            r = await api.post("/api/agents", json={**long, "name": f"w{i}", **extra})
+            assert r.status_code == 201, r.text
+            ids.append(r.json()["id"])
+
+        async def all_in_tool() -> list[dict[str, object]] | None:
+            agents = [(await api.get(f"/api/agents/{i}")).json() for i in ids]
+            pids = [a["pid"] for a in agents]
+            if all(isinstance(p, int) and len(procs.process_tree(p)) >= 2 for p in pids):
+                return agents
+            return None
+
+        agents = await eventually(all_in_tool, timeout=90, what="three agents in their tool")
+        acked = (await api.get("/api/events", params={"limit": 5000})).json()["events"]
+    trees = [pid for a in agents for pid in (p.pid for p in procs.process_tree(int(a["pid"])))]
+
+    assert daemon.proc is not None
+    daemon.proc.kill()  # kill -9: no shutdown code runs
+    daemon.proc.wait(timeout=10)
+
+    restarted = await Daemon(env).start()
+    daemons.append(restarted)
+    # The stale agents' processes are gone: no orphans.
+    assert procs.wait_gone(trees, timeout=20) == []
+    async with restarted.api() as api:
+        after = [(await api.get(f"/api/agents/{i}")).json() for i in ids]
+        events = (await api.get("/api/events", params={"limit": 5000})).json()["events"]
+    assert [a["state"] for a in after[:2]] == ["interrupted", "interrupted"]
+    assert after[2]["state"] in {"starting", "running", "idle"}  # resumed in its session
+    assert after[2]["session_id"] == agents[2]["session_id"]
+    # Every acknowledged event survived, unchanged and in order.
+    by_id = {e["id"]: e for e in events}
+    assert all(by_id.get(e["id"]) == e for e in acked)
+    ids_seen = [e["id"] for e in events]
+    assert ids_seen == sorted(ids_seen)
+    db = sqlite3.connect(Path(env["AGENTDECK_HOME"]) / "agentdeck.db")
+    try:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    finally:
+        db.close()
+    for pid in (int(a["pid"]) for a in agents):
+        assert not procs.is_running(pid)
+    assert os.path.exists(Path(env["AGENTDECK_HOME"]) / "daemon.json")
+
+
+def test_demo_runs_a_crew_and_stops_cleanly(tmp_path: Path) -> None:
+    env = deck_env(tmp_path)
+    done = deck(env, "demo", "--port", "0", "--exit-when-done", timeout=240)
+    assert done.code == 0, done.err
+    assert "/login?token=" in done.out
+    for name in ("notes", "tests", "reporter", "chat"):
+        assert f"  {name}: idle" in done.out
+    assert (tmp_path / "home" / "demo" / "agentdeck.db").exists()
