@@ -3,16 +3,22 @@ PYTHON ?= python3
 UV := $(PYTHON) -m uv
 RUN := $(UV) run --frozen
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup browser demo test lint bench clean
 
 setup:
 	@$(PYTHON) -m uv --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet "uv>=0.5"
 	$(UV) sync --frozen --group dev --compile-bytecode
 
 demo: setup
-	$(RUN) agentdeck run --scenario demo "Tidy up the notes file"
+	$(RUN) agentdeck demo
 
-test: setup
+# Debian's Chromium drives the dashboard's browser tests (no browser download).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	  else echo "note: install Debian's chromium to run the browser tests (they are skipped without it)"; fi; }
+
+test: setup browser
 	$(RUN) pytest
 
 lint: setup
@@ -24,6 +30,7 @@ lint: setup
 bench: setup
 	$(RUN) python benchmarks/overhead.py
 	$(RUN) python benchmarks/fleet.py
+	$(RUN) python benchmarks/events.py
 
 clean:
 	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache
