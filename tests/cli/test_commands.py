@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from tests.support.deckcli import deck, deck_env
+from tests.support.fs import unwritable
 
 pytestmark = pytest.mark.cli
 
@@ -112,6 +113,17 @@ def test_an_unreachable_model_endpoint_fails_fast(env: dict[str, str]) -> None:
     assert done.code == 1
     assert done.json()["agent"]["state"] == "error"
     assert "sk-test-secret-xyz" not in done.out + done.err
+
+
+def test_an_unwritable_home_is_reported(env: dict[str, str], tmp_path: Path) -> None:
+    home = tmp_path / "ro"
+    home.mkdir()
+    env["AGENTDECK_HOME"] = str(home)
+    with unwritable(home):
+        done = deck(env, "run", "--scenario", "demo", "hi")
+    assert done.code == 1
+    assert "not writable" in done.err and "AGENTDECK_HOME" in done.err
+    assert "Traceback" not in done.err
 
 
 def test_an_unusable_home_is_reported(env: dict[str, str], tmp_path: Path) -> None:

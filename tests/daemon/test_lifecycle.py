@@ -4,7 +4,6 @@ a hung daemon, kill -9 and restart."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sqlite3
 import subprocess
@@ -51,8 +50,9 @@ class Daemon:
         return self
 
     def api(self) -> httpx.AsyncClient:
-        return httpx.AsyncClient(base_url=self.url, timeout=30,
-                                 headers={"Authorization": f"Bearer {self.token}"})
+        return httpx.AsyncClient(
+            base_url=self.url, timeout=30, headers={"Authorization": f"Bearer {self.token}"}
+        )
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -170,7 +170,7 @@ async def test_kill_9_then_restart_loses_nothing_and_leaves_no_orphans(
         db.close()
     for pid in (int(a["pid"]) for a in agents):
         assert not procs.is_running(pid)
-    assert os.path.exists(Path(env["AGENTDECK_HOME"]) / "daemon.json")
+    assert (Path(env["AGENTDECK_HOME"]) / "daemon.json").exists()
 
 
 def test_demo_runs_a_crew_and_stops_cleanly(tmp_path: Path) -> None:

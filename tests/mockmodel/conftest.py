@@ -14,5 +14,5 @@ def anyio_backend() -> str:
 def claude_cli() -> str:
     path = claude_cli_path()
     if path is None:
-        pytest.skip("the bundled Claude Code CLI is not installed")
+        pytest.fail("the Claude Code CLI bundled with claude-agent-sdk is missing: reinstall")
     return str(path)

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import sqlite3
 from pathlib import Path
 
@@ -9,6 +8,7 @@ import pytest
 
 from agentdeck.errors import StoreError
 from agentdeck.store import Store, dialect
+from tests.support.fs import unwritable
 
 from .conftest import text
 
@@ -34,19 +34,16 @@ async def test_home_under_a_file_is_a_store_error(tmp_path: Path) -> None:
     await _usable(db_path)  # nothing left behind that breaks the next open
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes through permissions")
 async def test_unwritable_home_is_a_store_error(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
-    home.chmod(0o500)
-    try:
+    with unwritable(home):
         with pytest.raises(StoreError) as info:
             Store.open(home / "sub" / "agentdeck.db")
         assert str(home / "sub") in str(info.value)
         with pytest.raises(StoreError, match="agentdeck.db"):
             Store.open(home / "agentdeck.db")
-    finally:
-        home.chmod(0o700)
+        assert list(home.iterdir()) == []  # nothing half-created
     await _usable(home / "agentdeck.db")
 
 
