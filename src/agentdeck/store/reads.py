@@ -99,6 +99,22 @@ def read_events(
     return [row_to_event(r) for r in conn.execute(stmt).mappings()]
 
 
+def read_tail(
+    conn: Connection, *, agent_id: str | None, before: int | None, limit: int
+) -> list[StoredEvent]:
+    """The last ``limit`` events (of one agent, if given) with ``id < before``,
+    ascending. Walks ``ix_events_agent_id_id`` (or the primary key) backwards."""
+    stmt = sa.select(events)
+    if agent_id is not None:
+        stmt = stmt.where(events.c.agent_id == agent_id)
+    if before is not None:
+        stmt = stmt.where(events.c.id < before)
+    stmt = stmt.order_by(events.c.id.desc()).limit(limit)
+    rows = [row_to_event(r) for r in conn.execute(stmt).mappings()]
+    rows.reverse()
+    return rows
+
+
 def last_event_id(conn: Connection) -> int:
     return int(conn.execute(sa.select(sa.func.coalesce(sa.func.max(events.c.id), 0))).scalar_one())
 

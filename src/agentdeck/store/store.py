@@ -142,6 +142,16 @@ class Store:
             )
         )
 
+    async def read_tail(
+        self, *, agent_id: str | None = None, before: int | None = None, limit: int = 200
+    ) -> list[StoredEvent]:
+        """The newest ``limit`` committed events with ``id < before`` (all when
+        ``before`` is None), of one agent if given; ascending id. Index-backed,
+        so a page of a long log costs the same as a page of a short one."""
+        return await self._read(
+            functools.partial(reads.read_tail, agent_id=agent_id, before=before, limit=limit)
+        )
+
     async def last_event_id(self) -> int:
         """0 when the log is empty."""
         return await self._read(reads.last_event_id)
