@@ -1,7 +1,180 @@
-"""The dashboard pages. (Placeholder.)"""
+"""The dashboard pages: the board, an agent's transcript, the activity feed.
+
+Server-rendered (Jinja2) and made live by htmx and its SSE extension
+(``pages_stream``); the buttons and forms post to ``pages_actions``. Every
+query is bounded: a page of agents, the tail of a log, a page of older events.
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import FileResponse, HTMLResponse, PlainTextResponse, Response
+
+from agentdeck.core.agent import Agent, AgentState
+from agentdeck.core.events import EventType
+from agentdeck.daemon.deck import Deck
+from agentdeck.errors import NotFound
+from agentdeck.mockmodel import builtin_scenario_names
+from agentdeck.store.reads import StoreStats
+from agentdeck.web import pages_actions, pages_stream
+from agentdeck.web.pages_base import agent_names, deck_of, render
+from agentdeck.web.pages_render import STATIC, parse_states, transcript_items
 
 router = APIRouter(include_in_schema=False)
+router.include_router(pages_actions.router)
+router.include_router(pages_stream.router)
+
+PER_PAGE = 50
+MAX_PER_PAGE = 200
+TRANSCRIPT_PAGE = 200
+ACTIVITY_PAGE = 30
+ACTIVITY_PAGE_FULL = 100
+_STATIC_FILES = {p.name for p in STATIC.iterdir() if p.suffix in {".js", ".css"}}
+_STATIC_TYPES = {".js": "text/javascript", ".css": "text/css"}
+
+
+@dataclass(frozen=True)
+class BoardQuery:
+    page: int
+    per_page: int
+    state: str
+    q: str
+
+    @property
+    def offset(self) -> int:
+        return (self.page - 1) * self.per_page
+
+    def link(self, **changes: Any) -> str:
+        values = {"page": self.page, "state": self.state, "q": self.q, **changes}
+        parts = [f"{k}={v}" for k, v in values.items() if v not in ("", None, 1)]
+        if self.per_page != PER_PAGE:
+            parts.append(f"per_page={self.per_page}")
+        return "/?" + "&".join(parts) if parts else "/"
+
+
+def matching_total(stats: StoreStats, states: list[AgentState] | None) -> int:
+    wanted = None if states is None else {str(s) for s in states}
+    return sum(n for s, n in stats.agents_by_state.items() if wanted is None or s in wanted)
+
+
+async def board_page(deck: Deck, query: BoardQuery) -> dict[str, Any]:
+    states = parse_states(query.state)
+    rows: list[Agent] = []
+    if states != []:
+        rows = await deck.list_agents(
+            states=states, text=query.q or None, limit=query.per_page + 1, offset=query.offset
+        )
+    stats = await deck.stats()
+    total = None if query.q else matching_total(stats, states)
+    return {
+        "agents": rows[: query.per_page],
+        "has_next": len(rows) > query.per_page,
+        "total": total,
+        "stats": stats,
+        "query": query,
+    }
+
+
+@router.get("/", response_class=HTMLResponse)
+async def board(
+    request: Request,
+    page: int = Query(1, ge=1),
+    per_page: int = Query(PER_PAGE, ge=1, le=MAX_PER_PAGE),
+    state: str = "",
+    q: str = "",
+) -> HTMLResponse:
+    deck = deck_of(request)
+    query = BoardQuery(page=page, per_page=per_page, state=state, q=q.strip())
+    context = await board_page(deck, query)
+    activity = await recent_activity(deck, ACTIVITY_PAGE)
+    return render(
+        "board.html",
+        **context,
+        activity=activity,
+        states=list(AgentState),
+        scenarios=builtin_scenario_names(),
+    )
+
+
+async def recent_activity(deck: Deck, limit: int) -> list[dict[str, Any]]:
+    """The newest events across agents (newest first), with their agents' names."""
+    events = await deck.store.read_tail(limit=limit)
+    events = [e for e in events if e.type != EventType.COST_UPDATED]
+    names = await agent_names(deck, {e.agent_id for e in events})
+    return [{"event": e, "name": names.get(e.agent_id, e.agent_id)} for e in reversed(events)]
+
+
+@router.get("/activity", response_class=HTMLResponse)
+async def activity(request: Request) -> HTMLResponse:
+    deck = deck_of(request)
+    last_id = await deck.store.last_event_id()
+    items = await recent_activity(deck, ACTIVITY_PAGE_FULL)
+    return render("activity.html", activity=items, last_id=last_id)
+
+
+@router.get("/agents/{agent_id}", response_class=HTMLResponse)
+async def agent_page(request: Request, agent_id: str, before: int | None = None) -> HTMLResponse:
+    deck = deck_of(request)
+    try:
+        agent = await deck.get_agent(agent_id)
+    except NotFound:
+        return render("not_found.html", status_code=404, what=f"agent {agent_id}")
+    events = await deck.store.read_tail(agent_id=agent.id, before=before, limit=TRANSCRIPT_PAGE + 1)
+    older = len(events) > TRANSCRIPT_PAGE
+    events = events[-TRANSCRIPT_PAGE:]
+    return render(
+        "agent.html",
+        agent=agent,
+        items=transcript_items(events),
+        first_id=events[0].id if events else None,
+        older=older,
+        live=before is None,
+        after=events[-1].id if events else 0,
+    )
+
+
+@router.get("/ui/agents/{agent_id}/older", response_class=HTMLResponse)
+async def older_events(request: Request, agent_id: str, before: int) -> HTMLResponse:
+    """A page of earlier events, swapped in where the "older" link was."""
+    deck = deck_of(request)
+    events = await deck.store.read_tail(agent_id=agent_id, before=before, limit=TRANSCRIPT_PAGE + 1)
+    older = len(events) > TRANSCRIPT_PAGE
+    events = events[-TRANSCRIPT_PAGE:]
+    return render(
+        "_older.html",
+        agent_id=agent_id,
+        items=transcript_items(events),
+        first_id=events[0].id if events else None,
+        older=older,
+    )
+
+
+@router.get("/ui/events/{event_id}/output", response_class=PlainTextResponse)
+async def event_output(request: Request, event_id: int) -> PlainTextResponse:
+    """The whole stored output of one tool result (as much as the event holds)."""
+    found = await deck_of(request).store.read(after=event_id - 1, limit=1)
+    if not found or found[0].id != event_id or found[0].type != EventType.TOOL_RETURNED:
+        return PlainTextResponse("no such tool result", status_code=404)
+    data = found[0].data
+    note = ""
+    if data.get("truncated"):
+        note = (
+            f"\n\n[cut at {len(data.get('output', ''))} characters of {data.get('size')} bytes; "
+            f"the full output is stored at {data.get('payload_path')}]"
+        )
+    return PlainTextResponse(str(data.get("output", "")) + note)
+
+
+@router.get("/static/{name}")
+async def static(name: str) -> Response:
+    if name not in _STATIC_FILES:
+        return PlainTextResponse("not found", status_code=404)
+    path = STATIC / name
+    return FileResponse(
+        path,
+        media_type=_STATIC_TYPES[path.suffix],
+        headers={"cache-control": "max-age=300"},
+    )

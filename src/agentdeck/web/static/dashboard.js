@@ -1,0 +1,71 @@
+// agentdeck dashboard: the little that htmx does not do for us.
+(function () {
+  "use strict";
+
+  function fmt(secs) {
+    secs = Math.max(0, Math.floor(secs));
+    if (secs < 60) return secs + "s";
+    if (secs < 3600) return Math.floor(secs / 60) + "m " + String(secs % 60).padStart(2, "0") + "s";
+    return Math.floor(secs / 3600) + "h " + String(Math.floor((secs % 3600) / 60)).padStart(2, "0") + "m";
+  }
+
+  // Elapsed times of live agents tick between server updates.
+  function tick() {
+    var now = Date.now() / 1000;
+    document.querySelectorAll("[data-since]").forEach(function (el) {
+      el.textContent = fmt(now - parseFloat(el.dataset.since));
+    });
+  }
+  setInterval(tick, 1000);
+
+  // Feeds keep at most data-max entries.
+  function trim() {
+    document.querySelectorAll("ol[data-max]").forEach(function (list) {
+      var max = parseInt(list.dataset.max, 10);
+      while (list.children.length > max) list.removeChild(list.lastElementChild);
+    });
+  }
+
+  function nearBottom() {
+    return window.innerHeight + window.scrollY >= document.body.scrollHeight - 200;
+  }
+  var stick = false;
+
+  document.addEventListener("htmx:sseBeforeMessage", function () {
+    stick = nearBottom();
+  });
+  document.addEventListener("htmx:sseMessage", function () {
+    trim();
+    if (stick && document.getElementById("transcript")) {
+      window.scrollTo(0, document.body.scrollHeight);
+    }
+  });
+
+  // A replayed message (after a reconnect) must not add an entry twice.
+  document.addEventListener("htmx:oobBeforeSwap", function (evt) {
+    var frag = evt.detail.fragment;
+    var first = frag && frag.firstElementChild;
+    if (first && first.id && first.id.indexOf("ev-") === 0 && document.getElementById(first.id)) {
+      evt.detail.shouldSwap = false;
+    }
+  });
+
+  // A tool result whose call is on an older page: show it on its own.
+  document.addEventListener("htmx:oobErrorNoTarget", function (evt) {
+    var el = evt.detail.content;
+    var target = el && el.dataset && el.dataset.fallback && document.querySelector(el.dataset.fallback);
+    if (target) {
+      el.removeAttribute("id");
+      var li = document.createElement("li");
+      li.className = "item ev-tool-returned";
+      li.appendChild(el);
+      target.appendChild(li);
+    }
+  });
+
+  document.addEventListener("DOMContentLoaded", function () {
+    if (document.getElementById("transcript") && !location.search.includes("before=")) {
+      window.scrollTo(0, document.body.scrollHeight);
+    }
+  });
+})();
