@@ -1,7 +1,163 @@
-"""REST API under /api. (Placeholder: routes arrive with the API work.)"""
+"""REST API under /api: agents, steering, the event log, totals.
+
+Every action goes through the ``Deck`` on ``app.state.deck``. Errors are raised
+as agentdeck errors; ``app.py`` renders them as JSON (404, 409, 422, ...).
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+import logging
+from typing import Annotated
 
-router = APIRouter(prefix="/api", tags=["api"])
+from fastapi import APIRouter, Path, Query, Request, status
+
+from agentdeck.core.agent import AgentState
+from agentdeck.daemon.deck import Deck
+from agentdeck.web.schemas import (
+    MAX_AGENT_PAGE,
+    MAX_EVENT_PAGE,
+    AgentCreate,
+    AgentOut,
+    AgentPage,
+    ArchiveIn,
+    ErrorOut,
+    EventOut,
+    EventPage,
+    MessageIn,
+    ResumeIn,
+    StatsOut,
+)
+
+logger = logging.getLogger(__name__)
+
+_ERRORS: dict[int | str, dict[str, object]] = {
+    code: {"model": ErrorOut, "description": text}
+    for code, text in (
+        (400, "Bad usage (e.g. the working directory does not exist)"),
+        (404, "No such agent"),
+        (409, "The agent's state does not allow this"),
+        (422, "Invalid request: the field and the problem"),
+    )
+}
+
+router = APIRouter(prefix="/api", tags=["api"], responses=_ERRORS)
+
+AgentRef = Annotated[
+    str, Path(description="An agent id, a unique id prefix (4+ characters) or a unique name.")
+]
+
+
+def _deck(request: Request) -> Deck:
+    deck: Deck = request.app.state.deck
+    return deck
+
+
+# -- agents ----------------------------------------------------------------------
+
+
+@router.get("/agents", response_model=AgentPage, summary="List agents, newest first")
+async def list_agents(
+    request: Request,
+    state: Annotated[
+        list[AgentState] | None, Query(description="Only these states (repeatable).")
+    ] = None,
+    q: Annotated[str | None, Query(description="Text in name, id, cwd or spec.")] = None,
+    archived: Annotated[bool, Query(description="Include archived agents.")] = False,
+    limit: Annotated[int, Query(ge=1, le=MAX_AGENT_PAGE)] = 100,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> AgentPage:
+    # One row more than asked tells whether there is a next page.
+    found = await _deck(request).list_agents(
+        states=state or None,
+        text=q or None,
+        include_archived=archived,
+        limit=limit + 1,
+        offset=offset,
+    )
+    return AgentPage(
+        agents=[AgentOut.of(a) for a in found[:limit]],
+        limit=limit,
+        offset=offset,
+        next_offset=offset + limit if len(found) > limit else None,
+    )
+
+
+@router.post(
+    "/agents",
+    response_model=AgentOut,
+    status_code=status.HTTP_201_CREATED,
+    summary="Start an agent (the options of `agentdeck run`)",
+)
+async def create_agent(request: Request, body: AgentCreate) -> AgentOut:
+    agent = await _deck(request).create_agent(body.to_spec(), keep_alive=body.keep_alive)
+    logger.info("agent %s created through the API", agent.id)
+    return AgentOut.of(agent)
+
+
+@router.get("/agents/{ref}", response_model=AgentOut, summary="One agent")
+async def get_agent(request: Request, ref: AgentRef) -> AgentOut:
+    return AgentOut.of(await _deck(request).get_agent(ref))
+
+
+@router.post(
+    "/agents/{ref}/messages",
+    response_model=AgentOut,
+    summary="Send a follow-up (a finished agent is resumed with it)",
+)
+async def send_message(request: Request, ref: AgentRef, body: MessageIn) -> AgentOut:
+    return AgentOut.of(await _deck(request).send(ref, body.text))
+
+
+@router.post("/agents/{ref}/interrupt", response_model=AgentOut, summary="Stop the current turn")
+async def interrupt(request: Request, ref: AgentRef) -> AgentOut:
+    return AgentOut.of(await _deck(request).interrupt(ref))
+
+
+@router.post(
+    "/agents/{ref}/kill",
+    response_model=AgentOut,
+    summary="Stop the agent and every process it started",
+)
+async def kill(request: Request, ref: AgentRef) -> AgentOut:
+    return AgentOut.of(await _deck(request).kill(ref))
+
+
+@router.post(
+    "/agents/{ref}/resume",
+    response_model=AgentOut,
+    summary="Continue a finished agent's session (or fork it into a new agent)",
+)
+async def resume(request: Request, ref: AgentRef, body: ResumeIn | None = None) -> AgentOut:
+    body = body or ResumeIn()
+    return AgentOut.of(await _deck(request).resume(ref, body.text, fork=body.fork))
+
+
+@router.post("/agents/{ref}/archive", response_model=AgentOut, summary="Archive or restore")
+async def archive(request: Request, ref: AgentRef, body: ArchiveIn | None = None) -> AgentOut:
+    body = body or ArchiveIn()
+    return AgentOut.of(await _deck(request).archive(ref, body.archived))
+
+
+# -- events and totals -------------------------------------------------------------
+
+
+@router.get("/events", response_model=EventPage, summary="The event log, oldest first")
+async def events(
+    request: Request,
+    after: Annotated[int, Query(ge=0, description="Events with a larger id.")] = 0,
+    agent: Annotated[str | None, Query(description="Only this agent's events.")] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_EVENT_PAGE)] = 1000,
+) -> EventPage:
+    deck = _deck(request)
+    agent_id = (await deck.get_agent(agent)).id if agent else None
+    found = await deck.events(after=after, agent_id=agent_id, limit=limit)
+    return EventPage(
+        events=[EventOut.of(e) for e in found],
+        next_after=found[-1].id if found else after,
+    )
+
+
+@router.get("/stats", response_model=StatsOut, summary="Agents by state, cost and token totals")
+async def stats(request: Request) -> StatsOut:
+    deck = _deck(request)
+    return StatsOut.of(await deck.stats(), subscribers=deck.hub.subscriber_count)

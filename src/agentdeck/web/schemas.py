@@ -1,0 +1,202 @@
+"""Request and response bodies of the REST API (pydantic; they make /openapi.json).
+
+Responses mirror the domain's own ``to_dict()`` shapes, so the API, ``--json``
+output and SSE payloads describe an agent or an event the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from agentdeck.core.agent import Agent, AgentSpec, AgentState
+from agentdeck.core.events import StoredEvent
+from agentdeck.store.reads import StoreStats
+
+MAX_AGENT_PAGE = 10_000
+MAX_EVENT_PAGE = 5000
+
+
+class _Body(BaseModel):
+    """Request bodies refuse unknown fields, so a typo is a 422, not a silent no-op."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class AgentCreate(_Body):
+    """The options of ``agentdeck run``."""
+
+    prompt: str = Field(min_length=1, description="The first user message.")
+    name: str | None = Field(
+        default=None, min_length=1, description="Display name; default from prompt."
+    )
+    cwd: str | None = Field(
+        default=None, description="Working directory (must exist); default: a fresh workspace."
+    )
+    model: str | None = Field(default=None, description="Model name passed to Claude Code.")
+    allow: list[str] = Field(default_factory=list, description="Allow rules, Claude Code syntax.")
+    deny: list[str] = Field(default_factory=list, description="Deny rules, Claude Code syntax.")
+    append_system_prompt: str | None = Field(
+        default=None, description="Appended to the system prompt."
+    )
+    max_turns: int | None = Field(default=None, ge=1, description="Most model turns per run.")
+    budget_usd: float | None = Field(default=None, ge=0, description="Spending cap in USD.")
+    scenario: str | None = Field(
+        default=None, description="Scripted-model scenario: a built-in name or a YAML file path."
+    )
+    resume_on_restart: bool = Field(
+        default=False,
+        description="A restarted daemon resumes this agent instead of interrupting it.",
+    )
+    keep_alive: bool = Field(
+        default=True,
+        description="Stay idle after each turn, taking follow-ups (false: one-shot, like `run`).",
+    )
+
+    @field_validator("prompt")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
+    def to_spec(self) -> AgentSpec:
+        return AgentSpec(
+            prompt=self.prompt,
+            name=self.name,
+            cwd=self.cwd,
+            model=self.model,
+            allow=tuple(self.allow),
+            deny=tuple(self.deny),
+            append_system_prompt=self.append_system_prompt,
+            max_turns=self.max_turns,
+            budget_usd=self.budget_usd,
+            scenario=self.scenario,
+            resume_on_restart=self.resume_on_restart,
+        )
+
+
+class MessageIn(_Body):
+    text: str = Field(min_length=1, description="The follow-up user message.")
+
+
+class ResumeIn(_Body):
+    text: str | None = Field(default=None, min_length=1, description="Default: ask it to continue.")
+    fork: bool = Field(default=False, description="Branch into a new agent instead.")
+
+
+class ArchiveIn(_Body):
+    archived: bool = Field(default=True, description="false restores it from the archive.")
+
+
+class SpecOut(BaseModel):
+    prompt: str
+    name: str | None
+    cwd: str | None
+    model: str | None
+    allow: list[str]
+    deny: list[str]
+    append_system_prompt: str | None
+    max_turns: int | None
+    budget_usd: float | None
+    scenario: str | None
+    resume_on_restart: bool
+
+
+class AgentOut(BaseModel):
+    """``Agent.to_dict()``."""
+
+    id: str
+    name: str
+    state: AgentState
+    source: str
+    cwd: str
+    session_id: str | None
+    cost_usd: float
+    input_tokens: int
+    output_tokens: int
+    turns: int
+    current_tool: str | None
+    last_error: str | None
+    pid: int | None
+    owner_pid: int | None
+    created_at: float
+    updated_at: float
+    spec: SpecOut
+    extra: dict[str, Any]
+
+    @classmethod
+    def of(cls, agent: Agent) -> AgentOut:
+        return cls.model_validate(agent.to_dict())
+
+
+class AgentPage(BaseModel):
+    agents: list[AgentOut]
+    limit: int
+    offset: int
+    next_offset: int | None = Field(description="Offset of the next page; null on the last page.")
+
+
+class EventOut(BaseModel):
+    """``StoredEvent.to_dict()`` — also the ``data:`` of each SSE message."""
+
+    id: int
+    agent_id: str
+    type: str
+    ts: float
+    data: dict[str, Any]
+
+    @classmethod
+    def of(cls, event: StoredEvent) -> EventOut:
+        return cls.model_validate(event.to_dict())
+
+
+class EventPage(BaseModel):
+    events: list[EventOut]
+    next_after: int = Field(
+        description="Pass as ?after= for the next page: the last id here, or the given "
+        "`after` when there was nothing new."
+    )
+
+
+class StatsOut(BaseModel):
+    agents: int = Field(description="Every agent, archived or not.")
+    agents_by_state: dict[str, int] = Field(description="Non-archived agents per state.")
+    archived: int
+    cost_usd: float
+    input_tokens: int
+    output_tokens: int
+    turns: int
+    last_event_id: int
+    pending_commands: int
+    subscribers: int = Field(description="Live event subscribers (SSE streams and others).")
+
+    @classmethod
+    def of(cls, stats: StoreStats, *, subscribers: int) -> StatsOut:
+        return cls(
+            agents=stats.agents,
+            agents_by_state=dict(stats.agents_by_state),
+            archived=stats.archived,
+            cost_usd=stats.cost_usd,
+            input_tokens=stats.input_tokens,
+            output_tokens=stats.output_tokens,
+            turns=stats.turns,
+            last_event_id=stats.last_event_id,
+            pending_commands=stats.pending_commands,
+            subscribers=subscribers,
+        )
+
+
+class ErrorDetail(BaseModel):
+    status: int
+    message: str = Field(description="What happened, and where it helps, what to do next.")
+    hint: str | None = None
+    type: str | None = None
+    problems: list[dict[str, str]] | None = Field(
+        default=None, description="For 422: each invalid field and what is wrong with it."
+    )
+
+
+class ErrorOut(BaseModel):
+    error: ErrorDetail
