@@ -19,7 +19,7 @@ from agentdeck.core.agent import Agent, AgentSpec
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import AgentdeckError
 from agentdeck.mockmodel import builtin_scenario_names
-from agentdeck.web.pages_base import deck_of, is_htmx, render
+from agentdeck.web.pages_base import deck_of, is_htmx, render, render_text
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +117,8 @@ async def agent_action(request: Request, agent_id: str, action: str) -> Response
             return _form_error(request, message)
     if not is_htmx(request):
         return RedirectResponse(f"/agents/{agent.id}", status_code=303)
-    return render("_agent_header.html", agent=agent, flash=flash)
+    header = render_text("_agent_header.html", agent=agent)
+    return HTMLResponse(header + render_text("_flash.html", flash=flash, oob=True))
 
 
 _DONE = {

@@ -63,6 +63,14 @@
     }
   });
 
+  // Forms marked data-reset-on-success are cleared once htmx has posted them.
+  document.addEventListener("htmx:afterRequest", function (evt) {
+    var form = evt.detail.elt;
+    if (evt.detail.successful && form.matches && form.matches("form[data-reset-on-success]")) {
+      form.reset();
+    }
+  });
+
   document.addEventListener("DOMContentLoaded", function () {
     if (document.getElementById("transcript") && !location.search.includes("before=")) {
       window.scrollTo(0, document.body.scrollHeight);
