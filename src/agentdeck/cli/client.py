@@ -80,7 +80,8 @@ class DaemonClient:
         return response.json()
 
     async def healthz(self) -> dict[str, Any]:
-        data: dict[str, Any] = await self._call("GET", "/healthz")
+        # Short: a daemon that cannot answer this quickly is hung.
+        data: dict[str, Any] = await self._call("GET", "/healthz", timeout=5.0)
         return data
 
     async def stats(self) -> dict[str, Any]:
