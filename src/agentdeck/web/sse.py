@@ -186,10 +186,14 @@ async def stream(
     deck: Deck = request.app.state.deck
     agent_id = (await deck.get_agent(agent)).id if agent else None
     start = last_event_id if last_event_id is not None else after
+    if start is None:
+        # Live only: after everything committed so far (the hub may not have
+        # fanned out the latest commit yet).
+        start = max(deck.hub.position, await deck.store.last_event_id())
     return EventStreamResponse(
         deck,
         event_streams(request.app.state),
-        after=deck.hub.position if start is None else start,
+        after=start,
         agent_id=agent_id,
         heartbeat=float(getattr(request.app.state, "sse_heartbeat", HEARTBEAT_SECONDS)),
     )
