@@ -28,6 +28,7 @@ from agentdeck.daemon.home import (
 from agentdeck.errors import ConfigError
 from agentdeck.settings import Settings
 from agentdeck.web.app import create_app
+from agentdeck.web.sse import close_streams
 
 logger = logging.getLogger(__name__)
 
@@ -103,6 +104,7 @@ async def _serve_app(
         stopper.cancel()
     finally:
         # Stop accepting requests and end open streams, then the caller stops agents.
+        close_streams(app.state)  # uvicorn waits for open responses before it stops
         server.should_exit = True
         await deck.hub.stop()
         await asyncio.wait({task}, timeout=10)
