@@ -116,7 +116,25 @@ class DaemonClient:
         return [event_from_json(e) for e in data["events"]]
 
     async def stream(self, *, agent_id: str, after: int) -> AsyncIterator[StoredEvent]:
-        """Events of one agent after ``after``, live, until the caller stops."""
+        """Events of one agent after ``after``, live, until the caller stops.
+
+        When the daemon drops us for reading too slowly, reconnect from the
+        position it reached: nothing is lost or repeated.
+        """
+        while True:
+            position = None
+            async for kind, data in self._sse(agent_id, after):
+                if kind == "dropped":
+                    position = int(json.loads(data)["position"])
+                    break
+                event = event_from_json(json.loads(data))
+                after = event.id
+                yield event
+            if position is None:
+                return  # the daemon ended the stream (shutting down)
+            after = max(after, position)
+
+    async def _sse(self, agent_id: str, after: int) -> AsyncIterator[tuple[str, str]]:
         params: dict[str, str | int] = {"agent": agent_id, "after": after}
         try:
             async with self.http.stream(
@@ -125,13 +143,16 @@ class DaemonClient:
                 if response.status_code >= 400:
                     await response.aread()
                     raise _error(response)
-                data: list[str] = []
+                kind, data = "message", []
                 async for line in response.aiter_lines():
-                    if line.startswith("data:"):
+                    if line.startswith("event:"):
+                        kind = line[6:].strip()
+                    elif line.startswith("data:"):
                         data.append(line[5:].strip())
-                    elif not line and data:
-                        yield event_from_json(json.loads("\n".join(data)))
-                        data = []
+                    elif not line:
+                        if data:
+                            yield kind, "\n".join(data)
+                        kind, data = "message", []
         except httpx.HTTPError as exc:
             raise AgentdeckError(f"lost the daemon's event stream: {exc!r}") from exc
 

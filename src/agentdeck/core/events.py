@@ -39,9 +39,9 @@ class Event:
     ts: float
 
     def data(self) -> dict[str, Any]:
-        out = dataclasses.asdict(self)
-        del out["agent_id"], out["ts"]
-        return out
+        """The payload: every field but ``agent_id`` and ``ts``. Shallow — it is
+        serialized at once, and this is the event log's hot path."""
+        return {name: getattr(self, name) for name in _payload_fields(type(self))}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -159,6 +159,17 @@ class Notice(Event):
     kind: str
     message: str
     detail: dict[str, Any] = field(default_factory=dict)
+
+
+_FIELDS: dict[type[Event], tuple[str, ...]] = {}
+
+
+def _payload_fields(cls: type[Event]) -> tuple[str, ...]:
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = tuple(f.name for f in dataclasses.fields(cls) if f.name not in ("agent_id", "ts"))
+        _FIELDS[cls] = names
+    return names
 
 
 EVENT_CLASSES: dict[EventType, type[Event]] = {

@@ -60,6 +60,12 @@ class Subscription:
             self.dropped = True
             logger.info("dropping a slow subscriber at event %d", self.position)
 
+    def _end(self) -> None:
+        """The hub stops: wake a waiting subscriber so it notices at once."""
+        self.dropped = True
+        with contextlib.suppress(asyncio.QueueFull):
+            self._queue.put_nowait([])
+
     async def next_batch(self, timeout: float | None = None) -> list[StoredEvent]:
         """The next events (possibly empty at ``timeout``); raises when dropped."""
         if self.dropped and self._queue.empty():
@@ -71,6 +77,8 @@ class Subscription:
             if self.dropped:
                 raise SubscriptionDropped(self.position) from None
             return []
+        if not batch:  # the hub's wake-up at stop
+            raise SubscriptionDropped(self.position)
         self.position = batch[-1].id
         return batch
 
@@ -108,7 +116,7 @@ class EventHub:
                 await self._task
             self._task = None
         for sub in list(self._subscribers):
-            sub.dropped = True
+            sub._end()
         self._subscribers.clear()
 
     def subscribe(self, accept: Callable[[StoredEvent], bool] | None = None) -> Subscription:
