@@ -51,8 +51,9 @@ class _Server(uvicorn.Server):
         return contextlib.nullcontext()
 
 
-async def serve(settings: Settings, *, on_ready: Ready | None = None,
-                stop: asyncio.Event | None = None) -> None:
+async def serve(
+    settings: Settings, *, on_ready: Ready | None = None, stop: asyncio.Event | None = None
+) -> None:
     """Serve until ``stop`` is set (or SIGINT/SIGTERM when ``stop`` is None)."""
     settings.ensure_home()
     lock = DaemonLock(settings)
@@ -63,8 +64,9 @@ async def serve(settings: Settings, *, on_ready: Ready | None = None,
         try:
             reconciled = await deck.reconcile()
             if reconciled:
-                logger.warning("reconciled %d agent(s) left live by an earlier run",
-                               len(reconciled))
+                logger.warning(
+                    "reconciled %d agent(s) left live by an earlier run", len(reconciled)
+                )
             await _serve_app(settings, deck, token, on_ready, stop)
         finally:
             clear_info(settings)
@@ -74,13 +76,22 @@ async def serve(settings: Settings, *, on_ready: Ready | None = None,
 
 
 async def _serve_app(
-    settings: Settings, deck: Deck, token: str, on_ready: Ready | None,
+    settings: Settings,
+    deck: Deck,
+    token: str,
+    on_ready: Ready | None,
     stop: asyncio.Event | None,
 ) -> None:
     app = create_app(deck, token=token, settings=settings)
     config = uvicorn.Config(
-        app, host=settings.host, port=settings.port, log_config=None, access_log=False,
-        lifespan="off", timeout_graceful_shutdown=3, timeout_keep_alive=30,
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_config=None,
+        access_log=False,
+        lifespan="off",
+        timeout_graceful_shutdown=3,
+        timeout_keep_alive=30,
     )
     server = _Server(config)
     stop = stop or _signal_event()
@@ -93,8 +104,9 @@ async def _serve_app(
                 raise ConfigError("the web server stopped during start-up")
             await asyncio.sleep(0.02)
         sockname = sock.getsockname()
-        info = DaemonInfo(pid=os.getpid(), host=settings.host, port=int(sockname[1]),
-                          started_at=time.time())
+        info = DaemonInfo(
+            pid=os.getpid(), host=settings.host, port=int(sockname[1]), started_at=time.time()
+        )
         write_info(settings, info)
         logger.warning("agentdeck daemon listening on %s", info.url)
         if on_ready is not None:
