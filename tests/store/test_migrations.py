@@ -115,3 +115,26 @@ async def test_running_every_migration_equals_the_fresh_database_fast_path(
     assert sqlite_rows(fresh, "SELECT version_num FROM alembic_version") == sqlite_rows(
         migrated, "SELECT version_num FROM alembic_version"
     )
+
+
+async def test_an_older_database_is_upgraded_in_place_keeping_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    engine = dialect.create_engine(path, writer=True)
+    try:
+        with engine.begin() as conn:
+            command.upgrade(migrate.alembic_config(conn), "0001")
+            conn.execute(
+                sa.text(
+                    "INSERT INTO events (agent_id, type, ts, data) VALUES ('a1', 'notice', 1, '{}')"
+                )
+            )
+    finally:
+        engine.dispose()
+    store = Store.open(path)
+    try:
+        assert [e.agent_id for e in await store.read()] == ["a1"]
+    finally:
+        await store.close()
+    assert sqlite_rows(path, "SELECT version_num FROM alembic_version") == [(migrate.HEAD,)]
+    tables = {n for t, n, _ in _schema(path) if t == "table"}
+    assert {"approvals", "grants", "audit"} <= tables

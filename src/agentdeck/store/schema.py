@@ -76,3 +76,64 @@ commands = sa.Table(
     sa.Index(None, "agent_id", "claimed_at"),
     **TABLE_KWARGS,
 )
+
+# Governance (migration 0002). An approval request lives from "ask" until it is
+# answered, expires (→ denied) or is cancelled; rows are never deleted.
+approvals = sa.Table(
+    "approvals",
+    metadata,
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("agent_id", sa.Text, nullable=False),
+    sa.Column("tool", sa.Text, nullable=False),
+    sa.Column("input", sa.JSON, nullable=False),
+    sa.Column("tool_use_id", sa.Text, nullable=True),
+    sa.Column("rule", sa.Text, nullable=True),
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("grant_key", sa.Text, nullable=False),
+    sa.Column("state", sa.Text, nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("expires_at", sa.Float, nullable=False),
+    sa.Column("answered_at", sa.Float, nullable=True),
+    sa.Column("answered_by", sa.Text, nullable=True),
+    sa.Column("message", sa.Text, nullable=True),
+    sa.Column("remember", sa.Text, nullable=True),
+    sa.Index(None, "state", "created_at"),
+    sa.Index(None, "agent_id", "state"),
+)
+
+# Remembered answers. ``grant_key`` names an agent template or profile (never a
+# display name that could be reused); session grants also carry the agent id.
+grants = sa.Table(
+    "grants",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("grant_key", sa.Text, nullable=False),
+    sa.Column("rule", sa.Text, nullable=False),
+    sa.Column("decision", sa.Text, nullable=False),
+    sa.Column("scope", sa.Text, nullable=False),
+    sa.Column("agent_id", sa.Text, nullable=True),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("created_by", sa.Text, nullable=True),
+    sa.Index(None, "grant_key", "scope"),
+    **TABLE_KWARGS,
+)
+
+# Hash-chained audit log of every permission decision: each entry's hash covers
+# its content and the previous entry's hash, so an edit, removal or reordering
+# breaks the chain from that entry on.
+audit = sa.Table(
+    "audit",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("ts", sa.Float, nullable=False),
+    sa.Column("agent_id", sa.Text, nullable=False),
+    sa.Column("tool", sa.Text, nullable=False),
+    sa.Column("input_digest", sa.Text, nullable=False),
+    sa.Column("decision", sa.Text, nullable=False),
+    sa.Column("rule", sa.Text, nullable=True),
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("answered_by", sa.Text, nullable=True),
+    sa.Column("prev_hash", sa.Text, nullable=False),
+    sa.Column("hash", sa.Text, nullable=False),
+    **TABLE_KWARGS,
+)
