@@ -191,3 +191,29 @@ async def test_resume_refuses_a_live_agent(deck: tuple[Store, Runner]) -> None:
     await session.next_result(timeout=60)
     with pytest.raises(InvalidState):
         await runner.resume(session.agent.id, "x")
+
+
+def test_cost_events_carry_each_turns_delta(tmp_path: Path) -> None:
+    from claude_agent_sdk import ResultMessage
+
+    from agentdeck.runner.mapping import MessageMapper
+    from agentdeck.runner.payloads import PayloadStore
+
+    mapper = MessageMapper("a1", PayloadStore(tmp_path), output_limit=100, clock=lambda: 1.0)
+
+    def result(total: float) -> ResultMessage:
+        return ResultMessage(
+            subtype="success",
+            duration_ms=1,
+            duration_api_ms=1,
+            is_error=False,
+            num_turns=1,
+            session_id="s",
+            total_cost_usd=total,
+        )
+
+    deltas = []
+    for total in (0.25, 0.75, 0.75):
+        (cost,) = [e for e in mapper.map(result(total)).events if e.type == EventType.COST_UPDATED]
+        deltas.append(cost.data()["delta_usd"])
+    assert deltas == [0.25, 0.5, 0.0]

@@ -119,10 +119,15 @@ class PermissionResolved(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class CostUpdated(Event):
+    """After each turn. ``cost_usd`` is the Claude Code process's running total
+    (it restarts with each new process); ``delta_usd`` is what this turn cost, so
+    summing deltas gives the spend over any period."""
+
     type: ClassVar[EventType] = EventType.COST_UPDATED
     cost_usd: float
     input_tokens: int
     output_tokens: int
+    delta_usd: float = 0.0
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -100,6 +100,7 @@ class MessageMapper:
         self.clock = clock
         self.session_id: str | None = None
         self._running_tools: dict[str, str] = {}
+        self._process_cost = 0.0  # the CLI's running total, per process
 
     def map(self, message: object) -> Mapped:
         out = Mapped()
@@ -242,13 +243,16 @@ class MessageMapper:
                 errors=list(msg.errors or []),
             )
         )
+        total = msg.total_cost_usd or 0.0
+        delta, self._process_cost = max(0.0, total - self._process_cost), total
         out.events.append(
             CostUpdated(
                 agent_id=self.agent_id,
                 ts=ts,
-                cost_usd=msg.total_cost_usd or 0.0,
+                cost_usd=total,
                 input_tokens=in_tok,
                 output_tokens=out_tok,
+                delta_usd=delta,
             )
         )
 
