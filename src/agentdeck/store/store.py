@@ -25,10 +25,11 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from agentdeck.core.agent import Agent, AgentState
+from agentdeck.core.audit import AuditEntry, AuditRecord, ChainVerifier, VerifyResult
 from agentdeck.core.events import Event, StoredEvent
 from agentdeck.core.ports import Command, Subscriber
 from agentdeck.errors import NotFound, StoreError, UsageError
-from agentdeck.store import dialect, migrate, reads, writes
+from agentdeck.store import audit, dialect, migrate, reads, writes
 from agentdeck.store.reads import StoreStats
 from agentdeck.store.rows import agent_to_row, event_to_row
 from agentdeck.store.writer import Writer
@@ -244,6 +245,53 @@ class Store:
     async def list_commands(self, agent_id: str) -> list[Command]:
         """All commands for the agent, claimed or not, oldest first."""
         return await self._read(functools.partial(reads.list_commands, agent_id=agent_id))
+
+    # --- audit ----------------------------------------------------------------
+
+    async def append_audit(self, record: AuditRecord) -> AuditEntry:
+        """Chain one decision onto the audit log; returns it once committed.
+
+        Reading the head and inserting happen in one write transaction, so the
+        chain stays linear across processes."""
+        entry: AuditEntry = await self._write(functools.partial(audit.append_entry, record=record))
+        return entry
+
+    async def read_audit(
+        self, *, after: int = 0, limit: int = 1000, agent_id: str | None = None
+    ) -> list[AuditEntry]:
+        """Audit entries with ``id > after``, ascending id."""
+        return await self._read(
+            functools.partial(audit.read_entries, after=after, limit=limit, agent_id=agent_id)
+        )
+
+    async def read_audit_tail(
+        self, *, limit: int = 50, agent_id: str | None = None
+    ) -> list[AuditEntry]:
+        """The newest ``limit`` audit entries (of one agent, if given), ascending id."""
+        return await self._read(functools.partial(audit.read_tail, limit=limit, agent_id=agent_id))
+
+    async def verify_audit(self, *, page_size: int = 2000) -> VerifyResult:
+        """Verify the chain up to the entry that was newest when called, one
+        page (and one read transaction) at a time: memory stays flat."""
+        verifier = ChainVerifier()
+        end = await self._read(audit.last_id)
+        after = 0
+        while after < end:
+            page = await self.read_audit(after=after, limit=page_size)
+            for entry in page:
+                if entry.id > end:
+                    return verifier.result()
+                if verifier.feed(entry) is not None:
+                    return verifier.result()
+                after = entry.id
+            if not page:
+                break
+        return verifier.result()
+
+    async def spend_since(self, ts: float) -> float:
+        """USD spent by every agent in events at or after ``ts`` (see
+        ``store.audit.spend_since`` for how per-process costs are differenced)."""
+        return await self._read(functools.partial(audit.spend_since, since=ts))
 
     # --- maintenance ----------------------------------------------------------
 

@@ -1,0 +1,187 @@
+"""The audit table: appends through the one write path, a linear chain across
+Store instances, streamed verification, and tampering through plain sqlite3."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from agentdeck.core.audit import GENESIS, AuditDecision, AuditProblem, AuditRecord, verify
+from agentdeck.store import Store
+
+from .conftest import sqlite_rows
+
+pytestmark = pytest.mark.anyio
+
+N = 1000
+
+
+def decision(n: int, agent_id: str = "a1") -> AuditRecord:
+    return AuditRecord.for_input(
+        agent_id=agent_id,
+        tool="Bash",
+        tool_input={"command": f"pytest -k t{n}"},
+        decision=AuditDecision.ALLOW if n % 3 else AuditDecision.DENIED,
+        reason=f"decision {n}",
+        rule="Bash(pytest *)" if n % 2 else None,
+        answered_by="policy" if n % 3 else "user:cli",
+        ts=1_700_000_000 + n / 10,
+    )
+
+
+async def fill(store: Store, n: int, agent_id: str = "a1") -> None:
+    await asyncio.gather(*(store.append_audit(decision(i, agent_id)) for i in range(n)))
+
+
+def tamper(db_path: Path, sql: str, params: tuple[object, ...] = ()) -> None:
+    conn = sqlite3.connect(db_path, timeout=30)
+    try:
+        with conn:
+            conn.execute(sql, params)
+    finally:
+        conn.close()
+
+
+async def test_append_returns_the_chained_entry(store: Store) -> None:
+    first = await store.append_audit(decision(1))
+    second = await store.append_audit(decision(2))
+    assert (first.id, first.prev_hash) == (1, GENESIS)
+    assert (second.id, second.prev_hash) == (2, first.hash)
+    assert await store.read_audit() == [first, second]
+    assert sqlite_rows(store.db_path, "SELECT id, hash FROM audit ORDER BY id") == [
+        (1, first.hash),
+        (2, second.hash),
+    ]
+
+
+async def test_a_thousand_concurrent_appends_form_one_valid_chain(store: Store) -> None:
+    await fill(store, N)
+    entries = await store.read_audit(limit=N + 1)
+    assert [e.id for e in entries] == list(range(1, N + 1))
+    assert verify(entries).ok
+    result = await store.verify_audit(page_size=7)  # many pages, one at a time
+    assert result.ok and result.count == N and result.head == entries[-1].hash
+
+
+async def test_two_stores_on_one_file_keep_the_chain_linear(db_path: Path) -> None:
+    one = Store.open(db_path)
+    two = Store.open(db_path)
+    try:
+        await asyncio.gather(fill(one, N // 2, "from-one"), fill(two, N // 2, "from-two"))
+        result = await one.verify_audit()
+        assert result.ok and result.count == N
+        entries = await two.read_audit(limit=N)
+        agents = {e.agent_id for e in entries}
+        assert agents == {"from-one", "from-two"}
+        # Interleaved, yet every prev_hash is the entry before it: no fork.
+        assert len({e.prev_hash for e in entries}) == N
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def test_read_filters_and_tail(store: Store) -> None:
+    await fill(store, 10, "a1")
+    await fill(store, 5, "a2")
+    assert [e.id for e in await store.read_audit(after=12)] == [13, 14, 15]
+    assert {e.agent_id for e in await store.read_audit(agent_id="a2")} == {"a2"}
+    assert [e.id for e in await store.read_audit_tail(limit=3, agent_id="a1")] == [8, 9, 10]
+    assert [e.id for e in await store.read_audit_tail(limit=2)] == [14, 15]
+
+
+async def test_an_empty_log_verifies(store: Store) -> None:
+    result = await store.verify_audit()
+    assert result.ok and result.count == 0 and result.head == GENESIS
+
+
+K = 417
+
+
+async def broken(store: Store, sql: str, params: tuple[object, ...] = ()) -> tuple[int, str]:
+    await fill(store, N)
+    tamper(store.db_path, sql, params)
+    result = await store.verify_audit(page_size=100)
+    assert not result.ok and result.entry_id is not None and result.problem is not None
+    return result.entry_id, str(result.problem)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "decision = CASE decision WHEN 'allow' THEN 'deny' ELSE 'allow' END",
+        "reason = reason || '.'",
+        "ts = ts + 0.5",
+        "answered_by = 'user:web'",
+        "rule = 'Bash(*)'",
+        "input_digest = upper(input_digest)",
+        "prev_hash = hash",
+    ],
+)
+async def test_an_edited_field_is_reported_at_that_entry(store: Store, change: str) -> None:
+    sql = f"UPDATE audit SET {change} WHERE id = ?"
+    assert await broken(store, sql, (K,)) == (K, AuditProblem.EDITED)
+
+
+async def test_a_deleted_entry_is_reported_at_its_own_id(store: Store) -> None:
+    # The report names the MISSING id (K), not the entry after the gap.
+    assert await broken(store, "DELETE FROM audit WHERE id = ?", (K,)) == (
+        K,
+        AuditProblem.REMOVED,
+    )
+
+
+async def test_deleting_the_first_entry_is_reported(store: Store) -> None:
+    assert await broken(store, "DELETE FROM audit WHERE id = 1") == (1, AuditProblem.REMOVED)
+
+
+async def test_swapped_entries_are_reported(store: Store) -> None:
+    await fill(store, N)
+    cols = "ts, agent_id, tool, input_digest, decision, rule, reason, answered_by, prev_hash, hash"
+    conn = sqlite3.connect(store.db_path, timeout=30)
+    try:
+        with conn:
+            rows = {
+                i: conn.execute(f"SELECT {cols} FROM audit WHERE id = ?", (i,)).fetchone()
+                for i in (K, K + 5)
+            }
+            sets = ", ".join(f"{c} = ?" for c in cols.split(", "))
+            for i, j in ((K, K + 5), (K + 5, K)):
+                conn.execute(f"UPDATE audit SET {sets} WHERE id = ?", (*rows[j], i))
+    finally:
+        conn.close()
+    result = await store.verify_audit(page_size=100)
+    assert (result.entry_id, result.problem) == (K, AuditProblem.EDITED)
+
+
+async def test_a_forged_tail_entry_is_reported(store: Store) -> None:
+    forged = (
+        "INSERT INTO audit (id, ts, agent_id, tool, input_digest, decision, rule, reason,"
+        " answered_by, prev_hash, hash) VALUES (?, 1.0, 'a1', 'Bash', 'x', 'allow', NULL,"
+        " 'forged', 'policy', ?, ?)"
+    )
+    result = await broken(store, forged, (N + 1, "e" * 64, "f" * 64))
+    assert result == (N + 1, AuditProblem.EDITED)
+
+
+async def test_a_forged_tail_entry_with_a_valid_own_hash_but_wrong_link(store: Store) -> None:
+    from agentdeck.core.audit import seal
+    from agentdeck.store.audit import entry_to_row
+
+    entry = seal("e" * 64, N + 1, decision(N + 1))
+    row = entry_to_row(entry)
+    cols = ", ".join(row)
+    sql = f"INSERT INTO audit ({cols}) VALUES ({', '.join('?' * len(row))})"
+    result = await broken(store, sql, tuple(row.values()))
+    assert result == (N + 1, AuditProblem.BROKEN_LINK)
+
+
+async def test_appends_after_a_break_still_chain_onto_the_head(store: Store) -> None:
+    await fill(store, 3)
+    tamper(store.db_path, "DELETE FROM audit WHERE id = 2")
+    entry = await store.append_audit(decision(9))
+    assert entry.id == 4 and entry.prev_hash == (await store.read_audit(after=2))[0].hash
+    result = await store.verify_audit()
+    assert (result.entry_id, result.problem, result.count) == (2, AuditProblem.REMOVED, 1)
