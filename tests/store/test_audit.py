@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from agentdeck.core.agent import AgentState
 from agentdeck.core.audit import GENESIS, AuditDecision, AuditProblem, AuditRecord, verify
+from agentdeck.core.events import CostUpdated, Event, StateChanged
 from agentdeck.store import Store
 
 from .conftest import sqlite_rows
@@ -185,3 +187,70 @@ async def test_appends_after_a_break_still_chain_onto_the_head(store: Store) -> 
     assert entry.id == 4 and entry.prev_hash == (await store.read_audit(after=2))[0].hash
     result = await store.verify_audit()
     assert (result.entry_id, result.problem, result.count) == (2, AuditProblem.REMOVED, 1)
+
+
+# --- spend_since ----------------------------------------------------------------
+
+
+def starting(agent_id: str, ts: float) -> StateChanged:
+    return StateChanged(agent_id=agent_id, ts=ts, old=None, new=AgentState.STARTING)
+
+
+def running(agent_id: str, ts: float) -> StateChanged:
+    return StateChanged(agent_id=agent_id, ts=ts, old="starting", new=AgentState.RUNNING)
+
+
+def spent(agent_id: str, ts: float, usd: float) -> CostUpdated:
+    return CostUpdated(agent_id=agent_id, ts=ts, cost_usd=usd, input_tokens=1, output_tokens=1)
+
+
+def history() -> list[Event]:
+    """Two processes of agent a (a resume at t=60), one of b, one of c before t=40."""
+    return [
+        starting("a", 10),
+        running("a", 11),
+        spent("a", 20, 0.10),
+        starting("c", 21),
+        spent("c", 22, 0.50),
+        spent("a", 30, 0.25),  # process 1 of a: 0.25 in all, 0.15 after t=25
+        spent("a", 50, 0.40),
+        starting("b", 52),
+        spent("b", 53, 0.20),
+        spent("b", 54, 0.0),  # a result without a cost
+        spent("b", 55, 0.30),
+        starting("a", 60),
+        running("a", 61),
+        spent("a", 70, 0.05),  # process 2 of a restarts its cumulative count
+        spent("a", 80, 0.12),
+    ]
+
+
+@pytest.mark.parametrize(
+    "since, expected",
+    [
+        (0, 0.40 + 0.12 + 0.30 + 0.50),  # every process's final cumulative cost
+        (25, 0.30 + 0.12 + 0.30),  # a: 0.40-0.10 then 0.12; c spent before
+        (51, 0.12 + 0.30),
+        (56, 0.12),
+        (75, 0.07),
+        (81, 0.0),
+    ],
+)
+async def test_spend_since_differences_cumulative_costs_per_process(
+    store: Store, since: float, expected: float
+) -> None:
+    await store.append(history())
+    assert await store.spend_since(since) == pytest.approx(expected)
+
+
+async def test_spend_since_takes_a_drop_without_a_start_as_a_new_process(store: Store) -> None:
+    await store.append([spent("x", 1, 0.5), spent("x", 2, 0.2), spent("x", 3, 0.3)])
+    assert await store.spend_since(0) == pytest.approx(0.5 + 0.3)
+    assert await store.spend_since(2) == pytest.approx(0.2 + 0.1)
+
+
+async def test_spend_since_finds_a_baseline_far_back(store: Store) -> None:
+    # Many state changes between the last pre-window cost and the window.
+    noise = [running("y", 5 + i / 1000) for i in range(250)]
+    await store.append([starting("y", 1), spent("y", 2, 1.0), *noise, spent("y", 10, 1.5)])
+    assert await store.spend_since(9) == pytest.approx(0.5)
