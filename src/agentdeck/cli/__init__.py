@@ -12,7 +12,7 @@ import sys
 
 import typer
 
-from agentdeck.cli import agents, daemon, mock, run
+from agentdeck.cli import agents, audit, daemon, mock, run
 from agentdeck.cli.context import console_err
 from agentdeck.errors import AgentdeckError
 
@@ -27,6 +27,7 @@ run.register(app)
 agents.register(app)
 mock.register(app)
 daemon.register(app)
+audit.register(app)
 
 
 def main() -> None:
