@@ -200,8 +200,10 @@ def running(agent_id: str, ts: float) -> StateChanged:
     return StateChanged(agent_id=agent_id, ts=ts, old="starting", new=AgentState.RUNNING)
 
 
-def spent(agent_id: str, ts: float, usd: float) -> CostUpdated:
-    return CostUpdated(agent_id=agent_id, ts=ts, cost_usd=usd, input_tokens=1, output_tokens=1)
+def spent(agent_id: str, ts: float, usd: float, delta: float = 0.0) -> CostUpdated:
+    return CostUpdated(
+        agent_id=agent_id, ts=ts, cost_usd=usd, input_tokens=1, output_tokens=1, delta_usd=delta
+    )
 
 
 def history() -> list[Event]:
@@ -209,26 +211,32 @@ def history() -> list[Event]:
     return [
         starting("a", 10),
         running("a", 11),
-        spent("a", 20, 0.10),
+        spent("a", 20, 0.10, 0.10),
         starting("c", 21),
-        spent("c", 22, 0.50),
-        spent("a", 30, 0.25),  # process 1 of a: 0.25 in all, 0.15 after t=25
-        spent("a", 50, 0.40),
+        spent("c", 22, 0.50, 0.50),
+        spent("a", 30, 0.25, 0.15),  # process 1 of a: 0.25 in all, 0.15 after t=25
+        spent("a", 50, 0.40, 0.15),
         starting("b", 52),
-        spent("b", 53, 0.20),
+        spent("b", 53, 0.20, 0.20),
         spent("b", 54, 0.0),  # a result without a cost
-        spent("b", 55, 0.30),
+        spent("b", 55, 0.30, 0.10),
         starting("a", 60),
         running("a", 61),
-        spent("a", 70, 0.05),  # process 2 of a restarts its cumulative count
-        spent("a", 80, 0.12),
+        spent("a", 70, 0.05, 0.05),  # process 2 of a restarts its running total
+        spent("a", 80, 0.12, 0.07),
     ]
 
 
+def drop_deltas(db_path: Path) -> None:
+    """Make the log look like one written before CostUpdated carried delta_usd."""
+    tamper(db_path, "UPDATE events SET data = json_remove(data, '$.delta_usd')")
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["delta_usd", "running-totals"])
 @pytest.mark.parametrize(
     "since, expected",
     [
-        (0, 0.40 + 0.12 + 0.30 + 0.50),  # every process's final cumulative cost
+        (0, 0.40 + 0.12 + 0.30 + 0.50),  # every process's final running total
         (25, 0.30 + 0.12 + 0.30),  # a: 0.40-0.10 then 0.12; c spent before
         (51, 0.12 + 0.30),
         (56, 0.12),
@@ -236,21 +244,35 @@ def history() -> list[Event]:
         (81, 0.0),
     ],
 )
-async def test_spend_since_differences_cumulative_costs_per_process(
-    store: Store, since: float, expected: float
+async def test_spend_since_sums_what_each_turn_cost(
+    store: Store, since: float, expected: float, legacy: bool
 ) -> None:
     await store.append(history())
+    if legacy:
+        drop_deltas(store.db_path)
     assert await store.spend_since(since) == pytest.approx(expected)
 
 
-async def test_spend_since_takes_a_drop_without_a_start_as_a_new_process(store: Store) -> None:
+async def test_old_running_totals_take_a_drop_without_a_start_as_a_new_process(
+    store: Store,
+) -> None:
     await store.append([spent("x", 1, 0.5), spent("x", 2, 0.2), spent("x", 3, 0.3)])
+    drop_deltas(store.db_path)
     assert await store.spend_since(0) == pytest.approx(0.5 + 0.3)
     assert await store.spend_since(2) == pytest.approx(0.2 + 0.1)
 
 
-async def test_spend_since_finds_a_baseline_far_back(store: Store) -> None:
+async def test_old_running_totals_find_a_baseline_far_back(store: Store) -> None:
     # Many state changes between the last pre-window cost and the window.
     noise = [running("y", 5 + i / 1000) for i in range(250)]
     await store.append([starting("y", 1), spent("y", 2, 1.0), *noise, spent("y", 10, 1.5)])
+    drop_deltas(store.db_path)
     assert await store.spend_since(9) == pytest.approx(0.5)
+
+
+async def test_a_mixed_log_counts_each_turn_once(store: Store) -> None:
+    await store.append([starting("z", 1), spent("z", 2, 0.2), spent("z", 3, 0.5)])
+    drop_deltas(store.db_path)  # the first two were written by an older agentdeck
+    await store.append([spent("z", 4, 0.9, 0.4)])
+    assert await store.spend_since(0) == pytest.approx(0.9)
+    assert await store.spend_since(3) == pytest.approx(0.3 + 0.4)

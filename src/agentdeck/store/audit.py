@@ -89,17 +89,17 @@ _MARKER_PAGE = 100
 def spend_since(conn: Connection, since: float) -> float:
     """USD spent by all agents in events with ``ts >= since``.
 
-    ``CostUpdated.cost_usd`` is cumulative per Claude Code PROCESS, and every
-    process is preceded by a ``StateChanged(new="starting")`` of its agent
-    (spawn, resume, fork). So per agent, walking its cost and start events in
-    id order, each cost event adds ``cost - previous cost of the same process``;
-    the baseline is the last such event before the window (0 if a start came
-    after it). A ``cost_usd`` of 0 is skipped (a result without a cost says
-    nothing), and a cost that goes DOWN without a start in between is taken as
-    a new process (its whole cost counts).
+    A ``CostUpdated`` carrying ``delta_usd`` (what its turn cost) adds that.
+    Older events have only ``cost_usd``, the running total of one Claude Code
+    PROCESS, and every process is preceded by a ``StateChanged(new="starting")``
+    of its agent (spawn, resume, fork); for those, each event adds ``cost_usd -
+    the previous running total of the same process``, the baseline being the
+    last such figure before the window (0 if a start came after it). A running
+    total of 0 is skipped (a result without a cost says nothing), and one that
+    goes DOWN without a start in between is taken as a new process.
 
-    Cost: one scan of the events in the window (``ts`` is not indexed) plus one
-    index-backed look-back per agent active in it.
+    Cost: one scan of the events in the window (``ts`` is not indexed) plus,
+    for old events only, one index-backed look-back per agent.
     """
     window = conn.execute(
         sa.select(events.c.id, events.c.agent_id, events.c.type, events.c.data)
@@ -111,17 +111,21 @@ def spend_since(conn: Connection, since: float) -> float:
         by_agent[agent_id].append((event_id, type_, data))
     total = 0.0
     for agent_id, rows in by_agent.items():
-        prev = _baseline(conn, agent_id, before_id=rows[0][0])
-        for _, type_, data in rows:
+        prev: float | None = None  # the process's running total, looked up when needed
+        for event_id, type_, data in rows:
             if type_ == _STATE:
                 if _is_start(data):
                     prev = 0.0
                 continue
             cost = float(data.get("cost_usd") or 0.0)
-            if cost <= 0.0:
-                continue
-            total += cost - prev if cost >= prev else cost
-            prev = cost
+            if "delta_usd" in data:
+                total += max(0.0, float(data["delta_usd"] or 0.0))
+            elif cost > 0.0:
+                if prev is None:
+                    prev = _baseline(conn, agent_id, before_id=event_id)
+                total += cost - prev if cost >= prev else cost
+            if cost > 0.0:
+                prev = cost
     return total
 
 
