@@ -96,3 +96,16 @@ class PolicyDenied(AgentdeckError):
         super().__init__(reason)
         self.reason = reason
         self.rule = rule
+
+
+class PolicyError(AgentdeckError):
+    """A permission rule or profile is malformed: where (``source``, ``line``) and what."""
+
+    exit_code = 2
+
+    def __init__(self, source: str, problem: str, *, line: int | None = None) -> None:
+        where = f"{source}, line {line}" if line is not None else source
+        super().__init__(f"{where}: {problem}")
+        self.source = source
+        self.line = line
+        self.problem = problem

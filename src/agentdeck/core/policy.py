@@ -1,0 +1,198 @@
+"""The policy engine: may this tool call run? Pure and deterministic.
+
+``decide`` answers allow, ask or deny, with a human reason and the rule that made
+the decision. Order:
+
+1. a tool outside the profile's ``enabled_tools`` (when set) or matching
+   ``disabled_tools`` does not exist: deny;
+2. deny rules (the profile's, then remembered deny grants) — the first match;
+3. ask rules;
+4. allow rules (the profile's, then remembered allow grants);
+5. the profile's default (``ask`` unless set).
+
+A Bash line is judged per simple command (``bash_split``): a deny or ask on any
+sub-command wins, and an allow needs every sub-command allowed (by the same or
+different rules). Sub-commands no rule allows fall to the default. A call that
+cannot be judged with confidence — a command the splitter does not understand,
+an input without its path, command or url — is never allowed by a specifier
+rule, nor by an ``allow`` default: a bare rule (``Bash``) still allows it when
+no specifier deny/ask rule for that tool could have been dodged; otherwise the
+answer is ``deny`` if the profile defaults to deny, else ``ask``.
+
+Unlike Claude Code in ``-p`` mode, read-only commands are not auto-allowed: a
+profile lists them (the shipped ``default`` does). Rule syntax and matching are
+described in ``policy_rules`` and ``policy_paths``; profiles in
+``policy_profile``.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentdeck.core.policy_profile import Budgets, Decision, KeyPath, Profile, profile_from_dict
+from agentdeck.core.policy_rules import Rule, Unit
+from agentdeck.core.policy_subject import Subject, analyze, rule_for, rules_for
+from agentdeck.errors import PolicyError
+
+__all__ = [
+    "Budgets",
+    "Decision",
+    "Grant",
+    "KeyPath",
+    "PolicyError",
+    "Profile",
+    "Rule",
+    "Verdict",
+    "decide",
+    "profile_from_dict",
+    "rule_for",
+    "rules_for",
+]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    decision: Decision
+    reason: str  # never empty
+    rule: str | None  # the rule that decided; None for the default and enabled_tools
+    source: str  # "profile:<name>" or "grant"
+
+
+@dataclass(frozen=True)
+class Grant:
+    """A remembered answer: ``rule`` allowed or denied from now on."""
+
+    rule: str
+    decision: Decision
+    parsed: Rule = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.decision not in (Decision.ALLOW, Decision.DENY):
+            raise PolicyError("grant", f"a grant allows or denies, not {self.decision!r}")
+        object.__setattr__(self, "decision", Decision(self.decision))
+        object.__setattr__(self, "parsed", Rule.parse(self.rule, source="grant"))
+
+
+@dataclass(frozen=True)
+class _Entry:
+    rule: Rule
+    source: str
+    where: str  # "in the deny list of profile x", "by a remembered grant"
+
+
+def decide(
+    profile: Profile,
+    tool: str,
+    tool_input: Mapping[str, Any],
+    *,
+    workspace: str,
+    home: str,
+    grants: Sequence[Grant] = (),
+) -> Verdict:
+    """The decision for one call of ``tool`` with ``tool_input`` (see the module doc)."""
+    workspace, home = _absolute(workspace, "workspace"), _absolute(home, "home")
+    src, name = f"profile:{profile.name}", profile.name
+    if profile.enabled_tools is not None and not any(
+        r.covers_tool(tool) for r in profile.enabled_tools
+    ):
+        enabled = ", ".join(r.text for r in profile.enabled_tools) or "none"
+        why = f"`{tool}` is not one of the tools profile {name} enables ({enabled})"
+        return Verdict(Decision.DENY, why, None, src)
+    for rule in profile.disabled_tools:
+        if rule.covers_tool(tool):
+            why = f"`{tool}` is disabled by profile {name} (`{rule.text}`)"
+            return Verdict(Decision.DENY, why, rule.text, src)
+
+    def entries(rules: Sequence[Rule], kind: Decision) -> list[_Entry]:
+        own = [_Entry(r, src, f"in the {kind} list of profile {name}") for r in rules]
+        remembered = [
+            _Entry(g.parsed, "grant", f"by a remembered {kind} grant")
+            for g in grants
+            if g.decision == kind
+        ]
+        return own + remembered
+
+    tiers = {
+        Decision.DENY: entries(profile.deny, Decision.DENY),
+        Decision.ASK: entries(profile.ask, Decision.ASK),
+        Decision.ALLOW: entries(profile.allow, Decision.ALLOW),
+    }
+    subject = analyze(tool, tool_input, workspace=workspace, home=home)
+    where = {"workspace": workspace, "home": home}
+    units = subject.units or (Unit(label=tool),)
+    for kind, verb in ((Decision.DENY, "denied"), (Decision.ASK, "needs approval")):
+        for unit in units:
+            for e in tiers[kind]:
+                if e.rule.matches(tool, unit, allow=False, **where):
+                    what = _what(subject, unit)
+                    return Verdict(
+                        kind, f"{what} {verb}: `{e.rule.text}` {e.where}", e.rule.text, e.source
+                    )
+
+    if subject.problem is not None:
+        return _unsure(profile, subject, subject.problem, tiers, src)
+    allowed: list[tuple[Unit, _Entry]] = []
+    for unit in units:
+        hit = next(
+            (e for e in tiers[Decision.ALLOW] if e.rule.matches(tool, unit, allow=True, **where)),
+            None,
+        )
+        if hit is None:
+            what = _what(subject, unit)
+            why = f"no rule allows {what}; profile {name} defaults to {profile.default}"
+            return Verdict(profile.default, why, None, src)
+        allowed.append((unit, hit))
+    rules = list(dict.fromkeys(e.rule.text for _, e in allowed))
+    sources = list(dict.fromkeys(e.source for _, e in allowed))
+    if len(allowed) == 1:
+        unit, e = allowed[0]
+        why = f"{_what(subject, unit)} allowed: `{e.rule.text}` {e.where}"
+    else:
+        parts = "; ".join(f"`{u.label}` by `{e.rule.text}`" for u, e in allowed)
+        why = f"every sub-command is allowed: {parts}"
+    return Verdict(Decision.ALLOW, why, ", ".join(rules), " + ".join(sources))
+
+
+def _unsure(
+    profile: Profile,
+    subject: Subject,
+    problem: str,
+    tiers: Mapping[Decision, Sequence[_Entry]],
+    src: str,
+) -> Verdict:
+    tool = subject.tool
+    guarded = any(
+        not e.rule.is_bare and e.rule.covers_tool(tool)
+        for kind in (Decision.DENY, Decision.ASK)
+        for e in tiers[kind]
+    )
+    if not guarded:
+        for e in tiers[Decision.ALLOW]:
+            if e.rule.is_bare and e.rule.covers_tool(tool):
+                why = f"`{tool}` allowed: `{e.rule.text}` {e.where} (although {problem})"
+                return Verdict(Decision.ALLOW, why, e.rule.text, e.source)
+    decision = Decision.DENY if profile.default is Decision.DENY else Decision.ASK
+    then = "defaults to deny" if decision is Decision.DENY else "asks"
+    why = (
+        f"this `{tool}` call cannot be judged with confidence ({problem}), so no rule"
+        f" allows it; profile {profile.name} {then}"
+    )
+    return Verdict(decision, why, None, src)
+
+
+def _what(subject: Subject, unit: Unit) -> str:
+    if subject.tool == "Bash":
+        many = len(subject.units) > 1
+        return f"{'sub-command' if many else 'command'} `{unit.label}`"
+    if unit.label == subject.tool:
+        return f"`{subject.tool}`"
+    return f"`{subject.tool}` of `{unit.label}`"
+
+
+def _absolute(path: str, what: str) -> str:
+    if not path.startswith("/"):
+        raise ValueError(f"the {what} must be an absolute path, not {path!r}")
+    return "/" + posixpath.normpath(path).lstrip("/")
