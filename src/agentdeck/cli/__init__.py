@@ -12,7 +12,7 @@ import sys
 
 import typer
 
-from agentdeck.cli import agents, audit, daemon, mock, run
+from agentdeck.cli import agents, audit, daemon, mock, policy, run
 from agentdeck.cli.context import console_err
 from agentdeck.errors import AgentdeckError
 
@@ -28,6 +28,7 @@ agents.register(app)
 mock.register(app)
 daemon.register(app)
 audit.register(app)
+policy.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,144 @@
+"""Read profiles: shipped YAML ones, YAML files, or Claude Code ``settings.json``.
+
+``load_profile(x)`` takes a built-in name (``default``, ``strict``, ``permissive``)
+or a path. A ``.json`` file is a Claude Code settings file: its ``permissions``
+block (``allow``, ``ask``, ``deny``, ``defaultMode``, ``additionalDirectories``)
+is imported as it is; ``defaultMode`` is carried as ``permission_mode`` and
+sets the default decision (``dontAsk`` and ``plan`` → deny, ``bypassPermissions``
+→ allow, anything else → ask). Other settings keys are ignored. Errors are
+``PolicyError``s naming the file, the line when known, and the problem.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from agentdeck.core.policy import KeyPath, Profile, profile_from_dict
+from agentdeck.errors import PolicyError
+
+_SHIPPED = "profiles"
+_MODE_DEFAULTS = {"dontAsk": "deny", "plan": "deny", "bypassPermissions": "allow"}
+
+
+def builtin_profile_names() -> list[str]:
+    folder = resources.files("agentdeck.governance").joinpath(_SHIPPED)
+    return sorted(
+        p.name.removesuffix(".yaml") for p in folder.iterdir() if p.name.endswith(".yaml")
+    )
+
+
+def load_profile(path_or_name: str | Path) -> Profile:
+    """A shipped profile by name, or a YAML / settings.json file by path."""
+    text_name = str(path_or_name)
+    looks_like_path = isinstance(path_or_name, Path) or any(
+        marker in text_name for marker in ("/", "\\", ".yaml", ".yml", ".json")
+    )
+    if not looks_like_path:
+        if text_name not in builtin_profile_names():
+            known = ", ".join(builtin_profile_names())
+            raise PolicyError(
+                text_name, f"no such profile (built-in: {known}; or give a file path)"
+            )
+        shipped = resources.files("agentdeck.governance").joinpath(_SHIPPED, f"{text_name}.yaml")
+        return profile_from_yaml(shipped.read_text(encoding="utf-8"), f"{text_name}.yaml")
+    path = Path(path_or_name)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise PolicyError(str(path), f"cannot read the profile: {exc.strerror or exc}") from None
+    if path.suffix == ".json":
+        return profile_from_settings_json(text, str(path))
+    return profile_from_yaml(text, str(path))
+
+
+def profile_from_yaml(text: str, source: str) -> Profile:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        line = mark.line + 1 if mark is not None else None
+        raise PolicyError(source, f"invalid YAML: {exc.problem}", line=line) from None
+    except yaml.YAMLError as exc:
+        raise PolicyError(source, f"invalid YAML: {exc}") from None
+    lines: dict[KeyPath, int] = {}
+    if node is not None:
+        _collect_lines(node, (), lines)
+    if data is None:
+        data = {}
+    if not isinstance(data, Mapping):
+        raise PolicyError(source, "a profile is a mapping of keys (name, allow, deny, …)", line=1)
+    return profile_from_dict(data, source, lines=lines)
+
+
+def _collect_lines(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int]) -> None:
+    lines[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode):
+                _collect_lines(value, (*path, key.value), lines)
+                lines[(*path, key.value)] = key.start_mark.line + 1  # the key's line wins
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _collect_lines(item, (*path, index), lines)
+
+
+def profile_from_settings_json(text: str, source: str) -> Profile:
+    """A Claude Code settings file's ``permissions`` block as a profile."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise PolicyError(source, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
+    if not isinstance(data, dict):
+        raise PolicyError(source, "a settings file is a JSON object", line=1)
+    perms = data.get("permissions", {})
+    if not isinstance(perms, dict):
+        raise PolicyError(
+            source, "`permissions` must be an object", line=_line_of(text, "permissions")
+        )
+    mode = perms.get("defaultMode")
+    if mode is not None and not isinstance(mode, str):
+        raise PolicyError(
+            source, "`defaultMode` must be a string", line=_line_of(text, "defaultMode")
+        )
+    profile: dict[str, Any] = {
+        "name": Path(source).stem,
+        "allow": perms.get("allow"),
+        "ask": perms.get("ask"),
+        "deny": perms.get("deny"),
+        "additional_directories": perms.get("additionalDirectories"),
+        "permission_mode": mode,
+        "default": _MODE_DEFAULTS.get(mode or "", "ask"),
+    }
+    json_keys = {
+        "additional_directories": "additionalDirectories",
+        "permission_mode": "defaultMode",
+    }
+    lines: dict[KeyPath, int] = {}
+    for key in ("allow", "ask", "deny", "additional_directories"):
+        raw_key = json_keys.get(key, key)
+        key_line = _line_of(text, raw_key)
+        if key_line is not None:
+            lines[(key,)] = key_line
+        items = profile[key]
+        if isinstance(items, list):
+            offset = text.find(f'"{raw_key}"')
+            for index, item in enumerate(items):
+                found = text.find(json.dumps(item), offset) if offset >= 0 else -1
+                if found >= 0:
+                    lines[(key, index)] = text.count("\n", 0, found) + 1
+                    offset = found + 1
+    return profile_from_dict(
+        {k: v for k, v in profile.items() if v is not None}, source, lines=lines
+    )
+
+
+def _line_of(text: str, key: str) -> int | None:
+    found = text.find(f'"{key}"')
+    return text.count("\n", 0, found) + 1 if found >= 0 else None
