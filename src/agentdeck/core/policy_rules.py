@@ -23,6 +23,11 @@ Bash specifiers are matched against each simple command of the line
   trailing `` *`` also matches nothing (``Bash(ls *)`` matches ``ls``);
 * anything else — the whole command, exactly.
 
+A specifier with an unquoted shell operator (``|``, ``&``, ``;``, ``<``, ``>``,
+backticks, ``$(``) is refused: it could never match a simple command, and an
+inert deny such as ``Bash(curl * | sh)`` would only look safe. Deny the parts
+instead (``Bash(sh)``).
+
 Allow rules see a sub-command as written, or without its leading ``VAR=value``
 assignments when none of them is risky (``PATH``, ``LD_*``, ``GIT_*``,
 ``*_COMMAND`` …). They never allow a sub-command whose name is computed
