@@ -39,6 +39,11 @@ class Settings(BaseSettings):
         description="If set, passed to agents as CLAUDE_CONFIG_DIR (isolates ~/.claude).",
     )
     model: str | None = Field(default=None, description="Default model for new agents.")
+    profile: str = Field(
+        default="default",
+        description="Policy profile for agents that do not name one: a shipped profile "
+        "(default, strict, permissive) or a YAML / settings.json file.",
+    )
     max_retries: int = Field(
         default=2,
         description="CLAUDE_CODE_MAX_RETRIES for agents, so a dead endpoint fails in seconds.",

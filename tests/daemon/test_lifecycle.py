@@ -181,3 +181,69 @@ def test_demo_runs_a_crew_and_stops_cleanly(tmp_path: Path) -> None:
     for name in ("notes", "tests", "reporter", "chat"):
         assert f"  {name}: idle" in done.out
     assert (tmp_path / "home" / "demo" / "agentdeck.db").exists()
+
+
+async def test_a_pending_approval_survives_a_restart_and_reaches_the_agent(
+    env: dict[str, str], daemons: list[Daemon], tmp_path: Path
+) -> None:
+    import yaml
+
+    profile = tmp_path / "ask.yaml"
+    profile.write_text(yaml.safe_dump({"name": "asks", "default": "ask", "allow": ["Read"]}))
+    scenario = tmp_path / "touch.yaml"
+    scenario.write_text(
+        yaml.safe_dump(
+            {
+                "name": "touch",
+                "turns": [
+                    {
+                        "reply": [
+                            {"tool_use": {"name": "Bash", "input": {"command": "touch made.txt"}}}
+                        ]
+                    },
+                    {"reply": [{"text": "Made it."}]},
+                ],
+            }
+        )
+    )
+    daemon = await Daemon(env).start()
+    daemons.append(daemon)
+    async with daemon.api() as api:
+        created = await api.post(
+            "/api/agents",
+            json={"prompt": "make it", "scenario": str(scenario), "profile": str(profile)},
+        )
+        agent_id = created.json()["id"]
+
+        async def pending() -> list[dict[str, object]]:
+            return (await api.get("/api/approvals")).json()["approvals"]
+
+        (approval,) = await eventually(pending, timeout=60, what="a pending approval")
+    assert daemon.proc is not None
+    daemon.proc.kill()
+    daemon.proc.wait(timeout=10)
+
+    restarted = await Daemon(env).start()
+    daemons.append(restarted)
+    async with restarted.api() as api:
+        still = (await api.get("/api/approvals")).json()["approvals"]
+        assert [a["id"] for a in still] == [approval["id"]]  # still listed, still pending
+        assert (await api.get(f"/api/agents/{agent_id}")).json()["state"] == "interrupted"
+        answered = await api.post(
+            f"/api/approvals/{approval['id']}", json={"decision": "allow", "message": "fine by me"}
+        )
+        assert answered.json()["state"] == "allowed"
+        resumed = await api.post(f"/api/agents/{agent_id}/resume", json={})
+        assert resumed.status_code == 200, resumed.text
+
+        async def told() -> list[str]:
+            events = (await api.get("/api/events", params={"agent": agent_id})).json()["events"]
+            return [
+                e["data"]["text"]
+                for e in events
+                if e["type"] == "user_message_sent"
+                and "While you were stopped" in e["data"]["text"]
+            ]
+
+        (note,) = await eventually(told, timeout=30, what="the answer reported to the agent")
+        assert "approved: fine by me" in note

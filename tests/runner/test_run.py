@@ -74,19 +74,20 @@ async def test_follow_up_turn_on_the_same_process(deck: tuple[Store, Runner]) ->
     assert texts == ["hello", "tell me again"]
 
 
-async def test_denied_tool_is_logged_with_the_rule_that_would_allow_it(
+async def test_a_tool_the_profile_does_not_allow_is_denied_with_its_reason(
     deck: tuple[Store, Runner],
 ) -> None:
     store, runner = deck
-    # long-tool runs `python3 -c …`, which needs an allow rule we do not give.
-    session = await runner.start(AgentSpec(prompt="go", scenario="long-tool"))
+    # long-tool runs `python3 -c …`: no rule of the strict profile allows it.
+    session = await runner.start(AgentSpec(prompt="go", scenario="long-tool", profile="strict"))
     await session.wait_finished(timeout=60)
     events = await store.read(agent_id=session.agent.id)
     (resolved,) = [e for e in events if e.type == EventType.PERMISSION_RESOLVED]
-    assert resolved.data["decision"] == "deny"
-    assert "--allow 'Bash'" in resolved.data["reason"]
+    assert resolved.data["decision"] == "deny" and resolved.data["by"] == "policy"
+    assert "strict" in resolved.data["reason"]
     returned = next(e for e in events if e.type == EventType.TOOL_RETURNED)
     assert returned.data["is_error"] is True
+    assert resolved.data["reason"] in returned.data["output"]
     assert session.agent.state == AgentState.DONE
 
 

@@ -12,7 +12,7 @@ import sys
 
 import typer
 
-from agentdeck.cli import agents, audit, daemon, mock, policy, run
+from agentdeck.cli import agents, approvals, audit, daemon, mock, policy, run
 from agentdeck.cli.context import console_err
 from agentdeck.errors import AgentdeckError
 
@@ -27,6 +27,7 @@ run.register(app)
 agents.register(app)
 mock.register(app)
 daemon.register(app)
+approvals.register(app)
 audit.register(app)
 policy.register(app)
 

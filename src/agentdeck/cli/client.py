@@ -79,6 +79,10 @@ class DaemonClient:
             raise _error(response)
         return response.json()
 
+    async def call(self, method: str, path: str, **kwargs: Any) -> Any:
+        """Any API call; errors become AgentdeckErrors with the daemon's message."""
+        return await self._call(method, path, **kwargs)
+
     async def healthz(self) -> dict[str, Any]:
         # Short: a daemon that cannot answer this quickly is hung.
         data: dict[str, Any] = await self._call("GET", "/healthz", timeout=5.0)

@@ -68,6 +68,13 @@ def event_line(event: StoredEvent) -> Text | None:
         )
     if kind == EventType.ERROR_OCCURRED:
         return Text(f"✗ {d.get('message')}", style="bold red")
+    if kind == EventType.PERMISSION_REQUESTED:
+        rid = d.get("request_id")
+        return Text(
+            f"? approval needed: {tool_summary(d.get('tool', '?'), d.get('input', {}))} — "
+            f"answer with `agentdeck approve {rid}` or `agentdeck deny {rid}`",
+            style="bold yellow",
+        )
     if kind == EventType.PERMISSION_RESOLVED:
         return Text(
             f"⛔ permission {d.get('decision')}: {short(d.get('reason') or '', 160)}",

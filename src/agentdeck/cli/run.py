@@ -44,6 +44,12 @@ def run(
             "calling a real model."
         ),
     ] = None,
+    profile: Annotated[
+        str | None,
+        typer.Option(
+            help="Policy profile: default, strict, permissive, or a YAML/settings.json file."
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
 ) -> None:
     """Run one agent to the end of its turn; exit 0 on success, 1 if it ended in error."""
@@ -62,6 +68,7 @@ def run(
         max_turns=max_turns,
         budget_usd=budget_usd,
         scenario=scenario,
+        profile=str(Path(profile).resolve()) if profile and Path(profile).is_file() else profile,
     )
 
     async def go(settings: Settings) -> int:

@@ -92,6 +92,7 @@ class AgentSpec:
     budget_usd: float | None = None
     scenario: str | None = None  # path of a scripted-model scenario, if any
     resume_on_restart: bool = False  # a restarted daemon resumes it instead of interrupting
+    profile: str | None = None  # policy profile; None: the settings' default
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -106,6 +107,7 @@ class AgentSpec:
             "budget_usd": self.budget_usd,
             "scenario": self.scenario,
             "resume_on_restart": self.resume_on_restart,
+            "profile": self.profile,
         }
 
     @classmethod
@@ -122,6 +124,7 @@ class AgentSpec:
             budget_usd=data.get("budget_usd"),
             scenario=data.get("scenario"),
             resume_on_restart=bool(data.get("resume_on_restart", False)),
+            profile=data.get("profile"),
         )
 
 

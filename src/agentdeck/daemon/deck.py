@@ -10,6 +10,7 @@ import logging
 import time
 
 from agentdeck.core.agent import Agent, AgentSpec, AgentState
+from agentdeck.core.approvals import Approval, ApprovalState, GrantScope
 from agentdeck.core.events import Notice, StoredEvent
 from agentdeck.daemon.hub import EventHub
 from agentdeck.runner.runner import Runner
@@ -142,6 +143,64 @@ class Deck:
             ]
         )
         return await self.store.get_agent(agent.id)
+
+    # -- approvals -----------------------------------------------------------------
+
+    async def approvals(
+        self,
+        *,
+        states: list[ApprovalState] | None = None,
+        agent_id: str | None = None,
+        limit: int = 100,
+    ) -> list[Approval]:
+        return await self.runner.governor.approvals.list_approvals(
+            states=states, agent_id=agent_id, limit=limit
+        )
+
+    async def approval(self, ref: str) -> Approval:
+        return await self.runner.governor.approvals.find(ref)
+
+    async def answer(
+        self,
+        ref: str,
+        decision: str,
+        *,
+        by: str,
+        message: str | None = None,
+        remember: GrantScope | None = None,
+    ) -> Approval:
+        """Answer a request. If no agent waits for it any more (its process died and
+        it was resumed, or is still stopped), the answer is reported to the agent:
+        now if it runs here, else when it is next resumed."""
+        governor = self.runner.governor
+        approval = await governor.approvals.find(ref)
+        waited = governor.is_waiting(approval.id)
+        answered = await governor.answer(
+            approval.id, decision, by=by, message=message, remember=remember
+        )
+        if not waited:
+            await self._report(answered)
+        return answered
+
+    async def _report(self, approval: Approval) -> None:
+        verb = "approved" if approval.state.allows else "denied"
+        note = (
+            f"While you were stopped, your earlier request to use {approval.tool} "
+            f"({approval.input}) was {verb}"
+            + (f": {approval.message}" if approval.message else ".")
+            + (" You may try it again." if approval.state.allows else "")
+        )
+        session = self.runner.live(approval.agent_id)
+        if session is not None:
+            await session.send(note)
+            return
+        agent = await self.store.get_agent(approval.agent_id)
+        reports = [*agent.extra.get("reports", []), note]
+        await self.store.save_agent(agent.with_changes(extra={**agent.extra, "reports": reports}))
+
+    async def sweep(self) -> None:
+        """Deny orphaned requests at their deadline."""
+        await self.runner.governor.expire_orphans()
 
     # -- events and totals ---------------------------------------------------------
 

@@ -111,15 +111,27 @@ async def _serve_app(
         logger.warning("agentdeck daemon listening on %s", info.url)
         if on_ready is not None:
             await on_ready(deck, info, token)
+        sweeper = asyncio.create_task(_sweep(deck), name="approval-sweeper")
         stopper = asyncio.create_task(stop.wait())
         await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
         stopper.cancel()
+        sweeper.cancel()
     finally:
         # Stop accepting requests and end open streams, then the caller stops agents.
         close_streams(app.state)  # uvicorn waits for open responses before it stops
         server.should_exit = True
         await deck.hub.stop()
         await asyncio.wait({task}, timeout=10)
+
+
+async def _sweep(deck: Deck, every: float = 5.0) -> None:
+    """Deny approval requests nobody waits for once their deadline passes."""
+    while True:
+        try:
+            await deck.sweep()
+        except Exception:
+            logger.exception("approval sweep failed")
+        await asyncio.sleep(every)
 
 
 def bind(host: str, port: int) -> socket.socket:

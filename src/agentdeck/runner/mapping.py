@@ -243,8 +243,9 @@ class MessageMapper:
                 errors=list(msg.errors or []),
             )
         )
-        total = msg.total_cost_usd or 0.0
-        delta, self._process_cost = max(0.0, total - self._process_cost), total
+        # The process's running total; a result without one changes nothing.
+        total = max(msg.total_cost_usd or 0.0, self._process_cost)
+        delta, self._process_cost = total - self._process_cost, total
         out.events.append(
             CostUpdated(
                 agent_id=self.agent_id,

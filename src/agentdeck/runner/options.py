@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from claude_agent_sdk import ClaudeAgentOptions
-from claude_agent_sdk.types import CanUseTool, SystemPromptPreset
+from claude_agent_sdk.types import CanUseTool, HookCallback, HookMatcher, SystemPromptPreset
 
 from agentdeck.core.agent import AgentSpec
 from agentdeck.errors import CLINotFound
@@ -64,6 +64,8 @@ def build_options(
     cwd: Path,
     can_use_tool: CanUseTool | None,
     stderr: Any,
+    pre_tool: HookCallback | None = None,
+    hook_timeout: float = 660.0,
     base_url: str | None = None,
     resume: str | None = None,
     fork: bool = False,
@@ -85,6 +87,17 @@ def build_options(
         max_budget_usd=spec.budget_usd,
         env=agent_env(settings, base_url),
         can_use_tool=can_use_tool,
+        # The policy sees every tool call first. A failing or timed-out hook must
+        # block, not fail open (Claude Code's default for hooks).
+        hooks={
+            "PreToolUse": [
+                HookMatcher(
+                    matcher=None, hooks=[pre_tool], timeout=hook_timeout, on_failure="block"
+                )
+            ]
+        }
+        if pre_tool is not None
+        else None,
         stderr=stderr,
         resume=resume,
         fork_session=fork,

@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING
 
 from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
 from agentdeck.core.events import AgentSpawned, Event, StateChanged
+from agentdeck.core.guardrails import FleetBudget, day_start
 from agentdeck.core.ids import new_agent_id
 from agentdeck.errors import InvalidState, NotFound, UsageError
+from agentdeck.governance.governor import Governor
 from agentdeck.runner.payloads import PayloadStore
 from agentdeck.runner.session import AgentSession
 from agentdeck.settings import Settings
@@ -71,6 +73,8 @@ class Runner:
         self._models: dict[str, MockModel] = {}
         self._commands: asyncio.Task[None] | None = None
         self.claimer = f"pid:{os.getpid()}"
+        self.governor = Governor(store, settings)
+        self._fleets: dict[float, FleetBudget] = {}
 
     # -- starting ----------------------------------------------------------------
 
@@ -150,6 +154,13 @@ class Runner:
             agent = agent.with_changes(
                 state=AgentState.STARTING, updated_at=now, owner_pid=os.getpid(), last_error=None
             )
+        reports = list(agent.extra.get("reports", []))
+        if reports and not fork:
+            # Answers that came while it was stopped: tell it first.
+            agent = agent.with_changes(
+                extra={k: v for k, v in agent.extra.items() if k != "reports"}
+            )
+            text = "\n".join([*reports, text or RESUME_PROMPT])
         await self.store.record(events, agent)
         return await self._launch(
             agent,
@@ -179,6 +190,8 @@ class Runner:
             resume=resume,
             fork=fork,
             keep_alive=keep_alive,
+            governor=self.governor,
+            fleet=await self._fleet(self.governor.profile_for(agent).budgets.daily_usd),
         )
         self.sessions[agent.id] = session
         try:
@@ -188,6 +201,18 @@ class Runner:
             raise
         self._ensure_command_loop()
         return session
+
+    async def _fleet(self, daily_usd: float | None) -> FleetBudget | None:
+        """The fleet-wide daily cap, shared by every agent under it; today's spend
+        so far (from the log, every process's agents) is its starting point."""
+        if daily_usd is None:
+            return None
+        fleet = self._fleets.get(daily_usd)
+        if fleet is None:  # it rolls over to a new day by itself
+            now = time.time()
+            spent = await self.store.spend_since(day_start(now))
+            fleet = self._fleets[daily_usd] = FleetBudget(daily_usd, spent_today=spent, now=now)
+        return fleet
 
     def _workspace(self, agent_id: str, spec: AgentSpec, scenario: Scenario | None) -> Path:
         if spec.cwd:

@@ -18,11 +18,15 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from claude_agent_sdk import ClaudeSDKClient, ResultMessage
 from claude_agent_sdk.types import (
+    HookContext,
+    HookInput,
+    HookJSONOutput,
     PermissionResult,
+    PermissionResultAllow,
     PermissionResultDeny,
     ToolPermissionContext,
 )
@@ -32,12 +36,12 @@ from agentdeck.core.events import (
     ErrorOccurred,
     Event,
     Notice,
-    PermissionRequested,
-    PermissionResolved,
     StateChanged,
     UserMessageSent,
 )
+from agentdeck.core.guardrails import FleetBudget, Guard, Limits, Stop
 from agentdeck.errors import AgentProcessError, InvalidState
+from agentdeck.governance.governor import Governor
 from agentdeck.runner import procs
 from agentdeck.runner.mapping import MessageMapper, PayloadSink
 from agentdeck.runner.options import build_options
@@ -71,8 +75,12 @@ class AgentSession:
         resume: str | None = None,
         fork: bool = False,
         keep_alive: bool = False,
+        governor: Governor,
+        fleet: FleetBudget | None = None,
     ) -> None:
+        self.fleet = fleet
         self.agent = agent
+        self.governor = governor
         self.store = store
         self.settings = settings
         self.keep_alive = keep_alive
@@ -88,6 +96,9 @@ class AgentSession:
         self._cost_base = agent.cost_usd
         self._final: AgentState | None = None  # decided by a result, applied at exit
         self._stopping: AgentState | None = None  # set by kill()/close()
+        self._guard_stop: Stop | None = None  # a budget or circuit breaker tripped
+        self.guard: Guard | None = None
+        self._clock: asyncio.Task[None] | None = None
         self._results: asyncio.Queue[ResultMessage] = asyncio.Queue()
         self.finished = asyncio.Event()
         self.last_result: ResultMessage | None = None
@@ -111,6 +122,8 @@ class AgentSession:
             settings=self.settings,
             cwd=Path(self.agent.cwd),
             can_use_tool=self._can_use_tool,
+            pre_tool=self._pre_tool,
+            hook_timeout=self.governor.profile_for(self.agent).approval_timeout_seconds + 60,
             stderr=self._stderr.append,
             base_url=self._base_url,
             resume=self._resume,
@@ -144,6 +157,8 @@ class AgentSession:
             raise AgentProcessError(message, stderr=self.stderr_tail()) from exc
         self._client = client
         self.spawned_pid = self.pid
+        self.guard = self._make_guard()
+        self._clock = asyncio.create_task(self._watch_clock(), name=f"agent-clock-{self.agent.id}")
         await self._commit([], pid=self.pid, owner_pid=os.getpid())
         self._reader = asyncio.create_task(self._read(), name=f"agent-reader-{self.agent.id}")
         if prompt is None:
@@ -277,10 +292,68 @@ class AgentSession:
             changes["state"] = AgentState.RUNNING
         if mapped.events or changes:
             await self._commit(mapped.events, **changes)
+        if self.guard is not None:
+            for event in mapped.events:
+                stop = self.guard.observe(event)
+                if stop is not None:
+                    await self._trip(stop)
         if result is not None:
             self._results.put_nowait(result)
             if not self.keep_alive:
                 await self._end_input()
+
+    def _make_guard(self) -> Guard:
+        budgets = self.governor.profile_for(self.agent).budgets
+        limits = Limits(
+            max_usd=self.agent.spec.budget_usd
+            if self.agent.spec.budget_usd is not None
+            else budgets.max_usd,
+            max_turns=budgets.max_turns,
+            max_wall_seconds=budgets.max_wall_seconds,
+            max_consecutive_tool_errors=budgets.max_consecutive_tool_errors,
+            max_repeated_calls=budgets.max_repeated_calls,
+        )
+        return Guard(
+            limits,
+            started_at=time.time(),
+            base_cost=self.agent.cost_usd,
+            base_turns=self.agent.turns,
+            fleet=self.fleet,
+        )
+
+    async def _watch_clock(self) -> None:
+        while not self.finished.is_set():
+            await asyncio.sleep(1.0)
+            if self.guard is not None and self._guard_stop is None:
+                stop = self.guard.check_clock(time.time())
+                if stop is not None:
+                    await self._trip(stop)
+
+    async def _trip(self, stop: Stop) -> None:
+        """A guardrail tripped: say why, then stop the agent and its processes."""
+        if self._guard_stop is not None or self.finished.is_set():
+            return
+        self._guard_stop = stop
+        logger.warning("agent %s stopped: %s", self.agent.id, stop.message)
+        await self._commit(
+            [
+                ErrorOccurred(
+                    agent_id=self.agent.id,
+                    ts=time.time(),
+                    kind=f"guardrail:{stop.kind}",
+                    message=stop.message,
+                )
+            ],
+            last_error=stop.message,
+        )
+        task = asyncio.create_task(self._stop_for_guard(), name=f"agent-guard-{self.agent.id}")
+        self._background = task  # keep a reference until it is done
+
+    async def _stop_for_guard(self) -> None:
+        self._stopping = AgentState.ERROR
+        pid = self.pid
+        if pid is not None:
+            await asyncio.to_thread(procs.terminate_tree, pid, self.settings.stop_grace_seconds)
 
     async def _on_exit(self, failure: BaseException | None) -> None:
         state: AgentState
@@ -288,6 +361,8 @@ class AgentSession:
         last_error = self.agent.last_error
         if self._stopping == AgentState.KILLED:
             state = AgentState.KILLED
+        elif self._guard_stop is not None:
+            state, last_error = AgentState.ERROR, self._guard_stop.message
         elif self._final is not None and (self._stopping or not self.keep_alive):
             state = self._final
         elif self._stopping is not None:
@@ -308,6 +383,8 @@ class AgentSession:
                 )
             )
         await self._commit(events, state=state, pid=None, current_tool=None, last_error=last_error)
+        if self._clock is not None:
+            self._clock.cancel()
         if self._client is not None:
             with contextlib.suppress(Exception):
                 async with asyncio.timeout(self.settings.stop_grace_seconds * 3):
@@ -317,36 +394,38 @@ class AgentSession:
     async def _can_use_tool(
         self, tool: str, tool_input: dict[str, Any], context: ToolPermissionContext
     ) -> PermissionResult:
-        # Until the policy engine lands, anything the allow rules and the
-        # permission mode did not already allow is denied, and says how to fix it.
-        request_id = context.tool_use_id or f"perm-{time.time_ns()}"
-        reason = (
-            f"{tool} is not allowed for this agent: no allow rule matches. "
-            f"Start it with an allow rule such as --allow '{tool}'."
+        """Claude Code asks when its own rules need a prompt: the Governor answers."""
+        outcome = await self.governor.authorize(
+            self.agent, tool, tool_input, context.tool_use_id, waiting=self._waiting
         )
-        now = time.time()
-        await self._commit(
-            [
-                PermissionRequested(
-                    agent_id=self.agent.id,
-                    ts=now,
-                    request_id=request_id,
-                    tool=tool,
-                    input=tool_input,
-                    reason=context.decision_reason,
-                ),
-                PermissionResolved(
-                    agent_id=self.agent.id,
-                    ts=now,
-                    request_id=request_id,
-                    decision="deny",
-                    reason=reason,
-                    rule=None,
-                    by="default",
-                ),
-            ]
+        if outcome.allowed:
+            return PermissionResultAllow()
+        return PermissionResultDeny(message=outcome.reason)
+
+    async def _pre_tool(
+        self, hook_input: HookInput, tool_use_id: str | None, _context: HookContext
+    ) -> HookJSONOutput:
+        """Every tool call, read-only ones and subagents' included: the policy decides."""
+        data = cast(dict[str, Any], hook_input)
+        tool = str(data.get("tool_name", ""))
+        tool_input = dict(data.get("tool_input") or {})
+        outcome = await self.governor.authorize(
+            self.agent, tool, tool_input, tool_use_id, waiting=self._waiting
         )
-        return PermissionResultDeny(message=reason)
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "allow" if outcome.allowed else "deny",
+                "permissionDecisionReason": outcome.reason,
+            }
+        }
+
+    async def _waiting(self, waiting: bool) -> None:
+        """An approval request is open (or was answered): the board shows it."""
+        if waiting:
+            await self._commit([], state=AgentState.AWAITING_PERMISSION)
+        elif self.agent.state == AgentState.AWAITING_PERMISSION:
+            await self._commit([], state=AgentState.RUNNING)
 
     async def _commit(self, events: Sequence[Event], **changes: Any) -> None:
         async with self._lock:

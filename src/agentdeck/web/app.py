@@ -15,6 +15,7 @@ from agentdeck.errors import (
     InvalidState,
     NotFound,
     PolicyDenied,
+    PolicyError,
     ScenarioError,
     UsageError,
 )
@@ -25,6 +26,7 @@ _STATUS: list[tuple[type[AgentdeckError], int]] = [
     (NotFound, 404),
     (InvalidState, 409),
     (ScenarioError, 422),
+    (PolicyError, 422),
     (UsageError, 400),
     (PolicyDenied, 403),
     (AgentProcessError, 502),
@@ -41,7 +43,7 @@ def error_body(status: int, message: str, **extra: object) -> dict[str, object]:
 
 
 def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
-    from agentdeck.web import api, dashboard, sse
+    from agentdeck.web import api, api_governance, dashboard, sse
 
     app = FastAPI(title="agentdeck", version=__version__, docs_url=None, redoc_url=None)
     app.state.deck = deck
@@ -73,6 +75,7 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
         return {"ok": True, "version": __version__}
 
     app.include_router(api.router)
+    app.include_router(api_governance.router)
     app.include_router(sse.router)
     app.include_router(dashboard.router)
     hosts = [settings.host, *settings.allowed_hosts]

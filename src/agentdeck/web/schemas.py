@@ -49,6 +49,10 @@ class AgentCreate(_Body):
         default=False,
         description="A restarted daemon resumes this agent instead of interrupting it.",
     )
+    profile: str | None = Field(
+        default=None,
+        description="Policy profile: a shipped name or a file; default: the daemon's.",
+    )
     keep_alive: bool = Field(
         default=True,
         description="Stay idle after each turn, taking follow-ups (false: one-shot, like `run`).",
@@ -74,6 +78,7 @@ class AgentCreate(_Body):
             budget_usd=self.budget_usd,
             scenario=self.scenario,
             resume_on_restart=self.resume_on_restart,
+            profile=self.profile,
         )
 
 
@@ -102,6 +107,7 @@ class SpecOut(BaseModel):
     budget_usd: float | None
     scenario: str | None
     resume_on_restart: bool
+    profile: str | None = None
 
 
 class AgentOut(BaseModel):

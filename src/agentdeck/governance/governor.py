@@ -1,0 +1,298 @@
+"""The Governor: every tool call of an agent run by agentdeck goes through it.
+
+It asks the policy engine (the same one that answers hooks of hand-started
+sessions), applies remembered grants, turns "ask" into a persisted approval
+request and waits for an answer — from the dashboard, the CLI or the API, in
+this process or another — until the profile's timeout, when the request is
+denied. Every decision is appended to the hash-chained audit log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentdeck.core.agent import Agent
+from agentdeck.core.approvals import Approval, ApprovalState, GrantScope, answer_state
+from agentdeck.core.audit import AuditRecord
+from agentdeck.core.events import PermissionRequested, PermissionResolved
+from agentdeck.core.policy import Decision, Grant, Profile, Rule, decide, rule_for
+from agentdeck.errors import InvalidState, PolicyError
+from agentdeck.governance.profiles import load_profile
+from agentdeck.settings import Settings
+from agentdeck.store.approvals import ApprovalStore
+from agentdeck.store.store import Store
+
+logger = logging.getLogger(__name__)
+
+POLL_SECONDS = 0.25
+Waiting = Callable[[bool], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    allowed: bool
+    reason: str
+    rule: str | None
+    by: str  # "policy", "grant", "user:<channel>", "timeout"
+    approval_id: str | None = None
+
+
+class Governor:
+    def __init__(self, store: Store, settings: Settings) -> None:
+        self.store = store
+        self.settings = settings
+        self.approvals = ApprovalStore(store)
+        self._profiles: dict[str, Profile] = {}
+        self._waiters: dict[str, asyncio.Future[Approval]] = {}
+
+    # -- policy ------------------------------------------------------------------
+
+    def profile_for(self, agent: Agent) -> Profile:
+        """The agent's profile, with its own ``--allow`` / ``--deny`` rules on top."""
+        name = agent.spec.profile or self.settings.profile
+        base = self._profiles.get(name)
+        if base is None:
+            base = self._profiles[name] = load_profile(name)
+        if not agent.spec.allow and not agent.spec.deny:
+            return base
+        where = f"agent {agent.id}"
+        return dataclasses.replace(
+            base,
+            allow=(*base.allow, *(Rule.parse(r, source=where) for r in agent.spec.allow)),
+            deny=(*base.deny, *(Rule.parse(r, source=where) for r in agent.spec.deny)),
+        )
+
+    def grant_key(self, agent: Agent) -> str:
+        """Grants follow the agent's template — its profile — never its display name."""
+        return f"profile:{self.profile_for(agent).name}"
+
+    async def authorize(
+        self,
+        agent: Agent,
+        tool: str,
+        tool_input: dict[str, Any],
+        tool_use_id: str | None,
+        *,
+        waiting: Waiting,
+    ) -> Outcome:
+        profile = self.profile_for(agent)
+        records = await self.approvals.grants_for(self.grant_key(agent), agent.id)
+        grants = [Grant(rule=g.rule, decision=Decision(g.decision)) for g in records]
+        verdict = decide(
+            profile, tool, tool_input, workspace=agent.cwd, home=str(Path.home()), grants=grants
+        )
+        if verdict.decision is not Decision.ASK:
+            by = "grant" if verdict.source == "grant" else "policy"
+            outcome = Outcome(verdict.decision is Decision.ALLOW, verdict.reason, verdict.rule, by)
+            await self._audit(
+                agent, tool, tool_input, str(verdict.decision), verdict.reason, verdict.rule, by
+            )
+            if not outcome.allowed:
+                await self.store.append(
+                    [
+                        PermissionResolved(
+                            agent_id=agent.id,
+                            ts=time.time(),
+                            request_id=tool_use_id or "-",
+                            decision="deny",
+                            reason=outcome.reason,
+                            rule=outcome.rule,
+                            by=by,
+                        )
+                    ]
+                )
+            return outcome
+        return await self._ask(
+            agent, profile, tool, tool_input, tool_use_id, verdict.reason, verdict.rule, waiting
+        )
+
+    # -- asking --------------------------------------------------------------------
+
+    async def _ask(
+        self,
+        agent: Agent,
+        profile: Profile,
+        tool: str,
+        tool_input: dict[str, Any],
+        tool_use_id: str | None,
+        reason: str,
+        rule: str | None,
+        waiting: Waiting,
+    ) -> Outcome:
+        now = time.time()
+        approval = await self.approvals.create(
+            Approval(
+                id="ap" + secrets.token_hex(6),
+                agent_id=agent.id,
+                tool=tool,
+                input=tool_input,
+                reason=reason,
+                grant_key=self.grant_key(agent),
+                state=ApprovalState.PENDING,
+                created_at=now,
+                expires_at=now + profile.approval_timeout_seconds,
+                tool_use_id=tool_use_id,
+                rule=rule,
+            )
+        )
+        await self.store.append(
+            [
+                PermissionRequested(
+                    agent_id=agent.id,
+                    ts=now,
+                    request_id=approval.id,
+                    tool=tool,
+                    input=tool_input,
+                    reason=reason,
+                )
+            ]
+        )
+        await self._audit(agent, tool, tool_input, "ask", reason, rule, "policy")
+        future: asyncio.Future[Approval] = asyncio.get_running_loop().create_future()
+        self._waiters[approval.id] = future
+        await waiting(True)
+        try:
+            answered = await self._wait(approval, future)
+        finally:
+            self._waiters.pop(approval.id, None)
+            await waiting(False)
+        allowed = answered.state.allows
+        if answered.state == ApprovalState.EXPIRED:
+            why = (
+                f"nobody answered the approval request within "
+                f"{profile.approval_timeout_seconds:.0f}s: denied"
+            )
+        elif allowed:
+            why = answered.message or f"approved by {answered.answered_by}"
+        else:
+            why = answered.message or f"denied by {answered.answered_by}"
+        outcome = Outcome(allowed, why, rule, answered.answered_by or "timeout", approval.id)
+        await self.store.append(
+            [
+                PermissionResolved(
+                    agent_id=agent.id,
+                    ts=time.time(),
+                    request_id=approval.id,
+                    decision="allow" if allowed else "deny",
+                    reason=why,
+                    rule=rule,
+                    by=outcome.by,
+                )
+            ]
+        )
+        await self._audit(agent, tool, tool_input, str(answered.state), why, rule, outcome.by)
+        return outcome
+
+    async def _wait(self, approval: Approval, future: asyncio.Future[Approval]) -> Approval:
+        """The answer: from this process (the future) or another (the row)."""
+        while True:
+            remaining = approval.expires_at - time.time()
+            if remaining <= 0:
+                expired = await self.approvals.decide(
+                    approval.id, ApprovalState.EXPIRED, by="timeout"
+                )
+                return expired or await self.approvals.get(approval.id)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(min(POLL_SECONDS, remaining)):
+                    return await asyncio.shield(future)
+            current = await self.approvals.get(approval.id)
+            if not current.state.is_open:
+                return current
+
+    async def answer(
+        self,
+        ref: str,
+        decision: str,
+        *,
+        by: str,
+        message: str | None = None,
+        remember: GrantScope | None = None,
+    ) -> Approval:
+        """Answer a pending request: allow / deny, optionally remembered."""
+        approval = await self.approvals.find(ref)
+        if not approval.state.is_open:
+            raise InvalidState(approval.id, approval.state, "answer it again")
+        grant_rule = None
+        if remember is not None:
+            agent = await self.store.get_agent(approval.agent_id)
+            try:
+                grant_rule = rule_for(
+                    approval.tool, approval.input, agent.cwd, home=str(Path.home())
+                )
+            except PolicyError as exc:
+                # No rule could allow it again (e.g. a computed program name):
+                # answer this call only, and say so.
+                remember = None
+                note = f"answered once: no rule can remember it ({exc.problem})"
+                message = f"{message} ({note})" if message else note
+        decided = await self.approvals.decide(
+            approval.id,
+            answer_state(decision),
+            by=by,
+            message=message,
+            remember=remember,
+            grant_rule=grant_rule,
+        )
+        if decided is None:
+            current = await self.approvals.get(approval.id)
+            raise InvalidState(approval.id, current.state, "answer it again")
+        future = self._waiters.get(decided.id)
+        if future is not None and not future.done():
+            future.set_result(decided)
+        return decided
+
+    def is_waiting(self, approval_id: str) -> bool:
+        """Whether an agent in this process is blocked on this request."""
+        return approval_id in self._waiters
+
+    async def expire_orphans(self) -> list[Approval]:
+        """Requests past their deadline that nobody waits for any more (their
+        agent's process died) are denied as expired, so none stays open forever."""
+        now = time.time()
+        expired = []
+        for approval in await self.approvals.list_approvals(limit=1000):
+            if approval.expires_at <= now and not self.is_waiting(approval.id):
+                done = await self.approvals.decide(approval.id, ApprovalState.EXPIRED, by="timeout")
+                if done is not None:
+                    expired.append(done)
+        return expired
+
+    async def _audit(
+        self,
+        agent: Agent,
+        tool: str,
+        tool_input: dict[str, Any],
+        decision: str,
+        reason: str,
+        rule: str | None,
+        by: str | None,
+    ) -> None:
+        record = AuditRecord.for_input(
+            agent_id=agent.id,
+            tool=tool,
+            tool_input=tool_input,
+            decision=decision,
+            reason=reason,
+            ts=time.time(),
+            rule=rule,
+            answered_by=by,
+        )
+        try:
+            await self.store.append_audit(record)
+        except Exception:
+            logger.exception("could not append to the audit log")
+
+
+def waiting_noop(_: bool) -> Awaitable[None]:
+    future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    future.set_result(None)
+    return future

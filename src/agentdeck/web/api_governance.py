@@ -1,0 +1,81 @@
+"""Approvals and policy under /api: the same inbox as the dashboard and the CLI."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentdeck.core.approvals import ApprovalState, GrantScope
+from agentdeck.daemon.deck import Deck
+
+router = APIRouter(prefix="/api", tags=["governance"])
+
+
+class AnswerBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    decision: Literal["allow", "deny"]
+    always: bool = Field(False, description="Remember this answer as a grant.")
+    scope: Literal["session", "persistent"] = Field(
+        "persistent", description="With always: for this agent's session, or from now on."
+    )
+    message: str | None = Field(None, description="Passed to the agent with the answer.")
+
+
+class CheckBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    tool: str = Field(min_length=1)
+    input: dict[str, Any] = Field(default_factory=dict)
+    profile: str | None = None
+    cwd: str | None = None
+
+
+def _deck(request: Request) -> Deck:
+    deck: Deck = request.app.state.deck
+    return deck
+
+
+@router.get("/approvals")
+async def list_approvals(
+    request: Request,
+    state: list[ApprovalState] = Query(default=[ApprovalState.PENDING]),  # noqa: B008
+    agent: str | None = None,
+    limit: int = Query(100, ge=1, le=1000),
+) -> dict[str, Any]:
+    found = await _deck(request).approvals(states=state or None, agent_id=agent, limit=limit)
+    return {"approvals": [a.to_dict() for a in found]}
+
+
+@router.get("/approvals/{ref}")
+async def get_approval(request: Request, ref: str) -> dict[str, Any]:
+    return (await _deck(request).approval(ref)).to_dict()
+
+
+@router.post("/approvals/{ref}")
+async def answer_approval(request: Request, ref: str, body: AnswerBody) -> dict[str, Any]:
+    remember = GrantScope(body.scope) if body.always else None
+    answered = await _deck(request).answer(
+        ref, body.decision, by="user:api", message=body.message, remember=remember
+    )
+    return answered.to_dict()
+
+
+@router.post("/policy/check")
+async def policy_check(request: Request, body: CheckBody) -> dict[str, Any]:
+    from pathlib import Path
+
+    from agentdeck.core.policy import decide
+    from agentdeck.governance.profiles import load_profile
+
+    deck = _deck(request)
+    profile = load_profile(body.profile or deck.settings.profile)
+    verdict = decide(
+        profile, body.tool, body.input, workspace=body.cwd or str(Path.cwd()), home=str(Path.home())
+    )
+    return {
+        "decision": str(verdict.decision),
+        "reason": verdict.reason,
+        "rule": verdict.rule,
+        "profile": profile.name,
+    }

@@ -1,0 +1,90 @@
+"""The approval inbox through the API, with a real agent waiting on it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+
+from tests.support.waiting import eventually
+from tests.web.conftest import RunningDaemon
+
+pytestmark = [pytest.mark.anyio, pytest.mark.cli]
+
+
+def profile_and_scenario(tmp_path: Path) -> tuple[str, str]:
+    profile = tmp_path / "ask.yaml"
+    profile.write_text(
+        yaml.safe_dump({"name": "asks", "default": "ask", "allow": ["Read", "Edit(/**)"]})
+    )
+    scenario = tmp_path / "touch.yaml"
+    scenario.write_text(
+        yaml.safe_dump(
+            {
+                "name": "touch",
+                "turns": [
+                    {
+                        "reply": [
+                            {"tool_use": {"name": "Bash", "input": {"command": "touch made.txt"}}}
+                        ]
+                    },
+                    {"reply": [{"text": "Made it."}]},
+                ],
+            }
+        )
+    )
+    return str(profile), str(scenario)
+
+
+async def test_an_ask_answered_through_the_api_lets_the_tool_run(
+    daemon: RunningDaemon, api: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    profile, scenario = profile_and_scenario(tmp_path)
+    created = await api.post(
+        "/api/agents", json={"prompt": "make it", "scenario": scenario, "profile": profile}
+    )
+    assert created.status_code == 201, created.text
+    agent_id = created.json()["id"]
+
+    async def pending() -> list[dict[str, object]]:
+        return (await api.get("/api/approvals")).json()["approvals"]
+
+    (approval,) = await eventually(pending, timeout=30, what="a pending approval")
+    assert approval["agent_id"] == agent_id and approval["tool"] == "Bash"
+
+    async def waiting() -> bool:
+        agent = (await api.get(f"/api/agents/{agent_id}")).json()
+        return agent["state"] == "awaiting_permission"
+
+    await eventually(waiting, timeout=10, what="the board to show the agent waiting")
+
+    bad = await api.post(f"/api/approvals/{approval['id']}", json={"decision": "maybe"})
+    assert bad.status_code == 422 and "decision" in bad.json()["error"]["message"]
+    answered = await api.post(
+        f"/api/approvals/{approval['id']}", json={"decision": "allow", "message": "go ahead"}
+    )
+    assert answered.status_code == 200 and answered.json()["state"] == "allowed"
+    assert answered.json()["answered_by"] == "user:api"
+
+    async def idle() -> bool:
+        return (await api.get(f"/api/agents/{agent_id}")).json()["state"] == "idle"
+
+    await eventually(idle, timeout=30, what="the agent to finish its turn")
+    cwd = Path((await api.get(f"/api/agents/{agent_id}")).json()["cwd"])
+    assert (cwd / "made.txt").exists()
+    again = await api.post(f"/api/approvals/{approval['id']}", json={"decision": "deny"})
+    assert again.status_code == 409
+    assert (await api.get("/api/approvals/nope")).status_code == 404
+
+
+async def test_policy_check_through_the_api(api: httpx.AsyncClient) -> None:
+    r = await api.post(
+        "/api/policy/check",
+        json={"tool": "Bash", "input": {"command": "git status; rm -rf ~"}, "cwd": "/tmp"},
+    )
+    assert r.status_code == 200
+    assert r.json()["decision"] == "deny" and r.json()["reason"]
+    bad = await api.post("/api/policy/check", json={"tool": "Bash", "profile": "nope"})
+    assert bad.status_code == 422 and "nope" in bad.json()["error"]["message"]
