@@ -12,6 +12,7 @@ import yaml
 from agentdeck.core.agent import AgentSpec, AgentState
 from agentdeck.core.approvals import ApprovalState
 from agentdeck.core.events import EventType
+from agentdeck.errors import PolicyDenied
 from agentdeck.runner.runner import Runner
 from agentdeck.store.store import Store
 from tests.support.waiting import eventually
@@ -184,3 +185,21 @@ async def test_every_decision_lands_in_the_audit_log_and_tampering_shows(
         db.close()
     result = await store.verify_audit()
     assert not result.ok and result.entry_id == entries[1].id
+
+
+async def test_the_fleet_daily_cap_stops_an_agent(
+    deck: tuple[Store, Runner], tmp_path: Path
+) -> None:
+    store, runner = deck
+    profile = write_profile(tmp_path, budgets={"daily_usd": 0.01})
+    scenario = write_scenario(tmp_path, "echo one", "echo two", "echo three")
+    session = await runner.start(AgentSpec(prompt="go", scenario=scenario, profile=profile))
+    await session.wait_finished(timeout=60)
+    agent = await store.get_agent(session.agent.id)
+    assert agent.state == AgentState.ERROR
+    assert agent.last_error and "daily budget exceeded" in agent.last_error
+    # Over the cap, a new agent under it does not start at all: nothing is spent.
+    with pytest.raises(PolicyDenied, match="daily budget exceeded"):
+        await runner.start(AgentSpec(prompt="go", scenario=scenario, profile=profile))
+    (refused, _) = await store.list_agents()
+    assert refused.state == AgentState.ERROR and refused.cost_usd == 0

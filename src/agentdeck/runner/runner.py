@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
-from agentdeck.core.events import AgentSpawned, Event, StateChanged
+from agentdeck.core.events import AgentSpawned, ErrorOccurred, Event, StateChanged
 from agentdeck.core.guardrails import FleetBudget, day_start
 from agentdeck.core.ids import new_agent_id
-from agentdeck.errors import InvalidState, NotFound, UsageError
+from agentdeck.errors import InvalidState, NotFound, PolicyDenied, UsageError
 from agentdeck.governance.governor import Governor
 from agentdeck.runner.payloads import PayloadStore
 from agentdeck.runner.session import AgentSession
@@ -181,6 +181,30 @@ class Runner:
         resume: str | None = None,
         fork: bool = False,
     ) -> AgentSession:
+        fleet = await self._fleet(self.governor.profile_for(agent).budgets.daily_usd)
+        stop = fleet.check(time.time()) if fleet is not None else None
+        if stop is not None:
+            # Over today's cap already: spend nothing, say why.
+            now = time.time()
+            await self.store.record(
+                [
+                    ErrorOccurred(
+                        agent_id=agent.id,
+                        ts=now,
+                        kind=f"guardrail:{stop.kind}",
+                        message=stop.message,
+                    ),
+                    StateChanged(
+                        agent_id=agent.id,
+                        ts=now,
+                        old=agent.state,
+                        new=AgentState.ERROR,
+                        reason=stop.message,
+                    ),
+                ],
+                agent.with_changes(state=AgentState.ERROR, last_error=stop.message, updated_at=now),
+            )
+            raise PolicyDenied(stop.message)
         session = AgentSession(
             agent,
             store=self.store,
@@ -191,7 +215,7 @@ class Runner:
             fork=fork,
             keep_alive=keep_alive,
             governor=self.governor,
-            fleet=await self._fleet(self.governor.profile_for(agent).budgets.daily_usd),
+            fleet=fleet,
         )
         self.sessions[agent.id] = session
         try:
