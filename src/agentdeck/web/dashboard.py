@@ -14,18 +14,20 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, PlainTextResponse, Response
 
 from agentdeck.core.agent import Agent, AgentState
+from agentdeck.core.approvals import ApprovalState
 from agentdeck.core.events import EventType
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import NotFound
 from agentdeck.mockmodel import builtin_scenario_names
 from agentdeck.store.reads import StoreStats
-from agentdeck.web import pages_actions, pages_stream
+from agentdeck.web import pages_actions, pages_approvals, pages_stream
 from agentdeck.web.pages_base import agent_names, deck_of, render
 from agentdeck.web.pages_render import STATIC, parse_states, transcript_items
 
 router = APIRouter(include_in_schema=False)
 router.include_router(pages_actions.router)
 router.include_router(pages_stream.router)
+router.include_router(pages_approvals.router)
 
 PER_PAGE = 50
 MAX_PER_PAGE = 200
@@ -96,6 +98,7 @@ async def board(
         activity=activity,
         states=list(AgentState),
         scenarios=builtin_scenario_names(),
+        pending_count=await pages_approvals.pending_count(deck),
     )
 
 
@@ -112,7 +115,12 @@ async def activity(request: Request) -> HTMLResponse:
     deck = deck_of(request)
     last_id = await deck.store.last_event_id()
     items = await recent_activity(deck, ACTIVITY_PAGE_FULL)
-    return render("activity.html", activity=items, last_id=last_id)
+    return render(
+        "activity.html",
+        activity=items,
+        last_id=last_id,
+        pending_count=await pages_approvals.pending_count(deck),
+    )
 
 
 @router.get("/agents/{agent_id}", response_class=HTMLResponse)
@@ -125,9 +133,16 @@ async def agent_page(request: Request, agent_id: str, before: int | None = None)
     events = await deck.store.read_tail(agent_id=agent.id, before=before, limit=TRANSCRIPT_PAGE + 1)
     older = len(events) > TRANSCRIPT_PAGE
     events = events[-TRANSCRIPT_PAGE:]
+    waiting = await deck.approvals(states=[ApprovalState.PENDING], agent_id=agent.id, limit=20)
+    here = f"/agents/{agent.id}"
     return render(
         "agent.html",
         agent=agent,
+        approvals=[
+            pages_approvals.card_html(a, agent.name, next_url=here) for a in reversed(waiting)
+        ],
+        pending_count=await pages_approvals.pending_count(deck),
+        poll_approvals=True,  # this page's stream carries only this agent's events
         items=transcript_items(events),
         first_id=events[0].id if events else None,
         older=older,

@@ -20,6 +20,7 @@ from agentdeck.core.events import EventType, StoredEvent
 from agentdeck.daemon.deck import Deck
 from agentdeck.daemon.hub import SubscriptionDropped, follow
 from agentdeck.errors import NotFound
+from agentdeck.web.pages_approvals import approval_fragments
 from agentdeck.web.pages_base import agent_names, deck_of, render_text
 from agentdeck.web.pages_render import (
     ACTIVITY_SKIP,
@@ -78,6 +79,7 @@ class BoardFeed:
         insert_new: bool,
         board: bool,
         activity: bool,
+        approvals: bool = False,
     ) -> None:
         self.deck = deck
         self.shown = shown
@@ -85,6 +87,7 @@ class BoardFeed:
         self.insert_new = insert_new
         self.board = board
         self.activity = activity
+        self.approvals = approvals
         self.names: dict[str, str] = {}
         self.totals_dirty = False
         self.totals_at = 0.0
@@ -96,6 +99,8 @@ class BoardFeed:
             parts += await self._totals()
         if self.activity:
             parts += await self._activity(batch)
+        inbox = "#pending-approvals" if self.approvals else None
+        parts += await approval_fragments(self.deck, batch, list_id=inbox, next_url="/approvals")
         return "".join(parts)
 
     async def _rows(self, batch: list[StoredEvent]) -> list[str]:
@@ -148,6 +153,7 @@ async def board_stream(
     q: str = "",
     board: bool = True,
     activity: bool = True,
+    approvals: bool = False,
     after: int = 0,
 ) -> StreamingResponse:
     deck = deck_of(request)
@@ -165,6 +171,7 @@ async def board_stream(
         insert_new=board and page == 1 and not q.strip() and states != [],
         board=board,
         activity=activity,
+        approvals=approvals,
     )
     start = max(resume_point(request, after), deck.hub.position - MAX_BACKLOG)
     return event_stream(_pump(deck, feed.fragments, after=start, heartbeat=heartbeat_of(request)))
@@ -186,6 +193,9 @@ async def agent_stream(request: Request, agent_id: str, after: int = 0) -> Strea
         if any(e.type in HEADER_TYPES for e in batch):
             agent = await deck.get_agent(agent_id)
             parts.append(render_text("_agent_header.html", agent=agent, oob=True))
+        parts += await approval_fragments(
+            deck, batch, list_id="#agent-approvals", next_url=f"/agents/{agent_id}"
+        )
         return "".join(parts)
 
     return event_stream(

@@ -15,6 +15,11 @@
     document.querySelectorAll("[data-since]").forEach(function (el) {
       el.textContent = fmt(now - parseFloat(el.dataset.since));
     });
+    // Approval deadlines count down.
+    document.querySelectorAll("[data-until]").forEach(function (el) {
+      var left = parseFloat(el.dataset.until) - now;
+      el.textContent = left > 0 ? fmt(left) : "a moment";
+    });
   }
   setInterval(tick, 1000);
 
@@ -45,7 +50,8 @@
   document.addEventListener("htmx:oobBeforeSwap", function (evt) {
     var frag = evt.detail.fragment;
     var first = frag && frag.firstElementChild;
-    if (first && first.id && first.id.indexOf("ev-") === 0 && document.getElementById(first.id)) {
+    var once = first && (first.id.indexOf("ev-") === 0 || first.hasAttribute("data-once"));
+    if (first && first.id && once && document.getElementById(first.id)) {
       evt.detail.shouldSwap = false;
     }
   });
@@ -60,6 +66,16 @@
       li.className = "item ev-tool-returned";
       li.appendChild(el);
       target.appendChild(li);
+    }
+  });
+
+  // An approval answered twice (409) or refused: show the card's message anyway.
+  document.addEventListener("htmx:beforeSwap", function (evt) {
+    var status = evt.detail.xhr.status;
+    var elt = evt.detail.requestConfig && evt.detail.requestConfig.elt;
+    if (status >= 400 && status < 500 && elt && elt.closest && elt.closest(".approval")) {
+      evt.detail.shouldSwap = true;
+      evt.detail.isError = false;
     }
   });
 

@@ -1,0 +1,203 @@
+"""The approval inbox on the dashboard: the page, the answer buttons, the nav badge.
+
+A pending request is one card (``_approval.html``): the agent, the tool call,
+why the policy asked and by which rule, the time left before it is denied, and
+Allow once / Allow always / Deny / Deny always with an optional message. The
+buttons post here; the answer goes through ``Deck.answer(..., by="user:web")``.
+The streams (``pages_stream``) use ``approval_fragments`` to add new cards, turn
+answered ones over and refresh the pending count in the top bar, live.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from agentdeck.core.approvals import Approval, ApprovalState, GrantScope
+from agentdeck.core.events import EventType, StoredEvent
+from agentdeck.daemon.deck import Deck
+from agentdeck.errors import AgentdeckError, InvalidState, NotFound
+from agentdeck.web.pages_actions import form_of
+from agentdeck.web.pages_base import agent_names, deck_of, is_htmx, render, render_text
+
+logger = logging.getLogger(__name__)
+
+router = APIRouter(include_in_schema=False)
+
+ANSWERED = [
+    ApprovalState.ALLOWED,
+    ApprovalState.DENIED,
+    ApprovalState.EXPIRED,
+    ApprovalState.CANCELLED,
+]
+PENDING_LIMIT = 100  # the inbox shows this many pending; the badge says "99+" beyond
+ANSWERED_PAGE = 25
+MAX_ANSWERED = 500
+PERMISSION_TYPES = frozenset({EventType.PERMISSION_REQUESTED, EventType.PERMISSION_RESOLVED})
+# The four buttons: (decision, remembered?)
+ANSWERS = {
+    "allow": ("allow", False),
+    "allow_always": ("allow", True),
+    "deny": ("deny", False),
+    "deny_always": ("deny", True),
+}
+
+
+def count_label(n: int) -> str:
+    return "" if n <= 0 else f"{PENDING_LIMIT - 1}+" if n >= PENDING_LIMIT else str(n)
+
+
+async def pending_count(deck: Deck) -> str:
+    """The nav badge's text: how many requests wait for an answer ("" for none)."""
+    found = await deck.approvals(states=[ApprovalState.PENDING], limit=PENDING_LIMIT)
+    return count_label(len(found))
+
+
+def count_html(count: str, *, oob: bool = False, poll: bool = False) -> str:
+    return render_text("_approvals_count.html", pending_count=count, oob=oob, poll=poll)
+
+
+def safe_next(value: str, default: str = "/approvals") -> str:
+    """Where a plain form post goes back to: a path on this site, nothing else."""
+    ok = value.startswith("/") and not value.startswith("//") and "\\" not in value
+    return value if ok else default
+
+
+def card_html(
+    approval: Approval,
+    name: str,
+    *,
+    next_url: str,
+    oob: bool = False,
+    once: bool = False,
+    flash: dict[str, Any] | None = None,
+) -> str:
+    return render_text(
+        "_approval.html",
+        a=approval,
+        name=name,
+        now=time.time(),
+        next_url=next_url,
+        oob=oob,
+        once=once,
+        flash=flash,
+    )
+
+
+async def cards(deck: Deck, approvals: list[Approval], next_url: str) -> list[str]:
+    names = await agent_names(deck, {a.agent_id for a in approvals})
+    return [card_html(a, names[a.agent_id], next_url=next_url) for a in approvals]
+
+
+async def approval_fragments(
+    deck: Deck, batch: list[StoredEvent], *, list_id: str | None, next_url: str
+) -> list[str]:
+    """Out-of-band swaps for the permission events in ``batch``: new pending cards
+    appended to ``list_id`` (if the page has such a list), answered cards turned
+    over where they are, and the nav badge's count."""
+    events = [e for e in batch if e.type in PERMISSION_TYPES]
+    if not events:
+        return []
+    parts: list[str] = []
+    if list_id is not None:
+        asked = {
+            str(e.data.get("request_id"))
+            for e in events
+            if e.type == EventType.PERMISSION_REQUESTED
+        }
+        for ref in dict.fromkeys(str(e.data.get("request_id", "")) for e in events):
+            if not ref.startswith("ap"):
+                continue  # a policy deny without a request: the transcript shows it
+            try:
+                approval = await deck.approval(ref)
+            except NotFound:
+                continue
+            name = (await agent_names(deck, {approval.agent_id}))[approval.agent_id]
+            if ref in asked:
+                card = card_html(approval, name, next_url=next_url, once=True)
+                parts.append(f'<div hx-swap-oob="beforeend:{list_id}">{card}</div>')
+            else:
+                parts.append(card_html(approval, name, next_url=next_url, oob=True))
+    parts.append(count_html(await pending_count(deck), oob=True))
+    return parts
+
+
+@router.get("/approvals", response_class=HTMLResponse)
+async def inbox(
+    request: Request, answered: int = Query(ANSWERED_PAGE, ge=1, le=MAX_ANSWERED)
+) -> HTMLResponse:
+    deck = deck_of(request)
+    last_id = await deck.store.last_event_id()
+    pending = await deck.approvals(states=[ApprovalState.PENDING], limit=PENDING_LIMIT)
+    pending.reverse()  # oldest first: the one that expires first is on top
+    done = await deck.approvals(states=ANSWERED, limit=answered + 1)
+    return render(
+        "approvals.html",
+        pending=await cards(deck, pending, "/approvals"),
+        answered=await cards(deck, done[:answered], "/approvals"),
+        more=len(done) > answered,
+        shown=answered,
+        next_more=min(answered * 2, MAX_ANSWERED),
+        pending_count=count_label(len(pending)),
+        last_id=last_id,
+    )
+
+
+@router.get("/ui/approvals/count", response_class=HTMLResponse)
+async def badge(request: Request, poll: bool = False) -> HTMLResponse:
+    return HTMLResponse(count_html(await pending_count(deck_of(request)), poll=poll))
+
+
+@router.post("/ui/approvals/{ref}")
+async def answer(request: Request, ref: str) -> Response:
+    deck = deck_of(request)
+    form = await form_of(request)
+    next_url = safe_next(form.get("next", ""))
+    choice = ANSWERS.get(form.get("answer", ""))
+    scope = form.get("scope", GrantScope.SESSION.value)
+    if choice is None or scope not in {s.value for s in GrantScope}:
+        return _error(request, "choose Allow once, Allow always, Deny or Deny always", 400)
+    decision, always = choice
+    message = form.get("message", "").strip() or None
+    conflict: str | None = None
+    try:
+        approval = await deck.answer(
+            ref,
+            decision,
+            by="user:web",
+            message=message,
+            remember=GrantScope(scope) if always else None,
+        )
+    except InvalidState:
+        approval = await deck.approval(ref)
+        conflict = f"Already answered: {_how(approval)}. Nothing changed."
+    except NotFound:
+        return _error(request, f"there is no approval request {ref}", 404)
+    except AgentdeckError as exc:
+        logger.info("dashboard answer to %s refused: %s", ref, exc.message)
+        return _error(request, f"could not answer: {exc.message}", 400)
+    if not is_htmx(request):
+        if conflict is not None:
+            return _error(request, conflict, 409)
+        return RedirectResponse(next_url, status_code=303)
+    name = (await agent_names(deck, {approval.agent_id}))[approval.agent_id]
+    flash = {"ok": False, "message": conflict} if conflict else None
+    html = card_html(approval, name, next_url=next_url, flash=flash)
+    badge = count_html(await pending_count(deck), oob=True)
+    return HTMLResponse(html + badge, status_code=409 if conflict else 200)
+
+
+def _how(approval: Approval) -> str:
+    who = approval.answered_by or "nobody"
+    when = time.strftime("%H:%M:%S", time.localtime(approval.answered_at or time.time()))
+    return f"{approval.state} by {who} at {when}"
+
+
+def _error(request: Request, message: str, status: int) -> Response:
+    if is_htmx(request):
+        return render("_form_error.html", status_code=status, message=message)
+    return render("form_error.html", status_code=status, message=message)
