@@ -22,7 +22,7 @@ from agentdeck.web.pages_approvals import count_label, safe_next
 from tests.support.waiting import eventually, wait_event
 
 from .conftest import RunningDaemon
-from .dashboard_support import logged_in
+from .dashboard_support import CHROMIUM, SCREENSHOTS, chromium, logged_in, login_url
 from .test_dashboard import make_agent, read_sse_until, seed
 
 pytestmark = pytest.mark.anyio
@@ -130,7 +130,7 @@ async def test_the_inbox_shows_a_real_request_and_allow_lets_the_tool_run(
         )
         assert plain.status_code == 409 and "Already answered" in plain.text
         inbox = await web.get("/approvals")
-        assert "No request waits for an answer." in inbox.text
+        assert 'id="pending-approvals"></div>' in inbox.text
         answered_part = inbox.text[inbox.text.index('id="answered-approvals"') :]
         assert f'id="approval-{approval.id}"' in answered_part and "Allowed" in answered_part
 
@@ -223,3 +223,71 @@ async def test_the_agent_page_polls_the_badge(daemon: RunningDaemon) -> None:
         board = await web.get("/")
         assert 'hx-get="/ui/approvals/count' not in board.text  # live through its stream
         assert isinstance(board, httpx.Response) and nav_count(board.text) == ""
+
+
+@pytest.mark.cli
+@pytest.mark.browser
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
+async def test_in_the_browser_the_badge_appears_live_and_allow_always_lets_the_agent_on(
+    daemon: RunningDaemon, tmp_path: Path
+) -> None:
+    from playwright.async_api import expect
+
+    live = 60_000  # ms: a real CLI run on a busy box
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    profile, scenario = ask_profile_and_scenario(tmp_path)
+    async with chromium() as browser:
+        context = await browser.new_context(viewport={"width": 1400, "height": 900})
+        page = await context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        await page.goto(login_url(daemon))
+        await expect(page.get_by_text("Start an agent")).to_be_visible()
+        badge = page.locator("#approvals-count")
+        await expect(badge).to_be_hidden()
+
+        # The board is open; the request must show in the top bar without a reload.
+        agent = await daemon.deck.create_agent(
+            AgentSpec(prompt="make the file", name="toucher", scenario=scenario, profile=profile)
+        )
+        await expect(badge).to_have_text("1", timeout=live)
+        await expect(page.locator(f"#agent-{agent.id} .badge")).to_have_text("awaiting permission")
+
+        # The agent's page shows the same card, above its transcript.
+        await page.locator(f"#agent-{agent.id}").get_by_role("link", name="toucher").click()
+        await expect(page.locator("#agent-approvals .approval-pending")).to_contain_text(
+            "Bash(touch made.txt)"
+        )
+        await expect(page.locator("#agent-state")).to_have_text("awaiting permission")
+        await expect(badge).to_have_text("1")
+        await page.screenshot(path=SCREENSHOTS / "approvals-agent.png")
+
+        await page.get_by_role("link", name=re.compile("^Approvals")).click()
+        await expect(page).to_have_url(daemon.url + "/approvals")
+        card = page.locator("#pending-approvals .approval-pending")
+        await expect(card).to_have_count(1)
+        await expect(card.locator(".approval-call")).to_have_text("Bash(touch made.txt)")
+        await expect(card.locator("[data-until]")).to_have_text(re.compile(r"^9m \d\ds$"))
+        await page.evaluate("window.scrollTo(0, 0)")
+        await page.screenshot(path=SCREENSHOTS / "approvals-inbox.png", full_page=True)
+
+        await card.locator("textarea[name=message]").fill("Go ahead, and keep it tidy.")
+        await card.locator("select[name=scope]").select_option("persistent")
+        await card.get_by_role("button", name="Allow always").click()
+        answered = page.locator("#answered-approvals .approval-allowed")
+        await expect(answered).to_contain_text("Allowed by user:web")
+        await expect(answered).to_contain_text("remembered (persistently)")
+        await expect(badge).to_be_hidden()
+        await expect(page.locator(".approvals-empty")).to_be_visible()
+        await page.evaluate("window.scrollTo(0, 0)")
+        await page.screenshot(path=SCREENSHOTS / "approvals-answered.png", full_page=True)
+
+        await answered.get_by_role("link", name="toucher").click()
+        await expect(page.locator("#agent-state")).to_have_text("idle", timeout=live)
+        await expect(page.locator("#transcript")).to_contain_text("permission allow")
+        await expect(page.locator("#transcript")).to_contain_text("Made it.")
+        await context.close()
+        assert errors == [], f"JavaScript errors on the page: {errors}"
+    stored = (await daemon.deck.approvals(states=None))[0]
+    assert stored.remember == "persistent" and stored.message == "Go ahead, and keep it tidy."
+    assert (Path(agent.cwd) / "made.txt").exists()

@@ -39,7 +39,19 @@
   document.addEventListener("htmx:sseBeforeMessage", function () {
     stick = nearBottom();
   });
+  // In the inbox, an answered request moves from "Pending" to the top of "Answered".
+  function fileAnswered() {
+    var pending = document.getElementById("pending-approvals");
+    var answered = document.getElementById("answered-approvals");
+    if (!pending || !answered) return;
+    pending.querySelectorAll(".approval:not(.approval-pending)").forEach(function (card) {
+      answered.insertBefore(card, answered.firstChild);
+    });
+  }
+  document.addEventListener("htmx:afterSettle", fileAnswered);
+
   document.addEventListener("htmx:sseMessage", function () {
+    fileAnswered();
     trim();
     if (stick && document.getElementById("transcript")) {
       window.scrollTo(0, document.body.scrollHeight);
