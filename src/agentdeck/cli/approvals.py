@@ -11,8 +11,8 @@ from rich.table import Table
 
 from agentdeck.cli.client import connect
 from agentdeck.cli.context import console, opened_store, run_async
-from agentdeck.cli.render import short
 from agentdeck.core.approvals import Approval, GrantScope
+from agentdeck.core.summary import short
 from agentdeck.settings import Settings
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]

@@ -104,15 +104,7 @@ async def follow_session(store: Store, session: AgentSession, *, as_json: bool) 
         unsubscribe()
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
-    agent = session.agent
-    if as_json:
-        console.print_json(json.dumps({"agent": agent.to_dict(), "result": last_result}))
-    else:
-        console.print(
-            f"[dim]agent {agent.id} ({agent.name}) {agent.state} · "
-            f"{agent.turns} turns · ${agent.cost_usd:.4f}[/]"
-        )
-    return exit_code_for(agent)
+    return _report(session.agent, last_result, as_json)
 
 
 _background: set[asyncio.Task[None]] = set()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -11,6 +10,7 @@ from rich.text import Text
 
 from agentdeck.core.agent import Agent, AgentState
 from agentdeck.core.events import EventType, StoredEvent
+from agentdeck.core.summary import short, tool_summary
 
 _STATE_VALUES = {s.value for s in AgentState}
 STATE_STYLE = {
@@ -24,19 +24,6 @@ STATE_STYLE = {
     AgentState.INTERRUPTED: "magenta",
     AgentState.KILLED: "red",
 }
-
-
-def short(value: Any, limit: int = 100) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def tool_summary(tool: str, tool_input: dict[str, Any]) -> str:
-    for key in ("command", "file_path", "pattern", "url", "prompt", "description"):
-        if key in tool_input:
-            return f"{tool}({short(tool_input[key], 80)})"
-    return f"{tool}({short(tool_input, 80)})"
 
 
 def event_line(event: StoredEvent) -> Text | None:

@@ -16,6 +16,7 @@ from markupsafe import Markup
 
 from agentdeck.core.agent import Agent, AgentState
 from agentdeck.core.events import EventType, StoredEvent
+from agentdeck.core.summary import short, tool_summary
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATIC = Path(__file__).parent / "static"
@@ -99,19 +100,6 @@ def nbytes(value: int | None) -> str:
 
 def pretty_json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
-
-
-def short(value: Any, limit: int = 100) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def tool_summary(tool: str, tool_input: dict[str, Any]) -> str:
-    for key in ("command", "file_path", "pattern", "url", "prompt", "description"):
-        if key in tool_input:
-            return f"{tool}({short(tool_input[key], 80)})"
-    return f"{tool}({short(tool_input, 80)})"
 
 
 def event_summary(event: StoredEvent) -> str:
