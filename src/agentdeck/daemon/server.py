@@ -108,7 +108,7 @@ async def _serve_app(
             pid=os.getpid(), host=settings.host, port=int(sockname[1]), started_at=time.time()
         )
         write_info(settings, info)
-        logger.warning("agentdeck daemon listening on %s", info.url)
+        logger.info("agentdeck daemon listening on %s", info.url)
         if on_ready is not None:
             await on_ready(deck, info, token)
         sweeper = asyncio.create_task(_sweep(deck), name="approval-sweeper")
