@@ -44,7 +44,7 @@ async def test_two_claimers_on_one_file_never_share_a_command(db_path: Path) -> 
         async def claimer(name: str, store: Store) -> None:
             while sum(len(c) for c in claims.values()) < total:
                 claims[name] += await store.claim_commands(["x", "y"], name)
-                await asyncio.sleep(0)
+                await asyncio.sleep(0)  # yield to the producer
 
         async def producer() -> None:
             for i in range(total):

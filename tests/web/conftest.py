@@ -27,6 +27,8 @@ from agentdeck.web.sse import close_streams
 
 HEARTBEAT_SECONDS = 0.3  # SSE heartbeats in tests: fast, so tests can wait for them
 
+POLL_INTERVAL = 0.01  # polling under a deadline
+
 
 @dataclass
 class RunningDaemon:
@@ -89,7 +91,7 @@ async def running_daemon(
                     if task.done():
                         await task
                         raise AssertionError("uvicorn stopped during start-up")
-                    await asyncio.sleep(0.01)
+                    await asyncio.sleep(POLL_INTERVAL)
             yield RunningDaemon(
                 url=f"http://127.0.0.1:{port}",
                 token=token,

@@ -27,6 +27,8 @@ from .dashboard_support import items_in, logged_in, rows_in
 
 pytestmark = pytest.mark.anyio
 
+POLL_INTERVAL = 0.01  # polling under a deadline
+
 
 def make_agent(agent_id: str, state: AgentState = AgentState.RUNNING, **changes: Any) -> Agent:
     now = time.time()
@@ -73,7 +75,7 @@ async def subscribed(daemon: RunningDaemon, timeout: float = 10.0) -> None:
     """Wait until a stream has subscribed to the hub (so what follows is live)."""
     async with asyncio.timeout(timeout):
         while daemon.deck.hub.subscriber_count == 0:  # noqa: ASYNC110 - no event to await
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(POLL_INTERVAL)
 
 
 async def test_pages_need_the_login_cookie(daemon: RunningDaemon) -> None:

@@ -22,6 +22,8 @@ from tests.web.sseclient import Message, messages, stream_request
 
 pytestmark = pytest.mark.anyio
 
+PRODUCER_PACE = 0.005
+
 
 async def append(daemon: RunningDaemon, n: int, agent: str = "agent1", size: int = 0) -> list[int]:
     pad = "x" * size
@@ -89,7 +91,7 @@ async def test_resume_with_last_event_id_has_no_gap_and_no_duplicate(
         for _ in range(40):
             await append(daemon, 5)
             producing.set()
-            await asyncio.sleep(0.005)
+            await asyncio.sleep(PRODUCER_PACE)  # a steady trickle, not a wait
 
     async with asyncio.TaskGroup() as tg:
         async with stream_request(api, {"after": 0}) as response:
