@@ -6,40 +6,18 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests.support.deckcli import deck, deck_env, spawn
+from tests.support.governance import ask_profile_and_scenario
 from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.cli]
 
 
-def files(tmp_path: Path) -> tuple[str, str]:
-    profile = tmp_path / "ask.yaml"
-    profile.write_text(yaml.safe_dump({"name": "asks", "default": "ask", "allow": ["Read"]}))
-    scenario = tmp_path / "touch.yaml"
-    scenario.write_text(
-        yaml.safe_dump(
-            {
-                "name": "touch",
-                "turns": [
-                    {
-                        "reply": [
-                            {"tool_use": {"name": "Bash", "input": {"command": "touch made.txt"}}}
-                        ]
-                    },
-                    {"reply": [{"text": "Done."}]},
-                ],
-            }
-        )
-    )
-    return str(profile), str(scenario)
-
-
 @pytest.mark.parametrize("answer", ["approve", "deny"])
 async def test_run_waits_for_an_answer_from_another_terminal(tmp_path: Path, answer: str) -> None:
     env = deck_env(tmp_path)
-    profile, scenario = files(tmp_path)
+    profile, scenario = ask_profile_and_scenario(tmp_path)
     run = spawn(env, "run", "--scenario", scenario, "--profile", profile, "make it", "--json")
     try:
 

@@ -15,6 +15,7 @@ import pytest
 
 from agentdeck.runner import procs
 from tests.support.deckcli import deck, deck_env, spawn
+from tests.support.governance import ask_profile_and_scenario
 from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.cli]
@@ -186,32 +187,13 @@ def test_demo_runs_a_crew_and_stops_cleanly(tmp_path: Path) -> None:
 async def test_a_pending_approval_survives_a_restart_and_reaches_the_agent(
     env: dict[str, str], daemons: list[Daemon], tmp_path: Path
 ) -> None:
-    import yaml
-
-    profile = tmp_path / "ask.yaml"
-    profile.write_text(yaml.safe_dump({"name": "asks", "default": "ask", "allow": ["Read"]}))
-    scenario = tmp_path / "touch.yaml"
-    scenario.write_text(
-        yaml.safe_dump(
-            {
-                "name": "touch",
-                "turns": [
-                    {
-                        "reply": [
-                            {"tool_use": {"name": "Bash", "input": {"command": "touch made.txt"}}}
-                        ]
-                    },
-                    {"reply": [{"text": "Made it."}]},
-                ],
-            }
-        )
-    )
+    profile, scenario = ask_profile_and_scenario(tmp_path)
     daemon = await Daemon(env).start()
     daemons.append(daemon)
     async with daemon.api() as api:
         created = await api.post(
             "/api/agents",
-            json={"prompt": "make it", "scenario": str(scenario), "profile": str(profile)},
+            json={"prompt": "make it", "scenario": scenario, "profile": profile},
         )
         agent_id = created.json()["id"]
 

@@ -6,42 +6,18 @@ from pathlib import Path
 
 import httpx
 import pytest
-import yaml
 
+from tests.support.governance import ask_profile_and_scenario
 from tests.support.waiting import eventually
 from tests.web.conftest import RunningDaemon
 
 pytestmark = [pytest.mark.anyio, pytest.mark.cli]
 
 
-def profile_and_scenario(tmp_path: Path) -> tuple[str, str]:
-    profile = tmp_path / "ask.yaml"
-    profile.write_text(
-        yaml.safe_dump({"name": "asks", "default": "ask", "allow": ["Read", "Edit(/**)"]})
-    )
-    scenario = tmp_path / "touch.yaml"
-    scenario.write_text(
-        yaml.safe_dump(
-            {
-                "name": "touch",
-                "turns": [
-                    {
-                        "reply": [
-                            {"tool_use": {"name": "Bash", "input": {"command": "touch made.txt"}}}
-                        ]
-                    },
-                    {"reply": [{"text": "Made it."}]},
-                ],
-            }
-        )
-    )
-    return str(profile), str(scenario)
-
-
 async def test_an_ask_answered_through_the_api_lets_the_tool_run(
     daemon: RunningDaemon, api: httpx.AsyncClient, tmp_path: Path
 ) -> None:
-    profile, scenario = profile_and_scenario(tmp_path)
+    profile, scenario = ask_profile_and_scenario(tmp_path)
     created = await api.post(
         "/api/agents", json={"prompt": "make it", "scenario": scenario, "profile": profile}
     )

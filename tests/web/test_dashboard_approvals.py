@@ -13,12 +13,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-import yaml
 
 from agentdeck.core.agent import Agent, AgentSpec, AgentState
 from agentdeck.core.approvals import Approval, ApprovalState
 from agentdeck.core.events import EventType
 from agentdeck.web.pages_approvals import count_label, safe_next
+from tests.support.governance import ask_profile_and_scenario
 from tests.support.waiting import eventually, wait_event
 
 from .conftest import RunningDaemon
@@ -26,22 +26,6 @@ from .dashboard_support import CHROMIUM, SCREENSHOTS, chromium, logged_in, login
 from .test_dashboard import make_agent, read_sse_until, seed
 
 pytestmark = pytest.mark.anyio
-
-
-def ask_profile_and_scenario(tmp_path: Path) -> tuple[str, str]:
-    """A profile that asks before any command, and a model that wants ``touch made.txt``."""
-    profile = tmp_path / "ask.yaml"
-    profile.write_text(
-        yaml.safe_dump({"name": "asks", "default": "ask", "allow": ["Read", "Edit(/**)"]})
-    )
-    scenario = tmp_path / "touch.yaml"
-    touch = {"tool_use": {"name": "Bash", "input": {"command": "touch made.txt"}}}
-    scenario.write_text(
-        yaml.safe_dump(
-            {"name": "touch", "turns": [{"reply": [touch]}, {"reply": [{"text": "Made it."}]}]}
-        )
-    )
-    return str(profile), str(scenario)
 
 
 async def asking_agent(daemon: RunningDaemon, tmp_path: Path, name: str) -> tuple[Agent, Approval]:
