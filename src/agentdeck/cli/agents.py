@@ -121,6 +121,7 @@ def logs(
         async with opened_store(settings) as store:
             a = await store.find_agent(agent)
             after = 0
+            finished = not follow
             while True:
                 batch = await store.read(agent_id=a.id, after=after, limit=1000)
                 for event in batch:
@@ -128,9 +129,13 @@ def logs(
                     emit(event)
                 if batch:
                     continue
-                if not follow or not (await store.get_agent(a.id)).state.is_live:
+                if finished:
                     return
-                await asyncio.sleep(settings.command_poll_seconds)
+                # The final state is committed with its events: once the row says
+                # finished, one more read gets everything, then we stop.
+                finished = not (await store.get_agent(a.id)).state.is_live
+                if not finished:
+                    await asyncio.sleep(settings.command_poll_seconds)
 
     run_async(go)
 
@@ -139,12 +144,14 @@ async def _remote_logs(
     client: DaemonClient, ref: str, follow: bool, emit: Callable[[StoredEvent], None]
 ) -> None:
     a = await client.get_agent(ref)
+    # Read the state first: what is committed after it is in the log we read next.
+    live = follow and a.state.is_live
     after = 0
     while batch := await client.events(agent_id=a.id, after=after):
         for event in batch:
             after = event.id
             emit(event)
-    if not follow or not (await client.get_agent(a.id)).state.is_live:
+    if not live:
         return
     async for event in client.stream(agent_id=a.id, after=after):
         emit(event)
