@@ -89,6 +89,43 @@ class Settings(BaseSettings):
         description="Passed to agents as CLAUDE_CODE_OAUTH_TOKEN. Never logged.",
     )
 
+    hook_deadline_seconds: float = Field(
+        default=2.0,
+        description="How long the hook client waits for the daemon before it uses its "
+        "fallback (Claude Code's own hook timeout fails open, after 600 s).",
+    )
+    hook_fallbacks: dict[str, str] = Field(
+        default_factory=dict,
+        description="Per hook event, what the hook client does when the daemon is down or "
+        "hung: pass (exit 0, no output), ask (Claude Code's own prompt) or deny; JSON object. "
+        "Default: PreToolUse asks (denies under a profile whose default is deny); "
+        "every other event passes.",
+    )
+    memory_enabled: bool = Field(
+        default=True, description="Capture observations and summaries and inject context."
+    )
+    memory_ignore: list[str] = Field(
+        default_factory=list,
+        description="Project directories whose sessions are never remembered (JSON list); "
+        "a project can also opt out with a file .agentdeck/ignore.",
+    )
+    memory_context_tokens: int = Field(
+        default=1500,
+        description="Budget, in tokens, of the memory a new session is given at its start.",
+    )
+    memory_model_summary: bool = Field(
+        default=False,
+        description="Also ask the model to summarize each finished session (spends tokens).",
+    )
+    memory_summary_budget_usd: float = Field(
+        default=0.05,
+        description="Hard cap on what one model-written summary may cost; over it, none is made.",
+    )
+    memory_summary_model: str = Field(
+        default="claude-haiku-4-5",
+        description="Model used for the optional model-written summaries.",
+    )
+
     @property
     def home_dir(self) -> Path:
         return self.home.expanduser().resolve()
@@ -108,6 +145,16 @@ class Settings(BaseSettings):
     @property
     def logs_dir(self) -> Path:
         return self.home_dir / "logs"
+
+    @property
+    def socket_path(self) -> Path:
+        """Where the daemon listens for the hook client."""
+        return self.home_dir / "daemon.sock"
+
+    @property
+    def hooks_config_path(self) -> Path:
+        """Deadline and fallbacks for the hook client, which cannot read settings."""
+        return self.home_dir / "hooks.json"
 
     def ensure_home(self) -> Path:
         """Create the home layout; a clear ``ConfigError`` if that is impossible."""

@@ -12,7 +12,7 @@ import sys
 
 import typer
 
-from agentdeck.cli import agents, approvals, audit, daemon, mock, policy, run
+from agentdeck.cli import agents, approvals, audit, daemon, hooks, mcp, memory, mock, policy, run
 from agentdeck.cli.context import console_err
 from agentdeck.errors import AgentdeckError
 
@@ -30,6 +30,9 @@ daemon.register(app)
 approvals.register(app)
 audit.register(app)
 policy.register(app)
+hooks.register(app)
+memory.register(app)
+mcp.register(app)
 
 
 def main() -> None:

@@ -166,6 +166,27 @@ class Notice(Event):
     detail: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, kw_only=True)
+class HookReceived(Event):
+    """A Claude Code hook of a hand-started session that no other event tells
+    (PreCompact, SubagentStop, Notification, …)."""
+
+    type: ClassVar[EventType] = EventType.HOOK_RECEIVED
+    hook: str  # the hook event name, e.g. ``PreCompact``
+    session_id: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ObservationRecorded(Event):
+    """Memory kept something: an observation (``ob…``) or a session summary (``su…``)."""
+
+    type: ClassVar[EventType] = EventType.OBSERVATION_RECORDED
+    memory_id: str
+    kind: str  # ``observation`` or ``summary``
+    title: str
+
+
 _FIELDS: dict[type[Event], tuple[str, ...]] = {}
 
 
@@ -192,6 +213,8 @@ EVENT_CLASSES: dict[EventType, type[Event]] = {
         TurnCompleted,
         ErrorOccurred,
         Notice,
+        HookReceived,
+        ObservationRecorded,
     )
 }
 

@@ -1,0 +1,9 @@
+"""``agentdeck mcp``: (being built)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    return

@@ -1,0 +1,68 @@
+"""What the hook client is told: its deadline and its fallbacks.
+
+The client is started by Claude Code for every hook event and must stay tiny,
+so it cannot read the settings. The installer and the daemon write what it
+needs into ``AGENTDECK_HOME/hooks.json``; a missing or broken file means the
+defaults below (the client carries the same defaults).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from agentdeck.core.policy import Decision
+from agentdeck.errors import ConfigError
+from agentdeck.settings import Settings
+
+FALLBACK_ACTIONS = ("pass", "ask", "deny")
+
+# Hook events agentdeck installs itself for. Notification does not fire in
+# headless runs, but it does in a terminal.
+HOOK_EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "Stop",
+    "SubagentStop",
+    "PreCompact",
+    "SessionEnd",
+    "Notification",
+)
+
+
+def fallbacks(settings: Settings, profile_default: Decision) -> dict[str, str]:
+    """Per event, what to do without a daemon. PreToolUse leaves the decision
+    to Claude Code's own prompt, or denies under a deny-by-default profile;
+    every other event passes silently."""
+    out = dict.fromkeys(HOOK_EVENTS, "pass")
+    out["PreToolUse"] = "deny" if profile_default is Decision.DENY else "ask"
+    for event, action in settings.hook_fallbacks.items():
+        if action not in FALLBACK_ACTIONS:
+            raise ConfigError(
+                f"hook fallback for {event} is {action!r}",
+                hint=f"AGENTDECK_HOOK_FALLBACKS values are one of {', '.join(FALLBACK_ACTIONS)}",
+            )
+        out[event] = action
+    return out
+
+
+def client_config(settings: Settings, profile_default: Decision) -> dict[str, Any]:
+    return {
+        "socket": str(settings.socket_path),
+        "deadline": settings.hook_deadline_seconds,
+        "fallbacks": fallbacks(settings, profile_default),
+    }
+
+
+def write_client_config(settings: Settings, profile_default: Decision) -> Path:
+    """Write ``hooks.json`` atomically (the client may read it at any moment)."""
+    path = settings.hooks_config_path
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(client_config(settings, profile_default), indent=2) + "\n")
+    tmp.replace(path)
+    return path

@@ -1,0 +1,1 @@
+"""Memory adapters: capture from hooks and the runner, storage, search, context."""
