@@ -16,6 +16,7 @@ from agentdeck.daemon.hub import EventHub
 from agentdeck.runner.runner import Runner
 from agentdeck.runner.steering import Steering, owned_elsewhere, reconcile_stale
 from agentdeck.settings import Settings
+from agentdeck.store.memory import MemoryStore
 from agentdeck.store.reads import StoreStats
 from agentdeck.store.store import Store
 
@@ -29,6 +30,7 @@ class Deck:
         self.runner = runner
         self.hub = hub
         self.steering = Steering(store, runner)
+        self.memory = MemoryStore(store)
 
     @classmethod
     async def open(cls, settings: Settings) -> Deck:
