@@ -24,7 +24,7 @@ from agentdeck.core.agent import Agent
 from agentdeck.core.approvals import Approval, ApprovalState, GrantScope, answer_state
 from agentdeck.core.audit import AuditRecord
 from agentdeck.core.events import PermissionRequested, PermissionResolved
-from agentdeck.core.policy import Decision, Grant, Profile, Rule, decide, rule_for
+from agentdeck.core.policy import Decision, Grant, Profile, Rule, Verdict, decide, rule_for
 from agentdeck.errors import InvalidState, PolicyError
 from agentdeck.governance.profiles import load_profile
 from agentdeck.settings import Settings
@@ -58,10 +58,7 @@ class Governor:
 
     def profile_for(self, agent: Agent) -> Profile:
         """The agent's profile, with its own ``--allow`` / ``--deny`` rules on top."""
-        name = agent.spec.profile or self.settings.profile
-        base = self._profiles.get(name)
-        if base is None:
-            base = self._profiles[name] = load_profile(name)
+        base = self.profile_named(agent.spec.profile or self.settings.profile)
         if not agent.spec.allow and not agent.spec.deny:
             return base
         where = f"agent {agent.id}"
@@ -70,6 +67,14 @@ class Governor:
             allow=(*base.allow, *(Rule.parse(r, source=where) for r in agent.spec.allow)),
             deny=(*base.deny, *(Rule.parse(r, source=where) for r in agent.spec.deny)),
         )
+
+    def profile_named(self, name: str | None = None) -> Profile:
+        """A profile, loaded once; by default the one of agents that name none
+        (and of hand-started sessions)."""
+        name = name or self.settings.profile
+        if name not in self._profiles:
+            self._profiles[name] = load_profile(name)
+        return self._profiles[name]
 
     def grant_key(self, agent: Agent) -> str:
         """Grants follow the agent's template — its profile — never its display name."""
@@ -114,6 +119,23 @@ class Governor:
         return await self._ask(
             agent, profile, tool, tool_input, tool_use_id, verdict.reason, verdict.rule, waiting
         )
+
+    async def judge(
+        self, agent: Agent, tool: str, tool_input: dict[str, Any], *, by: str
+    ) -> Verdict:
+        """The policy's verdict with the agent's grants, audited, without waiting:
+        for hooks of hand-started sessions, where Claude Code itself asks."""
+        profile = self.profile_for(agent)
+        records = await self.approvals.grants_for(self.grant_key(agent), agent.id)
+        grants = [Grant(rule=g.rule, decision=Decision(g.decision)) for g in records]
+        verdict = decide(
+            profile, tool, tool_input, workspace=agent.cwd, home=str(Path.home()), grants=grants
+        )
+        source = "grant" if verdict.source == "grant" else by
+        await self._audit(
+            agent, tool, tool_input, str(verdict.decision), verdict.reason, verdict.rule, source
+        )
+        return verdict
 
     # -- asking --------------------------------------------------------------------
 

@@ -31,13 +31,19 @@ def resolve_cli(settings: Settings) -> Path:
     return path
 
 
-def agent_env(settings: Settings, base_url: str | None = None) -> dict[str, str]:
+def agent_env(
+    settings: Settings, base_url: str | None = None, agent_id: str | None = None
+) -> dict[str, str]:
     """What the Claude Code process gets on top of the inherited environment.
 
     The SDK already drops ``CLAUDECODE`` so the deck works inside a Claude Code
     session; the model endpoint and credentials pass through from the settings.
     """
     env = {"CLAUDE_CODE_MAX_RETRIES": str(settings.max_retries)}
+    if agent_id is not None:
+        # agentdeck's installed command hooks step aside for its own agents:
+        # those are governed and remembered in-process.
+        env["AGENTDECK_AGENT_ID"] = agent_id
     url = base_url or settings.anthropic_base_url
     if url:
         env["ANTHROPIC_BASE_URL"] = url
@@ -66,6 +72,8 @@ def build_options(
     stderr: Any,
     pre_tool: HookCallback | None = None,
     hook_timeout: float = 660.0,
+    extra_hooks: dict[str, list[HookMatcher]] | None = None,
+    agent_id: str | None = None,
     base_url: str | None = None,
     resume: str | None = None,
     fork: bool = False,
@@ -85,20 +93,27 @@ def build_options(
         permission_mode="acceptEdits",
         max_turns=spec.max_turns,
         max_budget_usd=spec.budget_usd,
-        env=agent_env(settings, base_url),
+        env=agent_env(settings, base_url, agent_id),
         can_use_tool=can_use_tool,
         # The policy sees every tool call first. A failing or timed-out hook must
         # block, not fail open (Claude Code's default for hooks).
-        hooks={
-            "PreToolUse": [
-                HookMatcher(
-                    matcher=None, hooks=[pre_tool], timeout=hook_timeout, on_failure="block"
-                )
-            ]
-        }
-        if pre_tool is not None
-        else None,
+        hooks=_hooks(pre_tool, hook_timeout, extra_hooks),
         stderr=stderr,
         resume=resume,
         fork_session=fork,
     )
+
+
+def _hooks(
+    pre_tool: HookCallback | None,
+    timeout: float,
+    extra: dict[str, list[HookMatcher]] | None,
+) -> dict[Any, list[HookMatcher]] | None:
+    hooks: dict[Any, list[HookMatcher]] = dict(extra or {})
+    if pre_tool is not None:
+        # The policy sees every tool call first. A failing or timed-out hook must
+        # block, not fail open (Claude Code's default for hooks).
+        hooks["PreToolUse"] = [
+            HookMatcher(matcher=None, hooks=[pre_tool], timeout=timeout, on_failure="block")
+        ]
+    return hooks or None

@@ -13,15 +13,18 @@ import os
 import time
 from collections.abc import Callable
 
-from agentdeck.core.agent import Agent, AgentState
+from agentdeck.core.agent import Agent, AgentSource, AgentState
 from agentdeck.core.events import ErrorOccurred, StateChanged
-from agentdeck.errors import AgentdeckError, InvalidState
+from agentdeck.errors import AgentdeckError, InvalidState, UsageError
 from agentdeck.runner import procs
 from agentdeck.runner.runner import Runner
 from agentdeck.store.store import Store
 
 
 def owned_elsewhere(agent: Agent) -> bool:
+    if agent.source is AgentSource.EXTERNAL:
+        # A hand-started session belongs to its terminal while its process lives.
+        return agent.state.is_live and agent.pid is not None and procs.is_running(agent.pid)
     return (
         agent.state.is_live
         and agent.owner_pid is not None
@@ -30,10 +33,39 @@ def owned_elsewhere(agent: Agent) -> bool:
     )
 
 
+def ensure_steerable(agent: Agent, action: str) -> None:
+    """Hand-started sessions only report to the deck; their terminal steers them."""
+    if agent.source is AgentSource.EXTERNAL:
+        raise UsageError(
+            f"{agent.id} is a hand-started Claude Code session (source external): "
+            f"agentdeck cannot {action} it",
+            hint="steer it in the terminal it runs in",
+        )
+
+
+async def _ended_quietly(store: Store, agent: Agent) -> Agent:
+    """A hand-started session whose process is gone without a SessionEnd hook:
+    it is over. Its process is never ours to stop."""
+    now = time.time()
+    reason = "its Claude Code process ended without a SessionEnd hook"
+    updated = agent.with_changes(state=AgentState.DONE, pid=None, current_tool=None, updated_at=now)
+    await store.record(
+        [
+            StateChanged(
+                agent_id=agent.id, ts=now, old=agent.state, new=AgentState.DONE, reason=reason
+            )
+        ],
+        updated,
+    )
+    return updated
+
+
 async def reconcile_stale(store: Store, agent: Agent, *, grace: float = 3.0) -> Agent:
     """A row says live but its supervisor is gone: stop leftovers, mark interrupted."""
     if not agent.state.is_live or owned_elsewhere(agent):
         return agent
+    if agent.source is AgentSource.EXTERNAL:
+        return await _ended_quietly(store, agent)
     if agent.pid is not None and procs.is_running(agent.pid) and procs.looks_like_claude(agent.pid):
         await asyncio.to_thread(procs.terminate_tree, agent.pid, grace)
     now = time.time()
@@ -65,6 +97,7 @@ class Steering:
 
     async def interrupt(self, ref: str) -> Agent:
         agent = await self.store.find_agent(ref)
+        ensure_steerable(agent, "interrupt")
         local = self.runner.live(agent.id)
         if local is not None:
             await local.interrupt()
@@ -77,6 +110,7 @@ class Steering:
 
     async def kill(self, ref: str) -> Agent:
         agent = await self.store.find_agent(ref)
+        ensure_steerable(agent, "kill")
         local = self.runner.live(agent.id)
         if local is not None:
             await local.kill()
@@ -106,6 +140,7 @@ class Steering:
         """Deliver a follow-up. Returns the agent if another process took it;
         None if it was resumed here (the caller then follows the local session)."""
         agent = await self.store.find_agent(ref)
+        ensure_steerable(agent, "send a message to")
         local = self.runner.live(agent.id)
         if local is not None:
             await local.send(text)

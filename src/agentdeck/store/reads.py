@@ -49,6 +49,17 @@ def agents_with_id_prefix(conn: Connection, prefix: str, limit: int = 10) -> lis
     return [row_to_agent(r) for r in conn.execute(stmt).mappings()]
 
 
+def agent_for_session(conn: Connection, session_id: str, source: str) -> Agent | None:
+    stmt = (
+        sa.select(agents)
+        .where(agents.c.session_id == session_id, agents.c.source == source)
+        .order_by(*_NEWEST_FIRST)
+        .limit(1)
+    )
+    row = conn.execute(stmt).mappings().first()
+    return row_to_agent(row) if row is not None else None
+
+
 def agents_named(conn: Connection, name: str, limit: int = 10) -> list[Agent]:
     stmt = sa.select(agents).where(agents.c.name == name).order_by(*_NEWEST_FIRST).limit(limit)
     return [row_to_agent(r) for r in conn.execute(stmt).mappings()]

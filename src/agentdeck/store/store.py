@@ -24,7 +24,7 @@ import anyio.to_thread
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from agentdeck.core.agent import Agent, AgentState
+from agentdeck.core.agent import Agent, AgentSource, AgentState
 from agentdeck.core.audit import AuditEntry, AuditRecord, ChainVerifier, VerifyResult
 from agentdeck.core.events import Event, StoredEvent
 from agentdeck.core.ports import Command, Subscriber
@@ -184,6 +184,12 @@ class Store:
         if agent is None:
             raise NotFound("agent", agent_id, hint="see `agentdeck ls`")
         return agent
+
+    async def agent_for_session(self, session_id: str, source: AgentSource) -> Agent | None:
+        """The newest agent of ``source`` with this Claude session id, if any."""
+        return await self._read(
+            functools.partial(reads.agent_for_session, session_id=session_id, source=str(source))
+        )
 
     async def find_agent(self, ref: str) -> Agent:
         """By exact id, else unique id prefix (at least 4 characters), else
