@@ -1,13 +1,103 @@
 """Memory in the store: observations, session summaries and their FTS5 index
-(migration 0003). Writes go through the store's one write path.
+(migration 0003). Writes go through the store's one write path; a record and
+its index row are written, replaced and deleted in the same transaction.
 
-Interface first; the bodies are being written (issue 5).
+Search is bounded so that it costs about the same at a million records as at a
+thousand: the index yields the newest ``CANDIDATES`` matches (FTS5 walks its
+doclists newest first and stops), and only those are ranked with bm25. A
+query for a rare term ranks every match; one for a term in a third of the
+records ranks the newest matches, which is what memory wants anyway.
 """
 
 from __future__ import annotations
 
-from agentdeck.core.memory import MemoryHit, Observation, SessionSummary
+import dataclasses
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from agentdeck.core.memory import MemoryHit, MemoryKind, Observation, SessionSummary, kind_of
+from agentdeck.errors import NotFound, UsageError
+from agentdeck.store.schema import observations, summaries
 from agentdeck.store.store import Store
+
+MAX_LIMIT = 100
+# How many of the newest matches are ranked (see the module docstring).
+CANDIDATES = 1000
+# Only so many words of a query are used (a pasted paragraph stays fast).
+MAX_TERMS = 12
+# bm25 column weights: title, body, scope (the project token never scores).
+TITLE_WEIGHT = 5.0
+BODY_WEIGHT = 1.0
+# A summary's score is multiplied by this: a session's gist beats one call.
+SUMMARY_BOOST = 1.25
+SNIPPET_TOKENS = 12
+
+# What FTS5's unicode61 tokenizer keeps as a token: letters and digits (the
+# underscore separates). Everything else in a query is a separator here too.
+_WORD = re.compile(r"[^\W_]+")
+_TRAILING_STAR = re.compile(r"[^\W_]\*+\s*$")
+
+_HIT_NOUN = "memory record"
+
+
+def project_token(project: str) -> str:
+    """The ``scope`` token of a project: a digest, so a path's words never match."""
+    return "p" + hashlib.sha256(project.encode()).hexdigest()[:24]
+
+
+def query_terms(text: str) -> tuple[list[str], bool]:
+    """The words of a user's query (deduplicated, at most ``MAX_TERMS``) and
+    whether the last is a prefix (written with a trailing ``*``)."""
+    words: list[str] = []
+    for word in _WORD.findall(text.lower()):
+        if word not in words:
+            words.append(word)
+    return words[:MAX_TERMS], bool(_TRAILING_STAR.search(text))
+
+
+def match_expression(words: Sequence[str], *, any_word: bool, prefix: bool) -> str:
+    """An FTS5 expression in which every word is a quoted string: no user text
+    is ever read as syntax (``AND``, ``NEAR``, ``-``, ``:``, ``"``...)."""
+    quoted = [f'"{w}"' for w in words]
+    if prefix:
+        quoted[-1] += "*"
+    return "{title body} : (" + (" OR " if any_word else " ").join(quoted) + ")"
+
+
+def in_project(expr: str, project: str | None) -> str:
+    """``expr`` limited to one project's records: one more term to intersect."""
+    if project is None:
+        return expr
+    return f'scope : "{project_token(project)}" AND {expr}'
+
+
+def observation_text(obs: Observation) -> tuple[str, str]:
+    """``(title, body)`` as indexed."""
+    title = obs.input_summary or obs.tool
+    if not title.startswith(obs.tool):
+        title = f"{obs.tool} {title}"
+    return title, "\n".join([obs.output_excerpt, *obs.files])
+
+
+def summary_text(summary: SessionSummary) -> tuple[str, str]:
+    """``(title, body)`` as indexed: the first line titles the session."""
+    lines = [
+        summary.request,
+        summary.model_summary or "",
+        summary.final_message,
+        *summary.commands,
+        *summary.errors,
+        *summary.files_changed,
+    ]
+    text = "\n".join(line.strip() for line in lines if line and line.strip())
+    title, _, body = text.partition("\n")
+    return title or f"session {summary.session_id}", body
 
 
 class MemoryStore:
@@ -16,23 +106,91 @@ class MemoryStore:
 
     async def add_observation(self, observation: Observation) -> None:
         """Keep one observation and index it."""
-        raise NotImplementedError
+        row = dataclasses.asdict(observation)
+        row["files"] = list(observation.files)
+        title, body = observation_text(observation)
+
+        def op(conn: Connection) -> None:
+            exists = conn.execute(
+                sa.select(observations.c.id).where(observations.c.id == observation.id)
+            ).first()
+            if exists is not None:  # delivered twice: keep the first
+                return
+            row["fts_rowid"] = _index(conn, observation.id, observation.project, title, body)
+            conn.execute(sa.insert(observations).values(row))
+
+        await self.store._write(op)
 
     async def save_summary(self, summary: SessionSummary) -> SessionSummary:
         """Keep a session's summary, replacing the session's earlier one (its id
         is kept, so links stay valid); returns what was stored."""
-        raise NotImplementedError
+        title, body = summary_text(summary)
+
+        def op(conn: Connection) -> SessionSummary:
+            earlier = conn.execute(
+                sa.select(summaries.c.id, summaries.c.fts_rowid).where(
+                    summaries.c.session_id == summary.session_id
+                )
+            ).first()
+            kept = summary if earlier is None else dataclasses.replace(summary, id=earlier.id)
+            row = dataclasses.asdict(kept)
+            for name in ("files_changed", "commands", "errors"):
+                row[name] = list(row[name])
+            if earlier is not None:
+                _unindex(conn, [earlier.fts_rowid])
+            row["fts_rowid"] = _index(conn, kept.id, kept.project, title, body)
+            if earlier is None:
+                conn.execute(sa.insert(summaries).values(row))
+            else:
+                conn.execute(sa.update(summaries).where(summaries.c.id == kept.id).values(row))
+            return kept
+
+        stored: SessionSummary = await self.store._write(op)
+        return stored
 
     async def search(
         self, query: str, *, project: str | None = None, limit: int = 10
     ) -> list[MemoryHit]:
         """Ranked full-text search over observations and summaries. Any text is a
         valid query (punctuation is not FTS syntax here); an empty one finds nothing."""
-        raise NotImplementedError
+        if limit < 1:
+            raise UsageError(f"a search limit must be at least 1, not {limit}")
+        limit = min(limit, MAX_LIMIT)
+        words, prefix = query_terms(query)
+        if not words:
+            return []
+        attempts = [(False, prefix)]
+        if len(words) > 1:
+            attempts.append((True, prefix))  # no record has every word: any will do
+        if not prefix:
+            attempts.append((len(words) > 1, True))  # perhaps a word is unfinished
+
+        def run(conn: Connection) -> list[MemoryHit]:
+            for any_word, as_prefix in attempts:
+                expr = match_expression(words, any_word=any_word, prefix=as_prefix)
+                hits = _search(conn, expr, project, limit)
+                if hits:
+                    return hits
+            return []
+
+        return await self.store._read(run)
 
     async def get(self, memory_id: str) -> Observation | SessionSummary:
         """One record; ``NotFound`` for an unknown id."""
-        raise NotImplementedError
+        kind = kind_of(memory_id)
+
+        def query(conn: Connection) -> Observation | SessionSummary | None:
+            found: Sequence[Observation | SessionSummary] = ()
+            if kind is MemoryKind.OBSERVATION:
+                found = _observations(conn, observations.c.id == memory_id)
+            elif kind is MemoryKind.SUMMARY:
+                found = _summaries(conn, summaries.c.id == memory_id)
+            return found[0] if found else None
+
+        record = await self.store._read(query)
+        if record is None:
+            raise NotFound(_HIT_NOUN, memory_id, hint="ids come from `agentdeck memory search`")
+        return record
 
     async def forget(
         self,
@@ -43,20 +201,211 @@ class MemoryStore:
     ) -> int:
         """Delete one record, a session's or a project's (index included);
         returns how many records went. Exactly one selector must be given."""
-        raise NotImplementedError
+        given = [s for s in (memory_id, session_id, project) if s is not None]
+        if len(given) != 1:
+            raise UsageError(
+                "forget needs exactly one of a memory id, a session id or a project",
+                hint=f"{len(given)} were given",
+            )
+        if memory_id is not None:
+            if kind_of(memory_id) is None:
+                raise NotFound(_HIT_NOUN, memory_id)
+            wheres = [observations.c.id == memory_id, summaries.c.id == memory_id]
+        elif session_id is not None:
+            wheres = [observations.c.session_id == session_id, summaries.c.session_id == session_id]
+        else:
+            wheres = [observations.c.project == project, summaries.c.project == project]
+
+        def op(conn: Connection) -> int:
+            count = 0
+            for table, where in zip((observations, summaries), wheres, strict=True):
+                rowids = list(conn.execute(sa.select(table.c.fts_rowid).where(where)).scalars())
+                _unindex(conn, rowids)
+                count += conn.execute(sa.delete(table).where(where)).rowcount
+            return count
+
+        count: int = await self.store._write(op)
+        if memory_id is not None and count == 0:
+            raise NotFound(_HIT_NOUN, memory_id)
+        return count
 
     async def session_observations(self, session_id: str, limit: int = 500) -> list[Observation]:
         """A session's observations, oldest first."""
-        raise NotImplementedError
+
+        def query(conn: Connection) -> list[Observation]:
+            where = observations.c.session_id == session_id
+            order = (observations.c.ts, observations.c.fts_rowid)
+            return _observations(conn, where, order=order, limit=limit)
+
+        return await self.store._read(query)
 
     async def recent_summaries(self, project: str, limit: int = 10) -> list[SessionSummary]:
         """A project's newest session summaries, newest first."""
-        raise NotImplementedError
+
+        def query(conn: Connection) -> list[SessionSummary]:
+            where = summaries.c.project == project
+            order = (summaries.c.ts.desc(), summaries.c.fts_rowid.desc())
+            return _summaries(conn, where, order=order, limit=limit)
+
+        return await self.store._read(query)
 
     async def recent_observations(self, project: str, limit: int = 50) -> list[Observation]:
         """A project's newest observations, newest first."""
-        raise NotImplementedError
+
+        def query(conn: Connection) -> list[Observation]:
+            where = observations.c.project == project
+            order = (observations.c.ts.desc(), observations.c.fts_rowid.desc())
+            return _observations(conn, where, order=order, limit=limit)
+
+        return await self.store._read(query)
 
     async def stats(self) -> dict[str, int]:
         """``{"observations": N, "summaries": M, "projects": P}``."""
-        raise NotImplementedError
+
+        def query(conn: Connection) -> dict[str, int]:
+            projects = sa.union(sa.select(observations.c.project), sa.select(summaries.c.project))
+            return {
+                "observations": conn.execute(
+                    sa.select(sa.func.count()).select_from(observations)
+                ).scalar_one(),
+                "summaries": conn.execute(
+                    sa.select(sa.func.count()).select_from(summaries)
+                ).scalar_one(),
+                "projects": conn.execute(
+                    sa.select(sa.func.count()).select_from(projects.subquery())
+                ).scalar_one(),
+            }
+
+        return await self.store._read(query)
+
+
+# --- the index ----------------------------------------------------------------
+
+
+def _index(conn: Connection, memory_id: str, project: str, title: str, body: str) -> int:
+    result = conn.exec_driver_sql(
+        "INSERT INTO memory_fts (title, body, scope, memory_id) VALUES (?, ?, ?, ?)",
+        (title, body, project_token(project), memory_id),
+    )
+    rowid = result.lastrowid
+    assert rowid is not None
+    return int(rowid)
+
+
+def _unindex(conn: Connection, rowids: Sequence[int]) -> None:
+    if rowids:
+        conn.exec_driver_sql("DELETE FROM memory_fts WHERE rowid = ?", [(r,) for r in rowids])
+
+
+# The newest CANDIDATES matches, ranked; then the snippets of the best few only
+# (snippet() re-reads and re-tokenizes the text, so it is kept off the candidates).
+_RANKED = f"""
+SELECT rowid, rank FROM (
+    SELECT rowid, bm25(memory_fts, {TITLE_WEIGHT}, {BODY_WEIGHT}, 0.0)
+        * (CASE WHEN substr(memory_id, 1, 2) = 'su' THEN {SUMMARY_BOOST} ELSE 1.0 END) AS rank
+    FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT {CANDIDATES}
+) ORDER BY rank, rowid DESC LIMIT ?
+"""
+_SNIPPETS = """
+SELECT rowid, memory_id, title,
+    snippet(memory_fts, 0, '[', ']', '…', {n}), snippet(memory_fts, 1, '[', ']', '…', {n})
+FROM memory_fts WHERE memory_fts MATCH ? AND rowid IN ({rowids})
+"""
+
+
+def _search(conn: Connection, expr: str, project: str | None, limit: int) -> list[MemoryHit]:
+    ranked = conn.exec_driver_sql(_RANKED, (in_project(expr, project), limit)).all()
+    if not ranked:
+        return []
+    # Snippets of the words alone (the project's token is no text to show).
+    sql = _SNIPPETS.format(n=SNIPPET_TOKENS, rowids=",".join(str(r.rowid) for r in ranked))
+    texts = {row[0]: row[1:] for row in conn.exec_driver_sql(sql, (expr,))}
+    ids = [str(texts[r.rowid][0]) for r in ranked if r.rowid in texts]
+    records = _records_by_id(conn, ids)
+    hits: list[MemoryHit] = []
+    for r in ranked:
+        if r.rowid not in texts:
+            continue
+        memory_id, title, title_snippet, body_snippet = texts[r.rowid]
+        record = records.get(memory_id)
+        if record is None:  # cannot happen: index and records change together
+            continue
+        kind = kind_of(memory_id)
+        assert kind is not None
+        hits.append(
+            MemoryHit(
+                id=memory_id,
+                kind=kind,
+                project=record["project"],
+                session_id=record["session_id"],
+                ts=record["ts"],
+                title=title,
+                snippet=body_snippet if "[" in (body_snippet or "") else title_snippet,
+                score=-float(r.rank),
+            )
+        )
+    return hits
+
+
+def _records_by_id(conn: Connection, ids: Sequence[str]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for table in (observations, summaries):
+        stmt = sa.select(table.c.id, table.c.project, table.c.session_id, table.c.ts).where(
+            table.c.id.in_(ids)
+        )
+        found.update({row.id: row._mapping for row in conn.execute(stmt)})
+    return found
+
+
+# --- rows -----------------------------------------------------------------------
+
+
+def _observations(
+    conn: Connection, where: Any, *, order: Sequence[Any] = (), limit: int | None = None
+) -> list[Observation]:
+    stmt = sa.select(observations).where(where).order_by(*order).limit(limit)
+    return [_to_observation(row._mapping) for row in conn.execute(stmt)]
+
+
+def _summaries(
+    conn: Connection, where: Any, *, order: Sequence[Any] = (), limit: int | None = None
+) -> list[SessionSummary]:
+    stmt = sa.select(summaries).where(where).order_by(*order).limit(limit)
+    return [_to_summary(row._mapping) for row in conn.execute(stmt)]
+
+
+def _to_observation(m: Any) -> Observation:
+    return Observation(
+        id=m["id"],
+        project=m["project"],
+        session_id=m["session_id"],
+        agent_id=m["agent_id"],
+        ts=m["ts"],
+        tool=m["tool"],
+        input_summary=m["input_summary"],
+        output_excerpt=m["output_excerpt"],
+        files=tuple(_json_list(m["files"])),
+        is_error=bool(m["is_error"]),
+    )
+
+
+def _to_summary(m: Any) -> SessionSummary:
+    return SessionSummary(
+        id=m["id"],
+        project=m["project"],
+        session_id=m["session_id"],
+        agent_id=m["agent_id"],
+        ts=m["ts"],
+        files_changed=tuple(_json_list(m["files_changed"])),
+        commands=tuple(_json_list(m["commands"])),
+        errors=tuple(_json_list(m["errors"])),
+        final_message=m["final_message"],
+        request=m["request"],
+        model_summary=m["model_summary"],
+    )
+
+
+def _json_list(value: Any) -> list[str]:
+    if isinstance(value, str):  # written by a bulk loader as text
+        value = json.loads(value)
+    return [str(v) for v in value or ()]

@@ -137,3 +137,81 @@ audit = sa.Table(
     sa.Column("hash", sa.Text, nullable=False),
     **TABLE_KWARGS,
 )
+
+# Memory (migration 0003): one observation per tool call, one summary per
+# session. ``fts_rowid`` is the record's row in ``memory_fts``: the index rows
+# are written, replaced and deleted with the record, in the same transaction.
+observations = sa.Table(
+    "observations",
+    metadata,
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("project", sa.Text, nullable=False),
+    sa.Column("session_id", sa.Text, nullable=False),
+    sa.Column("agent_id", sa.Text, nullable=True),
+    sa.Column("ts", sa.Float, nullable=False),
+    sa.Column("tool", sa.Text, nullable=False),
+    sa.Column("input_summary", sa.Text, nullable=False),
+    sa.Column("output_excerpt", sa.Text, nullable=False),
+    sa.Column("files", sa.JSON, nullable=False),
+    sa.Column("is_error", sa.Boolean, nullable=False),
+    sa.Column("fts_rowid", sa.Integer, nullable=False),
+    sa.Index(None, "project", "ts"),
+    sa.Index(None, "session_id", "ts"),
+)
+
+summaries = sa.Table(
+    "summaries",
+    metadata,
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("project", sa.Text, nullable=False),
+    sa.Column("session_id", sa.Text, nullable=False),
+    sa.Column("agent_id", sa.Text, nullable=True),
+    sa.Column("ts", sa.Float, nullable=False),
+    sa.Column("files_changed", sa.JSON, nullable=False),
+    sa.Column("commands", sa.JSON, nullable=False),
+    sa.Column("errors", sa.JSON, nullable=False),
+    sa.Column("final_message", sa.Text, nullable=False),
+    sa.Column("request", sa.Text, nullable=False),
+    sa.Column("model_summary", sa.Text, nullable=True),
+    sa.Column("fts_rowid", sa.Integer, nullable=False),
+    sa.UniqueConstraint("session_id"),
+    sa.Index(None, "project", "ts"),
+)
+
+# The full-text index over both kinds: ``title`` (an observation's call, a
+# summary's first line) and ``body`` are searched; ``scope`` holds the
+# project's token (``project_token``) so a project filter is one more term
+# the index intersects, never a per-row lookup; ``memory_id`` maps a hit back.
+# It keeps its own copy of the text (no external content): the records' text
+# primary keys have no stable integer rowid to point at, and snippet() reads
+# the copy by rowid. FTS5 tables are not SQLAlchemy tables: created with
+# ``observations`` (the fresh-database path) and by migration 0003, which
+# spells the same statement out; a test compares the two.
+MEMORY_FTS = "memory_fts"
+MEMORY_FTS_DDL = (
+    "CREATE VIRTUAL TABLE memory_fts USING fts5("
+    "title, body, scope, memory_id UNINDEXED, "
+    "tokenize = 'porter unicode61', prefix = '3')"
+)
+# The shadow tables FTS5 creates for it, which reflection sees as tables.
+MEMORY_FTS_SHADOWS = tuple(
+    f"{MEMORY_FTS}_{suffix}" for suffix in ("data", "idx", "content", "docsize", "config")
+)
+
+
+def _create_memory_fts(_table: sa.Table, connection: sa.Connection, **_kw: object) -> None:
+    connection.exec_driver_sql(MEMORY_FTS_DDL)
+
+
+def _drop_memory_fts(_table: sa.Table, connection: sa.Connection, **_kw: object) -> None:
+    connection.exec_driver_sql(f"DROP TABLE IF EXISTS {MEMORY_FTS}")
+
+
+sa.event.listen(observations, "after_create", _create_memory_fts)
+sa.event.listen(observations, "before_drop", _drop_memory_fts)
+
+
+def is_index_table(name: str) -> bool:
+    """A full-text table or one of its shadows: outside the SQLAlchemy metadata
+    (schema comparisons skip them and compare their SQL instead)."""
+    return name == MEMORY_FTS or name in MEMORY_FTS_SHADOWS
