@@ -8,7 +8,9 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
+from agentdeck.core.memory import Observation
 from agentdeck.store import Store, dialect, migrate
+from agentdeck.store.memory import MemoryStore
 from agentdeck.store.schema import MEMORY_FTS, MEMORY_FTS_SHADOWS, is_index_table, metadata
 
 from .conftest import sqlite_rows
@@ -156,3 +158,63 @@ async def test_an_older_database_is_upgraded_in_place_keeping_its_rows(tmp_path:
     assert sqlite_rows(path, "SELECT version_num FROM alembic_version") == [(migrate.HEAD,)]
     tables = {n for t, n, _ in _schema(path) if t == "table"}
     assert {"approvals", "grants", "audit"} <= tables
+
+
+async def test_a_governance_database_gains_memory_keeping_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "at-0002.db"
+    engine = dialect.create_engine(path, writer=True)
+    try:
+        with engine.begin() as conn:
+            command.upgrade(migrate.alembic_config(conn), "0002")
+            conn.execute(
+                sa.text(
+                    "INSERT INTO events (agent_id, type, ts, data) VALUES ('a1', 'notice', 1, '{}')"
+                )
+            )
+            conn.execute(
+                sa.text(
+                    "INSERT INTO grants (grant_key, rule, decision, scope, created_at) "
+                    "VALUES ('k', 'Bash(ls)', 'allow', 'persistent', 1)"
+                )
+            )
+    finally:
+        engine.dispose()
+    assert "observations" not in {n for t, n, _ in _schema(path) if t == "table"}
+
+    store = Store.open(path)
+    try:
+        assert [e.agent_id for e in await store.read()] == ["a1"]
+        memory = MemoryStore(store)
+        observation = Observation(
+            id="ob000000000001",
+            project="/p",
+            session_id="s1",
+            agent_id="a1",
+            ts=2.0,
+            tool="Bash",
+            input_summary="Bash(make)",
+            output_excerpt="migrated fine",
+        )
+        await memory.add_observation(observation)
+        assert [h.id for h in await memory.search("migrated")] == [observation.id]
+    finally:
+        await store.close()
+    assert sqlite_rows(path, "SELECT version_num FROM alembic_version") == [("0003",)]
+    assert sqlite_rows(path, "SELECT rule FROM grants") == [("Bash(ls)",)]
+    tables = {n for t, n, _ in _schema(path) if t == "table"}
+    assert {"observations", "summaries", MEMORY_FTS} <= tables
+
+
+async def test_downgrading_0003_drops_memory_and_its_index(tmp_path: Path) -> None:
+    path = tmp_path / "down.db"
+    store = Store.open(path)
+    await store.close()
+    engine = dialect.create_engine(path, writer=True)
+    try:
+        with engine.begin() as conn:
+            command.downgrade(migrate.alembic_config(conn), "0002")
+    finally:
+        engine.dispose()
+    names = {n for _, n, _ in _schema(path)}
+    assert not names & {"observations", "summaries", MEMORY_FTS, *MEMORY_FTS_SHADOWS}
+    assert "approvals" in names
