@@ -1,0 +1,291 @@
+"""The hook client's logic: one hook event from Claude Code to the daemon and back.
+
+Claude Code spawns ``python -S client.py HOME`` for every hook event and waits
+for it, so this runs on every tool call. It imports the standard library only,
+and little of it: ``json`` (which the floor, ``python -S -c 'import json,sys;
+json.load(sys.stdin)'``, pays for too), and the C halves of ``socket`` and
+``os`` (``_socket``, ``posix``: the Python halves pull in ``enum``,
+``selectors`` and more for nothing we use). ``time``, ``posix`` and ``_signal``
+are loaded at start-up anyway.
+
+Flow: read ``HOME/hooks.json`` (socket, deadline, per-event fallbacks; defaults
+when missing or broken), read stdin, check it is a hook payload, send it with
+the forwarded environment as one line over the daemon's Unix socket, print what
+the daemon answers. When the daemon is down, hung past the deadline, cannot
+decide, or anything at all goes wrong, apply the event's fallback instead:
+Claude Code's own hook timeout fails *open* after 600 s, so we never wait for it.
+
+``run`` is the whole logic without touching the process (tests drive it
+in-process); ``main`` wires it to argv, stdin, stdout, stderr and the exit code.
+The wire format is ``agentdeck.hooks.protocol``'s (this module cannot import it).
+"""
+
+import _signal  # type: ignore[import-not-found]  # signal's C half: no stubs, but loaded already
+import _socket
+import json
+import posix
+import sys
+import time
+
+STARTED = time.monotonic()
+
+DEFAULT_DEADLINE = 2.0
+DEFAULT_FALLBACKS = {"PreToolUse": "ask"}  # every other event: "pass"
+ACTIONS = ("pass", "ask", "deny")
+FORWARDED_ENV = (
+    "CLAUDE_PROJECT_DIR",
+    "CLAUDE_PID",
+    "CLAUDE_CODE_SESSION_ID",
+    "CLAUDE_CODE_ENTRYPOINT",
+)
+AGENT_ENV = "AGENTDECK_AGENT_ID"  # set for agents agentdeck runs: their hooks run in-process
+MAX_MESSAGE = 64 * 1024 * 1024  # the daemon's limit on a request line; ours on a reply
+MAX_SUN_PATH = 107  # AF_UNIX path bytes, without the terminating NUL
+STDIN_DEADLINE = 30  # seconds; Claude Code closes stdin at once, this only guards a hang
+PREFIX = "agentdeck hook: "
+
+
+class Malformed(Exception):
+    """Stdin is not a hook payload (the message is the one line we print)."""
+
+
+class Unreachable(Exception):
+    """No answer from the daemon; the message says why, for the fallback's reason."""
+
+
+Result = tuple[int, str, str]  # exit code, stdout, stderr
+
+
+def run(argv: list[str], stdin: bytes, environ: dict[str, str], started: float = 0.0) -> Result:
+    """Handle one hook event; never raises. ``started`` is when the deadline
+    began (``time.monotonic()``; default: now)."""
+    if environ.get(AGENT_ENV):
+        return 0, "", ""
+    if len(argv) < 2 or not argv[1]:
+        return 0, "", PREFIX + "no AGENTDECK_HOME argument; reinstall the hooks\n"
+    started = started or time.monotonic()
+    name = ""
+    action = "pass"
+    try:
+        sock_path, deadline, fallbacks = read_config(argv[1])
+        event_text, name = parse_event(stdin)
+        action = fallbacks.get(name, "pass")
+        env = {k: environ[k] for k in FORWARDED_ENV if k in environ}
+        # The payload is spliced in as read: it parsed strictly, so a raw CR or
+        # LF in it can only be whitespace between tokens, and the line stays one line.
+        body = (
+            '{"v":1,"event":'
+            + event_text.replace("\n", " ").replace("\r", " ")
+            + ',"env":'
+            + json.dumps(env)
+            + "}\n"
+        ).encode("utf-8")
+        if len(body) > MAX_MESSAGE:
+            raise Unreachable("the hook payload is larger than 64 MiB")
+        return read_reply(exchange(sock_path, body, started + deadline, deadline))
+    except Malformed as exc:
+        return 0, "", PREFIX + str(exc) + "\n"
+    except Unreachable as exc:
+        return fallback(name, action, str(exc))
+    except Exception as exc:  # noqa: BLE001 - top-level: Claude Code must never see a traceback
+        code, out, _ = fallback(name, action, "the hook client failed")
+        return code, out, PREFIX + one_line(f"{type(exc).__name__}: {exc}") + "\n"
+
+
+def read_config(home: str) -> tuple[str, float, dict[str, str]]:
+    """``hooks.json``, each part falling back to its default when missing or invalid."""
+    sock_path, deadline, fallbacks = home + "/daemon.sock", DEFAULT_DEADLINE, DEFAULT_FALLBACKS
+    try:
+        with open(home + "/hooks.json", "rb") as f:  # noqa: PTH123 - pathlib is one more import
+            config = json.loads(f.read())
+    except (OSError, ValueError, RecursionError):
+        return sock_path, deadline, fallbacks
+    if not isinstance(config, dict):
+        return sock_path, deadline, fallbacks
+    if isinstance(config.get("socket"), str) and config["socket"]:
+        sock_path = config["socket"]
+    value = config.get("deadline")
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 600:
+        deadline = float(value)  # under 600 s, where Claude Code gives up (failing open)
+    given = config.get("fallbacks")
+    if isinstance(given, dict):
+        fallbacks = dict(fallbacks)
+        fallbacks.update((k, v) for k, v in given.items() if isinstance(k, str) and v in ACTIONS)
+    return sock_path, deadline, fallbacks
+
+
+def parse_event(stdin: bytes) -> tuple[str, str]:
+    """The payload as text and its event name; ``Malformed`` if it is no hook payload."""
+    try:
+        text = stdin.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Malformed("stdin is not UTF-8; expected one hook event as JSON") from None
+    if not text.strip():
+        raise Malformed("stdin is empty; expected one hook event as JSON")
+    try:
+        event = json.loads(text)
+    except ValueError as exc:
+        raise Malformed(f"stdin is not JSON ({one_line(str(exc))})") from None
+    except RecursionError:
+        raise Malformed("stdin is JSON nested too deeply to read") from None
+    if not isinstance(event, dict):
+        raise Malformed(f"stdin is a JSON {type(event).__name__}, not an object")
+    name = event.get("hook_event_name")
+    if not isinstance(name, str) or not name:
+        raise Malformed('stdin has no "hook_event_name"; not a Claude Code hook event')
+    return text, name
+
+
+def exchange(sock_path: str, body: bytes, deadline_at: float, deadline: float) -> bytes:
+    """Send ``body``, return the reply line; ``Unreachable`` on any failure."""
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(remaining(deadline_at))
+        connect(sock, sock_path)
+        sock.settimeout(remaining(deadline_at))
+        sock.sendall(body)  # with a timeout, sendall's is the total
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            sock.settimeout(remaining(deadline_at))
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if b"\n" in chunk:
+                break
+            if size > MAX_MESSAGE:
+                raise Unreachable("the daemon's answer is larger than 64 MiB")
+    except TimeoutError:
+        raise Unreachable(f"no answer within {deadline:g} s") from None
+    except (FileNotFoundError, ConnectionRefusedError):
+        raise Unreachable("the daemon is not running") from None
+    except OSError as exc:
+        raise Unreachable(f"socket error: {exc.strerror or exc}") from None
+    finally:
+        sock.close()
+    return b"".join(chunks)
+
+
+def remaining(deadline_at: float) -> float:
+    left = deadline_at - time.monotonic()
+    if left <= 0:
+        raise TimeoutError
+    return left
+
+
+def connect(sock: _socket.socket, path: str) -> None:
+    """Connect, through ``/proc/self/fd`` when the path is too long for AF_UNIX."""
+    if len(path.encode()) <= MAX_SUN_PATH:
+        sock.connect(path)
+        return
+    directory, _, name = path.rpartition("/")
+    fd = posix.open(directory or "/", posix.O_PATH | posix.O_DIRECTORY)
+    try:
+        sock.connect(f"/proc/self/fd/{fd}/{name}")
+    finally:
+        posix.close(fd)
+
+
+def read_reply(line: bytes) -> Result:
+    """What the daemon said, as our result; ``Unreachable`` if it said nothing usable."""
+    if not line.strip():
+        raise Unreachable("the daemon closed the connection without an answer")
+    try:
+        reply = json.loads(line)
+    except (ValueError, RecursionError):
+        raise Unreachable("the daemon's answer is not JSON") from None
+    if not isinstance(reply, dict):
+        raise Unreachable("the daemon's answer is not a JSON object")
+    if reply.get("fallback") is True:
+        reason = reply.get("reason")
+        raise Unreachable(f"the daemon could not decide: {one_line(str(reason or 'no reason'))}")
+    code, out, err = reply.get("exit", 0), reply.get("stdout", ""), reply.get("stderr", "")
+    if type(code) is not int or not 0 <= code <= 255:
+        raise Unreachable(f"the daemon's answer has exit {code!r}")
+    if not isinstance(out, str) or not isinstance(err, str):
+        raise Unreachable("the daemon's answer has a stdout or stderr that is not text")
+    return code, out, err
+
+
+def fallback(name: str, action: str, why: str) -> Result:
+    """The configured action for ``name`` when the daemon did not decide.
+
+    "ask" means something only for PreToolUse (Claude Code prompts as if no
+    hook were installed); "deny" blocks PreToolUse, PermissionRequest and
+    UserPromptSubmit; anything else passes (exit 0, silent). A Stop blocked
+    whenever agentdeck is down would loop the model.
+    """
+    if name == "PreToolUse" and action == "ask":
+        return decision("ask", f"agentdeck is not reachable ({why}): Claude Code asks instead")
+    if action != "deny":
+        return 0, "", ""
+    reason = f"agentdeck is not reachable ({why}) and this profile denies when it is unreachable"
+    if name == "PreToolUse":
+        return decision("deny", reason)
+    if name == "PermissionRequest":
+        output = {"hookEventName": name, "decision": {"behavior": "deny", "message": reason}}
+        return 0, json.dumps({"hookSpecificOutput": output}) + "\n", ""
+    if name == "UserPromptSubmit":
+        return 0, json.dumps({"decision": "block", "reason": reason}) + "\n", ""
+    return 0, "", ""
+
+
+def decision(permission: str, reason: str) -> Result:
+    output = {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": permission,
+        "permissionDecisionReason": reason,
+    }
+    return 0, json.dumps({"hookSpecificOutput": output}) + "\n", ""
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())[:500]
+
+
+def main() -> None:
+    """Wire ``run`` to the process, then leave at once (no interpreter teardown)."""
+    code = 0
+    try:
+        environ = {}
+        for key in (AGENT_ENV, *FORWARDED_ENV):
+            value = posix.environ.get(key.encode())
+            if value is not None:
+                environ[key] = value.decode("utf-8", "surrogateescape")
+        code, out, err = run(sys.argv, read_stdin(), environ, STARTED)
+        write(1, out)
+        write(2, err)
+    except BaseException as exc:  # noqa: BLE001 - top-level: never a traceback, always exit 0
+        code = 0
+        write(2, PREFIX + one_line(f"{type(exc).__name__}: {exc}") + "\n")
+    posix._exit(code)
+
+
+def read_stdin() -> bytes:
+    """All of stdin, or ``TimeoutError`` if it stays open (an alarm guards the read)."""
+
+    def expired(signum: int, frame: object) -> None:
+        raise TimeoutError(f"stdin was not closed within {STDIN_DEADLINE} s")
+
+    previous = _signal.signal(_signal.SIGALRM, expired)
+    _signal.alarm(STDIN_DEADLINE)
+    try:
+        return sys.stdin.buffer.read()
+    finally:
+        _signal.alarm(0)
+        _signal.signal(_signal.SIGALRM, previous)
+
+
+def write(fd: int, text: str) -> None:
+    """All of ``text`` to ``fd``, unbuffered (we leave with ``_exit``, nothing is flushed)."""
+    try:
+        data = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        data = text.encode("utf-8", "replace")
+    try:
+        while data:
+            data = data[posix.write(fd, data) :]
+    except OSError:
+        pass  # Claude Code stopped listening; nothing left to tell it
