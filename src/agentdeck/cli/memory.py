@@ -1,9 +1,201 @@
-"""``agentdeck memory``: (being built)."""
+"""``agentdeck memory search / show / forget``: what earlier sessions left behind.
+
+Through the daemon's API when one runs for this home, else straight on the
+store. Projects are stored as absolute directories, so ``--project`` takes any
+path and resolves it.
+"""
 
 from __future__ import annotations
 
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+from rich.table import Table
+from rich.text import Text
+
+from agentdeck.cli.client import connect
+from agentdeck.cli.context import console, opened_store, run_async
+from agentdeck.core.memory import MemoryHit
+from agentdeck.core.summary import short
+from agentdeck.errors import UsageError
+from agentdeck.settings import Settings
+from agentdeck.web.schemas_memory import (
+    MAX_SEARCH_LIMIT,
+    MemoryRecord,
+    hit_from_dict,
+    hit_to_dict,
+    record_from_dict,
+    record_to_dict,
+)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+ProjectOpt = Annotated[
+    Path | None, typer.Option(help="A project directory (any path; resolved to absolute).")
+]
+_MARK = re.compile(r"\[([^\[\]]*)\]")
+
+memory_app = typer.Typer(
+    help="Memory of earlier Claude Code sessions. `memory search QUERY [--project P] "
+    "[--limit N]` lists matches (id, kind, age, project, title, snippet); `memory show ID` "
+    "prints one record whole; `memory forget ID | --session S | --project P [--yes]` deletes "
+    "(exactly one selector). Each takes --json.",
+    no_args_is_help=True,
+)
 
 
 def register(app: typer.Typer) -> None:
-    return
+    app.add_typer(memory_app, name="memory")
+
+
+def project_dir(path: Path | None) -> str | None:
+    return None if path is None else str(path.expanduser().resolve())
+
+
+@memory_app.command("search")
+def search(
+    query: Annotated[str, typer.Argument(help="Any words; punctuation is not syntax.")],
+    project: ProjectOpt = None,
+    limit: Annotated[int, typer.Option(min=1, max=MAX_SEARCH_LIMIT, help="Most results.")] = 10,
+    as_json: JsonOpt = False,
+) -> None:
+    """Full-text search over observations and session summaries, best first."""
+    where = project_dir(project)
+
+    async def go(settings: Settings) -> list[MemoryHit]:
+        client = await connect(settings)
+        if client is not None:
+            try:
+                params: dict[str, Any] = {"q": query, "limit": limit}
+                if where is not None:
+                    params["project"] = where
+                data = await client.call("GET", "/api/memory/search", params=params)
+            finally:
+                await client.aclose()
+            return [hit_from_dict(h) for h in data["hits"]]
+        async with opened_store(settings) as store:
+            from agentdeck.store.memory import MemoryStore
+
+            return await MemoryStore(store).search(query, project=where, limit=limit)
+
+    hits = run_async(go)
+    if as_json:
+        console.print_json(json.dumps([hit_to_dict(h) for h in hits]))
+    elif not hits:
+        console.print(Text(f"no memory matches {query!r}"))
+    else:
+        console.print(hits_table(hits))
+
+
+@memory_app.command("show")
+def show(
+    memory_id: Annotated[str, typer.Argument(help="A record id (ob… or su…).")],
+    as_json: JsonOpt = False,
+) -> None:
+    """One record, whole: a tool call with its output, or a session's summary."""
+
+    async def go(settings: Settings) -> MemoryRecord:
+        client = await connect(settings)
+        if client is not None:
+            try:
+                data = await client.call("GET", f"/api/memory/{memory_id}")
+            finally:
+                await client.aclose()
+            return record_from_dict(data)
+        async with opened_store(settings) as store:
+            from agentdeck.store.memory import MemoryStore
+
+            return await MemoryStore(store).get(memory_id)
+
+    record = run_async(go)
+    if as_json:
+        console.print_json(json.dumps(record_to_dict(record)))
+    else:
+        from agentdeck.memory.mcp_server import record_text
+
+        console.print(Text(record_text(record)))
+
+
+@memory_app.command("forget")
+def forget(
+    memory_id: Annotated[str | None, typer.Argument(help="One record id (ob… or su…).")] = None,
+    session: Annotated[str | None, typer.Option(help="Every record of this session.")] = None,
+    project: ProjectOpt = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Do not ask before forgetting many records.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Delete one record, or every record of a session or a project (exactly one)."""
+    where = project_dir(project)
+    given = [s for s in (memory_id, session, where) if s]
+    if len(given) != 1:
+        raise UsageError("give exactly one of ID, --session or --project")
+    if memory_id is None and not yes:
+        what = f"session {session}" if session else f"project {where}"
+        if not sys.stdin.isatty():
+            raise UsageError(f"forgetting every record of {what} needs --yes")
+        typer.confirm(f"Forget every memory record of {what}?", abort=True)
+
+    async def go(settings: Settings) -> int:
+        client = await connect(settings)
+        if client is not None:
+            try:
+                if memory_id is not None:
+                    data = await client.call("DELETE", f"/api/memory/{memory_id}")
+                else:
+                    selector = {"session": session} if session else {"project": where or ""}
+                    data = await client.call("DELETE", "/api/memory", params=selector)
+            finally:
+                await client.aclose()
+            return int(data["forgotten"])
+        async with opened_store(settings) as store:
+            from agentdeck.store.memory import MemoryStore
+
+            return await MemoryStore(store).forget(
+                memory_id=memory_id, session_id=session, project=where
+            )
+
+    forgotten = run_async(go)
+    if as_json:
+        console.print_json(json.dumps({"forgotten": forgotten}))
+    else:
+        console.print(f"forgot {forgotten} record{'' if forgotten == 1 else 's'}")
+
+
+def project_label(project: str) -> str:
+    """A project's short name: its directory's name (``/`` for the root)."""
+    return Path(project).name or project
+
+
+def marked(snippet: str) -> Text:
+    """The snippet with its ``[matched]`` terms in bold (and no Rich markup read)."""
+    text = Text()
+    at = 0
+    for match in _MARK.finditer(snippet):
+        text.append(snippet[at : match.start()])
+        text.append(match.group(1), style="bold")
+        at = match.end()
+    text.append(snippet[at:])
+    return text
+
+
+def hits_table(hits: list[MemoryHit]) -> Table:
+    from agentdeck.memory.mcp_server import age
+
+    table = Table(box=None, pad_edge=False)
+    for col in ("ID", "KIND", "AGE", "PROJECT", "TITLE", "SNIPPET"):
+        table.add_column(col)
+    for h in hits:
+        table.add_row(
+            h.id,
+            str(h.kind),
+            age(h.ts),
+            Text(project_label(h.project)),
+            Text(short(h.title, 60)),
+            marked(short(h.snippet, 120)),
+        )
+    return table

@@ -43,7 +43,7 @@ def error_body(status: int, message: str, **extra: object) -> dict[str, object]:
 
 
 def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
-    from agentdeck.web import api, api_governance, dashboard, sse
+    from agentdeck.web import api, api_governance, api_memory, dashboard, sse
 
     app = FastAPI(title="agentdeck", version=__version__, docs_url=None, redoc_url=None)
     app.state.deck = deck
@@ -76,6 +76,7 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
 
     app.include_router(api.router)
     app.include_router(api_governance.router)
+    app.include_router(api_memory.router)
     app.include_router(sse.router)
     app.include_router(dashboard.router)
     hosts = [settings.host, *settings.allowed_hosts]

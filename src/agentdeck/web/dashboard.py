@@ -20,7 +20,7 @@ from agentdeck.daemon.deck import Deck
 from agentdeck.errors import NotFound
 from agentdeck.mockmodel import builtin_scenario_names
 from agentdeck.store.reads import StoreStats
-from agentdeck.web import pages_actions, pages_approvals, pages_stream
+from agentdeck.web import pages_actions, pages_approvals, pages_memory, pages_stream
 from agentdeck.web.pages_base import agent_names, deck_of, render
 from agentdeck.web.pages_render import STATIC, parse_states, transcript_items
 
@@ -28,6 +28,7 @@ router = APIRouter(include_in_schema=False)
 router.include_router(pages_actions.router)
 router.include_router(pages_stream.router)
 router.include_router(pages_approvals.router)
+router.include_router(pages_memory.router)
 
 PER_PAGE = 50
 MAX_PER_PAGE = 200

@@ -1,0 +1,182 @@
+"""``agentdeck mcp``: memory as an MCP server over stdio, for Claude Code sessions.
+
+Two tools, in the order an agent should use them: ``memory_search`` gives short
+index entries (id, kind, age, title, a one-line snippet: cheap in tokens), then
+``memory_get`` gives the whole records the agent picked. The server opens the
+store directly (SQLite in WAL mode is safe beside a running daemon). stdout is
+the protocol: logs go to stderr only.
+
+The text functions here are pure; ``agentdeck memory show`` prints the same
+text, so a person sees what an agent sees.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentdeck import __version__
+from agentdeck.core.memory import MemoryHit, Observation, SessionSummary
+from agentdeck.core.summary import short
+from agentdeck.errors import NotFound
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from agentdeck.settings import Settings
+    from agentdeck.store.memory import MemoryStore
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_LIMIT = 10
+MAX_LIMIT = 50
+MAX_GET = 20  # records per memory_get: the whole of each is long
+SNIPPET_CHARS = 160
+
+INSTRUCTIONS = (
+    "Memory of earlier Claude Code sessions (agentdeck): what tools ran, what "
+    "failed, what each session changed. Call memory_search first (short index "
+    "entries), then memory_get with the ids worth reading in full."
+)
+
+
+def age(ts: float, now: float | None = None) -> str:
+    """``45s``, ``12m``, ``3h``, ``5d``: compact, for tables and index lines."""
+    secs = max(0, int((time.time() if now is None else now) - ts))
+    if secs < 60:
+        return f"{secs}s"
+    if secs < 3600:
+        return f"{secs // 60}m"
+    if secs < 86400:
+        return f"{secs // 3600}h"
+    return f"{secs // 86400}d"
+
+
+def index_line(hit: MemoryHit, now: float | None = None) -> str:
+    """One search result on one line: ``ob3f… observation 2h ago Bash(pytest) — …``."""
+    return (
+        f"{hit.id} {hit.kind} {age(hit.ts, now)} ago {short(hit.title, 80)}"
+        f" — {short(hit.snippet, SNIPPET_CHARS)}"
+    )
+
+
+def search_text(query: str, hits: list[MemoryHit], now: float | None = None) -> str:
+    if not hits:
+        return f"No memory matches {query!r}."
+    head = f"{len(hits)} match{'es' if len(hits) != 1 else ''} for {query!r}, best first"
+    lines = [head + " (memory_get with ids gives whole records):"]
+    lines += [index_line(h, now) for h in hits]
+    return "\n".join(lines)
+
+
+def record_text(record: Observation | SessionSummary, now: float | None = None) -> str:
+    """A whole record, readable: a header of facts, then its text."""
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(record.ts))
+    kind = "observation" if isinstance(record, Observation) else "session summary"
+    lines = [
+        f"{kind} {record.id} ({age(record.ts, now)} ago, {when})",
+        f"project: {record.project}",
+        f"session: {record.session_id}"
+        + (f"  agent: {record.agent_id}" if record.agent_id else ""),
+    ]
+    if isinstance(record, Observation):
+        status = "error" if record.is_error else "ok"
+        lines.append(f"tool call: {record.input_summary or record.tool} ({status})")
+        if record.files:
+            lines.append("files: " + ", ".join(record.files))
+        lines += ["output:", record.output_excerpt or "(none)"]
+    else:
+        lines += ["", _summary_text(record)]
+    return "\n".join(lines).rstrip()
+
+
+def _summary_text(summary: SessionSummary) -> str:
+    parts: list[str] = []
+    if summary.request:
+        parts.append(f"request: {summary.request}")
+    if summary.model_summary:
+        parts.append(summary.model_summary)
+    for title, items in (
+        ("files changed", summary.files_changed),
+        ("commands", summary.commands),
+        ("errors", summary.errors),
+    ):
+        if items:
+            parts.append(f"{title}:\n" + "\n".join(f"- {item}" for item in items))
+    if summary.final_message:
+        parts.append(f"final message:\n{summary.final_message}")
+    return "\n\n".join(parts) or "(an empty session)"
+
+
+def get_text(records: list[Observation | SessionSummary], unknown: list[str]) -> str:
+    parts = [record_text(r) for r in records]
+    if unknown:
+        parts.append("unknown ids (no such memory record): " + ", ".join(unknown))
+    return "\n\n---\n\n".join(parts) if parts else "No ids given."
+
+
+def resolve_project(value: str | None) -> str | None:
+    """A project filter as stored: an absolute directory (relative to our cwd)."""
+    if not value:
+        return None
+    return str(Path(value).expanduser().resolve())
+
+
+def build_server(memory: MemoryStore) -> MCPServer:
+    from mcp.server.mcpserver import MCPServer
+
+    server: MCPServer = MCPServer(
+        "agentdeck-memory", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+    )
+
+    @server.tool(structured_output=False)  # text only: no JSON copy of it
+    async def memory_search(
+        query: str, project: str | None = None, limit: int = DEFAULT_LIMIT
+    ) -> str:
+        """Search memory of earlier sessions (tool calls and session summaries).
+
+        Returns short index entries, best first: id, kind, age, title and a
+        one-line snippet with matched terms in [brackets]. Pass the ids worth
+        reading to memory_get. ``project`` limits the search to one project
+        directory (absolute, or relative to this server's working directory).
+        """
+        limit = max(1, min(limit, MAX_LIMIT))
+        hits = await memory.search(query, project=resolve_project(project), limit=limit)
+        logger.info("memory_search %r: %d hits", query, len(hits))
+        return search_text(query, hits)
+
+    @server.tool(structured_output=False)  # text only: no JSON copy of it
+    async def memory_get(ids: list[str]) -> str:
+        """Whole memory records by id (from memory_search): a tool call's input,
+        output and files, or a session's request, changes, commands, errors and
+        final message. Unknown ids are listed, not an error."""
+        wanted = list(dict.fromkeys(i.strip() for i in ids if i.strip()))
+        records: list[Observation | SessionSummary] = []
+        unknown: list[str] = []
+        for memory_id in wanted[:MAX_GET]:
+            try:
+                records.append(await memory.get(memory_id))
+            except NotFound:
+                unknown.append(memory_id)
+        text = get_text(records, unknown)
+        if len(wanted) > MAX_GET:
+            text += f"\n\nOnly the first {MAX_GET} ids were read; ask again for the rest."
+        return text
+
+    return server
+
+
+async def serve(settings: Settings) -> None:
+    """Serve memory over stdin/stdout until the client closes stdin."""
+    from agentdeck.store.memory import MemoryStore
+    from agentdeck.store.store import Store
+
+    settings.ensure_home()
+    store = Store.open(settings.db_path, batch_size=settings.event_batch_size)
+    try:
+        logger.info("memory MCP server on %s", settings.db_path)
+        await build_server(MemoryStore(store)).run_stdio_async()
+    finally:
+        await store.close()

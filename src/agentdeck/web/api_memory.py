@@ -1,0 +1,106 @@
+"""Memory under /api/memory: search, read and forget what sessions left behind.
+
+The same records as ``agentdeck memory`` and the MCP server's tools. Projects
+are absolute directories; a relative one is refused (the daemon's working
+directory means nothing to the caller).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Request
+
+from agentdeck.daemon.deck import Deck
+from agentdeck.errors import NotFound, UsageError
+from agentdeck.web.schemas import ErrorOut
+from agentdeck.web.schemas_memory import (
+    MAX_SEARCH_LIMIT,
+    ForgetOut,
+    HitPage,
+    MemoryStatsOut,
+    ObservationOut,
+    SummaryOut,
+    hit_to_dict,
+    record_to_dict,
+)
+
+_ERRORS: dict[int | str, dict[str, object]] = {
+    code: {"model": ErrorOut, "description": text}
+    for code, text in (
+        (400, "Bad usage (e.g. two selectors, a relative project)"),
+        (404, "No such memory record"),
+        (422, "Invalid request: the field and the problem"),
+    )
+}
+
+router = APIRouter(prefix="/api/memory", tags=["memory"], responses=_ERRORS)
+
+MemoryId = Annotated[str, Path(description="A record id: `ob…` (observation) or `su…` (summary).")]
+ProjectQuery = Annotated[
+    str | None, Query(description="Only this project (its absolute directory).")
+]
+
+
+def _deck(request: Request) -> Deck:
+    deck: Deck = request.app.state.deck
+    return deck
+
+
+def _project(value: str | None) -> str | None:
+    if value is None or value == "":
+        return None
+    if not value.startswith("/"):
+        raise UsageError(
+            f"project must be an absolute directory, not {value!r}",
+            hint="projects are stored as the absolute path of their directory",
+        )
+    return value.rstrip("/") or "/"
+
+
+@router.get("/search", response_model=HitPage, summary="Full-text search, best first")
+async def search(
+    request: Request,
+    q: Annotated[str, Query(description="Any text; an empty query finds nothing.")],
+    project: ProjectQuery = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_SEARCH_LIMIT)] = 10,
+) -> dict[str, Any]:
+    hits = await _deck(request).memory.search(q, project=_project(project), limit=limit)
+    return {"hits": [hit_to_dict(h) for h in hits]}
+
+
+@router.get("/stats", response_model=MemoryStatsOut, summary="How much memory is kept")
+async def stats(request: Request) -> dict[str, int]:
+    return await _deck(request).memory.stats()
+
+
+@router.get("/{memory_id}", response_model=ObservationOut | SummaryOut, summary="One whole record")
+async def get_record(request: Request, memory_id: MemoryId) -> dict[str, Any]:
+    return record_to_dict(await _deck(request).memory.get(memory_id))
+
+
+@router.delete("/{memory_id}", response_model=ForgetOut, summary="Forget one record")
+async def forget_record(request: Request, memory_id: MemoryId) -> dict[str, int]:
+    forgotten = await _deck(request).memory.forget(memory_id=memory_id)
+    if forgotten == 0:
+        raise NotFound("memory record", memory_id)
+    return {"forgotten": forgotten}
+
+
+@router.delete("", response_model=ForgetOut, summary="Forget a session's or a project's records")
+async def forget_many(
+    request: Request,
+    session: Annotated[str | None, Query(description="Every record of this session.")] = None,
+    project: ProjectQuery = None,
+) -> dict[str, int]:
+    session = (session or "").strip() or None
+    where = _project(project)
+    if (session is None) == (where is None):
+        raise UsageError(
+            "give exactly one of session=… or project=…",
+            hint="DELETE /api/memory/{id} forgets one record",
+        )
+    memory = _deck(request).memory
+    if session is not None:
+        return {"forgotten": await memory.forget(session_id=session)}
+    return {"forgotten": await memory.forget(project=where)}
