@@ -309,6 +309,59 @@ async def test_hits_are_best_first(memory: MemoryStore) -> None:
     assert scores == sorted(scores, reverse=True)
 
 
+async def test_a_prefix_shorter_than_three_characters_is_taken_as_a_word(
+    memory: MemoryStore,
+) -> None:
+    o = obs("Bash(ls)", "configuration")
+    await memory.add_observation(o)
+    assert await ids(memory, "config*") == [o.id]
+    assert await ids(memory, "co*") == []
+
+
+# Past ``candidates`` matches a word is common: the newest candidates are ranked
+# with bounded queries instead of bm25(); the same orderings hold.
+
+
+@pytest.fixture
+def small(store: Store) -> MemoryStore:
+    return MemoryStore(store, candidates=3)
+
+
+async def test_common_words_rank_the_newest_candidates_title_first(small: MemoryStore) -> None:
+    old_title = obs("Bash(pytest jaguar)", "")
+    bodies = [obs("Read(x)", "jaguar in the body", tool="Read") for _ in range(4)]
+    new_title = obs("Bash(pytest jaguar)", "")
+    for o in (old_title, *bodies, new_title):
+        await small.add_observation(o)
+    hits = await small.search("jaguar")
+    # the newest three matches only, the title match first
+    assert [h.id for h in hits] == [new_title.id, bodies[3].id, bodies[2].id]
+    assert hits[0].score > hits[1].score > 0
+    assert "[jaguar]" in hits[1].snippet
+
+
+async def test_common_words_prefer_a_summary_and_keep_to_the_project(small: MemoryStore) -> None:
+    for _ in range(4):
+        await small.add_observation(obs("Bash(jaguar)", project=OTHER))
+    here = obs("Read(x)", "jaguar", tool="Read")
+    await small.add_observation(here)
+    s = await small.save_summary(summary("Bash(jaguar)", session_id="s5", project=OTHER))
+    assert (await ids(small, "jaguar"))[0] == s.id
+    assert await ids(small, "jaguar", project=PROJECT) == [here.id]
+
+
+async def test_common_words_weigh_a_rare_word_above_a_common_one(small: MemoryStore) -> None:
+    for _ in range(6):
+        await small.add_observation(obs("Bash(ls)", "jaguar"))
+    rare = obs("Bash(ls)", "ocelot")
+    await small.add_observation(rare)
+    await small.add_observation(obs("Bash(ls)", "jaguar"))
+    # no record has both: any will do, and the rarer word counts for more
+    hits = await small.search("jaguar ocelot")
+    assert hits[0].id == rare.id
+    assert len(hits) == 3
+
+
 # --- forget ---------------------------------------------------------------------
 
 
