@@ -355,3 +355,48 @@ def test_each_part_of_hooks_json_falls_back_to_its_default_alone(
     sock, deadline, fallbacks = impl.read_config(str(home))
 
     assert (sock.replace(str(home), "HOME"), deadline, fallbacks) == expected
+
+
+def test_a_payload_over_the_daemons_limit_is_not_sent(home: Path) -> None:
+    write_hooks_json(home, fallbacks={"PostToolUse": "deny"})
+    huge = sample("PostToolUse", tool_response={"stdout": "x" * impl.MAX_MESSAGE})
+
+    code, out, err = impl.run(["client.py", str(home)], json.dumps(huge).encode(), {})
+
+    assert (code, out, err) == (0, "", "")  # PostToolUse has nothing to deny: it passes
+    code, out, err = impl.run(
+        ["client.py", str(home)],
+        json.dumps(sample("PreToolUse", tool_input={"command": "x" * impl.MAX_MESSAGE})).encode(),
+        {},
+    )
+    reason = json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "the hook payload is larger than 64 MiB" in reason
+
+
+def test_permission_request_deny_fallback_answers_in_its_own_shape(home: Path) -> None:
+    write_hooks_json(home, fallbacks={"PermissionRequest": "deny"})
+
+    code, out, err = impl.run(
+        ["client.py", str(home)], json.dumps(SAMPLES["PermissionRequest"]).encode(), {}
+    )
+
+    assert (code, err) == (0, "")
+    decision = json.loads(out)["hookSpecificOutput"]
+    assert decision["hookEventName"] == "PermissionRequest"
+    assert decision["decision"]["behavior"] == "deny"
+    assert "the daemon is not running" in decision["decision"]["message"]
+
+
+def test_the_client_module_is_compiled_once_even_under_dontwritebytecode(
+    home: Path, tmp_path: Path
+) -> None:
+    prefix = tmp_path / "pycache"
+    env = hook_env(PYTHONDONTWRITEBYTECODE="1", PYTHONPYCACHEPREFIX=str(prefix))
+
+    first = run_client(home, SAMPLES["Stop"], env=env)
+    written = {p: p.stat().st_mtime_ns for p in prefix.rglob("*.pyc")}
+    again = run_client(home, SAMPLES["Stop"], env=env)
+
+    assert (first.code, first.err, again.code, again.err) == (0, "", 0, "")
+    assert f"hookclient_impl.{sys.implementation.cache_tag}.pyc" in {p.name for p in written}
+    assert {p: p.stat().st_mtime_ns for p in prefix.rglob("*.pyc")} == written  # reused
