@@ -33,7 +33,7 @@ from agentdeck.store.store import Store
 
 MAX_LIMIT = 100
 # How many of the newest matches are ranked (see the module docstring).
-CANDIDATES = 1000
+CANDIDATES = 200
 # Only so many words of a query are used (a pasted paragraph stays fast).
 MAX_TERMS = 12
 # bm25 column weights: title, body, scope (the project token never scores).
@@ -42,7 +42,7 @@ BODY_WEIGHT = 1.0
 # A summary's score is multiplied by this: a session's gist beats one call.
 SUMMARY_BOOST = 1.25
 SNIPPET_TOKENS = 12
-MIN_PREFIX = 3  # the index keeps 3-character prefixes (``prefix = '3'``)
+MIN_PREFIX = 3  # the index keeps prefixes of 3 to 5 characters (``prefix = '3 4 5'``)
 SUMMARY_TOKEN = "ksummary"
 
 # What FTS5's unicode61 tokenizer keeps as a token: letters and digits (the

@@ -191,7 +191,7 @@ MEMORY_FTS = "memory_fts"
 MEMORY_FTS_DDL = (
     "CREATE VIRTUAL TABLE memory_fts USING fts5("
     "title, body, scope, memory_id UNINDEXED, "
-    "tokenize = 'porter unicode61', prefix = '3')"
+    "tokenize = 'porter unicode61', prefix = '3 4 5')"
 )
 # The shadow tables FTS5 creates for it, which reflection sees as tables.
 MEMORY_FTS_SHADOWS = tuple(

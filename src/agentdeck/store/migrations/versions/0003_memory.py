@@ -19,7 +19,7 @@ depends_on = None
 MEMORY_FTS_DDL = (
     "CREATE VIRTUAL TABLE memory_fts USING fts5("
     "title, body, scope, memory_id UNINDEXED, "
-    "tokenize = 'porter unicode61', prefix = '3')"
+    "tokenize = 'porter unicode61', prefix = '3 4 5')"
 )
 
 
