@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from alembic import context
 
-from agentdeck.store.schema import metadata
+from agentdeck.store.schema import is_index_table, metadata
 
 connection = context.config.attributes.get("connection")
 if connection is None:
@@ -19,6 +19,9 @@ context.configure(
     connection=connection,
     target_metadata=metadata,
     render_as_batch=True,  # SQLite cannot ALTER most things; batch mode copies tables
+    # The FTS5 index and its shadow tables live outside the metadata: autogenerate
+    # must not propose dropping them.
+    include_name=lambda name, kind, _parent: not (kind == "table" and is_index_table(name or "")),
 )
 with context.begin_transaction():
     context.run_migrations()
