@@ -74,6 +74,8 @@ async def test_search_open_forget_in_a_browser(daemon: RunningDaemon, seeded: Se
         await page.get_by_label("project directory").fill("")
         await page.get_by_role("button", name="Search").click()
         await expect(hits).to_have_count(2, timeout=UI)
+        busy = re.compile("htmx-request")
+        await expect(page.locator("form.memory-search")).not_to_have_class(busy, timeout=UI)
 
         await hit.locator("a.memory-title").click()
         await expect(page).to_have_url(re.compile(rf"/memory/{seeded.flaky.id}\?back=.+"))
