@@ -13,8 +13,14 @@ from agentdeck.core.agent import Agent, AgentSpec, AgentState
 from agentdeck.core.approvals import Approval, ApprovalState, GrantScope
 from agentdeck.core.events import Notice, StoredEvent
 from agentdeck.daemon.hub import EventHub
+from agentdeck.hooks.bridge import HookBridge
 from agentdeck.runner.runner import Runner
-from agentdeck.runner.steering import Steering, owned_elsewhere, reconcile_stale
+from agentdeck.runner.steering import (
+    Steering,
+    ensure_steerable,
+    owned_elsewhere,
+    reconcile_stale,
+)
 from agentdeck.settings import Settings
 from agentdeck.store.memory import MemoryStore
 from agentdeck.store.reads import StoreStats
@@ -30,7 +36,8 @@ class Deck:
         self.runner = runner
         self.hub = hub
         self.steering = Steering(store, runner)
-        self.memory = MemoryStore(store)
+        self.memory: MemoryStore = runner.memory.records
+        self.hooks = HookBridge(store, runner.governor, runner.memory)
 
     @classmethod
     async def open(cls, settings: Settings) -> Deck:
@@ -45,6 +52,7 @@ class Deck:
         """Stop every agent gracefully (then by force), flush the log."""
         try:
             await self.runner.shutdown()
+            await self.runner.memory.drain()
         finally:
             await self.hub.stop()
             await self.store.close()
@@ -111,6 +119,7 @@ class Deck:
     async def send(self, ref: str, text: str) -> Agent:
         """A follow-up; a finished agent is resumed with it (kept alive)."""
         agent = await self.store.find_agent(ref)
+        ensure_steerable(agent, "send a message to")
         if self.runner.live(agent.id) is None and not owned_elsewhere(agent):
             if agent.state.is_live:
                 agent = await reconcile_stale(self.store, agent)

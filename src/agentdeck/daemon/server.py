@@ -26,6 +26,8 @@ from agentdeck.daemon.home import (
     write_info,
 )
 from agentdeck.errors import ConfigError
+from agentdeck.hooks.config import write_client_config
+from agentdeck.hooks.socket_server import HookSocketServer
 from agentdeck.settings import Settings
 from agentdeck.web.app import create_app
 from agentdeck.web.sse import close_streams
@@ -67,12 +69,26 @@ async def serve(
                 logger.warning(
                     "reconciled %d agent(s) left live by an earlier run", len(reconciled)
                 )
-            await _serve_app(settings, deck, token, on_ready, stop)
+            hooks = await _serve_hooks(settings, deck)
+            try:
+                await _serve_app(settings, deck, token, on_ready, stop)
+            finally:
+                await hooks.close()
         finally:
             clear_info(settings)
             await deck.close()
     finally:
         lock.release()
+
+
+async def _serve_hooks(settings: Settings, deck: Deck) -> HookSocketServer:
+    """The Unix socket the hook client of hand-started sessions talks to, and
+    the deadline and fallbacks it reads (the settings may have changed)."""
+    write_client_config(settings, deck.runner.governor.profile_named().default)
+    server = HookSocketServer()
+    await server.start(settings.socket_path, deck.hooks.handle)
+    logger.info("hook socket listening on %s", settings.socket_path)
+    return server
 
 
 async def _serve_app(

@@ -22,6 +22,7 @@ from agentdeck.core.guardrails import FleetBudget, day_start
 from agentdeck.core.ids import new_agent_id
 from agentdeck.errors import InvalidState, NotFound, PolicyDenied, UsageError
 from agentdeck.governance.governor import Governor
+from agentdeck.memory.service import Memory
 from agentdeck.runner.payloads import PayloadStore
 from agentdeck.runner.session import AgentSession
 from agentdeck.settings import Settings
@@ -74,6 +75,7 @@ class Runner:
         self._commands: asyncio.Task[None] | None = None
         self.claimer = f"pid:{os.getpid()}"
         self.governor = Governor(store, settings)
+        self.memory = Memory(store, settings)
         self._fleets: dict[float, FleetBudget] = {}
 
     # -- starting ----------------------------------------------------------------
@@ -113,6 +115,13 @@ class Runner:
         a message; otherwise ``text`` (default: a request to continue) is sent.
         """
         agent = await self.store.find_agent(ref)
+        if agent.source is AgentSource.EXTERNAL and not fork:
+            raise UsageError(
+                f"{agent.id} is a hand-started Claude Code session (source external): "
+                "agentdeck cannot resume it",
+                hint=f"resume it yourself (claude --resume {agent.session_id}) "
+                "or fork it with agentdeck resume --fork",
+            )
         if self.live(agent.id) is not None or (agent.state.is_live and not fork):
             raise InvalidState(agent.id, agent.state, "resume a live agent (send it a message)")
         if not agent.session_id:
@@ -216,6 +225,7 @@ class Runner:
             keep_alive=keep_alive,
             governor=self.governor,
             fleet=fleet,
+            memory=self.memory,
         )
         self.sessions[agent.id] = session
         try:

@@ -42,8 +42,10 @@ from agentdeck.core.events import (
 from agentdeck.core.guardrails import FleetBudget, Guard, Limits, Stop
 from agentdeck.errors import AgentProcessError, InvalidState
 from agentdeck.governance.governor import Governor
+from agentdeck.memory.service import Memory
 from agentdeck.runner import procs
 from agentdeck.runner.mapping import MessageMapper, PayloadSink
+from agentdeck.runner.memory_hooks import SessionMemory
 from agentdeck.runner.options import build_options
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
@@ -77,8 +79,13 @@ class AgentSession:
         keep_alive: bool = False,
         governor: Governor,
         fleet: FleetBudget | None = None,
+        memory: Memory | None = None,
     ) -> None:
         self.fleet = fleet
+        # A new session is told the project's memory; a resumed one has its history.
+        self.memory = (
+            SessionMemory(memory, lambda: self.agent, inject=resume is None) if memory else None
+        )
         self.agent = agent
         self.governor = governor
         self.store = store
@@ -124,6 +131,8 @@ class AgentSession:
             can_use_tool=self._can_use_tool,
             pre_tool=self._pre_tool,
             hook_timeout=self.governor.profile_for(self.agent).approval_timeout_seconds + 60,
+            extra_hooks=self.memory.hooks() if self.memory else None,
+            agent_id=self.agent.id,
             stderr=self._stderr.append,
             base_url=self._base_url,
             resume=self._resume,

@@ -1,0 +1,347 @@
+"""The daemon's side of the hook client: hand-started sessions report in.
+
+Each Claude Code session that runs agentdeck's hooks becomes an agent with
+source ``external``: its prompts, tool calls and results land in the event log
+like those of agents run by agentdeck, so the board shows them live. PreToolUse
+is answered by the same policy engine (deny → Claude Code does not run the
+tool; ask → Claude Code's own prompt). Tool results become memory
+observations, a stop becomes a session summary, and a new session is told what
+earlier sessions in its project learned.
+
+The daemon never stops or steers these processes: their terminal owns them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
+from agentdeck.core.events import (
+    AgentSpawned,
+    AssistantText,
+    Event,
+    HookReceived,
+    PermissionResolved,
+    StateChanged,
+    ToolCalled,
+    ToolReturned,
+    UserMessageSent,
+)
+from agentdeck.core.ids import new_agent_id
+from agentdeck.core.policy import Decision
+from agentdeck.core.summary import short
+from agentdeck.governance.governor import Governor
+from agentdeck.hooks.protocol import HookReply, HookRequest
+from agentdeck.memory.service import Memory, project_of
+from agentdeck.store.store import Store
+
+logger = logging.getLogger(__name__)
+
+# Sessions given memory at their start; a resumed session already has its history.
+CONTEXT_SOURCES = ("startup", "clear", "compact")
+
+
+def _text(payload: dict[str, Any], key: str) -> str:
+    value = payload.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {} if value is None else {"value": value}
+
+
+def output_text(response: Any) -> str:
+    """A tool's response as Claude Code's hooks give it, as text."""
+    if isinstance(response, str):
+        return response
+    if isinstance(response, dict) and ("stdout" in response or "stderr" in response):
+        parts = [str(response.get("stdout") or ""), str(response.get("stderr") or "")]
+        return "\n".join(p for p in parts if p)
+    return json.dumps(response, ensure_ascii=False, default=str)
+
+
+def decision_output(event: str, decision: str, reason: str) -> str:
+    return json.dumps(
+        {
+            "hookSpecificOutput": {
+                "hookEventName": event,
+                "permissionDecision": decision,
+                "permissionDecisionReason": reason,
+            }
+        }
+    )
+
+
+def context_output(event: str, context: str) -> str:
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
+    )
+
+
+class HookBridge:
+    def __init__(self, store: Store, governor: Governor, memory: Memory) -> None:
+        self.store = store
+        self.governor = governor
+        self.memory = memory
+        self._agents: dict[str, Agent] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    async def handle(self, request: HookRequest) -> HookReply:
+        payload = request.event
+        name = _text(payload, "hook_event_name")
+        session_id = _text(payload, "session_id")
+        if not name or not session_id:
+            missing = "hook_event_name" if not name else "session_id"
+            return HookReply(stderr=f"agentdeck: the hook payload has no {missing}; ignored")
+        project = project_of(request.env.get("CLAUDE_PROJECT_DIR") or _text(payload, "cwd"))
+        lock = self._locks.setdefault(session_id, asyncio.Lock())
+        async with lock:
+            agent = await self._agent(session_id, project, payload, request.env)
+            handler = getattr(self, "_on_" + name, None)
+            if handler is None:
+                return await self._other(agent, name, payload)
+            reply: HookReply = await handler(agent, project, payload)
+            return reply
+
+    # -- the session's agent ---------------------------------------------------------
+
+    async def _agent(
+        self, session_id: str, project: str, payload: dict[str, Any], env: dict[str, str]
+    ) -> Agent:
+        agent = self._agents.get(session_id)
+        if agent is None:
+            agent = await self.store.agent_for_session(session_id, AgentSource.EXTERNAL)
+        pid = _pid(env.get("CLAUDE_PID"))
+        if agent is None:
+            now = time.time()
+            agent = Agent(
+                id=new_agent_id(now),
+                name=f"{Path(project).name or 'session'}-{session_id[:8]}",
+                state=AgentState.STARTING,
+                spec=AgentSpec(prompt="", cwd=project or None),
+                cwd=project,
+                created_at=now,
+                updated_at=now,
+                source=AgentSource.EXTERNAL,
+                session_id=session_id,
+                pid=pid,
+                extra={"transcript_path": _text(payload, "transcript_path")},
+            )
+            await self.store.record(
+                [
+                    AgentSpawned(
+                        agent_id=agent.id,
+                        ts=now,
+                        name=agent.name,
+                        cwd=agent.cwd,
+                        spec=agent.spec.to_dict(),
+                        source=str(AgentSource.EXTERNAL),
+                    ),
+                    StateChanged(
+                        agent_id=agent.id,
+                        ts=now,
+                        old=None,
+                        new=AgentState.STARTING,
+                        reason="a hand-started Claude Code session reported in",
+                    ),
+                ],
+                agent,
+            )
+        elif pid is not None and agent.pid != pid:
+            agent = agent.with_changes(pid=pid)
+        self._agents[session_id] = agent
+        return agent
+
+    async def _save(
+        self,
+        agent: Agent,
+        events: list[Event],
+        *,
+        state: AgentState | None = None,
+        reason: str | None = None,
+        **changes: Any,
+    ) -> Agent:
+        now = time.time()
+        out = list(events)
+        if state is not None and state != agent.state:
+            if agent.state.is_final:  # a session that ended comes back (claude --resume)
+                out.append(_moved(agent, AgentState.STARTING, now, "resumed"))
+                agent = agent.with_changes(state=AgentState.STARTING)
+            out.append(_moved(agent, state, now, reason))
+            changes["state"] = state
+        updated = agent.with_changes(updated_at=now, **changes)
+        await self.store.record(out, updated)
+        if updated.session_id:
+            self._agents[updated.session_id] = updated
+            if updated.state.is_final:
+                self._agents.pop(updated.session_id, None)
+                self._locks.pop(updated.session_id, None)
+        return updated
+
+    # -- events ----------------------------------------------------------------------
+
+    async def _on_SessionStart(
+        self, agent: Agent, project: str, payload: dict[str, Any]
+    ) -> HookReply:
+        source = _text(payload, "source") or "startup"
+        await self._save(agent, [], state=AgentState.IDLE, reason=f"session {source}")
+        if source not in CONTEXT_SOURCES:
+            return HookReply()
+        context = await self.memory.context(project)
+        return HookReply(stdout=context_output("SessionStart", context) if context else "")
+
+    async def _on_UserPromptSubmit(
+        self, agent: Agent, project: str, payload: dict[str, Any]
+    ) -> HookReply:
+        prompt = _text(payload, "prompt")
+        extra = agent.extra if agent.extra.get("request") else {**agent.extra, "request": prompt}
+        event = UserMessageSent(agent_id=agent.id, ts=time.time(), text=prompt)
+        await self._save(agent, [event], state=AgentState.RUNNING, extra=extra)
+        return HookReply()
+
+    async def _on_PreToolUse(
+        self, agent: Agent, project: str, payload: dict[str, Any]
+    ) -> HookReply:
+        tool = _text(payload, "tool_name") or "unknown"
+        tool_input = _object(payload.get("tool_input"))
+        use_id = _text(payload, "tool_use_id") or f"hook-{time.time_ns()}"
+        now = time.time()
+        called = ToolCalled(
+            agent_id=agent.id, ts=now, tool_use_id=use_id, tool=tool, input=tool_input
+        )
+        agent = await self._save(
+            agent, [called], state=AgentState.RUNNING, current_tool=short(tool, 60)
+        )
+        verdict = await self.governor.judge(agent, tool, tool_input, by="hook")
+        reason = f"agentdeck: {verdict.reason}"
+        if verdict.decision is Decision.DENY:
+            await self._save(
+                agent,
+                [
+                    PermissionResolved(
+                        agent_id=agent.id,
+                        ts=time.time(),
+                        request_id=use_id,
+                        decision="deny",
+                        reason=verdict.reason,
+                        rule=verdict.rule,
+                        by="policy",
+                    ),
+                    ToolReturned(
+                        agent_id=agent.id,
+                        ts=time.time(),
+                        tool_use_id=use_id,
+                        output=f"denied by agentdeck: {verdict.reason}",
+                        is_error=True,
+                    ),
+                ],
+                current_tool=None,
+            )
+        return HookReply(stdout=decision_output("PreToolUse", str(verdict.decision), reason))
+
+    async def _on_PostToolUse(
+        self, agent: Agent, project: str, payload: dict[str, Any]
+    ) -> HookReply:
+        return await self._returned(agent, project, payload, is_error=False)
+
+    async def _on_PostToolUseFailure(
+        self, agent: Agent, project: str, payload: dict[str, Any]
+    ) -> HookReply:
+        return await self._returned(agent, project, payload, is_error=True)
+
+    async def _returned(
+        self, agent: Agent, project: str, payload: dict[str, Any], *, is_error: bool
+    ) -> HookReply:
+        tool = _text(payload, "tool_name") or "unknown"
+        tool_input = _object(payload.get("tool_input"))
+        response = payload.get("error") if is_error else payload.get("tool_response")
+        text = output_text(response)
+        limit = self.memory.settings.tool_output_limit
+        size = len(text.encode("utf-8", "replace"))
+        returned = ToolReturned(
+            agent_id=agent.id,
+            ts=time.time(),
+            tool_use_id=_text(payload, "tool_use_id") or "-",
+            output=text if size <= limit else text[:limit],
+            is_error=is_error,
+            size=size,
+            truncated=size > limit,
+        )
+        await self._save(agent, [returned], current_tool=None)
+        await self.memory.observe(
+            agent_id=agent.id,
+            session_id=agent.session_id or "",
+            project=project,
+            tool=tool,
+            tool_input=tool_input,
+            output=response,
+            is_error=is_error,
+        )
+        return HookReply()
+
+    async def _on_Stop(self, agent: Agent, project: str, payload: dict[str, Any]) -> HookReply:
+        message = _text(payload, "last_assistant_message")
+        events: list[Event] = []
+        if message:
+            events.append(AssistantText(agent_id=agent.id, ts=time.time(), text=message))
+        agent = await self._save(
+            agent,
+            events,
+            state=AgentState.IDLE,
+            reason="turn done",
+            turns=agent.turns + 1,
+            current_tool=None,
+            extra={**agent.extra, "final_message": message or agent.extra.get("final_message")},
+        )
+        await self._summarize(agent, project)
+        return HookReply()
+
+    async def _on_SessionEnd(
+        self, agent: Agent, project: str, payload: dict[str, Any]
+    ) -> HookReply:
+        await self._summarize(agent, project, final=True)
+        why = _text(payload, "reason") or "other"
+        await self._save(
+            agent, [], state=AgentState.DONE, reason=f"session ended ({why})", current_tool=None
+        )
+        return HookReply()
+
+    async def _summarize(self, agent: Agent, project: str, *, final: bool = False) -> None:
+        await self.memory.summarize(
+            agent_id=agent.id,
+            session_id=agent.session_id or "",
+            project=project,
+            final_message=str(agent.extra.get("final_message") or ""),
+            request=str(agent.extra.get("request") or ""),
+            final=final,
+        )
+
+    async def _other(self, agent: Agent, name: str, payload: dict[str, Any]) -> HookReply:
+        """SubagentStop, PreCompact, Notification and anything newer: logged as is."""
+        skip = {"session_id", "transcript_path", "cwd", "hook_event_name"}
+        detail = {k: short(v, 300) for k, v in payload.items() if k not in skip}
+        event = HookReceived(
+            agent_id=agent.id,
+            ts=time.time(),
+            hook=short(name, 60),
+            session_id=agent.session_id or "",
+            detail=detail,
+        )
+        await self._save(agent, [event])
+        return HookReply()
+
+
+def _moved(agent: Agent, new: AgentState, ts: float, reason: str | None) -> StateChanged:
+    return StateChanged(agent_id=agent.id, ts=ts, old=agent.state, new=new, reason=reason)
+
+
+def _pid(value: str | None) -> int | None:
+    try:
+        return int(value) if value else None
+    except ValueError:
+        return None

@@ -1,0 +1,115 @@
+"""Memory for agents run by agentdeck, through the SDK's in-process hooks.
+
+The same capture and injection as the hooks bridge gives hand-started
+sessions: each tool result becomes an observation, each finished turn updates
+the session's summary, and the first prompt of a new session carries the
+project's memory as additional context. Memory must never stop an agent: a
+failure here is logged and the hook answers nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any, cast
+
+from claude_agent_sdk.types import HookCallback, HookContext, HookInput, HookJSONOutput, HookMatcher
+
+from agentdeck.core.agent import Agent
+from agentdeck.memory.service import Memory, project_of
+
+logger = logging.getLogger(__name__)
+
+MEMORY_HOOK_TIMEOUT_SECONDS = 30.0
+
+
+class SessionMemory:
+    """Hook callbacks for one agent session. ``agent`` is read at each call
+    (the session replaces its Agent on every change)."""
+
+    def __init__(self, memory: Memory, agent: Callable[[], Agent], *, inject: bool) -> None:
+        self.memory = memory
+        self._agent = agent
+        self._inject = inject  # only a new session is told; a resumed one has its history
+        self._request = ""
+
+    def hooks(self) -> dict[str, list[HookMatcher]]:
+        def matcher(callback: HookCallback) -> list[HookMatcher]:
+            return [
+                HookMatcher(matcher=None, hooks=[callback], timeout=MEMORY_HOOK_TIMEOUT_SECONDS)
+            ]
+
+        return {
+            "UserPromptSubmit": matcher(self._prompt),
+            "PostToolUse": matcher(self._tool_done),
+            "PostToolUseFailure": matcher(self._tool_failed),
+            "Stop": matcher(self._stop),
+        }
+
+    @property
+    def project(self) -> str:
+        return project_of(self._agent().cwd)
+
+    async def _prompt(self, data: HookInput, _id: str | None, _ctx: HookContext) -> HookJSONOutput:
+        payload = cast(dict[str, Any], data)
+        if not self._request:
+            self._request = str(payload.get("prompt") or "")
+        if not self._inject:
+            return {}
+        self._inject = False
+        try:
+            context = await self.memory.context(self.project)
+        except Exception:
+            logger.exception("memory: could not build the context for agent %s", self._agent().id)
+            return {}
+        if not context:
+            return {}
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "UserPromptSubmit",
+                "additionalContext": context,
+            }
+        }
+
+    async def _tool_done(self, data: HookInput, _id: str | None, _c: HookContext) -> HookJSONOutput:
+        payload = cast(dict[str, Any], data)
+        await self._observe(payload, payload.get("tool_response"), is_error=False)
+        return {}
+
+    async def _tool_failed(
+        self, data: HookInput, _i: str | None, _c: HookContext
+    ) -> HookJSONOutput:
+        payload = cast(dict[str, Any], data)
+        await self._observe(payload, payload.get("error"), is_error=True)
+        return {}
+
+    async def _observe(self, payload: dict[str, Any], output: Any, *, is_error: bool) -> None:
+        agent = self._agent()
+        tool_input = payload.get("tool_input")
+        try:
+            await self.memory.observe(
+                agent_id=agent.id,
+                session_id=str(payload.get("session_id") or agent.session_id or ""),
+                project=self.project,
+                tool=str(payload.get("tool_name") or "unknown"),
+                tool_input=tool_input if isinstance(tool_input, dict) else {},
+                output=output,
+                is_error=is_error,
+            )
+        except Exception:
+            logger.exception("memory: could not record an observation for agent %s", agent.id)
+
+    async def _stop(self, data: HookInput, _id: str | None, _ctx: HookContext) -> HookJSONOutput:
+        payload = cast(dict[str, Any], data)
+        agent = self._agent()
+        try:
+            await self.memory.summarize(
+                agent_id=agent.id,
+                session_id=str(payload.get("session_id") or agent.session_id or ""),
+                project=self.project,
+                final_message=str(payload.get("last_assistant_message") or ""),
+                request=self._request or agent.spec.prompt,
+            )
+        except Exception:
+            logger.exception("memory: could not summarize agent %s", agent.id)
+        return {}

@@ -1,0 +1,228 @@
+"""The daemon's side of the hooks, in process: a real store, the real policy
+engine and memory; hook payloads shaped as Claude Code sends them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentdeck.core.agent import AgentSource, AgentState
+from agentdeck.daemon.deck import Deck
+from agentdeck.errors import UsageError
+from agentdeck.hooks.protocol import HookReply, HookRequest
+from agentdeck.settings import Settings
+
+pytestmark = pytest.mark.anyio
+
+SESSION = "5e55a02e-0000-4000-8000-000000000001"
+
+
+@pytest.fixture
+async def open_deck(settings: Settings) -> AsyncIterator[Deck]:
+    deck = await Deck.open(settings)
+    try:
+        yield deck
+    finally:
+        await deck.close()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    path = tmp_path / "proj"
+    path.mkdir()
+    return path
+
+
+def hook(event: str, project: Path, session: str = SESSION, **fields: Any) -> HookRequest:
+    payload = {
+        "session_id": session,
+        "transcript_path": f"/tmp/{session}.jsonl",
+        "cwd": str(project),
+        "hook_event_name": event,
+        **fields,
+    }
+    return HookRequest(event=payload, env={"CLAUDE_PROJECT_DIR": str(project)})
+
+
+def bash(command: str, use_id: str = "toolu_1") -> dict[str, Any]:
+    return {"tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": use_id}
+
+
+def decision(reply: HookReply) -> dict[str, Any]:
+    out: dict[str, Any] = json.loads(reply.stdout)["hookSpecificOutput"]
+    return out
+
+
+async def session(deck: Deck, project: Path, session: str = SESSION) -> list[HookReply]:
+    """One whole session: start, prompt, a Bash call, its result, stop, end."""
+    replies = []
+    for request in (
+        hook("SessionStart", project, session, source="startup"),
+        hook("UserPromptSubmit", project, session, prompt="run the tests please"),
+        hook("PreToolUse", project, session, **bash("pytest -x")),
+        hook(
+            "PostToolUse",
+            project,
+            session,
+            **bash("pytest -x"),
+            tool_response={"stdout": "1 failed: test_parse", "stderr": ""},
+        ),
+        hook("Stop", project, session, last_assistant_message="test_parse fails on empty input"),
+        hook("SessionEnd", project, session, reason="other"),
+    ):
+        replies.append(await deck.hooks.handle(request))
+    return replies
+
+
+async def test_a_session_becomes_an_external_agent_with_its_story(
+    open_deck: Deck, project: Path
+) -> None:
+    await session(open_deck, project)
+    [agent] = await open_deck.list_agents()
+    assert agent.source is AgentSource.EXTERNAL
+    assert agent.session_id == SESSION and agent.cwd == str(project)
+    assert agent.state is AgentState.DONE and agent.turns == 1
+    types = [e.type for e in await open_deck.events(agent_id=agent.id)]
+    for expected in (
+        "agent_spawned",
+        "user_message_sent",
+        "tool_called",
+        "tool_returned",
+        "assistant_text",
+        "observation_recorded",
+    ):
+        assert expected in types
+
+
+async def test_pretooluse_is_answered_by_the_policy_engine(open_deck: Deck, project: Path) -> None:
+    await open_deck.hooks.handle(hook("SessionStart", project, source="startup"))
+    allowed = decision(await open_deck.hooks.handle(hook("PreToolUse", project, **bash("ls -la"))))
+    assert allowed["permissionDecision"] == "allow"
+    denied = decision(
+        await open_deck.hooks.handle(hook("PreToolUse", project, **bash("sudo rm -rf /", "t2")))
+    )
+    assert denied["permissionDecision"] == "deny"
+    assert "sudo" in denied["permissionDecisionReason"]
+    asked = decision(
+        await open_deck.hooks.handle(hook("PreToolUse", project, **bash("git push", "t3")))
+    )
+    assert asked["permissionDecision"] == "ask"  # Claude Code's own prompt
+    [agent] = await open_deck.list_agents()
+    events = await open_deck.events(agent_id=agent.id)
+    [resolved] = [e for e in events if e.type == "permission_resolved"]
+    assert resolved.data["decision"] == "deny" and resolved.data["request_id"] == "t2"
+    audit = await open_deck.store.read_audit(limit=10)
+    assert {e.decision for e in audit} == {"allow", "deny", "ask"}
+
+
+async def test_the_next_session_in_the_project_is_told_what_the_last_one_did(
+    open_deck: Deck, project: Path
+) -> None:
+    await session(open_deck, project)
+    reply = await open_deck.hooks.handle(
+        hook("SessionStart", project, "second-session", source="startup")
+    )
+    context = json.loads(reply.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "test_parse fails on empty input" in context
+    assert "pytest -x" in context
+    other = project.parent / "other"
+    other.mkdir()
+    elsewhere = await open_deck.hooks.handle(hook("SessionStart", other, "third", source="startup"))
+    assert elsewhere.stdout == "", "memory stays in its project"
+
+
+async def test_secrets_and_private_content_never_reach_memory(
+    open_deck: Deck, project: Path
+) -> None:
+    key = "sk-ant-api03-" + "A1b2C3d4" * 10
+    await open_deck.hooks.handle(hook("SessionStart", project, source="startup"))
+    await open_deck.hooks.handle(
+        hook(
+            "PostToolUse",
+            project,
+            **bash(f"echo ANTHROPIC_API_KEY={key}"),
+            tool_response={"stdout": f"key {key} <private>my diary</private> done", "stderr": ""},
+        )
+    )
+    [hit] = await open_deck.memory.search("done")
+    record = await open_deck.memory.get(hit.id)
+    stored = json.dumps(record.__dict__, default=str)
+    assert key not in stored and "my diary" not in stored
+    assert "REDACTED" in stored
+
+
+async def test_a_project_that_opted_out_is_not_remembered(open_deck: Deck, project: Path) -> None:
+    (project / ".agentdeck").mkdir()
+    (project / ".agentdeck" / "ignore").write_text("")
+    await session(open_deck, project)
+    assert await open_deck.memory.stats() == {"observations": 0, "summaries": 0, "projects": 0}
+    [agent] = await open_deck.list_agents()
+    assert agent.state is AgentState.DONE, "the board still shows the session"
+
+
+async def test_a_resumed_session_comes_back_to_the_same_agent(
+    open_deck: Deck, project: Path
+) -> None:
+    await session(open_deck, project)
+    reply = await open_deck.hooks.handle(hook("SessionStart", project, source="resume"))
+    assert reply.stdout == "", "a resumed session already has its history"
+    [agent] = await open_deck.list_agents()
+    assert agent.state is AgentState.IDLE
+    states = [
+        e.data["new"]
+        for e in await open_deck.events(agent_id=agent.id)
+        if e.type == "state_changed"
+    ]
+    assert states[-2:] == ["starting", "idle"]
+
+
+async def test_other_hooks_are_logged_and_bad_payloads_answered(
+    open_deck: Deck, project: Path
+) -> None:
+    reply = await open_deck.hooks.handle(
+        hook("PreCompact", project, trigger="manual", custom_instructions=None)
+    )
+    assert reply == HookReply()
+    [agent] = await open_deck.list_agents()
+    [received] = [e for e in await open_deck.events(agent_id=agent.id) if e.type == "hook_received"]
+    assert received.data["hook"] == "PreCompact" and received.data["detail"]["trigger"] == "manual"
+    no_session = await open_deck.hooks.handle(
+        HookRequest(event={"hook_event_name": "Stop"}, env={})
+    )
+    assert no_session.exit == 0 and "session_id" in no_session.stderr
+    weird = await open_deck.hooks.handle(hook("PreToolUse", project, tool_name=7, tool_input=[1]))
+    assert decision(weird)["permissionDecision"] in ("allow", "ask", "deny")
+
+
+async def test_hand_started_sessions_are_never_steered_or_stopped(
+    open_deck: Deck, project: Path
+) -> None:
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        request = hook("UserPromptSubmit", project, prompt="hi")
+        request = HookRequest(
+            event=request.event, env={**request.env, "CLAUDE_PID": str(sleeper.pid)}
+        )
+        await open_deck.hooks.handle(request)
+        [agent] = await open_deck.list_agents()
+        for steer in (open_deck.kill, open_deck.interrupt):
+            with pytest.raises(UsageError, match="hand-started"):
+                await steer(agent.id)
+        with pytest.raises(UsageError, match="hand-started"):
+            await open_deck.send(agent.id, "hello")
+        await open_deck.reconcile()
+        assert sleeper.poll() is None, "a daemon restart never stops the user's session"
+        assert (await open_deck.get_agent(agent.id)).state is AgentState.RUNNING
+        sleeper.kill()
+        sleeper.wait()
+        await open_deck.reconcile()
+        assert (await open_deck.get_agent(agent.id)).state is AgentState.DONE
+    finally:
+        sleeper.kill()
+        sleeper.wait()

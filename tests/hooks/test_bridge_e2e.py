@@ -1,0 +1,200 @@
+"""Hand-started sessions through the installed hooks, end to end: the real
+Claude Code CLI (``claude -p`` with the hooks passed by ``--settings``), the
+real hook client, the real daemon (socket, bridge, policy, memory, store) and
+the scripted model."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from agentdeck.core.agent import AgentSource, AgentState
+from agentdeck.daemon.deck import Deck
+from agentdeck.daemon.home import DaemonInfo
+from agentdeck.daemon.server import serve
+from agentdeck.hooks.install import hooks_settings
+from agentdeck.settings import Settings
+from tests.support.mockmodel import cli_env, run_claude, running_mock, write_workspace
+from tests.support.waiting import eventually
+
+pytestmark = [pytest.mark.anyio, pytest.mark.cli]
+
+FIX_TEST = "fix-test"
+START_DEADLINE_SECONDS = 30.0
+
+
+@contextlib.asynccontextmanager
+async def running_daemon(settings: Settings) -> AsyncIterator[Deck]:
+    """The real daemon (``serve``) in this loop: hook socket, web app, Deck."""
+    ready: asyncio.Future[Deck] = asyncio.get_running_loop().create_future()
+    stop = asyncio.Event()
+
+    async def on_ready(deck: Deck, _info: DaemonInfo, _token: str) -> None:
+        ready.set_result(deck)
+
+    task = asyncio.create_task(serve(settings, on_ready=on_ready, stop=stop))
+    try:
+        async with asyncio.timeout(START_DEADLINE_SECONDS):
+            done, _ = await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
+        if task in done:
+            task.result()
+        yield ready.result()
+    finally:
+        stop.set()
+        await asyncio.wait({task}, timeout=START_DEADLINE_SECONDS)
+
+
+def hooked_settings(settings: Settings, tmp_path: Path) -> Path:
+    path = tmp_path / "hooks-settings.json"
+    path.write_text(json.dumps(hooks_settings(settings)))
+    return path
+
+
+def project_with(tmp_path: Path, scenario: str, name: str = "project") -> Path:
+    from agentdeck.mockmodel import builtin_scenario_path, load_scenario
+
+    project = tmp_path / name
+    project.mkdir()
+    write_workspace(load_scenario(builtin_scenario_path(scenario)), project)
+    return project
+
+
+async def claude_p(
+    prompt: str, *, project: Path, hooks: Path, url: str, home: Path, allow: str = "Bash"
+) -> Any:
+    env = cli_env(home, url)
+    return await run_claude(
+        ["-p", prompt, "--settings", str(hooks), "--allowedTools", allow],
+        cwd=project,
+        env=env,
+        timeout=120,
+    )
+
+
+async def external_agent(deck: Deck) -> Any:
+    agents = await deck.list_agents(limit=10)
+    return [a for a in agents if a.source is AgentSource.EXTERNAL]
+
+
+def profile_file(tmp_path: Path, **profile: Any) -> str:
+    path = tmp_path / f"{profile['name']}.yaml"
+    path.write_text(yaml.safe_dump(profile))
+    return str(path)
+
+
+async def test_a_hand_started_session_appears_on_the_board_with_its_tool_calls(
+    settings: Settings, tmp_path: Path
+) -> None:
+    settings = settings.model_copy(update={"profile": "permissive"})
+    project = project_with(tmp_path, FIX_TEST)
+    async with running_mock(FIX_TEST) as mm, running_daemon(settings) as deck:
+        run = await claude_p(
+            "fix the test",
+            project=project,
+            hooks=hooked_settings(settings, tmp_path),
+            url=mm.url_for(FIX_TEST),
+            home=tmp_path / "user",
+        )
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert "a + b" in (project / "calc.py").read_text()
+
+        async def ended() -> Any:
+            agents = await external_agent(deck)
+            return agents if agents and agents[0].state is AgentState.DONE else None
+
+        [agent] = await eventually(ended)
+        assert agent.session_id == run.result["session_id"]
+        assert agent.cwd == str(project)
+        events = await deck.events(agent_id=agent.id)
+        called = [e.data["tool"] for e in events if e.type == "tool_called"]
+        assert called == ["Bash", "Read", "Edit", "Bash"]
+        returned = [e.data for e in events if e.type == "tool_returned"]
+        assert len(returned) == 4
+        assert "all tests passed" in returned[-1]["output"]
+        texts = [e.data["text"] for e in events if e.type == "assistant_text"]
+        assert texts and texts[-1].startswith("Fixed: add()")
+        kinds = [e.data["kind"] for e in events if e.type == "observation_recorded"]
+        assert kinds.count("observation") == 4 and "summary" in kinds
+
+        hits = await deck.memory.search("calc", project=str(project))
+        assert hits, "the session's observations are searchable"
+
+
+async def test_a_profile_deny_stops_the_tool_in_the_hand_started_session(
+    settings: Settings, tmp_path: Path
+) -> None:
+    profile = profile_file(tmp_path, name="no-python", default="allow", deny=["Bash(python3:*)"])
+    settings = settings.model_copy(update={"profile": profile})
+    project = project_with(tmp_path, FIX_TEST)
+    async with running_mock(FIX_TEST) as mm, running_daemon(settings) as deck:
+        run = await claude_p(
+            "fix the test",
+            project=project,
+            hooks=hooked_settings(settings, tmp_path),
+            url=mm.url_for(FIX_TEST),
+            home=tmp_path / "user",
+        )
+        denials = run.result.get("permission_denials") or []
+        assert denials and denials[0]["tool_name"] == "Bash"
+        results = [
+            block
+            for line in run.of_type("user")
+            for block in line["message"]["content"]
+            if isinstance(block, dict) and block.get("type") == "tool_result"
+        ]
+        assert "Bash(python3:*)" in json.dumps(results[0])
+
+        async def denied() -> Any:
+            [agent] = await external_agent(deck) or [None]
+            if agent is None:
+                return None
+            events = await deck.events(agent_id=agent.id)
+            return [e for e in events if e.type == "permission_resolved"] or None
+
+        [resolved, *_] = await eventually(denied)
+        assert resolved.data["decision"] == "deny"
+        assert resolved.data["rule"] == "Bash(python3:*)"
+
+
+async def test_a_second_session_is_told_what_the_first_one_did(
+    settings: Settings, tmp_path: Path
+) -> None:
+    settings = settings.model_copy(update={"profile": "permissive"})
+    project = project_with(tmp_path, FIX_TEST)
+    hooks = hooked_settings(settings, tmp_path)
+    async with running_mock(FIX_TEST, "chat") as mm, running_daemon(settings) as deck:
+        first = await claude_p(
+            "fix the test",
+            project=project,
+            hooks=hooks,
+            url=mm.url_for(FIX_TEST),
+            home=tmp_path / "user",
+        )
+        assert first.returncode == 0, first.stderr[-2000:]
+
+        async def summarized() -> Any:
+            agents = await external_agent(deck)
+            return agents if agents and agents[0].state is AgentState.DONE else None
+
+        await eventually(summarized)
+        mm.clear_requests()
+        second = await claude_p(
+            "hello again",
+            project=project,
+            hooks=hooks,
+            url=mm.url_for("chat"),
+            home=tmp_path / "user",
+        )
+        assert second.returncode == 0, second.stderr[-2000:]
+        bodies = [r.body for r in mm.requests if r.path.endswith("/messages")]
+        told = json.dumps(bodies[0])
+        assert "SessionStart hook additional context" in told
+        assert "Fixed: add() subtracted instead of adding" in told
+        assert "calc.py" in told
