@@ -256,15 +256,16 @@ def estimate_tokens(text: str) -> int:
 
 
 def age(seconds: float) -> str:
-    seconds = max(0.0, seconds)
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)} {unit} ago"
-    return "just now"
+    """``45s``, ``12m``, ``3h``, ``5d``: compact, for tables, index lines and context."""
+    secs = max(0, int(seconds))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if secs >= size:
+            return f"{secs // size}{unit}"
+    return f"{secs}s"
 
 
 def _summary_entry(summary: SessionSummary, now: float) -> str:
-    lines = [f"- Session {age(now - summary.ts)}: {summary_title(summary)}"]
+    lines = [f"- Session {age(now - summary.ts)} ago: {summary_title(summary)}"]
     if summary.model_summary:
         lines.append("  " + short(summary.model_summary, 400))
     elif summary.final_message and summary.final_message != summary.request:
@@ -282,7 +283,7 @@ def _observation_entry(observation: Observation, now: float) -> str:
     what = observation.input_summary
     if observation.is_error:
         what += " failed: " + short(_first_line(observation.output_excerpt) or "error", 160)
-    return f"- {age(now - observation.ts)}: {what}"
+    return f"- {age(now - observation.ts)} ago: {what}"
 
 
 def build_context(

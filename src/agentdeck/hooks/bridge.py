@@ -33,6 +33,7 @@ from agentdeck.core.events import (
     UserMessageSent,
 )
 from agentdeck.core.ids import new_agent_id
+from agentdeck.core.memory import output_text
 from agentdeck.core.policy import Decision
 from agentdeck.core.summary import short
 from agentdeck.governance.governor import Governor
@@ -53,16 +54,6 @@ def _text(payload: dict[str, Any], key: str) -> str:
 
 def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {} if value is None else {"value": value}
-
-
-def output_text(response: Any) -> str:
-    """A tool's response as Claude Code's hooks give it, as text."""
-    if isinstance(response, str):
-        return response
-    if isinstance(response, dict) and ("stdout" in response or "stderr" in response):
-        parts = [str(response.get("stdout") or ""), str(response.get("stderr") or "")]
-        return "\n".join(p for p in parts if p)
-    return json.dumps(response, ensure_ascii=False, default=str)
 
 
 def decision_output(event: str, decision: str, reason: str) -> str:

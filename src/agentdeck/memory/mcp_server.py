@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentdeck import __version__
-from agentdeck.core.memory import MemoryHit, Observation, SessionSummary
+from agentdeck.core.memory import MemoryHit, Observation, SessionSummary, render_summary
+from agentdeck.core.memory import age as elapsed
 from agentdeck.core.summary import short
 from agentdeck.errors import NotFound
 
@@ -43,15 +44,8 @@ INSTRUCTIONS = (
 
 
 def age(ts: float, now: float | None = None) -> str:
-    """``45s``, ``12m``, ``3h``, ``5d``: compact, for tables and index lines."""
-    secs = max(0, int((time.time() if now is None else now) - ts))
-    if secs < 60:
-        return f"{secs}s"
-    if secs < 3600:
-        return f"{secs // 60}m"
-    if secs < 86400:
-        return f"{secs // 3600}h"
-    return f"{secs // 86400}d"
+    """How long ago ``ts`` was, compact (``3h``)."""
+    return elapsed((time.time() if now is None else now) - ts)
 
 
 def index_line(hit: MemoryHit, now: float | None = None) -> str:
@@ -88,26 +82,8 @@ def record_text(record: Observation | SessionSummary, now: float | None = None) 
             lines.append("files: " + ", ".join(record.files))
         lines += ["output:", record.output_excerpt or "(none)"]
     else:
-        lines += ["", _summary_text(record)]
+        lines += ["", render_summary(record)]
     return "\n".join(lines).rstrip()
-
-
-def _summary_text(summary: SessionSummary) -> str:
-    parts: list[str] = []
-    if summary.request:
-        parts.append(f"request: {summary.request}")
-    if summary.model_summary:
-        parts.append(summary.model_summary)
-    for title, items in (
-        ("files changed", summary.files_changed),
-        ("commands", summary.commands),
-        ("errors", summary.errors),
-    ):
-        if items:
-            parts.append(f"{title}:\n" + "\n".join(f"- {item}" for item in items))
-    if summary.final_message:
-        parts.append(f"final message:\n{summary.final_message}")
-    return "\n\n".join(parts) or "(an empty session)"
 
 
 def get_text(records: list[Observation | SessionSummary], unknown: list[str]) -> str:

@@ -26,7 +26,14 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from agentdeck.core.memory import MemoryHit, MemoryKind, Observation, SessionSummary, kind_of
+from agentdeck.core.memory import (
+    MemoryHit,
+    MemoryKind,
+    Observation,
+    SessionSummary,
+    kind_of,
+    render_summary,
+)
 from agentdeck.errors import NotFound, UsageError
 from agentdeck.store.schema import observations, summaries
 from agentdeck.store.store import Store
@@ -100,18 +107,9 @@ def observation_text(obs: Observation) -> tuple[str, str]:
 
 
 def summary_text(summary: SessionSummary) -> tuple[str, str]:
-    """``(title, body)`` as indexed: the first line titles the session."""
-    lines = [
-        summary.request,
-        summary.model_summary or "",
-        summary.final_message,
-        *summary.commands,
-        *summary.errors,
-        *summary.files_changed,
-    ]
-    text = "\n".join(line.strip() for line in lines if line and line.strip())
-    title, _, body = text.partition("\n")
-    return title or f"session {summary.session_id}", body
+    """``(title, body)`` as indexed: the summary as people read it, line 1 its title."""
+    title, _, body = render_summary(summary).partition("\n")
+    return title, body
 
 
 class MemoryStore:
