@@ -89,6 +89,13 @@ def test_unknown_agent_is_one_clear_line(env: dict[str, str]) -> None:
         assert "Traceback" not in done.err
 
 
+def test_an_error_quoting_markup_is_printed_as_typed(env: dict[str, str]) -> None:
+    done = deck(env, "show", "[/]x[bold]")
+    assert done.code == 1
+    assert done.err.strip().splitlines()[0] == "error: no agent with id '[/]x[bold]'"
+    assert "Traceback" not in done.err
+
+
 def test_a_scenario_with_a_mistake_names_file_turn_and_problem(
     env: dict[str, str], tmp_path: Path
 ) -> None:

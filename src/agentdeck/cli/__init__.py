@@ -11,6 +11,7 @@ import logging
 import sys
 
 import typer
+from rich.markup import escape
 
 from agentdeck.cli import agents, approvals, audit, daemon, hooks, mcp, memory, mock, policy, run
 from agentdeck.cli.context import console_err
@@ -49,9 +50,10 @@ def main() -> None:
         gc.freeze()
         raise
     except AgentdeckError as exc:
-        console_err.print(f"[bold red]error:[/] {exc.message}", highlight=False)
+        # Messages quote user input (``[/]`` is Rich markup): print them as text.
+        console_err.print(f"[bold red]error:[/] {escape(exc.message)}", highlight=False)
         if exc.hint:
-            console_err.print(f"  {exc.hint}", highlight=False)
+            console_err.print(f"  {escape(exc.hint)}", highlight=False)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         console_err.print("interrupted")
