@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from agentdeck.core.agent import Agent, AgentSpec, AgentState
+from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
 from agentdeck.core.events import (
     AgentSpawned,
     AssistantText,
@@ -288,3 +288,21 @@ async def test_start_form_validation(daemon: RunningDaemon) -> None:
         unknown = await web.post("/ui/agents/zzzz/kill", headers={**origin, "hx-request": "true"})
         assert unknown.status_code == 200 and "zzzz" in unknown.text
     assert await daemon.deck.list_agents() == []
+
+
+async def test_a_hand_started_session_is_marked_external_and_offers_no_steering(
+    daemon: RunningDaemon,
+) -> None:
+    await seed(daemon.deck.store, make_agent("ext1", source=AgentSource.EXTERNAL))
+    await seed(daemon.deck.store, make_agent("own1"))
+    async with logged_in(daemon) as web:
+        board = (await web.get("/")).text
+        external = (await web.get("/agents/ext1")).text
+        own = (await web.get("/agents/own1")).text
+    assert set(rows_in(board)) >= {"ext1", "own1"}
+    row = board[board.index('id="agent-ext1"') :].split('class="row agent-row', 1)[0]
+    assert "source-external" in row
+    assert "source-external" in external and "steer it in its own terminal" in external
+    for steering in ("/interrupt", "/kill", "/resume", "/send"):
+        assert f"/ui/agents/ext1{steering}" not in external
+        assert f"/ui/agents/own1{steering}" in own
