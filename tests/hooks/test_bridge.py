@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -200,29 +200,53 @@ async def test_other_hooks_are_logged_and_bad_payloads_answered(
     assert decision(weird)["permissionDecision"] in ("allow", "ask", "deny")
 
 
+@pytest.fixture
+def terminal_session() -> Iterator[subprocess.Popen[bytes]]:
+    """A process standing in for a Claude Code session started in a terminal."""
+    proc = subprocess.Popen([sys.executable, "-c", "import signal; signal.pause()"])
+    try:
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 async def test_hand_started_sessions_are_never_steered_or_stopped(
+    open_deck: Deck, project: Path, terminal_session: subprocess.Popen[bytes]
+) -> None:
+    request = hook("UserPromptSubmit", project, prompt="hi")
+    env = {**request.env, "CLAUDE_PID": str(terminal_session.pid)}
+    await open_deck.hooks.handle(HookRequest(event=request.event, env=env))
+    [agent] = await open_deck.list_agents()
+    for steer in (open_deck.kill, open_deck.interrupt):
+        with pytest.raises(UsageError, match="hand-started"):
+            await steer(agent.id)
+    with pytest.raises(UsageError, match="hand-started"):
+        await open_deck.send(agent.id, "hello")
+    await open_deck.reconcile()
+    assert terminal_session.poll() is None, "a daemon restart never stops the user's session"
+    assert (await open_deck.get_agent(agent.id)).state is AgentState.RUNNING
+    terminal_session.kill()
+    terminal_session.wait()
+    await open_deck.reconcile()
+    assert (await open_deck.get_agent(agent.id)).state is AgentState.DONE
+
+
+async def test_a_permission_prompt_in_the_terminal_shows_as_awaiting_permission(
     open_deck: Deck, project: Path
 ) -> None:
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    try:
-        request = hook("UserPromptSubmit", project, prompt="hi")
-        request = HookRequest(
-            event=request.event, env={**request.env, "CLAUDE_PID": str(sleeper.pid)}
+    await open_deck.hooks.handle(hook("PreToolUse", project, **bash("git push")))
+    await open_deck.hooks.handle(
+        hook(
+            "Notification",
+            project,
+            message="Claude needs your permission to use Bash",
+            notification_type="permission_prompt",
         )
-        await open_deck.hooks.handle(request)
-        [agent] = await open_deck.list_agents()
-        for steer in (open_deck.kill, open_deck.interrupt):
-            with pytest.raises(UsageError, match="hand-started"):
-                await steer(agent.id)
-        with pytest.raises(UsageError, match="hand-started"):
-            await open_deck.send(agent.id, "hello")
-        await open_deck.reconcile()
-        assert sleeper.poll() is None, "a daemon restart never stops the user's session"
-        assert (await open_deck.get_agent(agent.id)).state is AgentState.RUNNING
-        sleeper.kill()
-        sleeper.wait()
-        await open_deck.reconcile()
-        assert (await open_deck.get_agent(agent.id)).state is AgentState.DONE
-    finally:
-        sleeper.kill()
-        sleeper.wait()
+    )
+    [agent] = await open_deck.list_agents()
+    assert agent.state is AgentState.AWAITING_PERMISSION
+    await open_deck.hooks.handle(
+        hook("PostToolUse", project, **bash("git push"), tool_response={"stdout": "ok"})
+    )
+    assert (await open_deck.get_agent(agent.id)).state is AgentState.RUNNING

@@ -263,7 +263,7 @@ class HookBridge:
             size=size,
             truncated=size > limit,
         )
-        await self._save(agent, [returned], current_tool=None)
+        await self._save(agent, [returned], state=AgentState.RUNNING, current_tool=None)
         await self.memory.observe(
             agent_id=agent.id,
             session_id=agent.session_id or "",
@@ -300,6 +300,23 @@ class HookBridge:
         await self._save(
             agent, [], state=AgentState.DONE, reason=f"session ended ({why})", current_tool=None
         )
+        return HookReply()
+
+    async def _on_Notification(
+        self, agent: Agent, project: str, payload: dict[str, Any]
+    ) -> HookReply:
+        """Fires in a terminal only: Claude Code waits for its user (a permission
+        prompt, or idle at the prompt). The board shows who is waited for."""
+        await self._other(agent, "Notification", payload)
+        kind = _text(payload, "notification_type")
+        message = _text(payload, "message")
+        if kind == "permission_prompt" or (not kind and "permission" in message.lower()):
+            await self._save(
+                self._agents.get(agent.session_id or "", agent),
+                [],
+                state=AgentState.AWAITING_PERMISSION,
+                reason=short(message or "Claude Code asks for permission", 200),
+            )
         return HookReply()
 
     async def _summarize(self, agent: Agent, project: str, *, final: bool = False) -> None:
