@@ -1,0 +1,365 @@
+"""What memory may keep of a text: secrets redacted, ``<private>`` parts dropped.
+
+Pure, stdlib only. ``redact`` replaces each secret with ``[REDACTED:<kind>]``
+and keeps the text around it; ``strip_private`` drops what the user marked
+``<private>…</private>``; ``scrub`` does both, ``scrub_value`` does it through
+dicts and lists. Secrets are found two ways:
+
+* **By shape**: tokens whose format names their issuer (Anthropic, OpenAI, AWS,
+  GitHub, GitLab, Slack, Google, Stripe, npm, PyPI, Hugging Face), JWTs, PEM
+  private-key blocks (an unterminated block is redacted to the end),
+  ``Authorization:`` header values, ``Bearer <token>``, the password of
+  ``scheme://user:password@host`` and of ``curl -u user:password``.
+* **By name**: ``NAME=value``, ``export NAME="value"``, ``NAME: value``,
+  ``"name": "value"``, ``name => 'value'`` where the NAME's last word is a
+  secret word (``DB_PASSWORD``, ``apiKey``, ``x-api-key``, ``client_secret``,
+  ``GITHUB_TOKEN``, ``aws_secret_access_key``, ``Pwd`` in a connection
+  string…). ``token_count``, ``TOKENIZER``, ``password_field``, ``max_tokens``
+  are not secret names: what the name ends with decides.
+
+The value rule, for a secret name. A quoted value is a literal and is redacted
+(keeping the quotes) unless it is empty or a placeholder (``"${DB_PASSWORD}"``,
+``"<token>"``, ``"{{ secret }}"``, ``"***"``). An unquoted value is redacted
+unless it is code or not a value at all:
+
+* a reference or placeholder: ``$VAR``, ``${…}``, ``$(…)``, ``%(x)s``, ``<…>``,
+  ``{{…}}``, ``***``; a structure ``{``, ``[``, ``(`` (its own secrets are found
+  by the other rules); a keyword, type name or number (``None``, ``true``,
+  ``str``, ``8``);
+* an expression: a call or subscript (``getpass()``, ``os.environ["X"]``) or a
+  dotted name (``form.password``, ``settings.SECRET_KEY``);
+* a bare identifier that repeats the name (``password=password``) or is a
+  keyword argument (``login(password=pw)``, ``f(token=tok, …)``);
+* with ``NAME: value``, a value followed by more words on the line: that is
+  prose or a type hint (``password: the user's password``, ``token: str = ""``),
+  not YAML.
+
+Everything else (``DB_PASSWORD=hunter2``, ``password: hunter2``,
+``aws_secret_access_key = wJalr…``) is redacted. The rule leans to redacting:
+``password = pw`` in code is redacted too.
+
+Every pattern runs in linear time: quantifiers are bounded or possessive
+(Python 3.11), so a megabyte of adversarial text costs one pass per pattern.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, TypeAlias
+
+MARK = "[REDACTED:{}]"
+_MARK_START = "[REDACTED:"
+
+# A token starts where no token character precedes it: "sk-" inside "task-x" is no key.
+_B = r"(?<![A-Za-z0-9_-])"
+_E = r"(?![A-Za-z0-9_-])"
+
+_PRIVATE_KEY = re.compile(
+    r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+    r"(?:.*?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|.*+)",
+    re.DOTALL,
+)
+
+
+def _has_digit(token: str) -> bool:
+    return any(c.isdigit() for c in token)
+
+
+def _mixed(token: str) -> bool:
+    """A generated key has digits and capitals; ``sk-some-kebab-name`` has not."""
+    return _has_digit(token) and any(c.isupper() for c in token)
+
+
+def _has_upper(token: str) -> bool:
+    return any(c.isupper() for c in token)
+
+
+_Check: TypeAlias = Callable[[str], bool] | None
+
+# (kind, pattern, check on the whole match), one alternation: one pass over the text.
+# Order matters where prefixes overlap: sk-ant- before sk-.
+_TOKEN_FAMILIES: tuple[tuple[str, str, _Check], ...] = (
+    ("anthropic-key", r"sk-ant-[A-Za-z0-9_-]{20,}+", None),
+    ("openai-key", r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}+", _mixed),
+    ("aws-key", r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])", None),
+    ("github-token", r"gh[pousr]_[A-Za-z0-9]{30,}+", None),
+    ("github-token", r"github_pat_[A-Za-z0-9_]{30,}+", None),
+    ("gitlab-token", r"gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_-]{20,}+", None),
+    ("slack-token", r"xox[abeprs]-[A-Za-z0-9-]{10,}+", None),
+    ("slack-token", r"xapp-[0-9]-[A-Za-z0-9-]{10,}+", None),
+    ("slack-webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{10,}+", None),
+    ("google-key", r"AIza[0-9A-Za-z_-]{35}" + _E, None),
+    ("google-token", r"ya29\.[0-9A-Za-z_-]{20,}+", None),
+    ("stripe-key", r"(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}+", None),
+    ("stripe-key", r"whsec_[0-9A-Za-z]{20,}+", None),
+    ("npm-token", r"npm_[A-Za-z0-9]{36}" + _E, None),
+    ("pypi-token", r"pypi-AgE[A-Za-z0-9_-]{50,}+", None),
+    ("huggingface-token", r"hf_[A-Za-z0-9]{34}" + _E, _has_upper),
+    ("jwt", r"eyJ[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+", None),
+)
+_TOKEN_STARTS = "Aeghnprswxy"  # the first letters of the families above
+_TOKENS = re.compile(  # the first-character test first: most positions stop there
+    f"(?=[{_TOKEN_STARTS}])"
+    + _B
+    + "(?:"
+    + "|".join(f"(?P<t{i}>{p})" for i, (_, p, _c) in enumerate(_TOKEN_FAMILIES))
+    + ")"
+)
+
+
+def _token(m: re.Match[str]) -> str:
+    kind, _, check = _TOKEN_FAMILIES[int((m.lastgroup or "t0")[1:])]
+    return m[0] if check is not None and not check(m[0]) else MARK.format(kind)
+
+
+_URL_CREDENTIALS = re.compile(
+    r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]{0,30}+://[^\s:/?#@]{0,256}+:)"
+    r"([^\s@]{1,256}+)@"
+)
+_PORT_PATH = re.compile(r"[0-9]{1,5}(?:[/?#]|$)")
+_CURL_USER = re.compile(
+    r"(?<![\w-])((?:-u|--user)(?:[ \t]++|=)[\"']?[^\s:\"']{1,256}+:)([^\s\"']++)"
+)
+_CURL_LOOK = 300  # how far back on the line ``curl`` may be, for ``-u user:password``
+_AUTH_HEADER = re.compile(
+    r"(?<![\w-])((?:proxy-)?authorization[\"']?[ \t]{0,8}+[:=][ \t]{0,8}+[\"']?"
+    r"(?:(bearer|basic|token|digest|negotiate|bot)[ \t]++)?)([^\s\"',;]++)",
+    re.IGNORECASE,
+)
+_SCHEMES = {"bearer", "basic", "token", "digest", "negotiate", "bot"}
+_BEARER = re.compile(r"(?<![\w-])((?:[Bb]earer|BEARER)[ \t]++)([A-Za-z0-9._~+/-]{12,}+=*+)")
+
+# An assignment is found in two steps: the name and separator, then (for a secret name
+# only) the value. A name that is no secret consumes nothing more, so the value is
+# still searched: ``note: DB_PASSWORD=x``.
+_NAME_SEP = re.compile(
+    r"(?<![\w.])(?P<q>[\"']?)(?P<name>[A-Za-z_][\w.-]{0,63}+)(?P=q)"
+    r"(?P<sep>[ \t]{0,8}+(?::=|=>|=(?!=)|:(?![:=]))[ \t]{0,8}+)"
+)
+_VALUE = re.compile(
+    r"\"(?:[^\"\\\n]++|\\.)*+\"?|'(?:[^'\\\n]++|\\.)*+'?|`[^`\n]*+`?|[^\s\"'`,;&\\]++"
+)
+
+# The name's last word (or last two) decides; camelCase and digits are split off first.
+_SECRET_WORDS = frozenset((
+    "PASSWORD", "PASSWD", "PWD", "PASS", "PASSPHRASE", "PASSCODE", "SECRET", "SECRETS", "TOKEN",
+    "APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY", "AUTHTOKEN", "ACCESSTOKEN", "REFRESHTOKEN",
+    "CREDENTIAL", "CREDENTIALS", "CREDS", "AUTH", "COOKIE",
+))  # fmt: skip
+_KEY_QUALIFIERS = frozenset((
+    "API", "ACCESS", "SECRET", "PRIVATE", "SIGNING", "ENCRYPTION", "MASTER", "ACCOUNT", "AUTH",
+    "APP", "LICENSE",
+))  # fmt: skip
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_WORD_SPLIT = re.compile(r"[^A-Za-z]+")
+
+_KEYWORDS = frozenset((
+    "true", "false", "none", "null", "nil", "undefined", "yes", "no", "on", "off", "required",
+    "optional", "str", "string", "bytes", "int", "integer", "float", "number", "bool", "boolean",
+    "any", "object", "dict", "list", "secretstr", "secretbytes",
+))  # fmt: skip
+_EXPRESSION = re.compile(r"[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*+[(\[]")
+_DOTTED = re.compile(r"[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)++")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*+")
+_PLACEHOLDER = re.compile(r"\$[A-Za-z_{(]|%\(|<[^>]*>$|\{\{|\*+$|[xX.]{3,}$")
+_CLOSERS = {")": "(", "]": "[", "}": "{"}
+_LINE_LOOK = 200  # how far to look for the end of a ``NAME: value`` line
+
+
+@functools.lru_cache(maxsize=4096)
+def is_secret_name(name: str) -> bool:
+    """Whether a variable, key or header NAME says its value is a secret."""
+    words = [w for w in _WORD_SPLIT.split(_CAMEL.sub("_", name).upper()) if w]
+    if not words:
+        return False
+    if name == "PWD":  # the shell's working directory, not a password
+        return False
+    last = words[-1]
+    if last in _SECRET_WORDS:
+        return True
+    return last == "KEY" and len(words) > 1 and words[-2] in _KEY_QUALIFIERS
+
+
+def _is_placeholder(value: str) -> bool:
+    return not value.strip() or value.startswith(_MARK_START) or bool(_PLACEHOLDER.match(value))
+
+
+def _trim_closers(value: str) -> tuple[str, str]:
+    """``hunter2)`` in ``f(password=hunter2)``: the unbalanced closers are not the value."""
+    excess = {c: value.count(c) - value.count(o) for c, o in _CLOSERS.items()}
+    end = len(value)
+    while end and excess.get(value[end - 1], 0) > 0:
+        excess[value[end - 1]] -= 1
+        end -= 1
+    return value[:end], value[end:]
+
+
+def _is_code(value: str, name: str, after: str) -> bool:
+    if _is_placeholder(value) or value[0] in "{[(":
+        return True
+    if value.lower() in _KEYWORDS:
+        return True
+    if _EXPRESSION.match(value) or _DOTTED.fullmatch(value):
+        return True
+    if _IDENTIFIER.fullmatch(value):
+        return value.lower() == name.lower() or after[:1] in (",", ")")
+    return False
+
+
+def _line_goes_on(text: str, end: int) -> bool:
+    """More words after ``NAME: value`` on its line: prose or a type hint, not YAML."""
+    rest = text[end : end + _LINE_LOOK]
+    line = rest.split("\n", 1)[0].strip()
+    return bool(line) and not line.startswith("#")
+
+
+def _even_backslashes(text: str) -> bool:
+    """Whether the quote after ``text`` is a real one, not escaped (``\\"``)."""
+    return (len(text) - len(text.rstrip("\\"))) % 2 == 0
+
+
+def _assignments(text: str) -> str:
+    out: list[str] = []
+    pos = 0
+    while m := _NAME_SEP.search(text, pos):
+        out.append(text[pos : m.end()])
+        pos = m.end()
+        value = _VALUE.match(text, pos) if is_secret_name(m["name"]) else None
+        if value is not None:
+            out.append(_redact_value(m, value[0], value.end()))
+            pos = value.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _redact_value(m: re.Match[str], value: str, end: int) -> str:
+    """The value after a secret name, redacted or kept (see the module's value rule)."""
+    mark = MARK.format("assignment")
+    quote = value[0]
+    if not m["q"] and m.start() and m.string[m.start() - 1] == quote:
+        return value  # ``input('Password: ')``: the name is inside a string, that quote ends it
+    if quote in "\"'`":
+        body = value[1:-1]
+        closed = len(value) > 1 and value.endswith(quote) and _even_backslashes(body)
+        inner = body if closed else value[1:]
+        if _is_placeholder(inner):
+            return value
+        return quote + mark + (quote if closed else "")
+    core, tail = _trim_closers(value)
+    if not core:
+        return value
+    after = tail or m.string[end : end + 1]
+    if _is_code(core, m["name"], after):
+        return value
+    if ":" in m["sep"] and "=" not in m["sep"] and _line_goes_on(m.string, end):
+        return value
+    return mark + tail
+
+
+def _keep_group(kind: str, group: int) -> Callable[[re.Match[str]], str]:
+    """Replace group ``group`` (the secret), keeping what precedes it in the match."""
+
+    def replace(m: re.Match[str]) -> str:
+        secret = m[group]
+        if _is_placeholder(secret) or secret.lower() in _SCHEMES or _MARK_START in m[1]:
+            return m[0]  # a reference, or a user part that is itself a redacted token
+        return (
+            m[0][: m.start(group) - m.start()]
+            + MARK.format(kind)
+            + m[0][m.end(group) - m.start() :]
+        )
+
+    return replace
+
+
+def _auth_header(m: re.Match[str]) -> str:
+    value, scheme = m[3], (m[2] or "").lower()
+    if len(value) < 8 or _EXPRESSION.match(value) or _DOTTED.fullmatch(value):
+        return m[0]  # ``"Authorization": token`` is code, not a credential
+    return _keep_group("basic-auth" if scheme == "basic" else "bearer", 3)(m)
+
+
+def _bearer(m: re.Match[str]) -> str:
+    token = m[2]
+    if not (_has_digit(token) or len(token) >= 32):  # "Bearer authentication" is prose
+        return m[0]
+    return m[1] + MARK.format("bearer")
+
+
+def _url_credentials(m: re.Match[str]) -> str:
+    if _PORT_PATH.match(m[2]):  # ``https://host:8080/a@b``: a port and a path, no password
+        return m[0]
+    return _keep_group("password", 2)(m)
+
+
+def _curl_user(m: re.Match[str]) -> str:
+    line = m.string[max(0, m.start() - _CURL_LOOK) : m.start()].rsplit("\n", 1)[-1]
+    if not re.search(r"(?<![\w-])curl\s", line):  # ``docker run -u 1000:1000`` is no password
+        return m[0]
+    return _keep_group("password", 2)(m)
+
+
+def redact(text: str) -> str:
+    """``text`` with every secret replaced by ``[REDACTED:<kind>]``; idempotent."""
+    text = _PRIVATE_KEY.sub(MARK.format("private-key"), text)
+    text = _TOKENS.sub(_token, text)
+    text = _URL_CREDENTIALS.sub(_url_credentials, text)
+    text = _CURL_USER.sub(_curl_user, text)
+    text = _AUTH_HEADER.sub(_auth_header, text)
+    text = _BEARER.sub(_bearer, text)
+    return _assignments(text)
+
+
+_PRIVATE_TAG = re.compile(r"<(/?)private\s*+>", re.IGNORECASE)
+
+
+def strip_private(text: str) -> str:
+    """``text`` without its ``<private>…</private>`` parts, tags included.
+
+    Blocks nest (what is inside the outermost block goes); an unclosed
+    ``<private>`` drops the rest of the text; a stray ``</private>`` is removed.
+    Repeated until no tag is left, since removing one could join two halves.
+    """
+    while _PRIVATE_TAG.search(text):
+        kept: list[str] = []
+        depth, pos = 0, 0
+        for m in _PRIVATE_TAG.finditer(text):
+            if depth == 0:
+                kept.append(text[pos : m.start()])
+            depth = max(0, depth - 1) if m[1] else depth + 1
+            pos = m.end()
+        if depth == 0:
+            kept.append(text[pos:])
+        text = "".join(kept)
+    return text
+
+
+def scrub(text: str) -> str:
+    """What memory may keep of ``text``: ``<private>`` parts dropped, secrets redacted."""
+    return redact(strip_private(text))
+
+
+def scrub_value(value: Any) -> Any:
+    """``value`` scrubbed through dicts, lists and tuples; other scalars kept.
+
+    Keys are kept; the value of a key that names a secret (``{"api_key": …}``,
+    ``{"password": …}``) is redacted whole, unless it is empty, ``None`` or a bool.
+    """
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, Mapping):
+        return {key: _scrub_item(key, item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        items = [scrub_value(item) for item in value]
+        return items if isinstance(value, list) else tuple(items)
+    return value
+
+
+def _scrub_item(key: Any, item: Any) -> Any:
+    if isinstance(key, str) and is_secret_name(key):
+        empty = item is None or isinstance(item, bool) or item in ("", [], {}, ())
+        if not empty and not (isinstance(item, str) and item.startswith(_MARK_START)):
+            return MARK.format("assignment")
+    return scrub_value(item)

@@ -1,0 +1,284 @@
+"""Redaction: the fixed corpus, the value rule, ``<private>``, values, and properties."""
+
+from __future__ import annotations
+
+import json
+import string
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import assume, example, given
+from hypothesis import strategies as st
+
+from agentdeck.core.redact import is_secret_name, redact, scrub, scrub_value, strip_private
+
+CORPUS = json.loads((Path(__file__).parent / "data" / "secrets_corpus.json").read_text())
+POSITIVE: list[dict[str, Any]] = CORPUS["positive"]
+NEGATIVE: list[str] = CORPUS["negative"]
+MB = 1_000_000
+
+
+def test_the_corpus_is_big_enough_to_mean_something() -> None:
+    assert len(POSITIVE) >= 60 and len(NEGATIVE) >= 30
+    assert len({case["kind"] for case in POSITIVE}) >= 15
+
+
+@pytest.mark.parametrize("case", POSITIVE, ids=[f"{i}-{c['kind']}" for i, c in enumerate(POSITIVE)])
+def test_every_secret_of_the_corpus_is_redacted(case: dict[str, Any]) -> None:
+    out = scrub(case["text"])
+    for secret in case["secrets"]:
+        assert secret not in out
+    assert f"[REDACTED:{case['kind']}]" in out
+    assert scrub(out) == out
+
+
+@pytest.mark.parametrize("text", NEGATIVE)
+def test_ordinary_prose_and_code_come_out_unchanged(text: str) -> None:
+    assert scrub(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("DB_PASSWORD=hunter2 ./run", "DB_PASSWORD=[REDACTED:assignment] ./run"),
+        ('export API_KEY="abc123"', 'export API_KEY="[REDACTED:assignment]"'),
+        ("password: hunter2\nuser: bob", "password: [REDACTED:assignment]\nuser: bob"),
+        ('{"password": "pw1", "n": 1}', '{"password": "[REDACTED:assignment]", "n": 1}'),
+        ("f(password=s3cr3t!)", "f(password=[REDACTED:assignment])"),
+        ("https://bob:pw9@h/x", "https://bob:[REDACTED:password]@h/x"),
+        ("Authorization: Bearer abcdef123456", "Authorization: Bearer [REDACTED:bearer]"),
+        ("a\n-----BEGIN EC PRIVATE KEY-----\nAAAA\n", "a\n[REDACTED:private-key]"),
+        (
+            "x -----BEGIN PRIVATE KEY-----\nA\n-----END PRIVATE KEY----- y",
+            "x [REDACTED:private-key] y",
+        ),
+        ("key AKIAABCDEFGHIJKLMNOP, region", "key [REDACTED:aws-key], region"),
+    ],
+)
+def test_redaction_keeps_the_text_around_the_secret(text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("password = form.password", "a dotted name is code"),
+        ("password = getpass()", "a call is code"),
+        ("token = os.environ['T']", "a subscript is code"),
+        ("login(password=password)", "the identifier repeats the name"),
+        ("login(password=pw, user=u)", "a keyword argument passes a variable"),
+        ("password: the one from the mail", "more words on the line: prose"),
+        ("api_key: str", "a type name"),
+        ("token: None", "a keyword"),
+        ("PASSWORD=$DB_PASSWORD", "a reference"),
+        ('password = ""', "empty"),
+        ("password = '***'", "a placeholder"),
+        ("credentials: {", "a structure opens: its parts are judged on their own"),
+    ],
+)
+def test_values_that_are_code_or_no_value_stay(text: str, why: str) -> None:
+    assert redact(text) == text, why
+
+
+def test_a_bare_identifier_in_a_config_is_a_literal_and_is_redacted() -> None:
+    # .env / YAML / ini values look like identifiers; the rule leans to redacting them
+    assert redact("SMTP_PASSWORD=hunter2") == "SMTP_PASSWORD=[REDACTED:assignment]"
+    assert redact("password = hunter2") == "password = [REDACTED:assignment]"
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("DB_PASSWORD", True), ("apiKey", True), ("x-api-key", True), ("client_secret", True),
+        ("GITHUB_TOKEN", True), ("aws_secret_access_key", True), ("Pwd", True),
+        ("_authToken", True),
+        ("OAuth2Token", True), ("PASSWORD2", True), ("spring.datasource.password", True),
+        ("AccountKey", True), ("token_count", False), ("TOKENIZER", False),
+        ("password_field", False), ("max_tokens", False), ("secret_name", False), ("PWD", False),
+        ("primary_key", False), ("key", False), ("bypass", False), ("", False), ("___", False),
+    ],
+)  # fmt: skip
+def test_the_last_word_of_a_name_says_whether_it_is_secret(name: str, secret: bool) -> None:
+    assert is_secret_name(name) is secret
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a <private>b</private> c", "a  c"),
+        ("a <PRIVATE>b</Private> c", "a  c"),
+        ("a<private>\nline 1\nline 2\n</private>\nb", "a\nb"),
+        ("1<private>x</private>2<private>y</private>3", "123"),
+        ("keep <private>secret to the end", "keep "),
+        ("stray </private> tag", "stray  tag"),
+        ("a<private>b<private>c</private>d</private>e", "ae"),
+        ("<priv<private>x</private>ate>gone", ""),
+        ("no tags <b>here</b>", "no tags <b>here</b>"),
+    ],
+)
+def test_private_blocks_are_dropped_with_their_tags(text: str, expected: str) -> None:
+    assert strip_private(text) == expected
+
+
+def test_scrub_drops_private_parts_and_redacts_the_rest() -> None:
+    text = "run <private>my diary</private> with TOKEN=abc123def"
+    assert scrub(text) == "run  with TOKEN=[REDACTED:assignment]"
+
+
+def test_scrub_value_walks_dicts_lists_and_tuples() -> None:
+    value = {
+        "command": "curl -u bob:pw12345 https://x",
+        "api_key": "plain",
+        "password": {"nested": "whole value goes"},
+        "token": 123456,
+        "secret": None,
+        "auth": False,
+        "passwd": "",
+        "args": ["--token=abc123xyz", ("DB_PASSWORD=x1",)],
+        "count": 3,
+        7: "not a name",
+    }
+    original = json.dumps(value, default=str)
+    out = scrub_value(value)
+    assert out == {
+        "command": "curl -u bob:[REDACTED:password] https://x",
+        "api_key": "[REDACTED:assignment]",
+        "password": "[REDACTED:assignment]",
+        "token": "[REDACTED:assignment]",
+        "secret": None,
+        "auth": False,
+        "passwd": "",
+        "args": ["--token=[REDACTED:assignment]", ("DB_PASSWORD=[REDACTED:assignment]",)],
+        "count": 3,
+        7: "not a name",
+    }
+    assert json.dumps(value, default=str) == original  # the input is not changed
+    assert scrub_value(out) == out
+
+
+BEARER = len("Authorization: [REDACTED:bearer] ")
+ADVERSARIAL = {  # name: (text, markers in the scrubbed text, its length; None: unchanged)
+    "letters": ("a" * MB, 0, None),
+    "one huge key": ("sk-ant-" + "a" * MB, 1, len("[REDACTED:anthropic-key]")),
+    "prose names": ("password: x " * (MB // 12), 1, MB - 4 + len("[REDACTED:assignment] ") - 2),
+    "chained assignments": ("a=" * (MB // 2), 0, None),
+    "key prefixes": ("sk-" * (MB // 3), 0, None),
+    "key headers": (
+        "-----BEGIN RSA PRIVATE KEY-----" * (MB // 31),
+        1,
+        len("[REDACTED:private-key]"),
+    ),
+    "private tags": ("<private>" * (MB // 9), 0, 0),
+    "stray closing tags": ("</private>a" * (MB // 11), 0, MB // 11),
+    "url starts": ("a://u:" * (MB // 6), 0, None),
+    "headers": ("Authorization: " * (MB // 15), MB // 30, BEARER * (MB // 30)),
+    "escaped quotes": ('password="' + '\\"' * (MB // 2), 1, len('password="[REDACTED:assignment]')),
+    "escaped quotes, closed": ('password="' + '\\"' * (MB // 2) + '"', 1, 32),
+    "closers": ("password=a1!" + ")" * MB, 1, len("password=[REDACTED:assignment]") + MB),
+    "curl": ("curl -u " * (MB // 8), 0, None),
+    "quotes": ('"' * MB, 0, None),
+    "dashes": ("a-" * (MB // 2), 0, None),
+    "spaces": (" " * MB, 0, None),
+}
+
+
+@pytest.mark.parametrize(("text", "markers", "size"), ADVERSARIAL.values(), ids=ADVERSARIAL.keys())
+def test_a_megabyte_of_adversarial_text_is_scrubbed_in_linear_time(
+    text: str, markers: int, size: int | None
+) -> None:
+    # Nothing is timed here (a backtracking storm would hit the pytest timeout);
+    # benchmarks/ has the figures.
+    out = scrub(text)
+    assert out.count("[REDACTED:") == markers
+    if size is None:
+        assert out == text
+    else:
+        assert len(out) == size
+
+
+# -- properties ---------------------------------------------------------------------------------
+
+B64URL = string.ascii_letters + string.digits + "-_"
+ALNUM = string.ascii_letters + string.digits
+UPPER = string.ascii_uppercase + string.digits
+
+
+def chars(alphabet: str, n: int, m: int | None = None) -> st.SearchStrategy[str]:
+    return st.text(alphabet=alphabet, min_size=n, max_size=n if m is None else m)
+
+
+PASSWORD = chars(ALNUM + "!@%^*+/", 6, 30).map(lambda s: f"p{s}9!")
+URL_PASSWORD = chars(ALNUM + "!%*+/", 6, 30).map(lambda s: f"p{s}9!")  # "@" is encoded
+INLINE, LINE = " ", "\n"  # tokens sit in prose; headers and config values on their own line
+FAMILY_PLANTS: list[tuple[st.SearchStrategy[str], str, str]] = [
+    (chars(B64URL, 20, 100).map(lambda s: "sk-ant-api03-" + s), "{}", INLINE),
+    (chars(B64URL, 20, 80).map(lambda s: "sk-proj-" + s + "Q7"), "{}", INLINE),
+    (chars(UPPER, 16).map(lambda s: "AKIA" + s), "{}", INLINE),
+    (chars(ALNUM, 36).map(lambda s: "ghp_" + s), "{}", INLINE),
+    (chars(ALNUM + "_", 40, 82).map(lambda s: "github_pat_" + s), "{}", INLINE),
+    (chars(B64URL, 20, 30).map(lambda s: "glpat-" + s), "{}", INLINE),
+    (chars(ALNUM + "-", 10, 50).map(lambda s: "xoxb-" + s), "{}", INLINE),
+    (chars(B64URL, 35).map(lambda s: "AIza" + s), "{}", INLINE),
+    (chars(ALNUM, 16, 40).map(lambda s: "sk_live_" + s), "{}", INLINE),
+    (
+        st.tuples(chars(B64URL, 8, 40), chars(B64URL, 8, 40), chars(B64URL, 0, 40)).map(
+            lambda p: f"eyJ{p[0]}.eyJ{p[1]}.{p[2]}"
+        ),
+        "{}",
+        INLINE,
+    ),
+    (URL_PASSWORD, "postgres://app:{}@db:5432/app", INLINE),
+    (PASSWORD, "curl -u admin:{} https://x", INLINE),
+    (chars(B64URL, 11, 40).map(lambda s: s + "1"), "Bearer {}", INLINE),
+    (
+        chars(B64URL + "+/", 64),
+        "-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----",
+        LINE,
+    ),
+    (chars(B64URL + "+/", 64), "-----BEGIN OPENSSH PRIVATE KEY-----\n{}", LINE),
+    (chars(B64URL, 12, 40), "Authorization: Bearer {}", LINE),
+    (chars(B64URL, 12, 40), "Authorization: Basic {}=", LINE),
+    (PASSWORD, "DB_PASSWORD={}", LINE),
+    (PASSWORD, 'export SECRET_KEY="{}"', LINE),
+    (PASSWORD, "password: {}", LINE),
+    (PASSWORD, '{{"api_key": "{}"}}', LINE),
+]
+FAMILIES = [
+    secrets.map(lambda v, fmt=fmt, sep=sep: (v, sep + fmt.format(v) + sep))
+    for secrets, fmt, sep in FAMILY_PLANTS
+]
+FRAGMENTS = [
+    "password", "token", "api_key", "=", ":", ": ", " = ", " ", "\n", '"', "'", "`", "(", ")",
+    ",", ";", "&", "#", "$", "${X}", "[REDACTED:x]", "abc123XYZ", "sk-ant-", "sk-", "AKIA",
+    "ABCDEFGHIJKLMNOP", "ghp_", "a" * 36, "eyJ", "eyJabcdefghij", ".", "<private>",
+    "</private>", "<priv", "ate>", "-----BEGIN PRIVATE KEY-----", "-----END PRIVATE KEY-----",
+    "Authorization: ", "Bearer ", "Basic ", "://", "u:", "@", "curl -u ", "x", "\\", "-", "_",
+]  # fmt: skip
+composed = st.lists(st.sampled_from(FRAGMENTS), max_size=30).map("".join)
+texts = st.one_of(
+    st.text(), composed, st.lists(st.one_of(st.text(max_size=5), composed)).map("".join)
+)
+
+
+@given(texts)
+@example("password=a)")
+@example("<priv<private>x</private>ate>")
+def test_scrub_is_idempotent(text: str) -> None:
+    once = scrub(text)
+    assert scrub(once) == once
+
+
+@given(st.text())
+def test_redact_takes_any_text(text: str) -> None:
+    out = redact(text)
+    assert isinstance(out, str)
+    assert strip_private(text).count("<private>") == 0
+
+
+@given(st.one_of(*FAMILIES), texts, texts)
+def test_a_planted_secret_never_survives(planted: tuple[str, str], before: str, after: str) -> None:
+    secret, plant = planted
+    assume(secret not in before and secret not in after)
+    assume(secret not in scrub(before + plant.replace(secret, "") + after))
+    assert secret not in scrub(before + plant + after)
