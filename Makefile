@@ -27,10 +27,16 @@ lint: setup
 	$(RUN) mypy
 	$(RUN) lint-imports
 
+# Memory search's goal is set at 1,000,000 observations, whose fixture takes minutes
+# and 1.5 GiB to build (then it is reused): make bench MEMORY_OBSERVATIONS=1000000
+MEMORY_OBSERVATIONS ?= 100000
+
 bench: setup
 	$(RUN) python benchmarks/overhead.py
 	$(RUN) python benchmarks/fleet.py
 	$(RUN) python benchmarks/events.py
+	$(RUN) python benchmarks/hooks.py
+	$(RUN) python benchmarks/memory_search.py --observations $(MEMORY_OBSERVATIONS)
 
 clean:
 	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache
