@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import math
+import posixpath
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -101,28 +102,79 @@ MAX_ERRORS = 10
 COMMAND_CHARS = 120
 FINAL_CHARS = 1500
 REQUEST_CHARS = 300
+ERROR_CHARS = 200
+# Of a huge output only the head and tail are scrubbed (cut at whitespace, so no
+# secret is cut in two): the excerpt keeps far less anyway.
+SCRUB_HEAD, SCRUB_TAIL = 150_000, 50_000
 _FILE_KEYS = ("file_path", "notebook_path", "path")
 
 
 def output_text(output: Any) -> str:
-    """A tool's output as Claude Code gives it (text, Bash's stdout/stderr, a
-    file record, content blocks) as readable text."""
+    """A tool's output as Claude Code gives it, as readable text.
+
+    Text as is; Bash's ``{"stdout", "stderr"}`` its streams; Read's
+    ``{"file": {"content"}}`` the content; Write's ``content``; Edit's
+    ``structuredPatch`` the diff lines (never ``originalFile``); Glob's and
+    Grep's ``filenames``; content blocks their text (``[image]`` for an image);
+    anything else its JSON.
+    """
     if output is None:
         return ""
     if isinstance(output, str):
         return output
-    if isinstance(output, list):
-        return "\n".join(output_text(item) for item in output)
-    if isinstance(output, dict):
-        if "stdout" in output or "stderr" in output:
-            parts = (str(output.get("stdout") or ""), str(output.get("stderr") or ""))
-            return "\n".join(p for p in parts if p)
-        if output.get("type") == "text" and isinstance(output.get("text"), str):
-            return str(output["text"])
-        file = output.get("file")
-        if isinstance(file, dict) and isinstance(file.get("content"), str):
-            return str(file["content"])
+    if isinstance(output, list | tuple):
+        return "\n".join(text for text in map(_block_text, output) if text)
+    if isinstance(output, Mapping):
+        return _response_text(output)
     return json.dumps(output, ensure_ascii=False, default=str)
+
+
+def _block_text(block: Any) -> str:
+    if isinstance(block, Mapping):
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            return str(block["text"])
+        if block.get("type") == "image":
+            return "[image]"
+        if block.get("type") == "tool_result":
+            return output_text(block.get("content"))
+    return output_text(block)
+
+
+def _response_text(response: Mapping[str, Any]) -> str:
+    if "stdout" in response or "stderr" in response:
+        parts = [str(response.get("stdout") or ""), str(response.get("stderr") or "")]
+        if response.get("interrupted"):
+            parts.append("[interrupted]")
+        return "\n".join(p for p in parts if p)
+    if response.get("type") == "text" and isinstance(response.get("text"), str):
+        return str(response["text"])
+    file = response.get("file")
+    if isinstance(file, Mapping) and isinstance(file.get("content"), str):
+        return str(file["content"])
+    for key in ("content", "result", "output", "error"):
+        if response.get(key):
+            return output_text(response[key])
+    patch = response.get("structuredPatch")
+    if isinstance(patch, list) and patch:
+        hunks = [h.get("lines") for h in patch if isinstance(h, Mapping)]
+        return "\n".join(str(line) for lines in hunks if isinstance(lines, list) for line in lines)
+    if isinstance(response.get("filenames"), list):
+        return "\n".join(str(name) for name in response["filenames"])
+    if response.get("filePath"):
+        return str(response["filePath"])
+    return json.dumps(response, ensure_ascii=False, default=str)
+
+
+def scrub_window(text: str) -> str:
+    """A huge ``text``'s head and tail (cut at whitespace), the rest left out."""
+    if len(text) <= SCRUB_HEAD + SCRUB_TAIL:
+        return text
+    head, tail = text[:SCRUB_HEAD], text[-SCRUB_TAIL:]
+    cut = max(head.rfind(" "), head.rfind("\n"))
+    starts = [i for i in (tail.find(" "), tail.find("\n")) if i >= 0]
+    head = head[:cut] if cut > 0 else head
+    tail = tail[min(starts) :] if starts else tail
+    return f"{head}\n…\n{tail}"
 
 
 def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
@@ -135,24 +187,32 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
     return text[:head].rstrip() + "\n…\n" + text[-tail:].lstrip()
 
 
-def _relative(path: str, project: str) -> str:
-    root = project.rstrip("/") + "/"
-    return path[len(root) :] if project and path.startswith(root) else path
+def relative_path(path: str, project: str) -> str:
+    """``path`` relative to ``project`` when inside it (``.`` for the project itself)."""
+    norm = posixpath.normpath(path)
+    if not project or not posixpath.isabs(norm):
+        return norm
+    root = posixpath.normpath(project)
+    if norm == root:
+        return "."
+    prefix = root if root.endswith("/") else root + "/"
+    return norm[len(prefix) :] if norm.startswith(prefix) else norm
 
 
-def files_of(tool_input: dict[str, Any], project: str) -> tuple[str, ...]:
+def files_of(tool_input: Mapping[str, Any], project: str) -> tuple[str, ...]:
+    """The files a call names (``file_path``, ``notebook_path``, Glob's and Grep's ``path``)."""
     out = []
     for key in _FILE_KEYS:
         value = tool_input.get(key)
-        if isinstance(value, str) and value:
-            out.append(_relative(value, project))
+        if isinstance(value, str) and value.strip():
+            out.append(relative_path(value.strip(), project))
     return tuple(dict.fromkeys(out))
 
 
 def make_observation(
     *,
     tool: str,
-    tool_input: dict[str, Any],
+    tool_input: Mapping[str, Any],
     output: Any,
     is_error: bool,
     project: str,
@@ -161,8 +221,13 @@ def make_observation(
     ts: float,
     memory_id: str | None = None,
 ) -> Observation:
-    """One tool call, scrubbed of secrets and ``<private>`` content."""
-    clean_input = scrub_value(tool_input)
+    """One tool call, scrubbed of secrets and ``<private>`` content.
+
+    ``output`` is Claude Code's ``tool_response`` (see :func:`output_text`). An
+    input that is not a dict is kept under ``"input"`` (nothing is lost).
+    """
+    raw = tool_input if isinstance(tool_input, Mapping) else {"input": tool_input}
+    clean_input = scrub_value(raw)
     return Observation(
         id=memory_id or new_memory_id(MemoryKind.OBSERVATION),
         project=project,
@@ -171,7 +236,7 @@ def make_observation(
         ts=ts,
         tool=tool,
         input_summary=tool_summary(tool, clean_input),
-        output_excerpt=excerpt(scrub(output_text(output))),
+        output_excerpt=excerpt(scrub(scrub_window(output_text(output)))),
         files=files_of(clean_input, project),
         is_error=is_error,
     )
@@ -199,12 +264,17 @@ def summarize_session(
     ts: float,
     memory_id: str | None = None,
 ) -> SessionSummary:
-    """What the session did, from its observations: no tokens spent."""
-    files = [f for o in observations if o.tool in WRITE_TOOLS for f in o.files]
-    commands = [_command_of(o) for o in observations if o.tool == "Bash"]
+    """What the session did, from its observations (in time order): no tokens spent.
+
+    Files changed come from the write tools that succeeded; commands from Bash;
+    errors are the first line of each failed call's output, with the call.
+    """
+    ordered = sorted(observations, key=lambda o: o.ts)
+    files = [f for o in ordered if o.tool in WRITE_TOOLS and not o.is_error for f in o.files]
+    commands = [_command_of(o) for o in ordered if o.tool == "Bash"]
     errors = [
-        short(f"{o.input_summary}: {_first_line(o.output_excerpt) or 'failed'}", 200)
-        for o in observations
+        short(f"{o.input_summary}: {_first_line(o.output_excerpt) or 'failed'}", ERROR_CHARS)
+        for o in ordered
         if o.is_error
     ]
     return SessionSummary(
@@ -283,7 +353,12 @@ def _observation_entry(observation: Observation, now: float) -> str:
     what = observation.input_summary
     if observation.is_error:
         what += " failed: " + short(_first_line(observation.output_excerpt) or "error", 160)
+    elif observation.files:
+        what = "changed " + short(", ".join(observation.files), 160)
     return f"- {age(now - observation.ts)} ago: {what}"
+
+
+NOTABLE_HEADING = "Recent notable tool calls:"
 
 
 def build_context(
@@ -294,24 +369,56 @@ def build_context(
     project: str,
     now: float,
 ) -> str:
-    """What a new session in ``project`` is told at its start, within the budget:
-    the newest session summaries first, then notable observations (errors met,
-    files changed) that no summary covers. "" when there is nothing to tell."""
-    entries = [_summary_entry(s, now) for s in sorted(summaries, key=lambda s: s.ts, reverse=True)]
-    covered = {s.session_id for s in summaries}
-    notable = [
-        o
+    """What a new session in ``project`` is told at its start, within the budget.
+
+    The heading, then the session summaries newest first (one that does not fit
+    whole is told by its first line), then notable tool calls (errors met,
+    files changed) of sessions no summary covers, newest first, each once. It
+    stops at the first entry that does not fit: ``estimate_tokens(result) <=
+    budget_tokens`` always. Records of other projects are left out. "" when
+    there is nothing to tell (or no room to tell it).
+    """
+    if budget_tokens < 0:
+        raise ValueError(f"budget_tokens must be >= 0, not {budget_tokens}")
+    here = posixpath.normpath(project) if project else project
+
+    def ours(record: Observation | SessionSummary) -> bool:
+        return not project or posixpath.normpath(record.project) == here
+
+    told = _Told(CONTEXT_HEADING, budget_tokens)
+    mine = sorted((s for s in summaries if ours(s)), key=lambda s: s.ts, reverse=True)
+    for summary in mine:
+        entry = _summary_entry(summary, now)
+        if not (told.add(entry) or told.add(entry.split("\n", 1)[0])):
+            return told.text()
+    covered = {s.session_id for s in mine}
+    heading = NOTABLE_HEADING
+    for line in dict.fromkeys(
+        _observation_entry(o, now)
         for o in sorted(observations, key=lambda o: o.ts, reverse=True)
-        if o.session_id not in covered and (o.is_error or o.tool in WRITE_TOOLS)
-    ]
-    if notable:
-        entries.append("Recent notable tool calls:")
-        entries += [_observation_entry(o, now) for o in notable]
-    out = CONTEXT_HEADING
-    for entry in entries:
-        candidate = out + "\n" + entry
-        if estimate_tokens(candidate) > budget_tokens:
+        if ours(o) and o.session_id not in covered and (o.is_error or o.tool in WRITE_TOOLS)
+    ):
+        if not told.add(f"{heading}\n{line}" if heading else line):
             break
-        out = candidate
-    out = out.removesuffix("\nRecent notable tool calls:")
-    return "" if out == CONTEXT_HEADING or estimate_tokens(out) > budget_tokens else out
+        heading = ""
+    return told.text()
+
+
+class _Told:
+    """Lines told so far, and the room left (counted on the length: no re-joining)."""
+
+    def __init__(self, heading: str, budget_tokens: int) -> None:
+        self.lines = [heading]
+        self.size = len(heading)
+        self.budget = budget_tokens
+
+    def add(self, entry: str) -> bool:
+        size = self.size + 1 + len(entry)
+        if math.ceil(size / _CHARS_PER_TOKEN) > self.budget:
+            return False
+        self.lines.append(entry)
+        self.size = size
+        return True
+
+    def text(self) -> str:
+        return "\n".join(self.lines) if len(self.lines) > 1 else ""
