@@ -192,10 +192,8 @@ def wait_for_socket(proc: subprocess.Popen[bytes], home: Path, path: Path) -> No
         if info_seen_at is None and (home / "daemon.json").exists():
             info_seen_at = now
         if info_seen_at is not None and now - info_seen_at > SOCKET_AFTER_DAEMON_TIMEOUT:
-            sys.exit(
-                f"the daemon is up but serves no hook socket at {path}: "
-                "not wired into this daemon yet? Run with --no-daemon"
-            )
+            log = (home.parent / "daemon.log").read_text()[-2000:]
+            sys.exit(f"the daemon is up but serves no hook socket at {path}; its log:\n{log}")
         if now - started > DAEMON_START_TIMEOUT:
             sys.exit(f"agentdeck up did not start within {DAEMON_START_TIMEOUT:g}s")
         time.sleep(POLL)
