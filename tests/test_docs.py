@@ -23,6 +23,12 @@ def test_every_setting_has_a_description() -> None:
     assert [n for n, f in Settings.model_fields.items() if not f.description] == []
 
 
+def test_the_settings_page_says_what_the_code_says() -> None:
+    doc = (ROOT / "docs" / "settings.md").read_text()
+    drifted = [n for n, f in Settings.model_fields.items() if f.description not in doc]
+    assert drifted == [], "docs/settings.md and settings.py describe these differently"
+
+
 def test_the_cli_reference_is_current() -> None:
     import sys
 

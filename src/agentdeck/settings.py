@@ -92,14 +92,17 @@ class Settings(BaseSettings):
     hook_deadline_seconds: float = Field(
         default=2.0,
         description="How long the hook client waits for the daemon before it uses its "
-        "fallback (Claude Code's own hook timeout fails open, after 600 s).",
+        "fallback (Claude Code's own hook timeout fails open, after 600 s). The client reads "
+        "it from hooks.json, which `hooks install` and `agentdeck up` write; a value not "
+        "between 0 and 600 means 2 s.",
     )
     hook_fallbacks: dict[str, str] = Field(
         default_factory=dict,
         description="Per hook event, what the hook client does when the daemon is down or "
-        "hung: pass (exit 0, no output), ask (Claude Code's own prompt) or deny; JSON object. "
-        "Default: PreToolUse asks (denies under a profile whose default is deny); "
-        "every other event passes.",
+        "hung: pass (exit 0, no output), ask (Claude Code's own prompt; PreToolUse only) or "
+        "deny (PreToolUse, PermissionRequest and UserPromptSubmit only); elsewhere ask and deny "
+        "pass. JSON object. Default: PreToolUse asks (denies under a profile whose default is "
+        "deny); every other event passes.",
     )
     memory_enabled: bool = Field(
         default=True, description="Capture observations and summaries and inject context."
@@ -115,7 +118,8 @@ class Settings(BaseSettings):
     )
     memory_model_summary: bool = Field(
         default=False,
-        description="Also ask the model to summarize each finished session (spends tokens).",
+        description="Also ask the model to summarize each session that ends (spends tokens): "
+        "hand-started sessions at SessionEnd, agents run by agentdeck when their process ends.",
     )
     memory_summary_budget_usd: float = Field(
         default=0.05,

@@ -32,6 +32,7 @@ class SessionMemory:
         self._agent = agent
         self._inject = inject  # only a new session is told; a resumed one has its history
         self._request = ""
+        self._final_message = ""
 
     def hooks(self) -> dict[str, list[HookMatcher]]:
         def matcher(callback: HookCallback) -> list[HookMatcher]:
@@ -101,15 +102,28 @@ class SessionMemory:
 
     async def _stop(self, data: HookInput, _id: str | None, _ctx: HookContext) -> HookJSONOutput:
         payload = cast(dict[str, Any], data)
+        self._final_message = str(payload.get("last_assistant_message") or "")
+        await self._summarize(str(payload.get("session_id") or ""), final=False)
+        return {}
+
+    async def ended(self) -> None:
+        """The agent's process is gone: the session's last summary (and, if
+        enabled, the model-written one). There is no in-process SessionEnd hook."""
+        await self._summarize("", final=True)
+
+    async def _summarize(self, session_id: str, *, final: bool) -> None:
         agent = self._agent()
+        session_id = session_id or agent.session_id or ""
+        if not session_id:
+            return  # it never started a Claude session: nothing to remember
         try:
             await self.memory.summarize(
                 agent_id=agent.id,
-                session_id=str(payload.get("session_id") or agent.session_id or ""),
+                session_id=session_id,
                 project=self.project,
-                final_message=str(payload.get("last_assistant_message") or ""),
+                final_message=self._final_message,
                 request=self._request or agent.spec.prompt,
+                final=final,
             )
         except Exception:
             logger.exception("memory: could not summarize agent %s", agent.id)
-        return {}

@@ -392,6 +392,8 @@ class AgentSession:
                 )
             )
         await self._commit(events, state=state, pid=None, current_tool=None, last_error=last_error)
+        if self.memory is not None:
+            await self.memory.ended()
         if self._clock is not None:
             self._clock.cancel()
         if self._client is not None:
