@@ -187,8 +187,7 @@ ADVERSARIAL = {  # name: (text, markers in the scrubbed text, its length; None: 
 def test_a_megabyte_of_adversarial_text_is_scrubbed_in_linear_time(
     text: str, markers: int, size: int | None
 ) -> None:
-    # Nothing is timed here (a backtracking storm would hit the pytest timeout);
-    # benchmarks/ has the figures.
+    # Nothing is timed here: a backtracking storm would hit the pytest timeout.
     out = scrub(text)
     assert out.count("[REDACTED:") == markers
     if size is None:

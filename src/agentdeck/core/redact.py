@@ -8,8 +8,8 @@ dicts and lists. Secrets are found two ways:
 * **By shape**: tokens whose format names their issuer (Anthropic, OpenAI, AWS,
   GitHub, GitLab, Slack, Google, Stripe, npm, PyPI, Hugging Face), JWTs, PEM
   private-key blocks (an unterminated block is redacted to the end),
-  ``Authorization:`` header values, ``Bearer <token>``, the password of
-  ``scheme://user:password@host`` and of ``curl -u user:password``.
+  ``Authorization:`` header values, ``Bearer <token>``, ``Cookie:`` headers,
+  the password of ``scheme://user:password@host`` and of ``curl -u user:password``.
 * **By name**: ``NAME=value``, ``export NAME="value"``, ``NAME: value``,
   ``"name": "value"``, ``name => 'value'`` where the NAME's last word is a
   secret word (``DB_PASSWORD``, ``apiKey``, ``x-api-key``, ``client_secret``,
@@ -18,18 +18,22 @@ dicts and lists. Secrets are found two ways:
   are not secret names: what the name ends with decides.
 
 The value rule, for a secret name. A quoted value is a literal and is redacted
-(keeping the quotes) unless it is empty or a placeholder (``"${DB_PASSWORD}"``,
-``"<token>"``, ``"{{ secret }}"``, ``"***"``). An unquoted value is redacted
-unless it is code or not a value at all:
+(keeping the quotes) unless it is empty, a placeholder (``"${DB_PASSWORD}"``,
+``"<token>"``, ``"{{ secret }}"``, ``"***"``, ``"…"``), an f-string template
+(``f"Bearer {token}"``), or an unclosed quote followed by a space (``"/login?
+token=" in out``: that quote closes an enclosing string). An unquoted value is
+redacted unless it is code or not a value at all:
 
 * a reference or placeholder: ``$VAR``, ``${…}``, ``$(…)``, ``%(x)s``, ``<…>``,
-  ``{{…}}``, ``***``; a structure ``{``, ``[``, ``(`` (its own secrets are found
-  by the other rules); a keyword, type name or number (``None``, ``true``,
-  ``str``, ``8``);
+  ``***``; a structure ``{``, ``[``, ``(`` (its own secrets are found by the
+  other rules); a keyword or type name (``None``, ``true``, ``str``); a number
+  of at most six digits (``3.5``, ``4096``: a setting; longer ones may be PINs
+  or ids and are redacted);
 * an expression: a call or subscript (``getpass()``, ``os.environ["X"]``) or a
   dotted name (``form.password``, ``settings.SECRET_KEY``);
-* a bare identifier that repeats the name (``password=password``) or is a
-  keyword argument (``login(password=pw)``, ``f(token=tok, …)``);
+* a bare identifier that repeats the name (``password=password``,
+  ``self.token = token``) or is a keyword argument (``login(password=pw)``,
+  ``f(token=tok, …)``);
 * with ``NAME: value``, a value followed by more words on the line: that is
   prose or a type hint (``password: the user's password``, ``token: str = ""``),
   not YAML.
@@ -138,15 +142,21 @@ _NAME_SEP = re.compile(
     r"(?<![\w.])(?P<q>[\"']?)(?P<name>[A-Za-z_][\w.-]{0,63}+)(?P=q)"
     r"(?P<sep>[ \t]{0,8}+(?::=|=>|=(?!=)|:(?![:=]))[ \t]{0,8}+)"
 )
-_VALUE = re.compile(
-    r"\"(?:[^\"\\\n]++|\\.)*+\"?|'(?:[^'\\\n]++|\\.)*+'?|`[^`\n]*+`?|[^\s\"'`,;&\\]++"
+_VALUE = re.compile(  # a string (with Python's prefix: f"…") or a bare word
+    r"(?P<prefix>(?i:[rbuf]|rb|br|fr|rf)(?=[\"']))?"
+    r"(?:\"(?:[^\"\\\n]++|\\.)*+\"?|'(?:[^'\\\n]++|\\.)*+'?|`[^`\n]*+`?|[^\s\"'`,;&\\]++)"
 )
+_COOKIE_HEADER = re.compile(  # ``Cookie: a=1; b=2``, not ``the login cookie: the one``
+    r"(?<![\w-])((?:set-)?cookie[ \t]{0,8}+:[ \t]{0,8}+)(?=[^\s=;,]{1,256}+=)([^\r\n]++)",
+    re.IGNORECASE,
+)
+_SMALL_NUMBER = re.compile(r"[+-]?[0-9]{1,6}(?:\.[0-9]+)?")
 
 # The name's last word (or last two) decides; camelCase and digits are split off first.
 _SECRET_WORDS = frozenset((
     "PASSWORD", "PASSWD", "PWD", "PASS", "PASSPHRASE", "PASSCODE", "SECRET", "SECRETS", "TOKEN",
     "APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY", "AUTHTOKEN", "ACCESSTOKEN", "REFRESHTOKEN",
-    "CREDENTIAL", "CREDENTIALS", "CREDS", "AUTH", "COOKIE",
+    "CREDENTIAL", "CREDENTIALS", "CREDS", "AUTH",
 ))  # fmt: skip
 _KEY_QUALIFIERS = frozenset((
     "API", "ACCESS", "SECRET", "PRIVATE", "SIGNING", "ENCRYPTION", "MASTER", "ACCOUNT", "AUTH",
@@ -163,7 +173,7 @@ _KEYWORDS = frozenset((
 _EXPRESSION = re.compile(r"[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*+[(\[]")
 _DOTTED = re.compile(r"[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)++")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*+")
-_PLACEHOLDER = re.compile(r"\$[A-Za-z_{(]|%\(|<[^>]*>$|\{\{|\*+$|[xX.]{3,}$")
+_PLACEHOLDER = re.compile(r"\$[A-Za-z_{(]|%\(|<|\{|\*+$|(?:[xX]{3,}|\.{3,}|…+)$")
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
 _LINE_LOOK = 200  # how far to look for the end of a ``NAME: value`` line
 
@@ -199,12 +209,13 @@ def _trim_closers(value: str) -> tuple[str, str]:
 def _is_code(value: str, name: str, after: str) -> bool:
     if _is_placeholder(value) or value[0] in "{[(":
         return True
-    if value.lower() in _KEYWORDS:
+    if value.lower() in _KEYWORDS or _SMALL_NUMBER.fullmatch(value):
         return True
     if _EXPRESSION.match(value) or _DOTTED.fullmatch(value):
         return True
     if _IDENTIFIER.fullmatch(value):
-        return value.lower() == name.lower() or after[:1] in (",", ")")
+        same = value.lower() == name.rsplit(".", 1)[-1].lower()  # self.token = token
+        return same or after[:1] in (",", ")")
     return False
 
 
@@ -228,33 +239,38 @@ def _assignments(text: str) -> str:
         pos = m.end()
         value = _VALUE.match(text, pos) if is_secret_name(m["name"]) else None
         if value is not None:
-            out.append(_redact_value(m, value[0], value.end()))
+            out.append(_redact_value(m, value))
             pos = value.end()
     out.append(text[pos:])
     return "".join(out)
 
 
-def _redact_value(m: re.Match[str], value: str, end: int) -> str:
+def _redact_value(m: re.Match[str], found: re.Match[str]) -> str:
     """The value after a secret name, redacted or kept (see the module's value rule)."""
     mark = MARK.format("assignment")
+    prefix = found["prefix"] or ""
+    text, end = found[0], found.end()
+    value = text[len(prefix) :]
     quote = value[0]
-    if not m["q"] and m.start() and m.string[m.start() - 1] == quote:
-        return value  # ``input('Password: ')``: the name is inside a string, that quote ends it
+    if not m["q"] and not prefix and m.start() and m.string[m.start() - 1] == quote:
+        return text  # ``input('Password: ')``: the name is inside a string, that quote ends it
     if quote in "\"'`":
         body = value[1:-1]
         closed = len(value) > 1 and value.endswith(quote) and _even_backslashes(body)
         inner = body if closed else value[1:]
-        if _is_placeholder(inner):
-            return value
-        return quote + mark + (quote if closed else "")
+        if _is_placeholder(inner) or ("f" in prefix.lower() and "{" in inner):
+            return text  # a reference, or an f-string template
+        if not closed and inner[:1].isspace():
+            return text  # ``"/login?token=" in out``: the quote ends an enclosing string
+        return prefix + quote + mark + (quote if closed else "")
     core, tail = _trim_closers(value)
     if not core:
-        return value
+        return text
     after = tail or m.string[end : end + 1]
     if _is_code(core, m["name"], after):
-        return value
+        return text
     if ":" in m["sep"] and "=" not in m["sep"] and _line_goes_on(m.string, end):
-        return value
+        return text
     return mark + tail
 
 
@@ -308,6 +324,7 @@ def redact(text: str) -> str:
     text = _URL_CREDENTIALS.sub(_url_credentials, text)
     text = _CURL_USER.sub(_curl_user, text)
     text = _AUTH_HEADER.sub(_auth_header, text)
+    text = _COOKIE_HEADER.sub(_keep_group("cookie", 2), text)
     text = _BEARER.sub(_bearer, text)
     return _assignments(text)
 

@@ -205,6 +205,8 @@ pos(
 )
 pos(f"jdbc:mysql://db:3306/app?user=app&password={pw[7]}&useSSL=true", "assignment", pw[7])
 pos(f"curl -u admin:{pw[8]} https://jenkins.example.com/api/json", "password", pw[8])
+pos(f"> Cookie: sessionid={pw[9]}; theme=dark", "cookie", pw[9])
+pos(f"Set-Cookie: __Host-sid={pw[10]}; Path=/; Secure; HttpOnly", "cookie", pw[10])
 
 N: list[str] = [
     "token_count = 5",
@@ -247,6 +249,14 @@ N: list[str] = [
     "FAILED tests/test_auth.py::test_token_refresh - AssertionError: assert 401 == 200",
     "The AKIA prefix marks AWS access key ids.",
     "passwords: [REDACTED:assignment]",
+    "        self.token = token",
+    "_CHARS_PER_TOKEN = 3.5\nTOKEN_TTL_SECONDS = 3600",
+    "Log in with the session cookie: the one /login sets.",
+    'request = f"Authorization: Bearer {token}\\r\\n"',
+    'assert "/login?token=" in done.out',
+    "Every request needs the token: ``Authorization: Bearer <token>``",
+    "open `/login?token=…` once; the password: `***`",
+    'password = f"{prefix}-{suffix}"',
 ]
 
 out = {"positive": P, "negative": N}
