@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,11 @@ logger = logging.getLogger(__name__)
 
 # Sessions given memory at their start; a resumed session already has its history.
 CONTEXT_SOURCES = ("startup", "clear", "compact")
+# No hook payload Claude Code sends nests this deep; below it, our own recursion
+# (redaction, JSON) stays far from Python's limit. Deeper: the client's fallback.
+MAX_NESTING = 100
+MAX_PID = 2**22  # Linux's pid_max ceiling; a pid outside 1..MAX_PID is no process
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _text(payload: dict[str, Any], key: str) -> str:
@@ -83,16 +89,23 @@ class HookBridge:
         self._locks: dict[str, asyncio.Lock] = {}
 
     async def handle(self, request: HookRequest) -> HookReply:
-        payload = request.event
+        payload, env = request.event, request.env
+        depth, lone_surrogates = _shape(payload)
+        lone_surrogates = lone_surrogates or _shape(env)[1]
+        if depth > MAX_NESTING:
+            logger.warning("hook payload nested %d+ levels deep: not read", depth)
+            return HookReply.fall_back(f"the hook payload nests deeper than {MAX_NESTING} levels")
+        if lone_surrogates:  # JSON can carry them (a string cut mid-pair); UTF-8 cannot
+            payload, env = _mended(payload), _mended(env)
         name = _text(payload, "hook_event_name")
         session_id = _text(payload, "session_id")
         if not name or not session_id:
             missing = "hook_event_name" if not name else "session_id"
             return HookReply(stderr=f"agentdeck: the hook payload has no {missing}; ignored")
-        project = project_of(request.env.get("CLAUDE_PROJECT_DIR") or _text(payload, "cwd"))
+        project = project_of(env.get("CLAUDE_PROJECT_DIR") or _text(payload, "cwd"))
         lock = self._locks.setdefault(session_id, asyncio.Lock())
         async with lock:
-            agent = await self._agent(session_id, project, payload, request.env)
+            agent = await self._agent(session_id, project, payload, env)
             handler = getattr(self, "_on_" + name, None)
             if handler is None:
                 return await self._other(agent, name, payload)
@@ -208,6 +221,8 @@ class HookBridge:
         agent = await self._save(
             agent, [called], state=AgentState.RUNNING, current_tool=short(tool, 60)
         )
+        if not agent.cwd:  # the policy judges paths against the workspace
+            return HookReply.fall_back("the session reported no working directory")
         verdict = await self.governor.judge(agent, tool, tool_input, by="hook")
         reason = f"agentdeck: {verdict.reason}"
         if verdict.decision is Decision.DENY:
@@ -350,6 +365,36 @@ def _moved(agent: Agent, new: AgentState, ts: float, reason: str | None) -> Stat
 
 def _pid(value: str | None) -> int | None:
     try:
-        return int(value) if value else None
+        pid = int(value) if value else None
     except ValueError:
         return None
+    return pid if pid is not None and 0 < pid <= MAX_PID else None
+
+
+def _shape(value: Any) -> tuple[int, bool]:
+    """How deep lists and objects nest in ``value`` (counted without recursing,
+    stopping past ``MAX_NESTING``), and whether a string holds a lone surrogate."""
+    deepest, surrogates, todo = 0, False, [(value, 0)]
+    while todo and deepest <= MAX_NESTING:
+        item, level = todo.pop()
+        if isinstance(item, str):
+            surrogates = surrogates or (not item.isascii() and bool(_SURROGATE.search(item)))
+        elif isinstance(item, dict):
+            deepest = max(deepest, level + 1)
+            todo.extend((k, level) for k in item)
+            todo.extend((v, level + 1) for v in item.values())
+        elif isinstance(item, list):
+            deepest = max(deepest, level + 1)
+            todo.extend((v, level + 1) for v in item)
+    return deepest, surrogates
+
+
+def _mended(value: Any) -> Any:
+    """``value`` with each lone surrogate replaced by U+FFFD (nesting is bounded)."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_mended(k): _mended(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mended(v) for v in value]
+    return value

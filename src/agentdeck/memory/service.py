@@ -43,7 +43,11 @@ def project_of(path: str | None) -> str:
     """The project a session belongs to: its directory, absolute and normalized."""
     if not path:
         return ""
-    return str(Path(path).expanduser().absolute())
+    try:
+        expanded = Path(path).expanduser()
+    except (RuntimeError, ValueError):  # no such ``~user`` (a NUL in it, even): as written
+        expanded = Path(path)
+    return str(expanded.absolute())
 
 
 class Memory:
@@ -62,7 +66,7 @@ class Memory:
             return False
         try:
             return not (Path(project) / IGNORE_FILE).exists()
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a NUL in the path
             return False  # an unreadable project: deny when unsure
 
     async def observe(
