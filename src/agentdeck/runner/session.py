@@ -391,9 +391,9 @@ class AgentSession:
                     detail=self.stderr_tail() or None,
                 )
             )
-        await self._commit(events, state=state, pid=None, current_tool=None, last_error=last_error)
-        if self.memory is not None:
+        if self.memory is not None:  # before the final state: followers stop at that
             await self.memory.ended()
+        await self._commit(events, state=state, pid=None, current_tool=None, last_error=last_error)
         if self._clock is not None:
             self._clock.cancel()
         if self._client is not None:
