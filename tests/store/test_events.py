@@ -32,6 +32,17 @@ async def test_append_returns_stored_events_that_read_back(store: Store) -> None
     assert await store.last_event_id() == 2
 
 
+async def test_a_lone_surrogate_is_replaced_not_a_lost_batch(store: Store) -> None:
+    # JSON from the CLI may carry "\\ud800"; SQLite cannot store it as UTF-8.
+    call = ToolCalled(
+        agent_id="a1", ts=1.0, tool_use_id="t1", tool="Bash", input={"command": "echo \ud800ü"}
+    )
+    stored = await store.append([text("a1", 0), call, text("a1", 2)])
+    assert len(stored) == 3
+    [_, kept, _] = await store.read()
+    assert kept.data["input"]["command"] == "echo \ufffdü"
+
+
 async def test_empty_append_and_empty_log(store: Store) -> None:
     assert await store.append([]) == []
     assert await store.last_event_id() == 0

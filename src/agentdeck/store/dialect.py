@@ -36,7 +36,19 @@ BUSY_TIMEOUT_MS = 30_000
 # Table options: AUTOINCREMENT so an id is never reused, even after deletes.
 TABLE_KWARGS: dict[str, Any] = {"sqlite_autoincrement": True}
 
-_json_dumps = partial(json.dumps, separators=(",", ":"), ensure_ascii=False)
+_dumps = partial(json.dumps, separators=(",", ":"), ensure_ascii=False)
+
+
+def _json_dumps(value: Any) -> str:
+    """JSON as UTF-8 text. A lone surrogate (JSON may carry ``\\ud800``; SQLite
+    cannot store it) becomes U+FFFD instead of failing the whole batch."""
+    text = _dumps(value)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
 
 
 def database_url(db_path: Path) -> sa.URL:
