@@ -250,3 +250,18 @@ async def test_a_permission_prompt_in_the_terminal_shows_as_awaiting_permission(
         hook("PostToolUse", project, **bash("git push"), tool_response={"stdout": "ok"})
     )
     assert (await open_deck.get_agent(agent.id)).state is AgentState.RUNNING
+
+
+async def test_a_session_first_seen_without_a_directory_gets_it_later(
+    open_deck: Deck, project: Path
+) -> None:
+    await open_deck.hooks.handle(
+        HookRequest(
+            event={"session_id": SESSION, "hook_event_name": "UserPromptSubmit", "prompt": "hi"},
+            env={},
+        )
+    )
+    reply = await open_deck.hooks.handle(hook("PreToolUse", project, **bash("ls")))
+    assert decision(reply)["permissionDecision"] == "allow"
+    [agent] = await open_deck.list_agents()
+    assert agent.cwd == str(project)

@@ -44,6 +44,7 @@ from agentdeck.store.store import Store
 
 logger = logging.getLogger(__name__)
 
+MAX_LOCKS = 1000  # per-session locks kept before idle ones are forgotten
 # Sessions given memory at their start; a resumed session already has its history.
 CONTEXT_SOURCES = ("startup", "clear", "compact")
 # No hook payload Claude Code sends nests this deep; below it, our own recursion
@@ -103,6 +104,9 @@ class HookBridge:
             missing = "hook_event_name" if not name else "session_id"
             return HookReply(stderr=f"agentdeck: the hook payload has no {missing}; ignored")
         project = project_of(env.get("CLAUDE_PROJECT_DIR") or _text(payload, "cwd"))
+        if len(self._locks) > MAX_LOCKS:
+            # Forget idle sessions' locks; one still held or waited on is kept.
+            self._locks = {k: v for k, v in self._locks.items() if v.locked()}
         lock = self._locks.setdefault(session_id, asyncio.Lock())
         async with lock:
             agent = await self._agent(session_id, project, payload, env)
@@ -156,8 +160,11 @@ class HookBridge:
                 ],
                 agent,
             )
-        elif pid is not None and agent.pid != pid:
-            agent = agent.with_changes(pid=pid)
+        else:
+            if pid is not None and agent.pid != pid:
+                agent = agent.with_changes(pid=pid)
+            if not agent.cwd and project:  # the first payload had no directory
+                agent = agent.with_changes(cwd=project)
         self._agents[session_id] = agent
         return agent
 
@@ -184,7 +191,6 @@ class HookBridge:
             self._agents[updated.session_id] = updated
             if updated.state.is_final:
                 self._agents.pop(updated.session_id, None)
-                self._locks.pop(updated.session_id, None)
         return updated
 
     # -- events ----------------------------------------------------------------------
