@@ -161,9 +161,11 @@ async def test_a_project_that_opted_out_is_not_remembered(open_deck: Deck, proje
     (project / ".agentdeck").mkdir()
     (project / ".agentdeck" / "ignore").write_text("")
     await session(open_deck, project)
+    (project / "backend").mkdir()
+    await session(open_deck, project / "backend", "in-a-subdirectory")
     assert await open_deck.memory.stats() == {"observations": 0, "summaries": 0, "projects": 0}
-    [agent] = await open_deck.list_agents()
-    assert agent.state is AgentState.DONE, "the board still shows the session"
+    agents = await open_deck.list_agents()
+    assert [a.state for a in agents] == [AgentState.DONE] * 2, "the board still shows them"
 
 
 async def test_a_resumed_session_comes_back_to_the_same_agent(

@@ -22,6 +22,7 @@ from agentdeck.cli.context import console, opened_store, run_async
 from agentdeck.core.memory import MemoryHit
 from agentdeck.core.summary import short
 from agentdeck.errors import UsageError
+from agentdeck.memory.projects import project_of
 from agentdeck.settings import Settings
 from agentdeck.web.schemas_memory import (
     MAX_SEARCH_LIMIT,
@@ -52,7 +53,7 @@ def register(app: typer.Typer) -> None:
 
 
 def project_dir(path: Path | None) -> str | None:
-    return None if path is None else str(path.expanduser().resolve())
+    return None if path is None else project_of(str(path))
 
 
 @memory_app.command("search")

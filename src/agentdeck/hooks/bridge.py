@@ -39,7 +39,8 @@ from agentdeck.core.policy import Decision
 from agentdeck.core.summary import short
 from agentdeck.governance.governor import Governor
 from agentdeck.hooks.protocol import HookReply, HookRequest
-from agentdeck.memory.service import Memory, project_of
+from agentdeck.memory.projects import project_of
+from agentdeck.memory.service import Memory
 from agentdeck.store.store import Store
 
 logger = logging.getLogger(__name__)

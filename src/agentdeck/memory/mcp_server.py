@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentdeck import __version__
@@ -22,6 +21,7 @@ from agentdeck.core.memory import MemoryHit, Observation, SessionSummary, render
 from agentdeck.core.memory import age as elapsed
 from agentdeck.core.summary import short
 from agentdeck.errors import NotFound
+from agentdeck.memory.projects import project_of
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -94,10 +94,8 @@ def get_text(records: list[Observation | SessionSummary], unknown: list[str]) ->
 
 
 def resolve_project(value: str | None) -> str | None:
-    """A project filter as stored: an absolute directory (relative to our cwd)."""
-    if not value:
-        return None
-    return str(Path(value).expanduser().resolve())
+    """A project filter as stored (see ``project_of``)."""
+    return project_of(value) if value else None
 
 
 def build_server(memory: MemoryStore) -> MCPServer:

@@ -28,6 +28,7 @@ from agentdeck.core.memory import (
 )
 from agentdeck.core.redact import scrub
 from agentdeck.memory.model_summary import REQUEST_TIMEOUT_SECONDS, summarize_with_model
+from agentdeck.memory.projects import project_of
 from agentdeck.settings import Settings
 from agentdeck.store.memory import MemoryStore
 from agentdeck.store.store import Store
@@ -39,17 +40,6 @@ CONTEXT_SUMMARIES = 10
 CONTEXT_OBSERVATIONS = 60
 
 
-def project_of(path: str | None) -> str:
-    """The project a session belongs to: its directory, absolute and normalized."""
-    if not path:
-        return ""
-    try:
-        expanded = Path(path).expanduser()
-    except (RuntimeError, ValueError):  # no such ``~user`` (a NUL in it, even): as written
-        expanded = Path(path)
-    return str(expanded.absolute())
-
-
 class Memory:
     def __init__(self, store: Store, settings: Settings) -> None:
         self.store = store
@@ -59,15 +49,18 @@ class Memory:
         self._tasks: set[asyncio.Task[None]] = set()
 
     def enabled_for(self, project: str) -> bool:
-        """Whether sessions of ``project`` are remembered and told what came before."""
+        """Whether sessions of ``project`` are remembered and told what came before.
+        An opt-out covers the project's subdirectories too."""
         if not self.settings.memory_enabled or not project:
             return False
-        if project in self._ignored:
-            return False
         try:
-            return not (Path(project) / IGNORE_FILE).exists()
+            path = Path(project)
+            for directory in (path, *path.parents):
+                if str(directory) in self._ignored or (directory / IGNORE_FILE).exists():
+                    return False
         except (OSError, ValueError):  # ValueError: a NUL in the path
             return False  # an unreadable project: deny when unsure
+        return True
 
     async def observe(
         self,

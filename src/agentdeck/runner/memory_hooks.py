@@ -16,7 +16,8 @@ from typing import Any, cast
 from claude_agent_sdk.types import HookCallback, HookContext, HookInput, HookJSONOutput, HookMatcher
 
 from agentdeck.core.agent import Agent
-from agentdeck.memory.service import Memory, project_of
+from agentdeck.memory.projects import project_of
+from agentdeck.memory.service import Memory
 
 logger = logging.getLogger(__name__)
 

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Path, Query, Request
 
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import NotFound, UsageError
+from agentdeck.memory.projects import project_of
 from agentdeck.web.schemas import ErrorOut
 from agentdeck.web.schemas_memory import (
     MAX_SEARCH_LIMIT,
@@ -55,7 +56,7 @@ def _project(value: str | None) -> str | None:
             f"project must be an absolute directory, not {value!r}",
             hint="projects are stored as the absolute path of their directory",
         )
-    return value.rstrip("/") or "/"
+    return project_of(value)
 
 
 @router.get("/search", response_model=HitPage, summary="Full-text search, best first")
