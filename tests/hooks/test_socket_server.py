@@ -275,6 +275,42 @@ async def test_a_request_that_never_comes_falls_back_at_the_read_deadline(
         await server.close()
 
 
+async def test_a_handler_stuck_past_its_deadline_falls_back(sock_path: Path) -> None:
+    async def stuck(request: HookRequest) -> HookReply:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    server = HookSocketServer(handler_deadline=0.2)
+    await server.start(sock_path, stuck)
+    try:
+        reply = await ask(sock_path, HookRequest(event=SAMPLES["PreToolUse"]))
+        assert reply == HookReply.fall_back("no decision within 0.2 s")
+    finally:
+        await server.close()
+
+
+async def test_past_the_connection_limit_a_request_is_told_busy(
+    sock_path: Path, recorder: Recorder
+) -> None:
+    gate = asyncio.Event()
+
+    async def slow(request: HookRequest) -> HookReply:
+        await gate.wait()
+        return HookReply(stdout="served")
+
+    server = HookSocketServer(max_connections=1)
+    await server.start(sock_path, slow)
+    try:
+        first = asyncio.create_task(ask(sock_path, HookRequest(event=SAMPLES["PreToolUse"])))
+        await wait_for_connection(server)
+        busy = await ask(sock_path, HookRequest(event=SAMPLES["PreToolUse"]))
+        assert busy == HookReply.fall_back("the daemon is busy")
+        gate.set()
+        assert (await first).stdout == "served"
+    finally:
+        await server.close()
+
+
 # -- closing ------------------------------------------------------------------------
 
 

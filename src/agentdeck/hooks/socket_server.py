@@ -32,6 +32,10 @@ MAX_REQUEST = 64 * 1024 * 1024  # PostToolUse carries the tool's output
 READ_DEADLINE = 10.0  # seconds to receive one request line
 WRITE_DEADLINE = 10.0  # seconds to hand the reply over and close
 CLOSE_DEADLINE = 5.0  # seconds close() waits for cancelled connections
+# A handler stuck past every client's deadline helps nobody: its session's later
+# events wait behind it. Clients gave up long before (their deadline is ≤ 50 s).
+HANDLER_DEADLINE = 60.0
+MAX_CONNECTIONS = 256  # beyond this, a request is answered "busy" at once (→ fallback)
 SKIP_CHUNK = 1024 * 1024
 MAX_SUN_PATH = 107  # AF_UNIX path bytes, without the terminating NUL
 
@@ -42,9 +46,13 @@ class HookSocketServer:
         *,
         read_deadline: float = READ_DEADLINE,
         max_request: int = MAX_REQUEST,
+        handler_deadline: float = HANDLER_DEADLINE,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         self.read_deadline = read_deadline
         self.max_request = max_request
+        self.handler_deadline = handler_deadline
+        self.max_connections = max_connections
         self.path: Path | None = None
         self._server: asyncio.AbstractServer | None = None
         self._handler: HookHandler | None = None
@@ -103,7 +111,12 @@ class HookSocketServer:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            reply = await self._answer(reader)
+            if len(self._connections) > self.max_connections:
+                logger.warning("hook request refused: %d connections open", self.max_connections)
+                await self._skip_line(reader)  # unread data would reset the connection
+                reply = HookReply.fall_back("the daemon is busy")
+            else:
+                reply = await self._answer(reader)
             writer.write(encode_reply(reply))
             async with asyncio.timeout(WRITE_DEADLINE):
                 await writer.drain()
@@ -137,7 +150,15 @@ class HookSocketServer:
             return HookReply(stderr=f"agentdeck: {exc}")
         assert self._handler is not None
         try:
-            return await self._handler(request)
+            async with asyncio.timeout(self.handler_deadline):
+                return await self._handler(request)
+        except TimeoutError:
+            logger.error(
+                "hook handler for %s took over %gs",
+                request.name or "an event",
+                self.handler_deadline,
+            )
+            return HookReply.fall_back(f"no decision within {self.handler_deadline:g} s")
         except Exception as exc:  # top-level for this request: the daemon goes on
             logger.exception("hook handler failed on %s", request.name or "an event")
             return HookReply.fall_back(f"the daemon's hook handler failed: {type(exc).__name__}")
