@@ -267,3 +267,38 @@ async def test_a_session_first_seen_without_a_directory_gets_it_later(
     assert decision(reply)["permissionDecision"] == "allow"
     [agent] = await open_deck.list_agents()
     assert agent.cwd == str(project)
+
+
+async def test_the_event_log_keeps_no_secret_of_a_hand_started_session(
+    open_deck: Deck, project: Path
+) -> None:
+    key = "ghp_" + "Zx9" * 12
+    for request in (
+        hook("UserPromptSubmit", project, prompt=f"use {key} <private>my diary</private>"),
+        hook("PreToolUse", project, **bash(f"GITHUB_TOKEN={key} gh pr list")),
+        hook(
+            "PostToolUse",
+            project,
+            **bash(f"GITHUB_TOKEN={key} gh pr list"),
+            tool_response={"stdout": f"token {key}", "stderr": ""},
+        ),
+        hook("Stop", project, last_assistant_message=f"done with {key}"),
+    ):
+        await open_deck.hooks.handle(request)
+    [agent] = await open_deck.list_agents()
+    log = json.dumps([e.data for e in await open_deck.events(agent_id=agent.id)])
+    assert key not in log and "my diary" not in log
+    assert "gh pr list" in log, "the rest is kept"
+
+
+async def test_a_multibyte_output_is_cut_to_the_byte_limit(
+    open_deck: Deck, project: Path, settings: Settings
+) -> None:
+    big = "é" * settings.tool_output_limit  # two bytes each: twice the limit
+    await open_deck.hooks.handle(
+        hook("PostToolUse", project, **bash("cat big"), tool_response={"stdout": big})
+    )
+    [agent] = await open_deck.list_agents()
+    [returned] = [e for e in await open_deck.events(agent_id=agent.id) if e.type == "tool_returned"]
+    assert len(returned.data["output"].encode()) <= settings.tool_output_limit
+    assert returned.data["truncated"] and returned.data["size"] == 2 * settings.tool_output_limit

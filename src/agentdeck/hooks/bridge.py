@@ -9,6 +9,8 @@ observations, a stop becomes a session summary, and a new session is told what
 earlier sessions in its project learned.
 
 The daemon never stops or steers these processes: their terminal owns them.
+What the log keeps of them is scrubbed like memory (secrets redacted,
+``<private>`` dropped); the policy judges the input as Claude Code sent it.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from agentdeck.core.events import (
 from agentdeck.core.ids import new_agent_id
 from agentdeck.core.memory import output_text
 from agentdeck.core.policy import Decision
+from agentdeck.core.redact import scrub, scrub_value
 from agentdeck.core.summary import short
 from agentdeck.governance.governor import Governor
 from agentdeck.hooks.protocol import HookReply, HookRequest
@@ -108,6 +111,7 @@ class HookBridge:
         if len(self._locks) > MAX_LOCKS:
             # Forget idle sessions' locks; one still held or waited on is kept.
             self._locks = {k: v for k, v in self._locks.items() if v.locked()}
+            self._agents = {k: v for k, v in self._agents.items() if k in self._locks}
         lock = self._locks.setdefault(session_id, asyncio.Lock())
         async with lock:
             agent = await self._agent(session_id, project, payload, env)
@@ -211,7 +215,7 @@ class HookBridge:
     ) -> HookReply:
         prompt = _text(payload, "prompt")
         extra = agent.extra if agent.extra.get("request") else {**agent.extra, "request": prompt}
-        event = UserMessageSent(agent_id=agent.id, ts=time.time(), text=prompt)
+        event = UserMessageSent(agent_id=agent.id, ts=time.time(), text=scrub(prompt))
         await self._save(agent, [event], state=AgentState.RUNNING, extra=extra)
         return HookReply()
 
@@ -223,7 +227,7 @@ class HookBridge:
         use_id = _text(payload, "tool_use_id") or f"hook-{time.time_ns()}"
         now = time.time()
         called = ToolCalled(
-            agent_id=agent.id, ts=now, tool_use_id=use_id, tool=tool, input=tool_input
+            agent_id=agent.id, ts=now, tool_use_id=use_id, tool=tool, input=scrub_value(tool_input)
         )
         agent = await self._save(
             agent, [called], state=AgentState.RUNNING, current_tool=short(tool, 60)
@@ -273,14 +277,14 @@ class HookBridge:
         tool = _text(payload, "tool_name") or "unknown"
         tool_input = _object(payload.get("tool_input"))
         response = payload.get("error") if is_error else payload.get("tool_response")
-        text = output_text(response)
+        raw = output_text(response).encode("utf-8", "replace")
         limit = self.memory.settings.tool_output_limit
-        size = len(text.encode("utf-8", "replace"))
+        size = len(raw)
         returned = ToolReturned(
             agent_id=agent.id,
             ts=time.time(),
             tool_use_id=_text(payload, "tool_use_id") or "-",
-            output=text if size <= limit else text[:limit],
+            output=scrub(raw[:limit].decode("utf-8", "ignore")),
             is_error=is_error,
             size=size,
             truncated=size > limit,
@@ -301,7 +305,7 @@ class HookBridge:
         message = _text(payload, "last_assistant_message")
         events: list[Event] = []
         if message:
-            events.append(AssistantText(agent_id=agent.id, ts=time.time(), text=message))
+            events.append(AssistantText(agent_id=agent.id, ts=time.time(), text=scrub(message)))
         agent = await self._save(
             agent,
             events,
@@ -354,7 +358,7 @@ class HookBridge:
     async def _other(self, agent: Agent, name: str, payload: dict[str, Any]) -> HookReply:
         """SubagentStop, PreCompact, Notification and anything newer: logged as is."""
         skip = {"session_id", "transcript_path", "cwd", "hook_event_name"}
-        detail = {k: short(v, 300) for k, v in payload.items() if k not in skip}
+        detail = {k: short(scrub_value(v), 300) for k, v in payload.items() if k not in skip}
         event = HookReceived(
             agent_id=agent.id,
             ts=time.time(),

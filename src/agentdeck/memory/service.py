@@ -38,6 +38,7 @@ logger = logging.getLogger(__name__)
 IGNORE_FILE = Path(".agentdeck") / "ignore"
 CONTEXT_SUMMARIES = 10
 CONTEXT_OBSERVATIONS = 60
+SESSION_OBSERVATIONS = 20_000  # a summary reads its whole session (long ones too)
 
 
 class Memory:
@@ -106,7 +107,7 @@ class Memory:
         background (it never holds up the hook that ended the session)."""
         if not self.enabled_for(project):
             return None
-        observations = await self.records.session_observations(session_id)
+        observations = await self.records.session_observations(session_id, SESSION_OBSERVATIONS)
         if not observations and not final_message.strip():
             return None
         summary = summarize_session(
@@ -132,6 +133,10 @@ class Memory:
             written = await summarize_with_model(self.settings, text)
             if written is None:
                 return
+            # The session may have gone on meanwhile (resumed): amend what is stored now.
+            current = await self.records.get(summary.id)
+            if isinstance(current, SessionSummary):
+                summary = current
             await self.records.save_summary(
                 dataclasses.replace(summary, model_summary=scrub(written.text))
             )
