@@ -194,7 +194,8 @@ async def test_answering_a_request_whose_agent_is_gone(daemon: RunningDaemon) ->
 def test_helpers() -> None:
     assert count_label(0) == "" and count_label(3) == "3" and count_label(100) == "99+"
     assert safe_next("/agents/x") == "/agents/x"
-    for bad in ("https://evil.example/", "//evil.example", "/\\evil", ""):
+    bad_ones = ("https://evil.example/", "//evil.example", "/\\evil", "", "/\t/evil.example")
+    for bad in (*bad_ones, "/\n/evil.example", "/\r/evil.example"):
         assert safe_next(bad) == "/approvals"
 
 

@@ -63,7 +63,10 @@ def count_html(count: str, *, oob: bool = False, poll: bool = False) -> str:
 
 def safe_next(value: str, default: str = "/approvals") -> str:
     """Where a plain form post goes back to: a path on this site, nothing else."""
-    ok = value.startswith("/") and not value.startswith("//") and "\\" not in value
+    # Browsers drop tabs and newlines from URLs (``/\t/evil`` is ``//evil``):
+    # control characters and backslashes never pass.
+    clean = value.isprintable() and "\\" not in value
+    ok = clean and value.startswith("/") and not value.startswith("//")
     return value if ok else default
 
 
