@@ -190,6 +190,25 @@ def test_a_huge_output_is_scrubbed_at_both_ends() -> None:
     assert ob.output_excerpt.endswith("last [REDACTED:anthropic-key]")
 
 
+@pytest.mark.parametrize("opened_at", [1_000, 160_000, 240_000, 299_000])
+def test_a_private_block_of_a_huge_output_never_survives_the_window(opened_at: int) -> None:
+    # The middle of a huge output is left out; a <private> opened there still hides
+    # everything up to its </private> in the kept tail (and one in the head to its end).
+    size = 300_000
+    text = ("x " * size)[:size]
+    text = text[:opened_at] + " <private> " + text[opened_at:-2_000] + " TOPSECRET </private> end"
+    ob = observe(output=text)
+    assert "TOPSECRET" not in ob.output_excerpt and "private>" not in ob.output_excerpt
+    assert ob.output_excerpt.endswith("end")
+
+
+def test_an_unclosed_private_block_in_a_huge_output_hides_the_rest() -> None:
+    text = "head " * 50_000 + "<private> " + "diary TOPSECRET " * 20_000
+    ob = observe(output=text)
+    assert "TOPSECRET" not in ob.output_excerpt and "diary" not in ob.output_excerpt
+    assert ob.output_excerpt.startswith("head head")
+
+
 def test_an_input_that_is_not_a_dict_is_kept_not_lost() -> None:
     ob = observe("Odd", ["a", f"--token={KEY}"])
     assert ob.input_summary == 'Odd({"input": ["a", "--token=[REDACTED:anthropic-key]"]})'

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import string
 from pathlib import Path
 from typing import Any
@@ -114,6 +115,10 @@ def test_the_last_word_of_a_name_says_whether_it_is_secret(name: str, secret: bo
         ("stray </private> tag", "stray  tag"),
         ("a<private>b<private>c</private>d</private>e", "ae"),
         ("<priv<private>x</private>ate>gone", ""),
+        ("</priv</private>ate>kept", "kept"),
+        ("<priv<private>a</private>ate>b</private>c", "c"),
+        ("<pr</private>i</private>v</private>ate>gone", ""),
+        ("a <private  >b</private\n> c", "a  c"),
         ("no tags <b>here</b>", "no tags <b>here</b>"),
     ],
 )
@@ -171,6 +176,13 @@ ADVERSARIAL = {  # name: (text, markers in the scrubbed text, its length; None: 
     ),
     "private tags": ("<private>" * (MB // 9), 0, 0),
     "stray closing tags": ("</private>a" * (MB // 11), 0, MB // 11),
+    "halves of stray tags": ("</priv" * (MB // 20) + "</private>" + "ate>" * (MB // 20), 0, 0),
+    "halves of opening tags": (
+        "<priv" * (MB // 18) + "<private>x</private>" + "ate>" * (MB // 18),
+        0,
+        len("<priv") * (MB // 18 - 1),
+    ),
+    "closing tags and brackets": ("</private>a>" * (MB // 12), 0, 2 * (MB // 12)),
     "url starts": ("a://u:" * (MB // 6), 0, None),
     "headers": ("Authorization: " * (MB // 15), MB // 30, BEARER * (MB // 30)),
     "escaped quotes": ('password="' + '\\"' * (MB // 2), 1, len('password="[REDACTED:assignment]')),
@@ -273,6 +285,14 @@ def test_redact_takes_any_text(text: str) -> None:
     out = redact(text)
     assert isinstance(out, str)
     assert strip_private(text).count("<private>") == 0
+
+
+@given(texts, texts)
+def test_a_private_block_never_survives_whatever_surrounds_it(before: str, after: str) -> None:
+    assume("S3CR" not in before + after)
+    out = strip_private(before + "<private>S3CR</private>" + after)
+    assert "S3CR" not in out
+    assert not re.search(r"<(/?)private\s{0,32}>", out, re.IGNORECASE)
 
 
 @given(st.one_of(*FAMILIES), texts, texts)

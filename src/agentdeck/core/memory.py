@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from agentdeck.core.redact import scrub, scrub_value
+from agentdeck.core.redact import redact, scrub, scrub_value, strip_private
 from agentdeck.core.summary import short, tool_summary
 
 
@@ -103,8 +103,10 @@ COMMAND_CHARS = 120
 FINAL_CHARS = 1500
 REQUEST_CHARS = 300
 ERROR_CHARS = 200
-# Of a huge output only the head and tail are scrubbed (cut at whitespace, so no
-# secret is cut in two): the excerpt keeps far less anyway.
+# Of a huge output only the head and tail are redacted (cut at whitespace, so no
+# secret is cut in two): the excerpt keeps far less anyway. ``<private>`` parts are
+# dropped from the whole output first: a block opened in the left-out middle still
+# hides what it covers in the tail.
 SCRUB_HEAD, SCRUB_TAIL = 150_000, 50_000
 _FILE_KEYS = ("file_path", "notebook_path", "path")
 
@@ -166,7 +168,11 @@ def _response_text(response: Mapping[str, Any]) -> str:
 
 
 def scrub_window(text: str) -> str:
-    """A huge ``text``'s head and tail (cut at whitespace), the rest left out."""
+    """A huge ``text``'s head and tail (cut at whitespace), the rest left out.
+
+    Strip ``<private>`` parts before, not after: the window may leave out the tag
+    that opens a block and keep the text it hides.
+    """
     if len(text) <= SCRUB_HEAD + SCRUB_TAIL:
         return text
     head, tail = text[:SCRUB_HEAD], text[-SCRUB_TAIL:]
@@ -236,7 +242,7 @@ def make_observation(
         ts=ts,
         tool=tool,
         input_summary=tool_summary(tool, clean_input),
-        output_excerpt=excerpt(scrub(scrub_window(output_text(output)))),
+        output_excerpt=excerpt(redact(scrub_window(strip_private(output_text(output))))),
         files=files_of(clean_input, project),
         is_error=is_error,
     )
