@@ -8,7 +8,6 @@ path and resolves it.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -20,6 +19,7 @@ from rich.text import Text
 from agentdeck.cli.client import connect
 from agentdeck.cli.context import console, opened_store, run_async
 from agentdeck.core.memory import MemoryHit
+from agentdeck.core.snippets import snippet_parts
 from agentdeck.core.summary import short
 from agentdeck.errors import UsageError
 from agentdeck.memory.projects import project_of
@@ -37,7 +37,6 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 ProjectOpt = Annotated[
     Path | None, typer.Option(help="A project directory (any path; resolved to absolute).")
 ]
-_MARK = re.compile(r"\[([^\[\]]*)\]")
 
 memory_app = typer.Typer(
     help="Memory of earlier Claude Code sessions. `memory search QUERY [--project P] "
@@ -173,14 +172,10 @@ def project_label(project: str) -> str:
 
 
 def marked(snippet: str) -> Text:
-    """The snippet with its ``[matched]`` terms in bold (and no Rich markup read)."""
+    """The snippet with its matched terms in bold (and no Rich markup read)."""
     text = Text()
-    at = 0
-    for match in _MARK.finditer(snippet):
-        text.append(snippet[at : match.start()])
-        text.append(match.group(1), style="bold")
-        at = match.end()
-    text.append(snippet[at:])
+    for part, matched in snippet_parts(snippet):
+        text.append(part, style="bold" if matched else "")
     return text
 
 

@@ -10,7 +10,6 @@ the security middleware refuses a foreign ``Origin``.
 from __future__ import annotations
 
 import logging
-import re
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
@@ -18,6 +17,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from markupsafe import Markup, escape
 
 from agentdeck.core.memory import MemoryHit
+from agentdeck.core.snippets import snippet_parts
 from agentdeck.errors import AgentdeckError, NotFound
 from agentdeck.memory.mcp_server import age, record_text, resolve_project
 from agentdeck.web import pages_approvals
@@ -29,19 +29,16 @@ logger = logging.getLogger(__name__)
 router = APIRouter(include_in_schema=False)
 
 RESULTS = 25
-_MARK = re.compile(r"\[([^\[\]]*)\]")
 
 
 def marked(snippet: str) -> Markup:
-    """The snippet escaped, its ``[matched]`` terms in ``<mark>``."""
-    out: list[str] = []
-    at = 0
-    for match in _MARK.finditer(snippet):
-        out.append(str(escape(snippet[at : match.start()])))
-        out.append(f"<mark>{escape(match.group(1))}</mark>")
-        at = match.end()
-    out.append(str(escape(snippet[at:])))
-    return Markup("".join(out))
+    """The snippet escaped, its matched terms in ``<mark>``."""
+    return Markup(
+        "".join(
+            f"<mark>{escape(part)}</mark>" if matched else str(escape(part))
+            for part, matched in snippet_parts(snippet)
+        )
+    )
 
 
 async def _search(request: Request, q: str, project: str) -> dict[str, Any]:
