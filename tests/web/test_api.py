@@ -12,8 +12,7 @@ import httpx
 import pytest
 
 from agentdeck.core.agent import Agent, AgentSpec, AgentState
-from agentdeck.core.events import AssistantText, StoredEvent
-from agentdeck.runner.runner import spawned_events
+from agentdeck.core.events import AssistantText, StoredEvent, spawned_events
 from tests.web.conftest import RunningDaemon
 
 pytestmark = pytest.mark.anyio

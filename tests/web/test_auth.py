@@ -12,7 +12,7 @@ import time
 import pytest
 
 from agentdeck.core.agent import Agent, AgentSpec, AgentState
-from agentdeck.runner.runner import spawned_events
+from agentdeck.core.events import spawned_events
 from agentdeck.web.auth import COOKIE, session_value
 from tests.web.conftest import RunningDaemon
 from tests.web.sseclient import stream_request

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
 
+from agentdeck.core.agent import Agent, AgentState
+
 
 class EventType(StrEnum):
     AGENT_SPAWNED = "agent_spawned"
@@ -249,3 +251,19 @@ def from_record(stored: StoredEvent) -> Event:
     names = {f.name for f in dataclasses.fields(cls)}
     kwargs = {k: v for k, v in stored.data.items() if k in names}
     return cls(agent_id=stored.agent_id, ts=stored.ts, **kwargs)
+
+
+def spawned_events(agent: Agent, reason: str | None = None) -> list[Event]:
+    """What the log says when an agent comes into being."""
+    now = agent.created_at
+    return [
+        AgentSpawned(
+            agent_id=agent.id,
+            ts=now,
+            name=agent.name,
+            cwd=agent.cwd,
+            spec=agent.spec.to_dict(),
+            source=str(agent.source),
+        ),
+        StateChanged(agent_id=agent.id, ts=now, old=None, new=AgentState.STARTING, reason=reason),
+    ]

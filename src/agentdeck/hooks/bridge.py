@@ -25,7 +25,6 @@ from typing import Any
 
 from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
 from agentdeck.core.events import (
-    AgentSpawned,
     AssistantText,
     Event,
     HookReceived,
@@ -34,6 +33,7 @@ from agentdeck.core.events import (
     ToolCalled,
     ToolReturned,
     UserMessageSent,
+    spawned_events,
 )
 from agentdeck.core.ids import new_agent_id
 from agentdeck.core.memory import output_text
@@ -145,26 +145,8 @@ class HookBridge:
                 pid=pid,
                 extra={"transcript_path": _text(payload, "transcript_path")},
             )
-            await self.store.record(
-                [
-                    AgentSpawned(
-                        agent_id=agent.id,
-                        ts=now,
-                        name=agent.name,
-                        cwd=agent.cwd,
-                        spec=agent.spec.to_dict(),
-                        source=str(AgentSource.EXTERNAL),
-                    ),
-                    StateChanged(
-                        agent_id=agent.id,
-                        ts=now,
-                        old=None,
-                        new=AgentState.STARTING,
-                        reason="a hand-started Claude Code session reported in",
-                    ),
-                ],
-                agent,
-            )
+            reason = "a hand-started Claude Code session reported in"
+            await self.store.record(spawned_events(agent, reason), agent)
         else:
             if pid is not None and agent.pid != pid:
                 agent = agent.with_changes(pid=pid)

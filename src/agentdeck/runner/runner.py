@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
-from agentdeck.core.events import AgentSpawned, ErrorOccurred, Event, StateChanged
+from agentdeck.core.events import ErrorOccurred, Event, StateChanged, spawned_events
 from agentdeck.core.guardrails import FleetBudget, day_start
 from agentdeck.core.ids import new_agent_id
 from agentdeck.errors import InvalidState, NotFound, PolicyDenied, UsageError
@@ -47,22 +47,6 @@ def _scenario(ref: str | None) -> Scenario | None:
     from agentdeck.mockmodel import builtin_scenario_path, load_scenario
 
     return load_scenario(builtin_scenario_path(ref))
-
-
-def spawned_events(agent: Agent, reason: str | None = None) -> list[Event]:
-    """What the log says when an agent comes into being."""
-    now = agent.created_at
-    return [
-        AgentSpawned(
-            agent_id=agent.id,
-            ts=now,
-            name=agent.name,
-            cwd=agent.cwd,
-            spec=agent.spec.to_dict(),
-            source=str(agent.source),
-        ),
-        StateChanged(agent_id=agent.id, ts=now, old=None, new=AgentState.STARTING, reason=reason),
-    ]
 
 
 class Runner:
