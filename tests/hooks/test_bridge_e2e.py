@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -198,3 +200,42 @@ async def test_a_second_session_is_told_what_the_first_one_did(
         assert "SessionStart hook additional context" in told
         assert "Fixed: add() subtracted instead of adding" in told
         assert "calc.py" in told
+
+
+async def test_a_running_tool_call_is_on_the_board_while_it_runs(
+    settings: Settings, tmp_path: Path
+) -> None:
+    from tests.support.mockmodel import claude_cli_path
+
+    settings = settings.model_copy(update={"profile": "permissive"})
+    project = tmp_path / "project"
+    project.mkdir()
+    async with running_mock("long-tool") as mm, running_daemon(settings) as deck:
+        env = cli_env(tmp_path / "user", mm.url_for("long-tool"))
+        hooks = hooked_settings(settings, tmp_path)
+        proc = await asyncio.create_subprocess_exec(
+            str(claude_cli_path()),
+            *("-p", "start the long job", "--settings", str(hooks), "--allowedTools", "Bash"),
+            cwd=project,
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+
+            async def in_tool() -> Any:
+                agents = await external_agent(deck)
+                running = [a for a in agents if a.current_tool == "Bash"]
+                return running or None
+
+            [agent] = await eventually(in_tool, what="the external agent to show its tool")
+            assert agent.state is AgentState.RUNNING and proc.returncode is None
+            events = await deck.events(agent_id=agent.id)
+            assert [e.data["tool"] for e in events if e.type == "tool_called"] == ["Bash"]
+            assert not [e for e in events if e.type == "tool_returned"]
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            await proc.wait()
