@@ -8,8 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
-import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +20,7 @@ from agentdeck.daemon.deck import Deck
 from agentdeck.daemon.home import DaemonInfo
 from agentdeck.daemon.server import serve
 from agentdeck.hooks.install import hooks_settings
+from agentdeck.runner.procs import terminate_tree
 from agentdeck.settings import Settings
 from tests.support.mockmodel import cli_env, run_claude, running_mock, write_workspace
 from tests.support.waiting import eventually
@@ -30,6 +29,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.cli]
 
 FIX_TEST = "fix-test"
 START_DEADLINE_SECONDS = 30.0
+STOP_GRACE_SECONDS = 1.0
 
 
 @contextlib.asynccontextmanager
@@ -236,6 +236,6 @@ async def test_a_running_tool_call_is_on_the_board_while_it_runs(
             assert [e.data["tool"] for e in events if e.type == "tool_called"] == ["Bash"]
             assert not [e for e in events if e.type == "tool_returned"]
         finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
+            # Claude Code runs the tool in a session of its own: stop the whole tree.
+            await asyncio.to_thread(terminate_tree, proc.pid, STOP_GRACE_SECONDS)
             await proc.wait()
