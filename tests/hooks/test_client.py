@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agentdeck.governance.profiles import load_profile
 from agentdeck.hooks import hookclient_impl as impl
-from agentdeck.hooks.config import HOOK_EVENTS
+from agentdeck.hooks.config import HOOK_EVENTS, client_config
 from agentdeck.hooks.protocol import HookReply, HookRequest
+from agentdeck.settings import Settings
 from tests.hooks.conftest import (
     CLIENT,
     Hooked,
@@ -34,6 +40,7 @@ DOWN_WITHIN = 0.100  # daemon down: the answer, process spawn included (the brie
 DOWN_ATTEMPTS = 3
 HUNG_DEADLINE = 0.5  # hooks.json deadline for the hung-daemon tests
 HUNG_MARGIN = 0.5  # spawn + interpreter start on a shared 2-CPU machine
+INTERRUPTED_DEADLINE = 30.0  # long: the test interrupts the client well before it
 CLAUDE_ENV = {
     "CLAUDE_PROJECT_DIR": "/work/demo",
     "CLAUDE_PID": "4242",
@@ -42,6 +49,13 @@ CLAUDE_ENV = {
     "CLAUDECODE": "1",
     "CLAUDE_CODE_MESSAGING_TOKEN": "secret-not-forwarded",
 }
+
+
+def write_installed_config(home: Path, profile: str = "default") -> None:
+    """``hooks.json`` exactly as ``hooks install`` writes it for ``profile``."""
+    settings = Settings(home=home, claude_config_dir=home / "claude-config")
+    config = client_config(settings, load_profile(profile).default)
+    (home / "hooks.json").write_text(json.dumps(config))
 
 
 def ask_output(why: str) -> dict[str, Any]:
@@ -158,17 +172,25 @@ def test_a_broken_hooks_json_means_the_defaults(
 
 
 @pytest.mark.parametrize("name", HOOK_EVENTS)
-def test_daemon_down_every_event_falls_back_within_100_ms(home: Path, name: str) -> None:
-    write_hooks_json(home)  # no socket file at all
+def test_daemon_down_every_event_passes_within_100_ms_by_default(home: Path, name: str) -> None:
+    """Passing leaves the tool to Claude Code's own rules and prompt, as without agentdeck."""
+    write_installed_config(home)  # and no socket file at all
 
     done = run_fast(home, sample(name, hook_event_name=name))
 
     assert done.wall < DOWN_WITHIN, f"{name}: {done.wall * 1000:.0f} ms"
+    assert (done.code, done.out, done.err) == (0, "", "")
+
+
+def test_daemon_down_a_deny_by_default_profile_denies_every_tool(home: Path) -> None:
+    write_installed_config(home, profile="strict")
+
+    done = run_fast(home, SAMPLES["PreToolUse"])
+
     assert (done.code, done.err) == (0, "")
-    if name == "PreToolUse":
-        assert done.json() == ask_output("the daemon is not running")
-    else:
-        assert done.out == ""
+    output = done.json()["hookSpecificOutput"]
+    assert output["permissionDecision"] == "deny"
+    assert "the daemon is not running" in output["permissionDecisionReason"]
 
 
 def run_fast(home: Path, payload: dict[str, Any]) -> Hooked:
@@ -192,38 +214,46 @@ def test_a_socket_nobody_listens_on_falls_back_at_once(home: Path) -> None:
     assert done.json() == ask_output("the daemon is not running")
 
 
+@dataclass
+class Hung:
+    path: Path
+    held: list[socket.socket] = field(default_factory=list)  # the connections accepted
+    accepted: threading.Event = field(default_factory=threading.Event)
+
+
 @pytest.fixture
-def hung_daemon(home: Path) -> Iterator[Path]:
+def hung_daemon(home: Path) -> Iterator[Hung]:
     """A socket that accepts connections and never answers."""
-    path = home / "daemon.sock"
+    hung = Hung(home / "daemon.sock")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(path))
+    listener.bind(str(hung.path))
     listener.listen()
-    held: list[socket.socket] = []
 
     def accept() -> None:
         while True:
             try:
-                held.append(listener.accept()[0])
+                hung.held.append(listener.accept()[0])
+                hung.accepted.set()
             except OSError:
                 return
 
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
     try:
-        yield path
+        yield hung
     finally:
         listener.shutdown(socket.SHUT_RDWR)
         listener.close()
         thread.join(5)
-        for conn in held:
+        for conn in hung.held:
             conn.close()
 
 
 @pytest.mark.parametrize(
     ("fallbacks", "name", "expected"),
     [
-        ({}, "PreToolUse", ask_output(f"no answer within {HUNG_DEADLINE:g} s")),
+        ({"PreToolUse": "pass"}, "PreToolUse", None),  # the default: Claude Code decides
+        ({"PreToolUse": "ask"}, "PreToolUse", ask_output(f"no answer within {HUNG_DEADLINE:g} s")),
         ({"PreToolUse": "deny"}, "PreToolUse", "deny"),
         ({"UserPromptSubmit": "deny"}, "UserPromptSubmit", "block"),
         ({"Stop": "deny"}, "Stop", None),  # blocking Stop while down would loop the model
@@ -231,7 +261,7 @@ def hung_daemon(home: Path) -> Iterator[Path]:
     ],
 )
 def test_a_hung_daemon_means_the_fallback_at_the_deadline(
-    home: Path, hung_daemon: Path, fallbacks: dict[str, str], name: str, expected: Any
+    home: Path, hung_daemon: Hung, fallbacks: dict[str, str], name: str, expected: Any
 ) -> None:
     write_hooks_json(home, deadline=HUNG_DEADLINE, fallbacks=fallbacks)
 
@@ -289,13 +319,61 @@ def test_missing_home_argument_is_one_line(home: Path) -> None:
     assert "no AGENTDECK_HOME argument" in line
 
 
+@pytest.fixture
+def child() -> Iterator[subprocess.Popen[bytes]]:
+    """A process of ours standing in for an agent's Claude Code (we are its runner)."""
+    with subprocess.Popen([sys.executable, "-S", "-c", "input()"], stdin=subprocess.PIPE) as proc:
+        try:
+            yield proc
+        finally:
+            proc.kill()
+
+
+def agent_env(claude_pid: int | str, runner_pid: int | str | None = None) -> dict[str, str]:
+    env = hook_env(AGENTDECK_AGENT_ID="a0kz3m", CLAUDE_PID=str(claude_pid))
+    if runner_pid is not None:
+        env["AGENTDECK_RUNNER_PID"] = str(runner_pid)
+    return env
+
+
 def test_an_agent_run_by_agentdeck_is_left_to_its_in_process_hooks(
-    home: Path, daemon: ServerThread, recorder: Recorder
+    home: Path, daemon: ServerThread, recorder: Recorder, child: subprocess.Popen[bytes]
 ) -> None:
-    done = run_client(home, SAMPLES["PreToolUse"], env=hook_env(AGENTDECK_AGENT_ID="a0kz3m"))
+    done = run_client(home, SAMPLES["PreToolUse"], env=agent_env(child.pid, os.getpid()))
 
     assert (done.code, done.out, done.err) == (0, "", "")
     assert recorder.requests == []
+
+
+def test_a_session_an_agent_started_is_governed_like_any_other(
+    home: Path, daemon: ServerThread, recorder: Recorder, child: subprocess.Popen[bytes]
+) -> None:
+    """A `claude -p` run from an agent's Bash inherits AGENTDECK_AGENT_ID and
+    AGENTDECK_RUNNER_PID, but its Claude Code is no child of the runner."""
+    not_ours = [
+        agent_env(child.pid, runner_pid=child.pid),  # a grandchild of the runner, say
+        agent_env(os.getpid(), runner_pid=os.getpid()),  # the runner is not its own parent
+        agent_env(child.pid),  # no runner pid (an older runner's variable alone)
+        agent_env(child.pid, runner_pid="12x"),
+        agent_env("", runner_pid=os.getpid()),
+        agent_env(2**22 + 1, runner_pid=os.getpid()),  # above pid_max: no such process
+    ]
+    for env in not_ours:
+        done = run_client(home, SAMPLES["PreToolUse"], env=env)
+        assert (done.code, done.err) == (0, ""), env
+        assert done.json()["event"] == SAMPLES["PreToolUse"], env  # forwarded
+    assert len(recorder.requests) == len(not_ours)
+
+
+def test_the_parent_pid_is_read_past_a_command_name_with_parentheses(tmp_path: Path) -> None:
+    odd = tmp_path / "a) S 1 (b"  # /proc/PID/stat shows it as "(a) S 1 (b)"
+    odd.symlink_to(sys.executable)
+    with subprocess.Popen([str(odd), "-S", "-c", "input()"], stdin=subprocess.PIPE) as proc:
+        try:
+            assert b"(a) S 1 (b)" in Path(f"/proc/{proc.pid}/stat").read_bytes()
+            assert impl.parent_pid(proc.pid) == os.getpid()
+        finally:
+            proc.kill()
 
 
 def test_the_client_imports_only_what_the_floor_does_plus_its_socket(home: Path) -> None:
@@ -319,31 +397,105 @@ def test_the_client_imports_only_what_the_floor_does_plus_its_socket(home: Path)
     assert not any(name.startswith("agentdeck") for name in client)
 
 
+@pytest.mark.parametrize(
+    "failure",
+    [MemoryError("out of memory"), KeyboardInterrupt(), SystemExit(3), GeneratorExit()],
+    ids=lambda e: type(e).__name__,
+)
 def test_an_unexpected_failure_is_one_line_and_the_fallback(
-    home: Path, monkeypatch: pytest.MonkeyPatch
+    home: Path, monkeypatch: pytest.MonkeyPatch, failure: BaseException
 ) -> None:
     def broken(*args: object) -> bytes:
-        raise MemoryError("out of memory")
+        raise failure
 
     monkeypatch.setattr(impl, "exchange", broken)
+    write_hooks_json(home, fallbacks={"PreToolUse": "deny"})
 
     code, out, err = impl.run(["client", str(home)], json.dumps(SAMPLES["PreToolUse"]).encode(), {})
 
     assert code == 0
-    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "ask"
-    assert err == "agentdeck hook: MemoryError: out of memory\n"
+    output = json.loads(out)["hookSpecificOutput"]
+    assert output["permissionDecision"] == "deny"
+    assert "the hook client failed" in output["permissionDecisionReason"]
+    assert err == f"agentdeck hook: {type(failure).__name__}: {failure}".rstrip() + "\n"
+
+
+def test_a_failure_escaping_run_still_gets_the_fallback_in_main(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``main``'s last resort: the event's fallback, one line, and exit 0."""
+    written: list[tuple[int, str]] = []
+    exits: list[int] = []
+
+    def interrupted(*args: object) -> impl.Result:
+        impl.current.update(name="PreToolUse", action="deny")  # as run does once it knows
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(impl, "run", interrupted)
+    monkeypatch.setattr(impl, "read_stdin", lambda: b"{}")
+    monkeypatch.setattr(impl, "write", lambda fd, text: written.append((fd, text)))
+    monkeypatch.setattr(impl.posix, "_exit", exits.append)
+    monkeypatch.setattr(sys, "argv", ["client.py", str(home)])
+    ctrl_c = signal.getsignal(signal.SIGINT)
+    try:
+        impl.main()
+    finally:
+        signal.signal(signal.SIGINT, ctrl_c)  # main ignores a second Ctrl-C from there on
+
+    assert exits == [0]
+    [(out_fd, out), (err_fd, err)] = written
+    assert (out_fd, err_fd) == (1, 2)
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert err == "agentdeck hook: KeyboardInterrupt:\n"
+
+
+def test_ctrl_c_while_waiting_on_the_daemon_applies_the_deny_fallback(
+    home: Path, hung_daemon: Hung
+) -> None:
+    """A real client process, interrupted: no traceback, and a deny profile still denies."""
+    write_hooks_json(home, deadline=INTERRUPTED_DEADLINE, fallbacks={"PreToolUse": "deny"})
+    payload = home / "payload.json"
+    payload.write_text(json.dumps(SAMPLES["PreToolUse"]))
+    started = time.monotonic()
+    with (
+        payload.open("rb") as stdin,
+        subprocess.Popen(
+            client_argv(home),
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=hook_env(),
+        ) as proc,
+    ):
+        assert hung_daemon.accepted.wait(INTERRUPTED_DEADLINE), "the client never connected"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=INTERRUPTED_DEADLINE)
+
+    assert time.monotonic() - started < INTERRUPTED_DEADLINE
+    assert proc.returncode == 0
+    assert err.decode() == "agentdeck hook: KeyboardInterrupt:\n"
+    output = json.loads(out)["hookSpecificOutput"]
+    assert output["permissionDecision"] == "deny"
+    assert "the hook client failed" in output["permissionDecisionReason"]
 
 
 @pytest.mark.parametrize(
     ("config", "expected"),
     [
-        ("[]", ("HOME/daemon.sock", 2.0, {"PreToolUse": "ask"})),
+        ("[]", ("HOME/daemon.sock", 2.0, {})),
         (
             {"socket": "/s", "deadline": 0.25, "fallbacks": {"Stop": "deny", "PreToolUse": "no"}},
-            ("/s", 0.25, {"PreToolUse": "ask", "Stop": "deny"}),
+            ("/s", 0.25, {"Stop": "deny"}),
         ),
-        ({"deadline": True}, ("HOME/daemon.sock", 2.0, {"PreToolUse": "ask"})),
-        ({"deadline": 900}, ("HOME/daemon.sock", 2.0, {"PreToolUse": "ask"})),
+        ({"deadline": True}, ("HOME/daemon.sock", 2.0, {})),
+        ({"deadline": 50}, ("HOME/daemon.sock", 50.0, {})),
+        # Past 50 s Claude Code's 60 s timeout could kill the client first (failing open).
+        ({"deadline": 50.5}, ("HOME/daemon.sock", 2.0, {})),
+        ({"deadline": 900}, ("HOME/daemon.sock", 2.0, {})),
+        ({"deadline": 0}, ("HOME/daemon.sock", 2.0, {})),
+        ({"deadline": -1}, ("HOME/daemon.sock", 2.0, {})),
+        ('{"deadline": NaN}', ("HOME/daemon.sock", 2.0, {})),
+        ('{"deadline": Infinity}', ("HOME/daemon.sock", 2.0, {})),
         ({"fallbacks": {"PreToolUse": "deny"}}, ("HOME/daemon.sock", 2.0, {"PreToolUse": "deny"})),
     ],
 )
@@ -358,7 +510,7 @@ def test_each_part_of_hooks_json_falls_back_to_its_default_alone(
 
 
 def test_a_payload_over_the_daemons_limit_is_not_sent(home: Path) -> None:
-    write_hooks_json(home, fallbacks={"PostToolUse": "deny"})
+    write_hooks_json(home, fallbacks={"PostToolUse": "deny", "PreToolUse": "deny"})
     huge = sample("PostToolUse", tool_response={"stdout": "x" * impl.MAX_MESSAGE})
 
     code, out, err = impl.run(["client.py", str(home)], json.dumps(huge).encode(), {})

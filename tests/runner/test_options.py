@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import psutil
 import pytest
 from pydantic import SecretStr
@@ -94,6 +96,11 @@ async def test_environment_passthrough(
     assert env["CLAUDE_CODE_MAX_RETRIES"] == str(runner.settings.max_retries)
     assert env["CLAUDE_CODE_OAUTH_TOKEN"] == "oauth-test-token"
     assert env["CLAUDE_CONFIG_DIR"] == str(runner.settings.claude_config_dir)
+    # Installed command hooks step aside for exactly this process: marked as an
+    # agent's, and a direct child of the runner that says so.
+    assert env["AGENTDECK_AGENT_ID"] == session.agent.id
+    assert env["AGENTDECK_RUNNER_PID"] == str(os.getpid())
+    assert psutil.Process(session.pid).ppid() == os.getpid()
     await session.kill()
     # the token never lands in the log
     assert "oauth-test-token" not in str([e.data for e in await store.read(limit=100_000)])

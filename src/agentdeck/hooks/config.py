@@ -36,11 +36,12 @@ HOOK_EVENTS = (
 
 
 def fallbacks(settings: Settings, profile_default: Decision) -> dict[str, str]:
-    """Per event, what to do without a daemon. PreToolUse leaves the decision
-    to Claude Code's own prompt, or denies under a deny-by-default profile;
-    every other event passes silently."""
+    """Per event, what to do without a daemon. Every event passes silently, so
+    Claude Code applies its own permission rules and prompt exactly as without
+    agentdeck; under a deny-by-default profile PreToolUse denies. ("ask" would
+    prompt for every Read in a terminal and deny every tool in ``-p`` mode.)"""
     out = dict.fromkeys(HOOK_EVENTS, "pass")
-    out["PreToolUse"] = "deny" if profile_default is Decision.DENY else "ask"
+    out["PreToolUse"] = "deny" if profile_default is Decision.DENY else "pass"
     for event, action in settings.hook_fallbacks.items():
         if action not in FALLBACK_ACTIONS:
             raise ConfigError(

@@ -13,7 +13,14 @@ when missing or broken), read stdin, check it is a hook payload, send it with
 the forwarded environment as one line over the daemon's Unix socket, print what
 the daemon answers. When the daemon is down, hung past the deadline, cannot
 decide, or anything at all goes wrong, apply the event's fallback instead:
-Claude Code's own hook timeout fails *open* after 600 s, so we never wait for it.
+Claude Code's own hook timeout fails *open*, so we never wait for it (the
+installer gives Claude Code 60 s; our deadline is at most 50 s, the stdin guard 30 s).
+
+An agent agentdeck runs is governed in-process, so its own Claude Code's hooks
+step aside: ``AGENTDECK_AGENT_ID`` is set and that process (``CLAUDE_PID``) is a
+child of the runner (``AGENTDECK_RUNNER_PID``). Anything the agent starts
+inherits the variables but is no child of the runner, so a ``claude -p`` run
+from the agent's Bash is handled like any session started by hand.
 
 ``run`` is the whole logic without touching the process (tests drive it
 in-process); ``main`` wires it to argv, stdin, stdout, stderr and the exit code.
@@ -30,7 +37,8 @@ import time
 STARTED = time.monotonic()
 
 DEFAULT_DEADLINE = 2.0
-DEFAULT_FALLBACKS = {"PreToolUse": "ask"}  # every other event: "pass"
+MAX_DEADLINE = 50.0  # below the 60 s Claude Code timeout the installer writes
+DEFAULT_FALLBACKS: dict[str, str] = {}  # every event: "pass" (Claude Code's own rules decide)
 ACTIONS = ("pass", "ask", "deny")
 FORWARDED_ENV = (
     "CLAUDE_PROJECT_DIR",
@@ -39,9 +47,10 @@ FORWARDED_ENV = (
     "CLAUDE_CODE_ENTRYPOINT",
 )
 AGENT_ENV = "AGENTDECK_AGENT_ID"  # set for agents agentdeck runs: their hooks run in-process
+RUNNER_ENV = "AGENTDECK_RUNNER_PID"  # the process that started that agent's Claude Code
 MAX_MESSAGE = 64 * 1024 * 1024  # the daemon's limit on a request line; ours on a reply
 MAX_SUN_PATH = 107  # AF_UNIX path bytes, without the terminating NUL
-STDIN_DEADLINE = 30  # seconds; Claude Code closes stdin at once, this only guards a hang
+STDIN_DEADLINE = 30  # seconds, under MAX_DEADLINE; Claude Code closes stdin at once
 PREFIX = "agentdeck hook: "
 
 
@@ -55,11 +64,15 @@ class Unreachable(Exception):
 
 Result = tuple[int, str, str]  # exit code, stdout, stderr
 
+# The event being handled and its fallback, for ``main`` should anything escape ``run``.
+current = {"name": "", "action": "pass"}
+
 
 def run(argv: list[str], stdin: bytes, environ: dict[str, str], started: float = 0.0) -> Result:
     """Handle one hook event; never raises. ``started`` is when the deadline
     began (``time.monotonic()``; default: now)."""
-    if environ.get(AGENT_ENV):
+    current.update(name="", action="pass")
+    if own_agent(environ):
         return 0, "", ""
     if len(argv) < 2 or not argv[1]:
         return 0, "", PREFIX + "no AGENTDECK_HOME argument; reinstall the hooks\n"
@@ -70,6 +83,7 @@ def run(argv: list[str], stdin: bytes, environ: dict[str, str], started: float =
         sock_path, deadline, fallbacks = read_config(argv[1])
         event_text, name = parse_event(stdin)
         action = fallbacks.get(name, "pass")
+        current.update(name=name, action=action)
         env = {k: environ[k] for k in FORWARDED_ENV if k in environ}
         # The payload is spliced in as read: it parsed strictly, so a raw CR or
         # LF in it can only be whitespace between tokens, and the line stays one line.
@@ -87,9 +101,35 @@ def run(argv: list[str], stdin: bytes, environ: dict[str, str], started: float =
         return 0, "", PREFIX + str(exc) + "\n"
     except Unreachable as exc:
         return fallback(name, action, str(exc))
-    except Exception as exc:  # noqa: BLE001 - top-level: Claude Code must never see a traceback
+    except BaseException as exc:  # noqa: BLE001 - Claude Code must never see a traceback
+        # KeyboardInterrupt and SystemExit too: a deny profile still denies.
         code, out, _ = fallback(name, action, "the hook client failed")
         return code, out, PREFIX + one_line(f"{type(exc).__name__}: {exc}") + "\n"
+
+
+def own_agent(environ: dict[str, str]) -> bool:
+    """Whether this is the Claude Code of an agent agentdeck runs (its hooks run
+    in-process): marked as one, and a child of the runner that started it."""
+    if not environ.get(AGENT_ENV):
+        return False
+    runner, claude = environ.get(RUNNER_ENV, ""), environ.get("CLAUDE_PID", "")
+    if not (runner.isdigit() and claude.isdigit()):
+        return False
+    try:
+        return parent_pid(int(claude)) == int(runner)
+    except (OSError, ValueError, IndexError):
+        return False  # gone or unreadable: handle the event like any other
+
+
+def parent_pid(pid: int) -> int:
+    """The parent of ``pid``, from ``/proc/PID/stat`` (the 4th field; the 2nd,
+    the command name in parentheses, may hold spaces and parentheses itself)."""
+    fd = posix.open(f"/proc/{pid}/stat", posix.O_RDONLY)
+    try:
+        stat = posix.read(fd, 4096)
+    finally:
+        posix.close(fd)
+    return int(stat.rpartition(b")")[2].split()[1])
 
 
 def read_config(home: str) -> tuple[str, float, dict[str, str]]:
@@ -105,8 +145,8 @@ def read_config(home: str) -> tuple[str, float, dict[str, str]]:
     if isinstance(config.get("socket"), str) and config["socket"]:
         sock_path = config["socket"]
     value = config.get("deadline")
-    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 600:
-        deadline = float(value)  # under 600 s, where Claude Code gives up (failing open)
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= MAX_DEADLINE:
+        deadline = float(value)  # under the timeout where Claude Code gives up (failing open)
     given = config.get("fallbacks")
     if isinstance(given, dict):
         fallbacks = dict(fallbacks)
@@ -247,18 +287,24 @@ def one_line(text: str) -> str:
 
 def main() -> None:
     """Wire ``run`` to the process, then leave at once (no interpreter teardown)."""
-    code = 0
+    code, answered = 0, False
     try:
         environ = {}
-        for key in (AGENT_ENV, *FORWARDED_ENV):
+        for key in (AGENT_ENV, RUNNER_ENV, *FORWARDED_ENV):
             value = posix.environ.get(key.encode())
             if value is not None:
                 environ[key] = value.decode("utf-8", "surrogateescape")
         code, out, err = run(sys.argv, read_stdin(), environ, STARTED)
+        answered = True
         write(1, out)
         write(2, err)
-    except BaseException as exc:  # noqa: BLE001 - top-level: never a traceback, always exit 0
+    except BaseException as exc:  # noqa: BLE001 - top-level: never a traceback
+        # A second Ctrl-C must not interrupt the fallback (nor print a traceback).
+        _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
         code = 0
+        if not answered:  # the event's fallback, if we got as far as knowing the event
+            code, out, _ = fallback(current["name"], current["action"], "the hook client failed")
+            write(1, out)
         write(2, PREFIX + one_line(f"{type(exc).__name__}: {exc}") + "\n")
     posix._exit(code)
 

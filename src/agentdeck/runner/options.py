@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +43,12 @@ def agent_env(
     env = {"CLAUDE_CODE_MAX_RETRIES": str(settings.max_retries)}
     if agent_id is not None:
         # agentdeck's installed command hooks step aside for its own agents:
-        # those are governed and remembered in-process.
+        # those are governed and remembered in-process. Only for the Claude
+        # Code process itself, which the SDK spawns as our direct child: what
+        # the agent starts (a nested `claude -p`) inherits both variables but
+        # has another parent, so its hooks still report to the daemon.
         env["AGENTDECK_AGENT_ID"] = agent_id
+        env["AGENTDECK_RUNNER_PID"] = str(os.getpid())
     url = base_url or settings.anthropic_base_url
     if url:
         env["ANTHROPIC_BASE_URL"] = url
