@@ -36,7 +36,10 @@ class Settings(BaseSettings):
     )
     claude_config_dir: Path | None = Field(
         default=None,
-        description="If set, passed to agents as CLAUDE_CONFIG_DIR (isolates ~/.claude).",
+        validation_alias=AliasChoices("AGENTDECK_CLAUDE_CONFIG_DIR", "CLAUDE_CONFIG_DIR"),
+        description="Claude Code's config directory (default ~/.claude): if set, passed to "
+        "agents as CLAUDE_CONFIG_DIR, and `hooks install --scope user` writes its "
+        "settings.json there.",
     )
     model: str | None = Field(default=None, description="Default model for new agents.")
     profile: str = Field(
@@ -91,18 +94,23 @@ class Settings(BaseSettings):
 
     hook_deadline_seconds: float = Field(
         default=2.0,
+        gt=0,
+        le=50,
+        allow_inf_nan=False,
         description="How long the hook client waits for the daemon before it uses its "
-        "fallback (Claude Code's own hook timeout fails open, after 600 s). The client reads "
-        "it from hooks.json, which `hooks install` and `agentdeck up` write; a value not "
-        "between 0 and 600 means 2 s.",
+        "fallback, more than 0 and at most 50 s: the installed hooks give the client 60 s, "
+        "after which Claude Code kills it and lets the tool run (it fails open). The client "
+        "reads it from hooks.json, which `hooks install` and `agentdeck up` write; there a "
+        "value outside that range means 2 s.",
     )
     hook_fallbacks: dict[str, str] = Field(
         default_factory=dict,
         description="Per hook event, what the hook client does when the daemon is down or "
         "hung: pass (exit 0, no output), ask (Claude Code's own prompt; PreToolUse only) or "
         "deny (PreToolUse, PermissionRequest and UserPromptSubmit only); elsewhere ask and deny "
-        "pass. JSON object. Default: PreToolUse asks (denies under a profile whose default is "
-        "deny); every other event passes.",
+        "pass. JSON object. Default: every event passes, so Claude Code's own permission rules "
+        "and prompt apply as without agentdeck; PreToolUse denies under a profile whose "
+        "default is deny.",
     )
     memory_enabled: bool = Field(
         default=True, description="Capture observations and summaries and inject context."
@@ -114,7 +122,9 @@ class Settings(BaseSettings):
     )
     memory_context_tokens: int = Field(
         default=1500,
-        description="Budget, in tokens, of the memory a new session is given at its start.",
+        ge=0,
+        description="Budget, in tokens, of the memory a new session is given at its start "
+        "(0 or more; 0 tells it nothing).",
     )
     memory_model_summary: bool = Field(
         default=False,

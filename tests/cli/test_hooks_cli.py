@@ -31,17 +31,18 @@ def project(tmp_path: Path) -> Path:
 
 
 def test_install_status_uninstall(env: dict[str, str], project: Path, tmp_path: Path) -> None:
+    in_project = ("--scope", "project", "--project", str(project))
     original = b'{\n   "model": "opus"\n}'
     path = project / ".claude" / "settings.json"
     path.parent.mkdir()
     path.write_bytes(original)
 
-    done = deck(env, "hooks", "install", "--project", str(project))
+    done = deck(env, "hooks", "install", *in_project)
     assert done.code == 0, done.err
     assert done.out.splitlines()[0] == f"installed agentdeck hooks in {path}"
     assert "backup of the previous file: " in done.out
     assert (tmp_path / "home" / "hooks.json").exists()
-    again = deck(env, "hooks", "install", "--project", str(project), "--json")
+    again = deck(env, "hooks", "install", *in_project, "--json")
     assert again.code == 0, again.err
     assert again.json()["outcome"] == "unchanged" and again.json()["backup"] is None
 
@@ -58,11 +59,11 @@ def test_install_status_uninstall(env: dict[str, str], project: Path, tmp_path: 
     assert f"project {path}: installed for {len(HOOK_EVENTS)} events" in human.out
     assert "no daemon listening" in human.out
 
-    gone = deck(env, "hooks", "uninstall", "--project", str(project))
+    gone = deck(env, "hooks", "uninstall", *in_project)
     assert gone.code == 0, gone.err
     assert gone.out.strip() == f"restored {path} to what it was before install"
     assert path.read_bytes() == original
-    nothing = deck(env, "hooks", "uninstall", "--project", str(project))
+    nothing = deck(env, "hooks", "uninstall", *in_project)
     assert nothing.code == 0, nothing.err
     assert nothing.out.strip() == f"agentdeck hooks are not installed in {path}; nothing to do"
 
@@ -70,7 +71,7 @@ def test_install_status_uninstall(env: dict[str, str], project: Path, tmp_path: 
 def test_dry_run_prints_a_diff_and_writes_nothing(
     env: dict[str, str], project: Path, tmp_path: Path
 ) -> None:
-    done = deck(env, "hooks", "install", "--project", str(project), "--dry-run")
+    done = deck(env, "hooks", "install", "--scope", "local", "--project", str(project), "--dry-run")
     assert done.code == 0, done.err
     assert done.out.startswith("--- /dev/null\n+++ ")
     assert sum(MARKER in line for line in done.out.splitlines()) == len(HOOK_EVENTS)
@@ -93,10 +94,14 @@ def test_a_broken_settings_file_is_one_error_line_and_stays_as_it_was(
     assert sorted(p.name for p in path.parent.iterdir()) == ["settings.local.json"]
 
 
-def test_user_scope_and_print(env: dict[str, str], tmp_path: Path) -> None:
-    done = deck(env, "hooks", "install", "--scope", "user")
+def test_user_scope_is_the_default_and_print(
+    env: dict[str, str], tmp_path: Path, project: Path
+) -> None:
+    done = deck(env, "hooks", "install", "--project", str(project))  # no --scope
     assert done.code == 0, done.err
     user_file = tmp_path / "claude-config" / "settings.json"
+    assert done.out.splitlines()[0] == f"installed agentdeck hooks in {user_file}"
+    assert list(project.iterdir()) == []  # nothing machine-specific in the project
     printed = deck(env, "hooks", "print")
     assert printed.code == 0, printed.err
     fragment = json.loads(printed.out)
@@ -104,8 +109,49 @@ def test_user_scope_and_print(env: dict[str, str], tmp_path: Path) -> None:
     assert list(fragment["hooks"]) == list(HOOK_EVENTS)
     command = fragment["hooks"]["Stop"][0]["hooks"][0]["command"]
     assert command.startswith(f"{sys.executable} -S {client_path()} ")
-    assert deck(env, "hooks", "uninstall", "--scope", "user").code == 0
+    assert deck(env, "hooks", "uninstall").code == 0
     assert not user_file.exists()
+
+
+def test_user_scope_follows_claude_config_dir(env: dict[str, str], tmp_path: Path) -> None:
+    del env["AGENTDECK_CLAUDE_CONFIG_DIR"]
+    env["CLAUDE_CONFIG_DIR"] = str(tmp_path / "claude-own")
+    done = deck(env, "hooks", "install", "--json")
+    assert done.code == 0, done.err
+    assert done.json()["path"] == str(tmp_path / "claude-own" / "settings.json")
+    status = deck(env, "hooks", "status", "--json").json()
+    [user] = [s for s in status["scopes"] if s["scope"] == "user"]
+    assert user["installed"] and user["timeout_current"] is True
+
+
+def test_the_scope_help_warns_that_project_settings_are_committed(env: dict[str, str]) -> None:
+    done = deck(env, "hooks", "install", "--help")
+    assert done.code == 0, done.err
+    text = " ".join(done.out.split())
+    assert "user (default)" in text
+    assert "absolute paths" in text and "usually committed" in text
+
+
+def test_status_says_when_an_installed_timeout_would_let_tools_run(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """An install from before the fixed timeout, and a deadline raised since."""
+    assert deck(env, "hooks", "install").code == 0
+    user_file = tmp_path / "claude-config" / "settings.json"
+    data = json.loads(user_file.read_text())
+    for groups in data["hooks"].values():
+        groups[0]["hooks"][0]["timeout"] = 5
+    user_file.write_text(json.dumps(data))
+
+    done = deck(env | {"AGENTDECK_HOOK_DEADLINE_SECONDS": "10"}, "hooks", "status")
+    assert done.code == 0, done.err
+    [line] = [line for line in done.out.splitlines() if line.startswith("user")]
+    assert "Claude Code's timeout for it is 5 s, not above the client's 10 s deadline" in line
+    assert "run install again" in line
+    report = deck(env, "hooks", "status", "--json").json()
+    assert report["timeout"] == 60
+    [user] = [s for s in report["scopes"] if s["scope"] == "user"]
+    assert user["timeouts"] == [5] and user["timeout_current"] is False
 
 
 def test_a_scope_that_does_not_exist_is_bad_usage(env: dict[str, str]) -> None:
@@ -117,7 +163,7 @@ def test_a_scope_that_does_not_exist_is_bad_usage(env: dict[str, str]) -> None:
 def test_the_installed_command_runs_and_lets_go_without_a_daemon(
     env: dict[str, str], project: Path
 ) -> None:
-    assert deck(env, "hooks", "install", "--project", str(project)).code == 0
+    assert deck(env, "hooks", "install", "--scope", "project", "--project", str(project)).code == 0
     settings = json.loads((project / ".claude" / "settings.json").read_text())
     (group,) = settings["hooks"]["PreToolUse"]
     payload = {
@@ -143,5 +189,4 @@ def test_the_installed_command_runs_and_lets_go_without_a_daemon(
     elapsed = time.monotonic() - started
     assert done.returncode == 0, done.stderr
     assert elapsed < CLIENT_BUDGET_SECONDS, f"the client took {elapsed:.2f}s without a daemon"
-    if done.stdout.strip():  # ask or deny: Claude Code's hook output, as JSON
-        assert json.loads(done.stdout)["hookSpecificOutput"]["hookEventName"] == "PreToolUse"
+    assert done.stdout == ""  # the default fallback: Claude Code's own rules decide

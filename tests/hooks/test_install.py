@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
+import os
 import shlex
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -13,10 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
+from agentdeck.core.policy import Decision
 from agentdeck.errors import ConfigError
-from agentdeck.hooks.config import HOOK_EVENTS
+from agentdeck.hooks import hookclient_impl as client
+from agentdeck.hooks.config import HOOK_EVENTS, write_client_config
 from agentdeck.hooks.install import (
+    CLAUDE_TIMEOUT_SECONDS,
+    MANIFEST_NAME,
     MARKER,
     Outcome,
     Scope,
@@ -27,6 +35,7 @@ from agentdeck.hooks.install import (
     install,
     scope_status,
     settings_path,
+    timeout_problem,
     uninstall,
 )
 from agentdeck.settings import Settings
@@ -111,13 +120,54 @@ def test_the_fragment_covers_every_event_and_outlasts_the_client_deadline(
         (group,) = groups
         (hook,) = group["hooks"]
         assert hook["type"] == "command" and hook["command"] == hook_command(settings)
-        assert (
-            settings.hook_deadline_seconds < hook["timeout"] <= settings.hook_deadline_seconds + 5
-        )
+        assert hook["timeout"] == CLAUDE_TIMEOUT_SECONDS
         if event in ("PreToolUse", "PostToolUse", "PostToolUseFailure"):
             assert group["matcher"] == "*"
         else:
             assert "matcher" not in group
+
+
+def test_no_deadline_the_settings_accept_outlives_claude_codes_timeout(
+    settings: Settings, project: Path
+) -> None:
+    """The timeout is fixed at install, the deadline rewritten by every `agentdeck up`:
+    whatever it becomes, the client gives up (and applies its fallback) first."""
+    install(settings, Scope.PROJECT, project)
+    installed = json.loads(settings_file(project).read_text())
+    timeouts = {h["timeout"] for gs in installed["hooks"].values() for g in gs for h in g["hooks"]}
+    longest = Settings(home=settings.home, hook_deadline_seconds=client.MAX_DEADLINE)
+    write_client_config(longest, Decision.ASK)
+    deadline = json.loads(settings.hooks_config_path.read_text())["deadline"]
+
+    assert client.read_config(str(settings.home_dir))[1] == deadline == client.MAX_DEADLINE
+    assert timeouts == {CLAUDE_TIMEOUT_SECONDS}
+    # Margin for the interpreter's start and the fallback's answer on a busy machine.
+    assert CLAUDE_TIMEOUT_SECONDS - client.MAX_DEADLINE >= 10
+    assert client.STDIN_DEADLINE < CLAUDE_TIMEOUT_SECONDS
+    field = Settings.model_fields["hook_deadline_seconds"]
+    bounds = {k: getattr(m, k) for m in field.metadata for k in ("gt", "le") if hasattr(m, k)}
+    assert bounds == {"gt": 0, "le": client.MAX_DEADLINE}  # the settings and the client agree
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        ("hook_deadline_seconds", "0", "greater than 0"),
+        ("hook_deadline_seconds", "-2", "greater than 0"),
+        ("hook_deadline_seconds", "51", "less than or equal to 50"),
+        ("hook_deadline_seconds", "nan", "finite number"),
+        ("hook_deadline_seconds", "inf", "finite number"),
+        ("memory_context_tokens", "-1", "greater than or equal to 0"),
+    ],
+)
+def test_a_hook_deadline_or_context_budget_out_of_range_is_refused_by_name(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, field: str, value: str, says: str
+) -> None:
+    monkeypatch.setenv(f"AGENTDECK_{field.upper()}", value)
+    with pytest.raises(ValidationError) as caught:
+        Settings(home=tmp_path / "home")
+    [error] = caught.value.errors()
+    assert error["loc"] == (field,) and says in error["msg"]
 
 
 def test_scope_paths(settings: Settings, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -125,6 +175,8 @@ def test_scope_paths(settings: Settings, project: Path, monkeypatch: pytest.Monk
     assert settings_path(Scope.LOCAL, settings, project) == project / ".claude/settings.local.json"
     assert settings.claude_config_dir is not None
     assert settings_path(Scope.USER, settings) == settings.claude_config_dir / "settings.json"
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("AGENTDECK_CLAUDE_CONFIG_DIR", raising=False)
     plain = Settings(home=settings.home)
     assert settings_path(Scope.USER, plain) == Path.home() / ".claude" / "settings.json"
     monkeypatch.chdir(project)
@@ -183,7 +235,8 @@ def test_install_creates_the_file_and_writes_the_client_config(
     config = json.loads(settings.hooks_config_path.read_text())
     assert change.hooks_config == settings.hooks_config_path
     assert config["socket"] == str(settings.socket_path)
-    assert config["fallbacks"]["PreToolUse"] == "ask"
+    # Without a daemon, Claude Code's own permission rules and prompt decide.
+    assert set(config["fallbacks"].values()) == {"pass"}
 
 
 def test_a_deny_by_default_profile_makes_the_client_deny_without_a_daemon(
@@ -409,6 +462,69 @@ def test_user_scope_goes_to_the_claude_config_dir(settings: Settings) -> None:
     assert uninstall(settings, Scope.USER).outcome is Outcome.DELETED
 
 
+def test_user_scope_follows_claude_codes_own_config_dir_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AGENTDECK_CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cc"))
+    settings = Settings(home=tmp_path / "home")
+    change = install(settings, Scope.USER)
+    assert change.path == tmp_path / "cc" / "settings.json"
+    assert ours(json.loads(change.path.read_text()))
+    # agentdeck's own variable wins when both are set
+    monkeypatch.setenv("AGENTDECK_CLAUDE_CONFIG_DIR", str(tmp_path / "mine"))
+    assert settings_path(Scope.USER, Settings(home=tmp_path / "home")) == (
+        tmp_path / "mine" / "settings.json"
+    )
+
+
+@pytest.fixture
+def usual_umask() -> Iterator[None]:
+    old = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.usefixtures("usual_umask")
+def test_the_manifest_and_backups_holding_the_original_bytes_are_private(
+    settings: Settings, project: Path
+) -> None:
+    original = b'{"env": {"ANTHROPIC_API_KEY": "sk-ant-not-for-others"}}\n'
+    path = write(project, original)
+    path.chmod(0o644)
+    change = install(settings, Scope.PROJECT, project)
+    manifest = settings.home_dir / MANIFEST_NAME
+    assert change.backup is not None and change.backup.read_bytes() == original
+    assert mode(change.backup) == 0o600
+    assert b"sk-ant-not-for-others" not in manifest.read_bytes()  # base64, still a secret
+    assert mode(manifest) == 0o600
+    assert mode(path) == 0o644  # the settings file keeps its own mode
+
+    manifest.chmod(0o644)  # loosened by someone: the next write tightens it again
+    data = json.loads(path.read_text()) | {"model": "opus"}
+    path.write_text(json.dumps(data))
+    removed = uninstall(settings, Scope.PROJECT, project)  # edited since: a backup again
+    assert removed.outcome is Outcome.REMOVED
+    assert removed.backup is not None and mode(removed.backup) == 0o600
+    assert mode(manifest) == 0o600
+    assert [mode(b) for b in backups(path)] == [0o600, 0o600]
+    assert not list(path.parent.glob(".*.tmp")) and not list(manifest.parent.glob(".*.tmp"))
+
+
+@pytest.mark.usefixtures("usual_umask")
+def test_a_settings_file_install_creates_gets_the_usual_mode(
+    settings: Settings, project: Path
+) -> None:
+    install(settings, Scope.PROJECT, project)
+    assert mode(settings_file(project)) == 0o644
+
+
 # --- status ---------------------------------------------------------------------------
 
 
@@ -419,6 +535,8 @@ def test_status_per_scope(settings: Settings, project: Path) -> None:
     after = scope_status(settings, Scope.PROJECT, project)
     assert after.installed and after.current and after.events == list(HOOK_EVENTS)
     assert after.commands == [hook_command(settings)] and after.interpreter_exists is True
+    assert after.timeouts == [CLAUDE_TIMEOUT_SECONDS] and after.timeout_current is True
+    assert timeout_problem(after, settings.hook_deadline_seconds) is None
     assert after.to_dict()["installed"] is True
     assert not scope_status(settings, Scope.LOCAL, project).installed
 
@@ -434,6 +552,32 @@ def test_status_names_a_stale_command_and_an_unreadable_file(
     write(project, b"{oops")
     broken = scope_status(settings, Scope.PROJECT, project)
     assert not broken.installed and broken.error and "not valid JSON" in broken.error
+
+
+def test_status_names_an_installed_timeout_that_would_fail_open(
+    settings: Settings, project: Path
+) -> None:
+    """An older install froze Claude Code's timeout at the deadline + 3 s; a longer
+    deadline since would get the client killed first, and the tool run."""
+    install(settings, Scope.PROJECT, project)
+    path = settings_file(project)
+    data = json.loads(path.read_text())
+    for groups in data["hooks"].values():
+        groups[0]["hooks"][0]["timeout"] = math.ceil(2.0) + 3
+    path.write_text(json.dumps(data))
+
+    old = scope_status(settings, Scope.PROJECT, project)
+    assert old.installed and old.current  # the same command...
+    assert old.timeouts == [5] and old.timeout_current is False  # ...but not the same timeout
+    harmless = timeout_problem(old, 2.0)
+    assert harmless and "5 s, not the 60 s install writes now" in harmless
+    fatal = timeout_problem(old, 10.0)
+    assert fatal and "not above the client's 10 s deadline" in fatal
+    assert "let the tool run" in fatal and "run install again" in fatal
+
+    install(settings, Scope.PROJECT, project)  # a reinstall puts the current timeout back
+    again = scope_status(settings, Scope.PROJECT, project)
+    assert again.timeouts == [CLAUDE_TIMEOUT_SECONDS] and timeout_problem(again, 10.0) is None
 
 
 @pytest.fixture

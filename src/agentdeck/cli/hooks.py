@@ -14,6 +14,7 @@ import typer
 
 from agentdeck.cli.context import console, console_err, load_settings
 from agentdeck.hooks.install import (
+    CLAUDE_TIMEOUT_SECONDS,
     Change,
     Outcome,
     Scope,
@@ -23,6 +24,7 @@ from agentdeck.hooks.install import (
     hooks_settings,
     install,
     scope_status,
+    timeout_problem,
     uninstall,
 )
 
@@ -30,8 +32,11 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 ScopeOpt = Annotated[
     Scope,
     typer.Option(
-        help="project: DIR/.claude/settings.json; local: DIR/.claude/settings.local.json; "
-        "user: ~/.claude/settings.json (AGENTDECK_CLAUDE_CONFIG_DIR/settings.json if set)."
+        help="user (default): ~/.claude/settings.json, or settings.json in "
+        "AGENTDECK_CLAUDE_CONFIG_DIR or CLAUDE_CONFIG_DIR if set; every session you start. "
+        "local: DIR/.claude/settings.local.json (not committed). project: "
+        "DIR/.claude/settings.json; it gets this machine's absolute paths (interpreter, "
+        "client, home) and is usually committed, so prefer local for one project."
     ),
 ]
 ProjectOpt = Annotated[
@@ -46,8 +51,10 @@ DryRunOpt = Annotated[
 
 hooks_app = typer.Typer(
     help="Claude Code hooks, so sessions started by hand report to agentdeck. "
-    "`hooks install [--scope project|local|user] [--project DIR] [--dry-run] [--json]` merges "
-    "agentdeck's hooks into that settings file (backup first; idempotent); "
+    "`hooks install [--scope user|local|project] [--project DIR] [--dry-run] [--json]` merges "
+    "agentdeck's hooks into that settings file (backup first; idempotent): by default the "
+    "user's, for every session you start; project's gets this machine's absolute paths in a "
+    "file that is usually committed; "
     "`hooks uninstall` takes them out again (the file byte for byte as before, unless you "
     "edited it since); `hooks status [--json]` shows where they are installed and whether the "
     "daemon answers; `hooks print` prints the settings JSON, e.g. for "
@@ -62,7 +69,7 @@ def register(app: typer.Typer) -> None:
 
 @hooks_app.command("install")
 def install_cmd(
-    scope: ScopeOpt = Scope.PROJECT,
+    scope: ScopeOpt = Scope.USER,
     project: ProjectOpt = None,
     dry_run: DryRunOpt = False,
     as_json: JsonOpt = False,
@@ -85,7 +92,7 @@ def install_cmd(
 
 @hooks_app.command("uninstall")
 def uninstall_cmd(
-    scope: ScopeOpt = Scope.PROJECT,
+    scope: ScopeOpt = Scope.USER,
     project: ProjectOpt = None,
     dry_run: DryRunOpt = False,
     as_json: JsonOpt = False,
@@ -116,6 +123,8 @@ def status_cmd(project: ProjectOpt = None, as_json: JsonOpt = False) -> None:
     report: dict[str, Any] = {
         "scopes": [s.to_dict() for s in scopes],
         "command": hook_command(settings),
+        "timeout": CLAUDE_TIMEOUT_SECONDS,
+        "deadline": settings.hook_deadline_seconds,
         "client": str(client_path()),
         "client_exists": client_path().exists(),
         "hooks_config": str(settings.hooks_config_path),
@@ -135,6 +144,9 @@ def status_cmd(project: ProjectOpt = None, as_json: JsonOpt = False) -> None:
             state = f"installed for {len(s.events)} events: {', '.join(s.events)}"
             if not s.current:
                 state += "; the command differs from this install's (run install again)"
+            problem = timeout_problem(s, settings.hook_deadline_seconds)
+            if problem:
+                state += f"; {problem}"
             if s.interpreter_exists is False:
                 state += "; its interpreter is missing"
             if s.client_exists is False:

@@ -7,6 +7,8 @@ or by the client's path, so a later install replaces them even when the
 interpreter moved. Uninstall restores the file byte for byte when nobody
 edited it since (a manifest in AGENTDECK_HOME remembers the original bytes and
 what we wrote); otherwise it removes our entries and keeps the user's edits.
+The manifest and the backups hold the file's bytes, often with API keys in its
+``env`` block: they are created readable by their owner only (0600).
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import difflib
 import hashlib
 import json
 import logging
-import math
 import os
 import re
 import shlex
@@ -32,14 +33,16 @@ from typing import Any
 
 from agentdeck.errors import ConfigError
 from agentdeck.hooks.config import HOOK_EVENTS, write_client_config
-from agentdeck.hooks.merge import MARKER, installed_events, merged, stripped
+from agentdeck.hooks.merge import MARKER, installed_events, installed_timeouts, merged, stripped
 from agentdeck.settings import Settings
 
 logger = logging.getLogger(__name__)
 
 TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure"})
-# Claude Code's own timeout only stops a client that ignores its deadline.
-TIMEOUT_MARGIN_SECONDS = 3
+# Claude Code's own timeout, fixed at install: past it, Claude Code kills the
+# client and lets the tool run. The client's deadline (at most 50 s, however
+# `agentdeck up` rewrites hooks.json later) and its stdin guard (30 s) end first.
+CLAUDE_TIMEOUT_SECONDS = 60
 SOCKET_PROBE_SECONDS = 0.5
 MANIFEST_NAME = "hooks-installed.json"
 
@@ -93,7 +96,7 @@ def hooks_settings(settings: Settings) -> dict[str, Any]:
     hook = {
         "type": "command",
         "command": hook_command(settings),
-        "timeout": math.ceil(settings.hook_deadline_seconds) + TIMEOUT_MARGIN_SECONDS,
+        "timeout": CLAUDE_TIMEOUT_SECONDS,
     }
     out: dict[str, Any] = {}
     for event in HOOK_EVENTS:
@@ -177,6 +180,7 @@ def _target(path: Path) -> Path:
 
 
 def _backup(path: Path) -> Path:
+    """A copy of ``path`` beside it, readable by its owner only."""
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     backup = path.with_name(f"{path.name}.agentdeck-backup-{stamp}")
     n = 1
@@ -184,8 +188,14 @@ def _backup(path: Path) -> Path:
         backup = path.with_name(f"{path.name}.agentdeck-backup-{stamp}-{n}")
         n += 1
     try:
-        shutil.copy2(path, backup)
+        fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as out, path.open("rb") as src:
+            shutil.copyfileobj(src, out)
+        shutil.copystat(path, backup)  # times; then the mode back to 0600
+        backup.chmod(0o600)
     except OSError as exc:
+        with contextlib.suppress(OSError):
+            backup.unlink(missing_ok=True)
         raise ConfigError(
             f"cannot back up {path} to {backup.name}: {exc.strerror or exc}",
             hint="make the directory writable; nothing was changed",
@@ -193,11 +203,18 @@ def _backup(path: Path) -> Path:
     return backup
 
 
-def _write(path: Path, data: bytes) -> None:
+def _write(path: Path, data: bytes, *, private: bool = False) -> None:
+    """Replace ``path`` atomically, keeping its mode (0600 if ``private``). The
+    temporary file is 0600 until then: the bytes may hold keys."""
     tmp = path.with_name(f".{path.name}.agentdeck-{os.getpid()}.tmp")
     try:
         mode = path.stat().st_mode & 0o7777 if path.exists() else None
-        with tmp.open("wb") as f:
+        if private:
+            mode = 0o600
+        tmp.unlink(missing_ok=True)  # a stale one keeps its mode; ours is new
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+        fd = os.open(tmp, flags, 0o600 if mode is not None else 0o666)
+        with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
@@ -234,7 +251,7 @@ class _Manifest:
     def save(self) -> None:
         text = json.dumps({"version": 1, "files": self.files}, indent=2) + "\n"
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        _write(self.path, text.encode())
+        _write(self.path, text.encode(), private=True)  # the original bytes: maybe keys
 
 
 # --- install / uninstall -------------------------------------------------------------
@@ -380,6 +397,10 @@ class ScopeStatus:
     events: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
     current: bool = False  # the command is the one install would write now
+    timeouts: list[Any] = field(default_factory=list)  # Claude Code's, as installed
+    # Every installed timeout is the one install writes now; False means an older
+    # install whose timeout may kill the client before its deadline (failing open).
+    timeout_current: bool | None = None
     interpreter_exists: bool | None = None
     client_exists: bool | None = None
     error: str | None = None
@@ -397,17 +418,44 @@ def scope_status(settings: Settings, scope: Scope, project: Path | None = None) 
     path = settings_path(scope, settings, project)
     try:
         raw = _read(_target(path))
-        found = installed_events(_parse(raw, path))
+        data = _parse(raw, path)
+        found = installed_events(data)
     except ConfigError as exc:
         return ScopeStatus(scope, path, exists=path.exists(), error=str(exc))
     st = ScopeStatus(scope, path, exists=raw is not None, events=list(found))
     st.commands = sorted({c for cmds in found.values() for c in cmds})
     if st.commands:
         st.current = st.commands == [hook_command(settings)]
+        st.timeouts = installed_timeouts(data)
+        st.timeout_current = st.timeouts == [CLAUDE_TIMEOUT_SECONDS]
         paths = [_command_paths(c) for c in st.commands]
         st.interpreter_exists = all(i is not None and Path(i).exists() for i, _ in paths)
         st.client_exists = all(c is not None and Path(c).exists() for _, c in paths)
     return st
+
+
+def timeout_problem(st: ScopeStatus, deadline: float) -> str | None:
+    """What is wrong with the installed Claude Code timeouts, in words; None if nothing.
+    A missing one is Claude Code's default, 600 s: long enough."""
+
+    def too_short(t: object) -> bool:
+        if t is None:
+            return False
+        return not isinstance(t, int | float) or isinstance(t, bool) or t <= deadline
+
+    if st.timeout_current is not False:
+        return None
+    shown = ", ".join("unset" if t is None else f"{t!r} s" for t in st.timeouts)
+    if any(too_short(t) for t in st.timeouts):
+        return (
+            f"Claude Code's timeout for it is {shown}, not above the client's {deadline:g} s "
+            "deadline: Claude Code would kill the client first and let the tool run "
+            "(run install again)"
+        )
+    return (
+        f"Claude Code's timeout for it is {shown}, not the {CLAUDE_TIMEOUT_SECONDS} s "
+        "install writes now (run install again)"
+    )
 
 
 def _command_paths(command: str) -> tuple[str | None, str | None]:

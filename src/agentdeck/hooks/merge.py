@@ -8,6 +8,7 @@ client's path, so a later install replaces them even when the interpreter moved.
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -109,16 +110,30 @@ def _strip_event(hooks: dict[str, Any], event: str, source: Path) -> None:
 
 def installed_events(data: dict[str, Any]) -> dict[str, list[str]]:
     """Event → our commands in it (malformed parts are simply not ours)."""
-    hooks = data.get("hooks")
     found: dict[str, list[str]] = {}
+    for event, hook in _our_hooks(data):
+        found.setdefault(event, []).append(hook["command"])
+    return found
+
+
+def installed_timeouts(data: dict[str, Any]) -> list[object]:
+    """The distinct ``timeout`` values of our entries (None where one has none)."""
+    found: list[object] = []
+    for _, hook in _our_hooks(data):
+        if hook.get("timeout") not in found:
+            found.append(hook.get("timeout"))
+    return found
+
+
+def _our_hooks(data: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    hooks = data.get("hooks")
     if not isinstance(hooks, dict):
-        return found
+        return
     for event, groups in hooks.items():
         for g in groups if isinstance(groups, list) else []:
             for h in g["hooks"] if _is_group(g) else []:
                 if _is_our_hook(h):
-                    found.setdefault(event, []).append(h["command"])
-    return found
+                    yield event, h
 
 
 def _hooks_of(data: dict[str, Any], source: Path) -> dict[str, Any]:
