@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agentdeck.errors import ConfigError
@@ -139,6 +139,21 @@ class Settings(BaseSettings):
         default="claude-haiku-4-5",
         description="Model used for the optional model-written summaries.",
     )
+
+    @classmethod
+    def load(cls) -> Settings:
+        """Read the environment once; a bad value is a ``ConfigError`` naming its
+        variable (never the value: it may be a secret)."""
+        try:
+            return cls()
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"AGENTDECK_{str(err['loc'][0]).upper()}: {err['msg']}"
+                if err["loc"]
+                else err["msg"]
+                for err in exc.errors()
+            )
+            raise ConfigError(f"invalid setting: {problems}", hint="see docs/settings.md") from None
 
     @property
     def home_dir(self) -> Path:

@@ -89,6 +89,16 @@ def test_unknown_agent_is_one_clear_line(env: dict[str, str]) -> None:
         assert "Traceback" not in done.err
 
 
+def test_a_bad_setting_is_one_line_naming_the_variable(env: dict[str, str]) -> None:
+    done = deck({**env, "AGENTDECK_HOOK_DEADLINE_SECONDS": "99"}, "ls")
+    assert done.code == 1
+    assert done.err.splitlines()[0] == (
+        "error: invalid setting: AGENTDECK_HOOK_DEADLINE_SECONDS: "
+        "Input should be less than or equal to 50"
+    )
+    assert "Traceback" not in done.err
+
+
 def test_an_error_quoting_markup_is_printed_as_typed(env: dict[str, str]) -> None:
     done = deck(env, "show", "[/]x[bold]")
     assert done.code == 1

@@ -22,7 +22,7 @@ T = TypeVar("T")
 
 
 def load_settings() -> Settings:
-    settings = Settings()
+    settings = Settings.load()
     logging.getLogger("agentdeck").setLevel(settings.log_level.upper())
     logging.getLogger(__name__).info("settings: %s", settings.redacted())
     return settings
