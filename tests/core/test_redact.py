@@ -82,6 +82,64 @@ def test_values_that_are_code_or_no_value_stay(text: str, why: str) -> None:
     assert redact(text) == text, why
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("mysql -uroot -ppw1 db", "mysql -uroot -p[REDACTED:password] db"),
+        ("mysql -p db", None),  # -p alone prompts: db is the database
+        ("mysql --password=pw1", "mysql --password=[REDACTED:assignment]"),
+        ("docker login -p pw1 r", "docker login -p [REDACTED:password] r"),
+        ("docker login --password=pw1 r", "docker login --password=[REDACTED:password] r"),
+        ("docker run -p 80:80 x", None),  # a port
+        ("docker login r && docker run -p 80:80 x", None),  # a second command
+        ("docker login --password-stdin r", None),
+        ("helm registry login r -p 'p w'", "helm registry login r -p '[REDACTED:password]'"),
+        ("sshpass -p pw1 ssh -p 22 h", "sshpass -p [REDACTED:password] ssh -p 22 h"),
+        ("redis-cli -p 6379 -a pw1", "redis-cli -p 6379 -a [REDACTED:password]"),
+        ("mongosh -u u -p pw1", "mongosh -u u -p [REDACTED:password]"),
+        ("sshpass -p $PW ssh h", None),  # a reference
+        ("psql -p 5432", None),
+    ],
+)
+def test_a_password_flag_is_redacted_only_where_its_command_takes_one(
+    text: str, expected: str | None
+) -> None:
+    assert redact(text) == (text if expected is None else expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            'curl -H "X-Api-Key: k1" https://h/x',
+            'curl -H "X-Api-Key: [REDACTED:assignment]" https://h/x',
+        ),
+        ("wget --header='Api-Key: k1' h", "wget --header='Api-Key: [REDACTED:assignment]' h"),
+        ("http h/x X-Auth-Token:k1 a=1", "http h/x X-Auth-Token:[REDACTED:assignment] a=1"),
+        ('curl -H "X-Request-Id: abc" https://h', None),  # not a secret name
+        ("X-Api-Key: is the header to send", None),  # no command: prose
+    ],
+)
+def test_a_header_argument_on_a_command_line_is_no_prose(text: str, expected: str | None) -> None:
+    assert redact(text) == (text if expected is None else expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("machine h login u password pw1", "machine h login u password [REDACTED:password]"),
+        ("machine h\npassword pw1", "machine h\npassword [REDACTED:password]"),
+        ("the machine uses password auth", None),  # prose: not at a line start, no login
+        ("h:5432:db:u:pw1", "h:5432:db:u:[REDACTED:password]"),
+        ("h:*:db:u:p\\:w", "h:*:db:u:[REDACTED:password]"),  # an escaped colon
+        ("fe80:1:2:3:abcd", None),  # an IPv6 address
+        ("h:5432:db:u:pw1 and more", None),  # not a line of its own
+    ],
+)
+def test_netrc_and_pgpass_lines(text: str, expected: str | None) -> None:
+    assert redact(text) == (text if expected is None else expected)
+
+
 def test_a_bare_identifier_in_a_config_is_a_literal_and_is_redacted() -> None:
     # .env / YAML / ini values look like identifiers; the rule leans to redacting them
     assert redact("SMTP_PASSWORD=hunter2") == "SMTP_PASSWORD=[REDACTED:assignment]"
@@ -98,6 +156,10 @@ def test_a_bare_identifier_in_a_config_is_a_literal_and_is_redacted() -> None:
         ("AccountKey", True), ("token_count", False), ("TOKENIZER", False),
         ("password_field", False), ("max_tokens", False), ("secret_name", False), ("PWD", False),
         ("primary_key", False), ("key", False), ("bypass", False), ("", False), ("___", False),
+        ("PGPASSWORD", True), ("MYSQL_PWD", True), ("apitoken", True), ("SECRET_KEY_BASE", True),
+        ("API_TOKEN_V2", True), ("DB_PASSWORD_OLD", True), ("client-key-data", True),
+        ("client-certificate-data", False), ("PGPASSFILE", False), ("TOKEN_TTL_SECONDS", False),
+        ("POSTGRES_PASSWORD_FILE", False), ("V2", False), ("BASE_V2", False),
     ],
 )  # fmt: skip
 def test_the_last_word_of_a_name_says_whether_it_is_secret(name: str, secret: bool) -> None:
@@ -189,6 +251,13 @@ ADVERSARIAL = {  # name: (text, markers in the scrubbed text, its length; None: 
     "escaped quotes, closed": ('password="' + '\\"' * (MB // 2) + '"', 1, 32),
     "closers": ("password=a1!" + ")" * MB, 1, len("password=[REDACTED:assignment]") + MB),
     "curl": ("curl -u " * (MB // 8), 0, None),
+    "mysql passwords": ("mysql -pa " * (MB // 10), MB // 10, 28 * (MB // 10)),
+    "password flags": ("-p " * (MB // 3), 0, None),
+    "header arguments": ('-H "X-Api-Key: v" ' * (MB // 18), MB // 18, 38 * (MB // 18)),
+    "netrc entries": ("machine h login u password p\n" * (MB // 29), MB // 29, 47 * (MB // 29)),
+    "netrc words": ("machine h password\n" * (MB // 19), 0, None),
+    "pgpass fields": ("a:1:" * (MB // 4), 0, None),
+    "pgpass lines": ("h:1:b:c:d\n" * (MB // 10), MB // 10, 28 * (MB // 10)),
     "quotes": ('"' * MB, 0, None),
     "dashes": ("a-" * (MB // 2), 0, None),
     "spaces": (" " * MB, 0, None),
@@ -254,6 +323,12 @@ FAMILY_PLANTS: list[tuple[st.SearchStrategy[str], str, str]] = [
     (PASSWORD, 'export SECRET_KEY="{}"', LINE),
     (PASSWORD, "password: {}", LINE),
     (PASSWORD, '{{"api_key": "{}"}}', LINE),
+    (PASSWORD, "PGPASSWORD={} psql -h db", LINE),
+    (PASSWORD, 'curl -H "X-Api-Key: {}" https://h/x', LINE),
+    (PASSWORD, "machine h login u password {}", LINE),
+    (PASSWORD, "h:5432:db:u:{}", LINE),
+    (PASSWORD, "mysql -u root -p{} app", LINE),
+    (PASSWORD, "docker login -u ci --password {} r", LINE),
 ]
 FAMILIES = [
     secrets.map(lambda v, fmt=fmt, sep=sep: (v, sep + fmt.format(v) + sep))
@@ -265,6 +340,8 @@ FRAGMENTS = [
     "ABCDEFGHIJKLMNOP", "ghp_", "a" * 36, "eyJ", "eyJabcdefghij", ".", "<private>",
     "</private>", "<priv", "ate>", "-----BEGIN PRIVATE KEY-----", "-----END PRIVATE KEY-----",
     "Authorization: ", "Bearer ", "Basic ", "://", "u:", "@", "curl -u ", "x", "\\", "-", "_",
+    "-p", "-p ", "mysql ", "docker login ", "sshpass ", "machine h ", "login u ", " password ",
+    '-H "', "X-Api-Key: ", "http ", ":5432:", "*:", "PGPASSWORD", "_V2", "-key-data",
 ]  # fmt: skip
 composed = st.lists(st.sampled_from(FRAGMENTS), max_size=30).map("".join)
 texts = st.one_of(

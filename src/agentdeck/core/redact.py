@@ -9,13 +9,19 @@ dicts and lists. Secrets are found two ways:
   GitHub, GitLab, Slack, Google, Stripe, npm, PyPI, Hugging Face), JWTs, PEM
   private-key blocks (an unterminated block is redacted to the end),
   ``Authorization:`` header values, ``Bearer <token>``, ``Cookie:`` headers,
-  the password of ``scheme://user:password@host`` and of ``curl -u user:password``.
+  the password of ``scheme://user:password@host`` and of ``curl -u user:password``,
+  ``.netrc`` entries (``machine h login u password p``), ``.pgpass`` lines
+  (``host:port:db:user:password``), and password flags where the command takes
+  one (``mysql -pX``, ``docker login -p X``, ``sshpass -p X``, ``redis-cli -a X``).
 * **By name**: ``NAME=value``, ``export NAME="value"``, ``NAME: value``,
   ``"name": "value"``, ``name => 'value'`` where the NAME's last word is a
   secret word (``DB_PASSWORD``, ``apiKey``, ``x-api-key``, ``client_secret``,
   ``GITHUB_TOKEN``, ``aws_secret_access_key``, ``Pwd`` in a connection
-  string…). ``token_count``, ``TOKENIZER``, ``password_field``, ``max_tokens``
-  are not secret names: what the name ends with decides.
+  string…) or ends with one (``PGPASSWORD``), maybe followed by a version or
+  stage (``API_TOKEN_V2``, ``SECRET_KEY_BASE``, ``DB_PASSWORD_OLD``); also
+  kubeconfig's ``client-key-data``. ``token_count``, ``TOKENIZER``,
+  ``password_field``, ``max_tokens``, ``TOKEN_TTL_SECONDS`` are not secret names:
+  what the name ends with decides.
 
 The value rule, for a secret name. A quoted value is a literal and is redacted
 (keeping the quotes) unless it is empty, a placeholder (``"${DB_PASSWORD}"``,
@@ -36,7 +42,8 @@ redacted unless it is code or not a value at all:
   ``f(token=tok, …)``);
 * with ``NAME: value``, a value followed by more words on the line: that is
   prose or a type hint (``password: the user's password``, ``token: str = ""``),
-  not YAML.
+  not YAML; except a header argument of a command (``curl -H "X-API-Key: v"
+  https://…``, ``wget --header=…``, httpie's ``X-API-Key:v``).
 
 Everything else (``DB_PASSWORD=hunter2``, ``password: hunter2``,
 ``aws_secret_access_key = wJalr…``) is redacted. The rule leans to redacting:
@@ -127,6 +134,34 @@ _CURL_USER = re.compile(
     r"(?<![\w-])((?:-u|--user)(?:[ \t]++|=)[\"']?[^\s:\"']{1,256}+:)([^\s\"']++)"
 )
 _CURL_LOOK = 300  # how far back on the line ``curl`` may be, for ``-u user:password``
+# ``curl -H "X-API-Key: v" https://…``, ``wget --header=…``, httpie's ``X-API-Key:v``: a
+# header argument, not prose, however the line goes on.
+_HEADER_FLAG = re.compile(r"(?<![\w-])(?:-H|--header)(?:[ \t]++|=)[\"']?\Z")
+_HTTPIE = re.compile(r"(?<![\w/.-])(?:http|https|xh|xhs)[ \t]")
+# A password flag's value: ``-phunter2``, ``-p 'x y'``, ``--password=x``; its command decides.
+_CLI_PASSWORD = re.compile(
+    r"(?<![\w-])(-p|-a|--password|--pass)(=|[ \t]++)?+(?!-)"
+    r"(\"[^\"\n]{1,256}+\"|'[^'\n]{1,256}+'|[^\s\"';|&<>()`]{1,256}+)"
+)
+_COMMAND = re.compile(  # the commands whose flags are known, and some that reset the line
+    r"(?<![\w/.-])(mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|"
+    r"mariadb-dump|docker|podman|nerdctl|buildah|skopeo|helm|oras|sshpass|redis-cli|mongo|"
+    r"mongosh|mongodump|mongorestore|mongoexport|mongoimport|ssh|scp|sftp|rsync|psql|pg_dump|"
+    r"kubectl|curl|wget)(?![\w-])"
+)
+_LOGIN = re.compile(r"(?<![\w-])login(?![\w-])")
+_SEPARATORS = re.compile(r"[;|&\n(`]")
+# ``.netrc``: ``machine h login u password p``, on one line or several.
+_NETRC = re.compile(
+    r"(?<![^\s\"'])((?:machine[ \t]++\S{1,256}+|default)"
+    r"(?:\s++(?:login|account|port)[ \t]++\S{1,256}+){0,3}+\s++password[ \t]++)([^\s\"']{1,256}+)"
+)
+# ``.pgpass``: ``host:port:database:user:password``, a line of its own (or quoted).
+_PGPASS = re.compile(
+    r"(?:(?m:^)[ \t]*+|(?<=[\"']))([^\s:#\"']{1,256}+:(?:[0-9]{1,5}|\*):[^\s:]{1,256}+:"
+    r"[^\s:]{1,256}+:)((?:\\.|[^\s:\\\"']){1,256}+)(?=[\"']|[ \t]*+(?:\n|\Z))"
+)
+_HEX_FIELD = re.compile(r"[0-9A-Fa-f]{1,4}")  # ``fe80:1:2:3:4``, ``12:30:45:00:01``
 _AUTH_HEADER = re.compile(
     r"(?<![\w-])((?:proxy-)?authorization[\"']?[ \t]{0,8}+[:=][ \t]{0,8}+[\"']?"
     r"(?:(bearer|basic|token|digest|negotiate|bot)[ \t]++)?)([^\s\"',;]++)",
@@ -162,6 +197,13 @@ _KEY_QUALIFIERS = frozenset((
     "API", "ACCESS", "SECRET", "PRIVATE", "SIGNING", "ENCRYPTION", "MASTER", "ACCOUNT", "AUTH",
     "APP", "LICENSE",
 ))  # fmt: skip
+# Words after the secret word that leave it a secret: ``API_TOKEN_V2``, ``SECRET_KEY_BASE``.
+_AFTER_SECRET = frozenset((
+    "V", "VER", "BASE", "OLD", "NEW", "PREV", "PREVIOUS", "CURRENT", "PROD", "PRODUCTION", "DEV",
+    "STAGING", "STAGE", "TEST", "LIVE", "PRIMARY", "SECONDARY", "BACKUP", "VALUE", "RAW", "ENCODED",
+))  # fmt: skip
+# One word ending with a secret word: ``PGPASSWORD``, ``apitoken`` (not ``bypass``).
+_ENDS_SECRET = re.compile(r"[A-Z]{2,}(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN)")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD_SPLIT = re.compile(r"[^A-Za-z]+")
 
@@ -186,8 +228,12 @@ def is_secret_name(name: str) -> bool:
         return False
     if name == "PWD":  # the shell's working directory, not a password
         return False
+    if words[-2:] == ["KEY", "DATA"]:  # kubeconfig's ``client-key-data``: a PEM key
+        return True
+    while len(words) > 1 and words[-1] in _AFTER_SECRET:
+        words.pop()
     last = words[-1]
-    if last in _SECRET_WORDS:
+    if last in _SECRET_WORDS or _ENDS_SECRET.fullmatch(last):
         return True
     return last == "KEY" and len(words) > 1 and words[-2] in _KEY_QUALIFIERS
 
@@ -269,9 +315,23 @@ def _redact_value(m: re.Match[str], found: re.Match[str]) -> str:
     after = tail or m.string[end : end + 1]
     if _is_code(core, m["name"], after):
         return text
-    if ":" in m["sep"] and "=" not in m["sep"] and _line_goes_on(m.string, end):
+    prose = ":" in m["sep"] and "=" not in m["sep"] and _line_goes_on(m.string, end)
+    if prose and not _header_arg(m):
         return text
     return mark + tail
+
+
+def _line_before(text: str, pos: int) -> str:
+    return text[max(0, pos - _CURL_LOOK) : pos].rsplit("\n", 1)[-1]
+
+
+def _header_arg(m: re.Match[str]) -> bool:
+    """``-H "X-API-Key: v"`` (curl, wget) or ``X-API-Key:v`` (httpie): a header, not prose."""
+    before = _line_before(m.string, m.start())
+    if _HEADER_FLAG.search(before):
+        return True
+    bare = not m["q"] and m["sep"] == ":" and before[-1:] in (" ", "\t")
+    return bare and bool(_HTTPIE.search(before))
 
 
 def _keep_group(kind: str, group: int) -> Callable[[re.Match[str]], str]:
@@ -317,6 +377,54 @@ def _curl_user(m: re.Match[str]) -> str:
     return _keep_group("password", 2)(m)
 
 
+def _cli_password(m: re.Match[str]) -> str:
+    """A password flag's value, if the command on the line takes one there.
+
+    mysql: ``-phunter2`` only (``-p db`` prompts, db is a database); docker (podman,
+    helm registry…) login: ``-p``, ``--password``; sshpass: ``-p``; redis-cli: ``-a``,
+    ``--pass``; mongo: ``-p``, ``--password``. ``ssh -p 22``, ``docker run -p 80:80`` stay.
+    """
+    flag, attached = m[1], m[2] is None
+    segment = _SEPARATORS.split(_line_before(m.string, m.start()))[-1]
+    commands = _COMMAND.findall(segment)
+    command = commands[-1] if commands else ""
+    if command.startswith(("mysql", "mariadb")):
+        ok = flag == "-p" and attached
+    elif command in ("docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras"):
+        ok = flag in ("-p", "--password") and bool(_LOGIN.search(segment))
+    elif command == "sshpass":
+        ok = flag == "-p"
+    elif command == "redis-cli":
+        ok = flag in ("-a", "--pass")
+    elif command.startswith("mongo"):
+        ok = flag in ("-p", "--password")
+    else:
+        ok = False
+    if not ok or (attached and flag != "-p"):
+        return m[0]
+    value = m[3]
+    quote = value[0] if value[0] in "\"'" else ""
+    if _is_placeholder(value.strip(quote)):
+        return m[0]
+    return m[1] + (m[2] or "") + quote + MARK.format("password") + quote
+
+
+def _netrc(m: re.Match[str]) -> str:
+    """``machine`` starts its line, or the entry names its ``login``: not prose."""
+    entry = m[1]
+    line_start = not _line_before(m.string, m.start()).strip(" \t\"'")
+    if not (line_start or re.search(r"\s(?:login|account)\s", entry)):
+        return m[0]
+    return _keep_group("password", 2)(m)
+
+
+def _pgpass(m: re.Match[str]) -> str:
+    fields = m[0].split(":")
+    if all(_HEX_FIELD.fullmatch(f.strip()) for f in fields):
+        return m[0]  # an IPv6 address, a MAC address, a time
+    return _keep_group("password", 2)(m)
+
+
 def redact(text: str) -> str:
     """``text`` with every secret replaced by ``[REDACTED:<kind>]``; idempotent."""
     text = _PRIVATE_KEY.sub(MARK.format("private-key"), text)
@@ -326,6 +434,9 @@ def redact(text: str) -> str:
     text = _AUTH_HEADER.sub(_auth_header, text)
     text = _COOKIE_HEADER.sub(_keep_group("cookie", 2), text)
     text = _BEARER.sub(_bearer, text)
+    text = _CLI_PASSWORD.sub(_cli_password, text)
+    text = _NETRC.sub(_netrc, text)
+    text = _PGPASS.sub(_pgpass, text)
     return _assignments(text)
 
 

@@ -80,6 +80,14 @@ pgp = pem("PGP PRIVATE KEY BLOCK")
 unterminated_body = rand(ALNUM + "+/", 64)
 pw = [rand(ALNUM + "!@%^*_+", 14) for _ in range(20)]
 azure = base64.b64encode(R.randbytes(64)).decode()
+# drawn after the values above, so those stay what they were
+pw2 = [rand(ALNUM + "!@%^*_+", 14) for _ in range(16)]
+hex_key = rand("0123456789abcdef", 32)
+hex_base = rand("0123456789abcdef", 128)
+auth_token = rand(B64URL, 40)
+kube_key = base64.b64encode(pem("RSA PRIVATE KEY").encode()).decode()
+kube_cert = base64.b64encode(b"-----BEGIN CERTIFICATE-----\n" + R.randbytes(96)).decode()
+kube_token = rand(ALNUM, 48)
 
 P: list[dict[str, object]] = []
 
@@ -207,6 +215,54 @@ pos(f"jdbc:mysql://db:3306/app?user=app&password={pw[7]}&useSSL=true", "assignme
 pos(f"curl -u admin:{pw[8]} https://jenkins.example.com/api/json", "password", pw[8])
 pos(f"> Cookie: sessionid={pw[9]}; theme=dark", "cookie", pw[9])
 pos(f"Set-Cookie: __Host-sid={pw[10]}; Path=/; Secure; HttpOnly", "cookie", pw[10])
+# env prefixes, headers on command lines, .netrc, .pgpass, kubeconfig, password flags
+pos(f"export PGPASSWORD={pw2[0]}", "assignment", pw2[0])
+pos(f"PGPASSWORD={pw2[1]} psql -h db.internal -U app app", "assignment", pw2[1])
+pos(f"MYSQL_PWD='{pw2[2]}' mysqldump app > app.sql", "assignment", pw2[2])
+pos(f'curl -H "X-API-Key: {hex_key}" https://api.example.com/v1/items', "assignment", hex_key)
+pos(
+    f"curl -sS -H 'X-Auth-Token: {auth_token}' -X DELETE https://api.example.com/v1/items/3",
+    "assignment",
+    auth_token,
+)
+pos(f'wget --header="Api-Key: {hex_key}" https://example.com/export.csv', "assignment", hex_key)
+pos(
+    f"http GET https://api.example.com/me Private-Token:{auth_token} page==2",
+    "assignment",
+    auth_token,
+)
+pos(f'curl -H "Authorization: Token {auth_token}" https://api.example.com/me', "bearer", auth_token)
+pos(f"machine api.example.com login deploy password {pw2[3]}", "password", pw2[3])
+pos(
+    f"machine github.com\n  login octocat\n  password {pw2[4]}\nmachine other.example.com",
+    "password",
+    pw2[4],
+)
+pos(
+    f"echo 'machine ftp.example.com login anonymous password {pw2[5]}' >> ~/.netrc",
+    "password",
+    pw2[5],
+)
+pos(f"db.internal:5432:app:app_user:{pw2[6]}", "password", pw2[6])
+pos(f"# hostname:port:database:username:password\n*:*:*:replicator:{pw2[7]}\n", "password", pw2[7])
+pos(f'echo "localhost:5432:*:postgres:{pw2[8]}" > ~/.pgpass', "password", pw2[8])
+pos(
+    "users:\n- name: admin\n  user:\n"
+    f"    client-certificate-data: {kube_cert}\n    client-key-data: {kube_key}\n"
+    f"- name: ci\n  user:\n    token: {kube_token}\n",
+    "assignment",
+    kube_key,
+    kube_token,
+)
+pos(f"SECRET_KEY_BASE={hex_base}", "assignment", hex_base)
+pos(f"API_TOKEN_V2={auth_token}", "assignment", auth_token)
+pos(f"export DB_PASSWORD_OLD='{pw2[9]}'", "assignment", pw2[9])
+pos(f"mysql -uroot -p{pw2[10]} app < dump.sql", "password", pw2[10])
+pos(f"mysql -h db -u app -p'{pw2[11]}' -e 'select 1'", "password", pw2[11])
+pos(f"docker login -u ci -p {pw2[12]} registry.example.com", "password", pw2[12])
+pos(f"podman login --password {pw2[13]} --username ci quay.io", "password", pw2[13])
+pos(f"sshpass -p '{pw2[14]}' ssh -p 2222 deploy@host uptime", "password", pw2[14])
+pos(f"redis-cli -h cache -p 6379 -a {pw2[15]} ping", "password", pw2[15])
 
 N: list[str] = [
     "token_count = 5",
@@ -257,6 +313,26 @@ N: list[str] = [
     "Every request needs the token: ``Authorization: Bearer <token>``",
     "open `/login?token=…` once; the password: `***`",
     'password = f"{prefix}-{suffix}"',
+    "mysql -p",
+    "mysql -u root -p app_db < dump.sql",
+    "docker login -u user registry.example.com",
+    'echo "$CR_PAT" | docker login ghcr.io -u ci --password-stdin',
+    'docker login -u ci -p "$REGISTRY_PASSWORD" ghcr.io',
+    "docker login ghcr.io && docker run -p 8080:80 nginx",
+    "kubectl get pods -n default",
+    "PGHOST=localhost\nPGPORT=5432\nPGUSER=app\nPGPASSFILE=~/.pgpass",
+    "echo $PGPASSWORD",
+    "ssh -p 2222 deploy@host",
+    "psql -h db -p 5432 -U app app",
+    "redis-cli -h cache -p 6379 ping",
+    "sshpass -f ~/.sshpass ssh host",
+    "curl -H 'Accept: application/json' -H \"X-Request-Id: 42ab\" https://api.example.com/v1",
+    'wget --header="Content-Type: text/plain" https://example.com/upload',
+    "The build machine uses password auth by default.",
+    "fe80:1234:5678:9abc:def0\n12:30:45:00:01",
+    "    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t",
+    "POSTGRES_PASSWORD_FILE=/run/secrets/db_password",
+    "TOKEN_TTL_V2 = 3600",
 ]
 
 out = {"positive": P, "negative": N}
