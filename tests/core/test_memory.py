@@ -209,6 +209,24 @@ def test_an_unclosed_private_block_in_a_huge_output_hides_the_rest() -> None:
     assert ob.output_excerpt.startswith("head head")
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "PGPASSWORD=hunter2 psql -h db -c 'select 1'",
+        "export MYSQL_PWD=hunter2 && mysql app",
+        'curl -H "X-API-Key: hunter2" https://api.example.com/v1',
+        "mysql -uroot -phunter2 app",
+        "docker login -u ci -p hunter2 registry.example.com",
+        "sshpass -p hunter2 ssh deploy@host",
+        "printf 'machine h login u password hunter2' > ~/.netrc",
+    ],
+)
+def test_a_command_line_secret_stays_out_of_the_input_summary(command: str) -> None:
+    ob = observe(tool_input={"command": command}, output=f"ran: {command}")
+    assert "hunter2" not in ob.input_summary and "hunter2" not in ob.output_excerpt
+    assert "[REDACTED:" in ob.input_summary and ob.input_summary.startswith("Bash(")
+
+
 def test_an_input_that_is_not_a_dict_is_kept_not_lost() -> None:
     ob = observe("Odd", ["a", f"--token={KEY}"])
     assert ob.input_summary == 'Odd({"input": ["a", "--token=[REDACTED:anthropic-key]"]})'
