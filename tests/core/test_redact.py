@@ -12,7 +12,8 @@ import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from agentdeck.core.redact import is_secret_name, redact, scrub, scrub_value, strip_private
+from agentdeck.core.private import strip_private
+from agentdeck.core.redact import is_secret_name, redact, scrub, scrub_value
 
 CORPUS = json.loads((Path(__file__).parent / "data" / "secrets_corpus.json").read_text())
 POSITIVE: list[dict[str, Any]] = CORPUS["positive"]

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from agentdeck.core.redact import redact, scrub, scrub_value, strip_private
+from agentdeck.core.private import strip_private
+from agentdeck.core.redact import redact, scrub, scrub_value
 from agentdeck.core.summary import short, tool_summary
 
 
