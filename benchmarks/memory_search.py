@@ -30,7 +30,8 @@ from pathlib import Path
 from _common import MIB, header, percentile
 from agentdeck.core.memory import Observation, SessionSummary
 from agentdeck.store import Store
-from agentdeck.store.memory import MemoryStore, observation_text, scope_text, summary_text
+from agentdeck.store.memory import MemoryStore, observation_text, summary_text
+from agentdeck.store.memory_search import scope_text
 from agentdeck.store.schema import MEMORY_FTS, MEMORY_FTS_DDL
 
 PROJECTS = 50

@@ -1,25 +1,14 @@
 """Memory in the store: observations, session summaries and their FTS5 index
 (migration 0003). Writes go through the store's one write path; a record and
 its index row are written, replaced and deleted in the same transaction.
-
-Search is bounded so that it costs about the same at a million records as at a
-thousand. The index yields the newest ``CANDIDATES`` matches (FTS5 walks its
-doclists newest first and stops), and only those are ranked, so a word found
-in a third of the records ranks the newest of them: memory wants those anyway.
-When every word of the query is selective (fewer than ``CANDIDATES`` records
-each) they are ranked by FTS5's own bm25(). Otherwise bm25() is not called:
-it first counts every record that holds each word (measured: 40 ms for a word
-in 300,000 records), so the candidates get bm25's shape from cheap bounded
-queries instead (see ``_bounded_scores``).
+Search, and how the index is laid out for it, is in ``memory_search``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
+import functools
 import json
-import math
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,67 +24,14 @@ from agentdeck.core.memory import (
     render_summary,
 )
 from agentdeck.errors import NotFound, UsageError
+from agentdeck.store import memory_search
+from agentdeck.store.memory_search import CANDIDATES, scope_text
 from agentdeck.store.schema import observations, summaries
 from agentdeck.store.store import Store
 
 MAX_LIMIT = 100
-# How many of the newest matches are ranked (see the module docstring).
-CANDIDATES = 200
-# Only so many words of a query are used (a pasted paragraph stays fast).
-MAX_TERMS = 12
-# bm25 column weights: title, body, scope (the project token never scores).
-TITLE_WEIGHT = 5.0
-BODY_WEIGHT = 1.0
-# A summary's score is multiplied by this: a session's gist beats one call.
-SUMMARY_BOOST = 1.25
-SNIPPET_TOKENS = 12
-MIN_PREFIX = 3  # the index keeps prefixes of 3 to 5 characters (``prefix = '3 4 5'``)
-SUMMARY_TOKEN = "ksummary"
-
-# What FTS5's unicode61 tokenizer keeps as a token: letters and digits (the
-# underscore separates). Everything else in a query is a separator here too.
-_WORD = re.compile(r"[^\W_]+")
-_TRAILING_STAR = re.compile(r"[^\W_]\*+\s*$")
 
 _HIT_NOUN = "memory record"
-
-
-def project_token(project: str) -> str:
-    """The ``scope`` token of a project: a digest, so a path's words never match."""
-    return "p" + hashlib.sha256(project.encode()).hexdigest()[:24]
-
-
-def query_terms(text: str) -> tuple[list[str], bool]:
-    """The words of a user's query (deduplicated, at most ``MAX_TERMS``) and
-    whether the last is a prefix (written with a trailing ``*``)."""
-    words: list[str] = []
-    for word in _WORD.findall(text.lower()):
-        if word not in words:
-            words.append(word)
-    return words[:MAX_TERMS], bool(_TRAILING_STAR.search(text))
-
-
-def quoted_terms(words: Sequence[str], *, prefix: bool) -> list[str]:
-    """Every word as a quoted FTS5 string: no user text is ever read as syntax
-    (``AND``, ``NEAR``, ``-``, ``:``, ``"``...). A prefix shorter than
-    ``MIN_PREFIX`` is taken as a word (``te*`` would walk half the index)."""
-    quoted = [f'"{w}"' for w in words]
-    if prefix and len(words[-1]) >= MIN_PREFIX:
-        quoted[-1] += "*"
-    return quoted
-
-
-def in_project(expr: str, project: str | None) -> str:
-    """``expr`` limited to one project's records: one more term to intersect."""
-    if project is None:
-        return expr
-    return f'scope : "{project_token(project)}" AND {expr}'
-
-
-def scope_text(memory_id: str, project: str) -> str:
-    """The ``scope`` column: the project's token, and the kind's for summaries."""
-    token = project_token(project)
-    return f"{token} {SUMMARY_TOKEN}" if kind_of(memory_id) is MemoryKind.SUMMARY else token
 
 
 def observation_text(obs: Observation) -> tuple[str, str]:
@@ -169,23 +105,9 @@ class MemoryStore:
         if limit < 1:
             raise UsageError(f"a search limit must be at least 1, not {limit}")
         limit = min(limit, MAX_LIMIT)
-        words, prefix = query_terms(query)
-        if not words:
-            return []
-        attempts = [(False, prefix)]
-        if len(words) > 1:
-            attempts.append((True, prefix))  # no record has every word: any will do
-        if not prefix and len(words[-1]) >= MIN_PREFIX:
-            attempts.append((len(words) > 1, True))  # perhaps the last word is unfinished
-
-        def run(conn: Connection) -> list[MemoryHit]:
-            for any_word, as_prefix in attempts:
-                terms = quoted_terms(words, prefix=as_prefix)
-                hits = _search(conn, terms, any_word, project, limit, self.candidates)
-                if hits:
-                    return hits
-            return []
-
+        run = functools.partial(
+            memory_search.search, query=query, project=project, limit=limit, cap=self.candidates
+        )
         return await self.store._read(run)
 
     async def get(self, memory_id: str) -> Observation | SessionSummary:
@@ -308,114 +230,6 @@ def _index(conn: Connection, memory_id: str, project: str, title: str, body: str
 def _unindex(conn: Connection, rowids: Sequence[int]) -> None:
     if rowids:
         conn.exec_driver_sql("DELETE FROM memory_fts WHERE rowid = ?", [(r,) for r in rowids])
-
-
-def _search(
-    conn: Connection, terms: list[str], any_word: bool, project: str | None, limit: int, cap: int
-) -> list[MemoryHit]:
-    expr = "{title body} : (" + (" OR " if any_word else " ").join(terms) + ")"
-    scoped = in_project(expr, project)
-    candidates = _newest(conn, scoped, cap)
-    if not candidates:
-        return []
-    floor = candidates[-1]
-    frequencies = [_newest(conn, "{title body} : " + t, cap) for t in terms]
-    if all(len(f) < cap for f in frequencies):
-        # Every word is selective: FTS5's bm25(), whose cost is the words' matches.
-        sql = _BM25.format(title=TITLE_WEIGHT, body=BODY_WEIGHT)
-        scores = {r: -rank for r, rank in conn.exec_driver_sql(sql, (expr, floor))}
-    else:
-        scores = _bounded_scores(conn, terms, frequencies, scoped, candidates, any_word, cap)
-    for rowid in _newest(conn, f'scope : "{SUMMARY_TOKEN}" AND {scoped}', cap, floor):
-        if rowid in scores:
-            scores[rowid] *= SUMMARY_BOOST
-    best = sorted(candidates, key=lambda r: (-scores.get(r, 0.0), -r))[:limit]
-    sql = _SNIPPETS.format(n=SNIPPET_TOKENS, rowids=",".join(map(str, best)))
-    texts = {row[0]: row[1:] for row in conn.exec_driver_sql(sql, (expr,))}
-    records = _records_by_id(conn, [str(texts[r][0]) for r in best if r in texts])
-    hits: list[MemoryHit] = []
-    for rowid in best:
-        memory_id, title, title_snippet, body_snippet = texts[rowid]
-        record = records[memory_id]
-        kind = kind_of(memory_id)
-        assert kind is not None
-        hits.append(
-            MemoryHit(
-                id=memory_id,
-                kind=kind,
-                project=record["project"],
-                session_id=record["session_id"],
-                ts=record["ts"],
-                title=title,
-                snippet=body_snippet if "[" in (body_snippet or "") else title_snippet,
-                score=scores.get(rowid, 0.0),
-            )
-        )
-    return hits
-
-
-def _bounded_scores(
-    conn: Connection,
-    terms: list[str],
-    frequencies: list[list[int]],
-    scoped: str,
-    candidates: list[int],
-    any_word: bool,
-    cap: int,
-) -> dict[int, float]:
-    """bm25's shape where bm25() itself would cost too much: each word's IDF
-    (its document frequency estimated from how far back its newest ``cap``
-    matches reach) times the weight of the best column it is in; term
-    frequency is taken as saturated (titles and excerpts are short)."""
-    floor = candidates[-1]
-    docs = max(1, int(conn.exec_driver_sql(_LAST_ROWID).scalar() or 1))
-    scores = dict.fromkeys(candidates, 0.0)
-    for term, newest in zip(terms, frequencies, strict=True):
-        df = len(newest) if len(newest) < cap else cap * docs / max(1, docs - newest[-1] + 1)
-        idf = math.log(1 + (docs - df + 0.5) / (df + 0.5))
-        in_title = set(_newest(conn, f"{{title}} : {term} AND {scoped}", cap, floor))
-        present = (
-            _newest(conn, f"{{title body}} : {term} AND {scoped}", cap, floor)
-            if any_word
-            else candidates
-        )
-        for rowid in present:
-            if rowid in scores:
-                scores[rowid] += idf * (TITLE_WEIGHT if rowid in in_title else BODY_WEIGHT)
-    return scores
-
-
-def _newest(conn: Connection, expr: str, cap: int, floor: int = 0) -> list[int]:
-    """Rowids of the newest ``cap`` matches (at or above ``floor``), newest first:
-    FTS5 walks its doclists backwards and stops, whatever the number of matches."""
-    return list(conn.exec_driver_sql(_NEWEST, (expr, floor, cap)).scalars())
-
-
-_NEWEST = (
-    "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? AND rowid >= ? "
-    "ORDER BY rowid DESC LIMIT ?"
-)
-_LAST_ROWID = "SELECT rowid FROM memory_fts ORDER BY rowid DESC LIMIT 1"
-_BM25 = (
-    "SELECT rowid, bm25(memory_fts, {title}, {body}, 0.0) FROM memory_fts "
-    "WHERE memory_fts MATCH ? AND rowid >= ?"
-)
-# snippet() re-reads and re-tokenizes a row's text: only for the hits shown.
-_SNIPPETS = """
-SELECT rowid, memory_id, title,
-    snippet(memory_fts, 0, '[', ']', '…', {n}), snippet(memory_fts, 1, '[', ']', '…', {n})
-FROM memory_fts WHERE memory_fts MATCH ? AND rowid IN ({rowids})
-"""
-
-
-def _records_by_id(conn: Connection, ids: Sequence[str]) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for table in (observations, summaries):
-        stmt = sa.select(table.c.id, table.c.project, table.c.session_id, table.c.ts).where(
-            table.c.id.in_(ids)
-        )
-        found.update({row.id: row._mapping for row in conn.execute(stmt)})
-    return found
 
 
 # --- rows -----------------------------------------------------------------------
