@@ -9,6 +9,7 @@ from agentdeck.core.memory import MemoryKind, Observation, SessionSummary
 from agentdeck.errors import NotFound, UsageError
 from agentdeck.store import Store
 from agentdeck.store.memory import MAX_LIMIT, MemoryStore
+from agentdeck.store.memory_search import _TitleWords
 
 from .conftest import sqlite_rows
 
@@ -360,6 +361,75 @@ async def test_common_words_weigh_a_rare_word_above_a_common_one(small: MemorySt
     hits = await small.search("jaguar ocelot")
     assert hits[0].id == rare.id
     assert len(hits) == 3
+
+
+async def test_common_words_weigh_each_word_by_whether_it_is_in_the_title(
+    small: MemoryStore,
+) -> None:
+    # Both records hold both words; which one is in the title (here in a
+    # stemmed form: "testing" for "tests") decides, weighted by its rarity:
+    # the rare word's title wins over the common word's newer one.
+    for _ in range(4):
+        await small.add_observation(obs("Read(y)", "jaguar tests", tool="Read"))
+    rare_in_title = obs("Bash(ocelot)", "jaguar tests")
+    common_in_title = obs("Bash(testing)", "jaguar ocelot")
+    for o in (rare_in_title, common_in_title):
+        await small.add_observation(o)
+    hits = await small.search("tests ocelot")
+    assert [h.id for h in hits] == [rare_in_title.id, common_in_title.id]
+    assert hits[0].score > hits[1].score > 0
+
+
+async def test_every_word_with_a_rare_one_finds_matches_older_than_the_candidates(
+    small: MemoryStore,
+) -> None:
+    # "jaguar" is common (past 3 matches), "ocelot" rare: the records holding
+    # both are all found, however far back, newest first among equals.
+    oldest = obs("Read(a)", "jaguar ocelot", tool="Read")
+    older = obs("Read(b)", "ocelot jaguar", tool="Read")
+    await small.add_observation(oldest)
+    await small.add_observation(older)
+    for _ in range(5):
+        await small.add_observation(obs("Read(d)", "jaguar", tool="Read"))
+    hits = await small.search("jaguar ocelot")
+    assert [h.id for h in hits] == [older.id, oldest.id]
+    assert all("[jaguar]" in h.snippet and "[ocelot]" in h.snippet for h in hits)
+
+
+async def test_snippets_of_a_project_search_mark_the_words_not_the_project(
+    small: MemoryStore,
+) -> None:
+    for _ in range(4):
+        await small.add_observation(obs("Read(x)", "jaguar elsewhere", tool="Read", project=OTHER))
+    here = obs("Bash(make)", "the jaguar build failed")
+    await small.add_observation(here)
+    (hit,) = await small.search("jaguar", project=PROJECT)
+    assert (hit.id, hit.snippet, hit.project) == (here.id, "the [jaguar] build failed", PROJECT)
+
+
+@pytest.mark.parametrize(
+    ("term", "tokens", "expected"),
+    [
+        ('"tests"', {"Testing", "tested", "ocelot"}, {"Testing", "tested"}),
+        ('"ocel"*', {"Ocelots", "jaguar"}, {"Ocelots"}),
+        ('"café"', {"CAFE", "cafes", "caff"}, {"CAFE", "cafes"}),
+        ('"jaguar"', set(), set()),
+    ],
+)
+def test_title_words_are_matched_as_the_index_matches_them(
+    term: str, tokens: set[str], expected: set[str]
+) -> None:
+    words = _TitleWords()
+    assert words.matching(term, tokens) == expected
+    assert words.matching(term, tokens) == expected  # remembered, same answer
+
+
+def test_title_words_forget_their_answers_past_the_memo_size() -> None:
+    words = _TitleWords()
+    words.MEMO = 2
+    for n in range(5):
+        assert words.matching('"jaguar"', {f"jaguar{n}", "jaguar"}) == {"jaguar"}
+    assert len(words._memo) <= words.MEMO
 
 
 # --- forget ---------------------------------------------------------------------

@@ -305,15 +305,16 @@ class _TitleWords:
         self._memo: dict[tuple[str, str], bool] = {}
 
     def matching(self, term: str, tokens: Iterable[str]) -> set[str]:
-        tokens = set(tokens)
         with self._lock:
-            unknown = sorted(t for t in tokens if (term, t) not in self._memo)
+            answers = {t: self._memo.get((term, t)) for t in set(tokens)}
+            unknown = sorted(t for t, known in answers.items() if known is None)
             if unknown:
                 found = self._ask(term, unknown)
-                if len(self._memo) > self.MEMO:
+                if len(self._memo) + len(unknown) > self.MEMO:
                     self._memo.clear()
-                self._memo.update({(term, t): t in found for t in unknown})
-            return {t for t in tokens if self._memo[(term, t)]}
+                for t in unknown:
+                    answers[t] = self._memo[(term, t)] = t in found
+        return {t for t, matched in answers.items() if matched}
 
     def _ask(self, term: str, tokens: list[str]) -> set[str]:
         if self._db is None:
