@@ -306,3 +306,14 @@ random_stdins = st.integers(0, 2**64 - 1).map(lambda seed: random_stdin(random.R
 
 # Every kind of stdin above, cheaply: for volume.
 stdin_bytes = random_stdins
+
+
+def nesting(value: Any) -> int:
+    """How deep lists and objects nest in ``value`` (without recursing)."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, level = todo.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            todo.extend((v, level + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return deepest

@@ -33,7 +33,7 @@ from agentdeck.daemon.deck import Deck
 from agentdeck.hooks.bridge import MAX_NESTING
 from agentdeck.hooks.protocol import HookReply, HookRequest
 from agentdeck.settings import Settings
-from tests.hooks.payloads import hook_payloads, random_payload, texts
+from tests.hooks.payloads import hook_payloads, nesting, random_payload, texts
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -131,17 +131,6 @@ def check(request: HookRequest, reply: HookReply) -> str:
     assert name == "SessionStart" and set(out) == {"hookEventName", "additionalContext"}
     assert isinstance(out["additionalContext"], str) and out["additionalContext"], where
     return "context"
-
-
-def nesting(value: Any) -> int:
-    """How deep lists and objects nest in ``value`` (without recursing)."""
-    deepest, todo = 0, [(value, 1)]
-    while todo:
-        item, level = todo.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, level)
-            todo.extend((v, level + 1) for v in (item.values() if isinstance(item, dict) else item))
-    return deepest
 
 
 def reported(request: HookRequest) -> str | None:

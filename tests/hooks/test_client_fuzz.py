@@ -25,7 +25,13 @@ from agentdeck.hooks import hookclient_impl as impl
 from agentdeck.hooks.config import client_config
 from agentdeck.settings import Settings
 from tests.hooks.conftest import Recorder, ServerThread, run_client
-from tests.hooks.payloads import hook_payloads, malformed_stdin, stdin_bytes, well_formed_stdin
+from tests.hooks.payloads import (
+    hook_payloads,
+    malformed_stdin,
+    nesting,
+    stdin_bytes,
+    well_formed_stdin,
+)
 
 IN_PROCESS_EXAMPLES = 10_000
 STRUCTURED_EXAMPLES = 300
@@ -97,17 +103,6 @@ def check(stdin: bytes, result: tuple[int, str, str], *, daemon: bool) -> None:
     assert out == ""
     if err:
         assert err.startswith(("agentdeck: ", "agentdeck hook: ")), err
-
-
-def nesting(value: Any) -> int:
-    """How deep lists and objects nest in ``value`` (without recursing)."""
-    deepest, todo = 0, [(value, 1)]
-    while todo:
-        item, level = todo.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, level)
-            todo.extend((v, level + 1) for v in (item.values() if isinstance(item, dict) else item))
-    return deepest
 
 
 @settings(FUZZ, max_examples=IN_PROCESS_EXAMPLES)
