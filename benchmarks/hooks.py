@@ -263,8 +263,8 @@ def main() -> None:
                     wall, out = timed(argv, stdin, env)
                     if variant == "client":
                         decisions.add(decision_of(out))
-                    elif variant == "down":
-                        decision_of(out, fallback=True)
+                    elif variant == "down" and out.strip():
+                        decision_of(out, fallback=True)  # "pass" (the default) prints nothing
                     walls[variant].append(wall)
             in_process = []
             for _ in range(args.runs):
