@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from agentdeck.core.private import strip_private
-from agentdeck.core.redact import redact, scrub, scrub_value
 from agentdeck.core.summary import short, tool_summary
 
 
@@ -234,6 +232,10 @@ def make_observation(
     input that is not a dict is kept under ``"input"`` (nothing is lost).
     """
     raw = tool_input if isinstance(tool_input, Mapping) else {"input": tool_input}
+    # Imported here: the CLI loads these types at every start; the patterns compile once used.
+    from agentdeck.core.private import strip_private
+    from agentdeck.core.redact import redact, scrub_value
+
     clean_input = scrub_value(raw)
     return Observation(
         id=memory_id or new_memory_id(MemoryKind.OBSERVATION),
@@ -276,6 +278,8 @@ def summarize_session(
     Files changed come from the write tools that succeeded; commands from Bash;
     errors are the first line of each failed call's output, with the call.
     """
+    from agentdeck.core.redact import scrub  # see make_observation
+
     ordered = sorted(observations, key=lambda o: o.ts)
     files = [f for o in ordered if o.tool in WRITE_TOOLS and not o.is_error for f in o.files]
     commands = [_command_of(o) for o in ordered if o.tool == "Bash"]

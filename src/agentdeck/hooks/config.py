@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentdeck.core.policy import Decision
 from agentdeck.errors import ConfigError
 from agentdeck.settings import Settings
+
+if TYPE_CHECKING:  # the CLI imports this at every start; the policy engine is not needed
+    from agentdeck.core.policy import Decision
 
 FALLBACK_ACTIONS = ("pass", "ask", "deny")
 
@@ -41,7 +43,7 @@ def fallbacks(settings: Settings, profile_default: Decision) -> dict[str, str]:
     agentdeck; under a deny-by-default profile PreToolUse denies. ("ask" would
     prompt for every Read in a terminal and deny every tool in ``-p`` mode.)"""
     out = dict.fromkeys(HOOK_EVENTS, "pass")
-    out["PreToolUse"] = "deny" if profile_default is Decision.DENY else "pass"
+    out["PreToolUse"] = "deny" if profile_default == "deny" else "pass"
     for event, action in settings.hook_fallbacks.items():
         if action not in FALLBACK_ACTIONS:
             raise ConfigError(
