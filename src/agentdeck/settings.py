@@ -54,7 +54,8 @@ class Settings(BaseSettings):
     api_timeout_seconds: float | None = Field(
         default=None,
         description="If set, passed to agents as API_TIMEOUT_MS: how long one model request "
-        "may hang before it is retried (Claude Code's default is 10 minutes).",
+        "may hang before it is retried (Claude Code's default is 10 minutes); it also bounds "
+        "the optional model-written summary (default 30 s).",
     )
     tool_output_limit: int = Field(
         default=32 * 1024,

@@ -103,23 +103,37 @@ async def test_a_budget_too_small_for_a_summary_makes_no_request(
         assert isinstance(stored, SessionSummary) and stored.model_summary is None
 
 
-async def test_a_failing_model_leaves_the_token_free_summary(
-    settings: Settings, store: Store, tmp_path: Path
-) -> None:
-    scenario = tmp_path / "down.yaml"
+def faulty(tmp_path: Path, name: str, fault: dict[str, object]) -> Path:
+    scenario = tmp_path / f"{name}.yaml"
     scenario.write_text(
         yaml.safe_dump(
             {
-                "name": "down",
+                "name": name,
                 "turns": [{"reply": [{"text": "never"}]}],
-                "faults": [{"on_request": 1, "always": True, "http_status": 500}],
+                "faults": [{"on_request": 1, "always": True, **fault}],
             }
         )
     )
-    async with running_mock(scenario) as mm:
-        memory = Memory(store, model_settings(settings, mm.url_for("down")))
+    return scenario
+
+
+@pytest.mark.parametrize(
+    "name, fault",
+    [
+        ("server-error", {"http_status": 500}),
+        ("rate-limited", {"http_status": 429, "retry_after": 0}),
+        ("hung", {"hang": True}),
+    ],
+)
+async def test_a_failing_model_leaves_the_token_free_summary(
+    settings: Settings, store: Store, tmp_path: Path, name: str, fault: dict[str, object]
+) -> None:
+    async with running_mock(faulty(tmp_path, name, fault)) as mm:
+        # A hung model is bounded by the same setting as the agents' own requests.
+        bounded = model_settings(settings, mm.url_for(name), api_timeout_seconds=0.5)
+        memory = Memory(store, bounded)
         summary = await finished_session(memory, tmp_path)
-        assert len(mm.requests) == 1
+        assert len(mm.requests) == 1, "one request, never retried"
         stored = await memory.records.get(summary.id)
         assert isinstance(stored, SessionSummary)
         assert stored.model_summary is None and "pytest" in stored.commands

@@ -62,6 +62,11 @@ class ModelSummary:
     cost_usd: float
 
 
+def request_timeout(settings: Settings) -> float:
+    """A hung model is bounded like the agents' own requests (AGENTDECK_API_TIMEOUT_SECONDS)."""
+    return settings.api_timeout_seconds or REQUEST_TIMEOUT_SECONDS
+
+
 async def summarize_with_model(settings: Settings, session_text: str) -> ModelSummary | None:
     """Ask the model; None when disabled, over budget or failed (logged)."""
     if not settings.memory_model_summary:
@@ -82,7 +87,7 @@ async def summarize_with_model(settings: Settings, session_text: str) -> ModelSu
     }
     url = (settings.anthropic_base_url or DEFAULT_BASE_URL).rstrip("/") + "/v1/messages"
     try:
-        async with httpx.AsyncClient(timeout=REQUEST_TIMEOUT_SECONDS) as client:
+        async with httpx.AsyncClient(timeout=request_timeout(settings)) as client:
             response = await client.post(url, json=body, headers=headers)
         response.raise_for_status()
         data = response.json()

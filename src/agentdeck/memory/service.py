@@ -27,7 +27,7 @@ from agentdeck.core.memory import (
     summarize_session,
 )
 from agentdeck.core.redact import scrub
-from agentdeck.memory.model_summary import REQUEST_TIMEOUT_SECONDS, summarize_with_model
+from agentdeck.memory.model_summary import request_timeout, summarize_with_model
 from agentdeck.memory.projects import project_of
 from agentdeck.settings import Settings
 from agentdeck.store.memory import MemoryStore
@@ -158,7 +158,7 @@ class Memory:
     async def drain(self) -> None:
         """Wait for model summaries under way (the daemon stops after them)."""
         if self._tasks:
-            await asyncio.wait(set(self._tasks), timeout=REQUEST_TIMEOUT_SECONDS + 5)
+            await asyncio.wait(set(self._tasks), timeout=request_timeout(self.settings) + 5)
 
     async def context(self, project: str) -> str:
         """What a new session in ``project`` is told at its start ("" if nothing)."""
