@@ -6,6 +6,8 @@ Every error says what happened (``message``) and, where it helps, what to do nex
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class AgentdeckError(Exception):
     """Base of every error agentdeck raises on purpose."""
@@ -87,6 +89,22 @@ class InvalidState(AgentdeckError):
         self.agent_id = agent_id
         self.state = state
         self.operation = operation
+
+
+class TemplateError(AgentdeckError):
+    """An agent template is malformed: every problem (file, key, what is wrong),
+    one per line."""
+
+    exit_code = 2
+
+    def __init__(self, problems: Sequence[object]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class Refused(AgentdeckError):
+    """A well-formed request the deck's rules refuse now: a limit of the agent tree,
+    a used-up budget, a question already answered by someone else."""
 
 
 class PolicyDenied(AgentdeckError):

@@ -93,6 +93,30 @@ class Settings(BaseSettings):
         description="Passed to agents as CLAUDE_CODE_OAUTH_TOKEN. Never logged.",
     )
 
+    max_depth: int = Field(
+        default=3,
+        ge=1,
+        description="How deep the tree of agents may grow: an agent started by hand is at "
+        "level 0, its children at 1. An orchestrator past it is told it cannot spawn.",
+    )
+    max_children: int = Field(
+        default=8, ge=1, description="Live children one orchestrator may have at once."
+    )
+    max_live_agents: int = Field(
+        default=32,
+        ge=1,
+        description="Agents that may run at once on this deck (each is a Claude Code process "
+        "of about 220 MB); starting or spawning one more is refused with a clear error.",
+    )
+    deck_tool_timeout_seconds: float = Field(
+        default=3600.0,
+        ge=10,
+        allow_inf_nan=False,
+        description="Claude Code's timeout for one call of a deck tool (given to it as the "
+        "deck MCP server's own timeout, so a shorter MCP_TOOL_TIMEOUT in the environment does "
+        "not cut it). A wait_for_agents or ask_orchestrator call that would outlast it returns "
+        "a 'still waiting' result shortly before, which the model repeats to wait on.",
+    )
     hook_deadline_seconds: float = Field(
         default=2.0,
         gt=0,

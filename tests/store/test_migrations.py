@@ -199,7 +199,7 @@ async def test_a_governance_database_gains_memory_keeping_its_rows(tmp_path: Pat
         assert [h.id for h in await memory.search("migrated")] == [observation.id]
     finally:
         await store.close()
-    assert sqlite_rows(path, "SELECT version_num FROM alembic_version") == [("0003",)]
+    assert sqlite_rows(path, "SELECT version_num FROM alembic_version") == [(migrate.HEAD,)]
     assert sqlite_rows(path, "SELECT rule FROM grants") == [("Bash(ls)",)]
     tables = {n for t, n, _ in _schema(path) if t == "table"}
     assert {"observations", "summaries", MEMORY_FTS} <= tables

@@ -13,7 +13,20 @@ import sys
 import typer
 from rich.markup import escape
 
-from agentdeck.cli import agents, approvals, audit, daemon, hooks, mcp, memory, mock, policy, run
+from agentdeck.cli import (
+    agents,
+    approvals,
+    asks,
+    audit,
+    daemon,
+    hooks,
+    mcp,
+    memory,
+    mock,
+    policy,
+    run,
+    templates,
+)
 from agentdeck.cli.context import console_err
 from agentdeck.errors import AgentdeckError
 
@@ -29,6 +42,8 @@ agents.register(app)
 mock.register(app)
 daemon.register(app)
 approvals.register(app)
+asks.register(app)
+templates.register(app)
 audit.register(app)
 policy.register(app)
 hooks.register(app)

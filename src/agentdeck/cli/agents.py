@@ -14,8 +14,8 @@ from typing import Annotated
 import typer
 
 from agentdeck.cli.client import DaemonClient, connect
-from agentdeck.cli.context import console, opened, opened_store, run_async
-from agentdeck.cli.render import agent_panel, agents_table, event_line
+from agentdeck.cli.context import console, opened, opened_orchestrator, opened_store, run_async
+from agentdeck.cli.render import agent_panel, agents_table, event_line, tree_table
 from agentdeck.core.agent import Agent, AgentState
 from agentdeck.core.events import StoredEvent
 from agentdeck.errors import UsageError
@@ -52,21 +52,38 @@ def _states(values: list[str] | None) -> list[AgentState] | None:
 def ls(
     state: Annotated[list[str] | None, typer.Option(help="Only agents in this state.")] = None,
     limit: Annotated[int, typer.Option(min=1, help="Most agents to list.")] = 50,
+    tree: Annotated[
+        bool,
+        typer.Option(
+            "--tree", help="Agents an orchestrator started under it, with the tree's cost."
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """List agents, newest first."""
     states = _states(state)
+    if tree and states:
+        raise UsageError("--tree shows every state; leave out --state")
 
     async def go(settings: Settings) -> None:
         client = await connect(settings)
         if client is not None:
             async with _closing(client):
-                agents = await client.list_agents(states=states, limit=limit)
+                if tree:
+                    agents = await client.tree(limit=limit)
+                else:
+                    agents = await client.list_agents(states=states, limit=limit)
         else:
             async with opened_store(settings) as store:
-                agents = await store.list_agents(states=states, limit=limit)
+                if tree:
+                    roots = await store.list_agents(limit=limit, roots=True)
+                    agents = roots + await store.descendants([a.id for a in roots])
+                else:
+                    agents = await store.list_agents(states=states, limit=limit)
         if as_json:
             console.print_json(json.dumps([a.to_dict() for a in agents]))
+        elif agents and tree:
+            console.print(tree_table(agents))
         elif agents:
             console.print(agents_table(agents))
         else:
@@ -76,20 +93,26 @@ def ls(
 
 
 def show(agent: AgentArg, as_json: JsonOpt = False) -> None:
-    """Show one agent."""
+    """Show one agent, its parent and its children."""
 
     async def go(settings: Settings) -> None:
         client = await connect(settings)
         if client is not None:
             async with _closing(client):
                 a = await client.get_agent(agent)
+                children = await client.children(a.id)
         else:
             async with opened_store(settings) as store:
                 a = await store.find_agent(agent)
+                children = await store.children([a.id])
         if as_json:
-            console.print_json(json.dumps(a.to_dict()))
-        else:
-            console.print(agent_panel(a))
+            console.print_json(json.dumps({**a.to_dict(), "children": [c.id for c in children]}))
+            return
+        console.print(agent_panel(a))
+        if children:
+            console.print()
+            console.print(f"children ({len(children)}):")
+            console.print(agents_table(children))
 
     run_async(go)
 
@@ -196,23 +219,39 @@ def interrupt(agent: AgentArg, as_json: JsonOpt = False) -> None:
     _act(agent, "interrupt", "interrupted", as_json)
 
 
-def kill(agent: AgentArg, as_json: JsonOpt = False) -> None:
+def kill(
+    agent: AgentArg,
+    tree: Annotated[
+        bool,
+        typer.Option(
+            "--tree/--keep-children",
+            help="Also kill every agent it started (the default), or leave them running.",
+        ),
+    ] = True,
+    as_json: JsonOpt = False,
+) -> None:
     """Stop an agent and every process it started, now."""
-    _act(agent, "kill", "killed", as_json)
+    _act(agent, "kill", "killed", as_json, body={"children": tree})
 
 
-def _act(ref: str, action: str, done: str, as_json: bool) -> None:
+def _act(
+    ref: str, action: str, done: str, as_json: bool, body: dict[str, object] | None = None
+) -> None:
     async def go(settings: Settings) -> None:
         client = await connect(settings)
         if client is not None:
             async with _closing(client):
-                a = await client.act(ref, action)
-        else:
+                a = await client.act(ref, action, body)
+        elif action == "interrupt":
             async with opened(settings) as (store, runner):
                 from agentdeck.runner.steering import Steering
 
-                steering = Steering(store, runner)
-                a = await (steering.interrupt(ref) if action == "interrupt" else steering.kill(ref))
+                a = await Steering(store, runner).interrupt(ref)
+        else:
+            async with opened_orchestrator(settings) as orchestration:
+                found = await orchestration.store.find_agent(ref)
+                children = bool((body or {}).get("children", True))
+                a = await orchestration.kill_tree(found, children=children)
         _say(a, f"{done} {a.id} ({a.state})", as_json)
 
     run_async(go)

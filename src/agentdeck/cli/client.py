@@ -20,6 +20,8 @@ from agentdeck.errors import AgentdeckError, NotFound, UsageError
 from agentdeck.settings import Settings
 
 _TIMEOUT = httpx.Timeout(30.0, connect=3.0)
+# Spec fields the daemon fills from a template, never sent by a client.
+_RESOLVED_FROM_TEMPLATES = frozenset({"template", "tools", "orchestrator", "workspace"})
 
 
 def agent_from_json(data: dict[str, Any]) -> Agent:
@@ -41,6 +43,7 @@ def agent_from_json(data: dict[str, Any]) -> Agent:
         last_error=data.get("last_error"),
         pid=data.get("pid"),
         owner_pid=data.get("owner_pid"),
+        parent_id=data.get("parent_id"),
         extra=data.get("extra") or {},
     )
 
@@ -61,7 +64,7 @@ class DaemonClient:
         self.http = httpx.AsyncClient(
             base_url=info.url,
             timeout=_TIMEOUT,
-            headers={"Authorization": f"Bearer {token}"},
+            headers={"Authorization": f"Bearer {token}", "X-Agentdeck-Client": "cli"},
         )
 
     async def aclose(self) -> None:
@@ -101,9 +104,22 @@ class DaemonClient:
     async def get_agent(self, ref: str) -> Agent:
         return agent_from_json(await self._call("GET", f"/api/agents/{ref}"))
 
-    async def create_agent(self, spec: AgentSpec, *, keep_alive: bool) -> Agent:
-        body = {k: v for k, v in spec.to_dict().items() if v is not None}
+    async def tree(self, *, limit: int) -> list[Agent]:
+        data = await self._call("GET", "/api/tree", params={"limit": limit})
+        return [agent_from_json(a) for a in data["agents"]]
+
+    async def children(self, agent_id: str) -> list[Agent]:
+        data = await self._call("GET", "/api/agents", params={"parent": agent_id, "limit": 10_000})
+        return [agent_from_json(a) for a in data["agents"]]
+
+    async def create_agent(
+        self, spec: AgentSpec, *, keep_alive: bool, template: str | None = None
+    ) -> Agent:
+        fields = set(AgentSpec.__dataclass_fields__) - _RESOLVED_FROM_TEMPLATES
+        body = {k: v for k, v in spec.to_dict().items() if v is not None and k in fields}
         body["keep_alive"] = keep_alive
+        if template:
+            body["agent"] = template
         return agent_from_json(await self._call("POST", "/api/agents", json=body))
 
     async def act(self, ref: str, action: str, body: dict[str, Any] | None = None) -> Agent:

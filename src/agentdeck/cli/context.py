@@ -13,6 +13,7 @@ from rich.console import Console
 from agentdeck.settings import Settings
 
 if TYPE_CHECKING:  # the SDK and SQLAlchemy load only when a command needs them
+    from agentdeck.orchestration.service import Orchestrator
     from agentdeck.runner.runner import Runner
     from agentdeck.store.store import Store
 
@@ -44,14 +45,29 @@ async def opened_store(settings: Settings) -> AsyncIterator[Store]:
 @contextlib.asynccontextmanager
 async def opened(settings: Settings) -> AsyncIterator[tuple[Store, Runner]]:
     """The store and a runner; every agent the runner started is stopped on exit."""
+    from agentdeck.orchestration.service import Orchestrator
     from agentdeck.runner.runner import Runner
 
     async with opened_store(settings) as store:
         runner = Runner(store, settings)
+        orchestration = Orchestrator(store, runner, settings)
         try:
             yield store, runner
         finally:
-            await runner.shutdown()
+            try:
+                await runner.shutdown()
+            finally:
+                orchestration.close()
+
+
+@contextlib.asynccontextmanager
+async def opened_orchestrator(settings: Settings) -> AsyncIterator[Orchestrator]:
+    """The agent tree's operations on an embedded store and runner."""
+    from agentdeck.orchestration.service import Orchestrator
+
+    async with opened(settings) as (_store, runner):
+        assert isinstance(runner.extension, Orchestrator)
+        yield runner.extension
 
 
 def run_async(fn: Callable[[Settings], Awaitable[T]]) -> T:

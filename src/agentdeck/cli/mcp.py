@@ -1,23 +1,60 @@
-"""``agentdeck mcp``: memory as an MCP server over stdio (for Claude Code sessions).
+"""``agentdeck mcp``: memory (and, with ``--orchestrate``, the deck's orchestrator
+tools) as an MCP server over stdio, for Claude Code sessions.
 
-Register it with Claude Code: ``claude mcp add agentdeck-memory -- agentdeck mcp``.
+Register it with Claude Code: ``claude mcp add agentdeck -- agentdeck mcp --orchestrate``.
 """
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from agentdeck.cli.context import run_async
+from agentdeck.settings import Settings
 
 
 def register(app: typer.Typer) -> None:
     app.command("mcp")(mcp)
 
 
-def mcp() -> None:
+def mcp(
+    orchestrate: Annotated[
+        bool,
+        typer.Option(
+            "--orchestrate",
+            help="Also offer the orchestrator's tools (spawn_agent, wait_for_agents, "
+            "answer_request, …) through the running daemon: the session's children run on "
+            "the deck and show on its board under the session.",
+        ),
+    ] = False,
+    session_id: Annotated[
+        str,
+        typer.Option(
+            envvar="CLAUDE_CODE_SESSION_ID",
+            help="The Claude Code session this serves (Claude Code sets it).",
+        ),
+    ] = "",
+    project: Annotated[
+        str,
+        typer.Option(
+            envvar="CLAUDE_PROJECT_DIR",
+            help="The session's project directory (Claude Code sets it).",
+        ),
+    ] = "",
+) -> None:
     """Serve memory over stdio as an MCP server: tools memory_search (short index
     entries) and memory_get (whole records). Reads the store directly; logs go to
     stderr, stdout is the protocol."""
-    from agentdeck.memory.mcp_server import serve
+    if not orchestrate:
+        from agentdeck.memory.mcp_server import serve
 
-    run_async(serve)
+        run_async(serve)
+        return
+
+    async def go(settings: Settings) -> None:
+        from agentdeck.cli.mcp_orchestrate import serve as serve_orchestrate
+
+        await serve_orchestrate(settings, session_id=session_id, project=project)
+
+    run_async(go)

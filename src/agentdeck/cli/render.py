@@ -10,7 +10,7 @@ from rich.text import Text
 
 from agentdeck.core.agent import Agent, AgentState
 from agentdeck.core.events import EventType, StoredEvent
-from agentdeck.core.summary import short, tool_summary
+from agentdeck.core.summary import deck_summary, short, tool_summary
 
 _STATE_VALUES = {s.value for s in AgentState}
 STATE_STYLE = {
@@ -18,6 +18,7 @@ STATE_STYLE = {
     AgentState.RUNNING: "bold blue",
     AgentState.AWAITING_PERMISSION: "bold yellow",
     AgentState.AWAITING_INPUT: "yellow",
+    AgentState.AWAITING_AGENTS: "cyan",
     AgentState.IDLE: "green",
     AgentState.DONE: "bold green",
     AgentState.ERROR: "bold red",
@@ -34,7 +35,23 @@ def event_line(event: StoredEvent) -> Text | None:
     if kind == EventType.USER_MESSAGE_SENT:
         return Text.assemble(("> ", "bold cyan"), (short(d.get("text", ""), 200), "cyan"))
     if kind == EventType.TOOL_CALLED:
-        return Text.assemble(("⚙ ", "yellow"), tool_summary(d.get("tool", "?"), d.get("input", {})))
+        tool, tool_input = d.get("tool", "?"), d.get("input", {})
+        deck = deck_summary(tool, tool_input)
+        if deck is not None:
+            return Text.assemble(("⇢ ", "cyan"), (deck, "cyan"))
+        return Text.assemble(("⚙ ", "yellow"), tool_summary(tool, tool_input))
+    if kind == EventType.QUESTION_ASKED:
+        rid = d.get("ask_id")
+        to = "its orchestrator" if d.get("to_agent_id") else "a person"
+        return Text(
+            f"? asks {to}: {short(d.get('question', ''), 200)} — answer with "
+            f"`agentdeck answer {rid} TEXT`",
+            style="bold yellow",
+        )
+    if kind == EventType.QUESTION_ANSWERED:
+        if d.get("answer") is None:
+            return Text("· its question expired unanswered", style="yellow")
+        return Text(f"← answer from {d.get('by')}: {short(d.get('answer', ''), 200)}", style="cyan")
     if kind == EventType.TOOL_RETURNED:
         style = "red" if d.get("is_error") else "dim"
         size = d.get("size", 0)
@@ -100,6 +117,32 @@ def agents_table(agents: list[Agent]) -> Table:
     return table
 
 
+def tree_table(agents: list[Agent]) -> Table:
+    """Roots (agents without a parent shown here) with the agents below them,
+    indented; a parent's COST is its own, TREE adds everything below it."""
+    from agentdeck.core.tree import tree_rows
+
+    ids = {a.id for a in agents}
+    roots = [a for a in agents if not a.parent_id or a.parent_id not in ids]
+    table = Table(box=None, pad_edge=False)
+    for col in ("ID", "NAME", "STATE", "TOOL", "TURNS", "COST", "TREE", "AGE"):
+        table.add_column(col, justify="right" if col in {"TURNS", "COST", "TREE"} else "left")
+    for row in tree_rows(roots, agents):
+        a = row.agent
+        indent = "  " * (row.depth - 1) + "└ " if row.depth else ""
+        table.add_row(
+            a.id,
+            f"{indent}{a.name}",
+            Text(str(a.state), style=STATE_STYLE.get(a.state, "")),
+            a.current_tool or "",
+            str(a.turns),
+            f"${a.cost_usd:.4f}",
+            f"${row.tree_cost:.4f}" if row.children else "",
+            ago(a.created_at),
+        )
+    return table
+
+
 def agent_panel(agent: Agent) -> Table:
     table = Table.grid(padding=(0, 2))
     rows: list[tuple[str, Any]] = [
@@ -107,6 +150,8 @@ def agent_panel(agent: Agent) -> Table:
         ("name", agent.name),
         ("state", Text(str(agent.state), style=STATE_STYLE.get(agent.state, ""))),
         ("cwd", agent.cwd),
+        *([("template", agent.spec.template)] if agent.spec.template else []),
+        *([("parent", agent.parent_id)] if agent.parent_id else []),
         ("session", agent.session_id or "-"),
         ("turns", str(agent.turns)),
         ("cost", f"${agent.cost_usd:.4f}"),

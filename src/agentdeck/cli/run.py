@@ -50,17 +50,27 @@ def run(
             help="Policy profile: default, strict, permissive, or a YAML/settings.json file."
         ),
     ] = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            help="An agent template (.claude/agents/NAME.md of this project or yours, or a "
+            "built-in one: orchestrator, engineer, reviewer, tester, researcher); the options "
+            "above override its settings.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
 ) -> None:
     """Run one agent to the end of its turn; exit 0 on success, 1 if it ended in error."""
     if not prompt.strip():
         raise UsageError("the prompt is empty")
+    resolved_cwd = str(Path(cwd).expanduser().resolve()) if cwd else None
     if scenario and Path(scenario).is_file():
         scenario = str(Path(scenario).resolve())  # the daemon has its own cwd
     spec = AgentSpec(
         prompt=prompt,
         name=name,
-        cwd=str(Path(cwd).expanduser().resolve()) if cwd else None,
+        cwd=resolved_cwd,
         model=model,
         allow=tuple(allow or ()),
         deny=tuple(deny or ()),
@@ -69,6 +79,8 @@ def run(
         budget_usd=budget_usd,
         scenario=scenario,
         profile=str(Path(profile).resolve()) if profile and Path(profile).is_file() else profile,
+        # Templates come from the project: --cwd, or where the command runs.
+        project=resolved_cwd or str(Path.cwd().resolve()),
     )
 
     async def go(settings: Settings) -> int:
@@ -77,12 +89,18 @@ def run(
         client = await connect(settings)
         if client is not None:
             try:
-                agent = await client.create_agent(spec, keep_alive=False)
-                return await follow_remote(client, agent.id, after=0, as_json=as_json)
+                started = await client.create_agent(spec, keep_alive=False, template=agent)
+                return await follow_remote(client, started.id, after=0, as_json=as_json)
             finally:
                 await client.aclose()
+        run_spec = spec
+        if agent:
+            from agentdeck.core.templates import apply_template
+            from agentdeck.orchestration.templates import resolve
+
+            run_spec = apply_template(resolve(settings, agent, spec.project), spec)
         async with opened(settings) as (store, runner):
-            session = await runner.start(spec)
+            session = await runner.start(run_spec)
             return await follow_session(store, session, as_json=as_json)
 
     raise typer.Exit(run_async(go))

@@ -1,8 +1,10 @@
 """Agents and their lifecycle.
 
-``starting → running ⇄ awaiting_permission / awaiting_input → idle (turn done,
-can take a follow-up) → done | error | interrupted | killed``. A finished agent
-with a Claude session id can be resumed, which moves it back to ``starting``.
+``starting → running ⇄ awaiting_permission / awaiting_input / awaiting_agents →
+idle (turn done, can take a follow-up) → done | error | interrupted | killed``. A
+finished agent with a Claude session id can be resumed, which moves it back to
+``starting``. ``awaiting_input`` is a worker waiting for an answer to its question;
+``awaiting_agents`` an orchestrator waiting for its children (``wait_for_agents``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ class AgentState(StrEnum):
     RUNNING = "running"
     AWAITING_PERMISSION = "awaiting_permission"
     AWAITING_INPUT = "awaiting_input"
+    AWAITING_AGENTS = "awaiting_agents"
     IDLE = "idle"
     DONE = "done"
     ERROR = "error"
@@ -32,6 +35,11 @@ class AgentState(StrEnum):
     def is_final(self) -> bool:
         return self in FINAL_STATES
 
+    @property
+    def is_busy(self) -> bool:
+        """In the middle of a turn (or about to start one)."""
+        return self in BUSY_STATES
+
 
 LIVE_STATES = frozenset(
     {
@@ -39,6 +47,7 @@ LIVE_STATES = frozenset(
         AgentState.RUNNING,
         AgentState.AWAITING_PERMISSION,
         AgentState.AWAITING_INPUT,
+        AgentState.AWAITING_AGENTS,
         AgentState.IDLE,
     }
 )
@@ -46,19 +55,30 @@ FINAL_STATES = frozenset(
     {AgentState.DONE, AgentState.ERROR, AgentState.INTERRUPTED, AgentState.KILLED}
 )
 
-_BUSY = {AgentState.RUNNING, AgentState.AWAITING_PERMISSION, AgentState.AWAITING_INPUT}
+BUSY_STATES = frozenset(
+    {
+        AgentState.STARTING,
+        AgentState.RUNNING,
+        AgentState.AWAITING_PERMISSION,
+        AgentState.AWAITING_INPUT,
+        AgentState.AWAITING_AGENTS,
+    }
+)
+_WAITING = (AgentState.AWAITING_PERMISSION, AgentState.AWAITING_INPUT, AgentState.AWAITING_AGENTS)
 _TRANSITIONS: dict[AgentState, frozenset[AgentState]] = {
     AgentState.STARTING: frozenset({AgentState.RUNNING, AgentState.IDLE, *FINAL_STATES}),
-    AgentState.RUNNING: frozenset(
-        {
-            AgentState.AWAITING_PERMISSION,
-            AgentState.AWAITING_INPUT,
-            AgentState.IDLE,
-            *FINAL_STATES,
-        }
+    AgentState.RUNNING: frozenset({*_WAITING, AgentState.IDLE, *FINAL_STATES}),
+    # A waiting agent may wait on something else next (a worker's tool call that
+    # needs approval while it waits for an answer, say) before it runs again.
+    AgentState.AWAITING_PERMISSION: frozenset(
+        {*_WAITING, AgentState.RUNNING, AgentState.IDLE, *FINAL_STATES}
     ),
-    AgentState.AWAITING_PERMISSION: frozenset({AgentState.RUNNING, AgentState.IDLE, *FINAL_STATES}),
-    AgentState.AWAITING_INPUT: frozenset({AgentState.RUNNING, AgentState.IDLE, *FINAL_STATES}),
+    AgentState.AWAITING_INPUT: frozenset(
+        {*_WAITING, AgentState.RUNNING, AgentState.IDLE, *FINAL_STATES}
+    ),
+    AgentState.AWAITING_AGENTS: frozenset(
+        {*_WAITING, AgentState.RUNNING, AgentState.IDLE, *FINAL_STATES}
+    ),
     AgentState.IDLE: frozenset({AgentState.RUNNING, *FINAL_STATES}),
     # A finished agent comes back through resume only.
     AgentState.DONE: frozenset({AgentState.STARTING}),
@@ -93,6 +113,12 @@ class AgentSpec:
     scenario: str | None = None  # path of a scripted-model scenario, if any
     resume_on_restart: bool = False  # a restarted daemon resumes it instead of interrupting
     profile: str | None = None  # policy profile; None: the settings' default
+    # From an agent template (``.claude/agents/*.md``), resolved when it starts:
+    template: str | None = None  # the template's name
+    tools: tuple[str, ...] = ()  # the only tools it has; empty: all of them
+    orchestrator: bool = False  # it gets the deck's orchestrator tools
+    workspace: str | None = None  # new | shared | worktree (None: new, or ``cwd``)
+    project: str | None = None  # where its (and its children's) templates come from
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -108,6 +134,11 @@ class AgentSpec:
             "scenario": self.scenario,
             "resume_on_restart": self.resume_on_restart,
             "profile": self.profile,
+            "template": self.template,
+            "tools": list(self.tools),
+            "orchestrator": self.orchestrator,
+            "workspace": self.workspace,
+            "project": self.project,
         }
 
     @classmethod
@@ -125,6 +156,11 @@ class AgentSpec:
             scenario=data.get("scenario"),
             resume_on_restart=bool(data.get("resume_on_restart", False)),
             profile=data.get("profile"),
+            template=data.get("template"),
+            tools=tuple(data.get("tools") or ()),
+            orchestrator=bool(data.get("orchestrator", False)),
+            workspace=data.get("workspace"),
+            project=data.get("project"),
         )
 
 
@@ -149,6 +185,7 @@ class Agent:
     last_error: str | None = None
     pid: int | None = None  # the Claude Code process, while one is attached
     owner_pid: int | None = None  # the agentdeck process supervising it
+    parent_id: str | None = None  # the orchestrator that spawned it
     extra: dict[str, Any] = field(default_factory=dict)
 
     def with_changes(self, **changes: Any) -> Agent:
@@ -171,6 +208,7 @@ class Agent:
             "last_error": self.last_error,
             "pid": self.pid,
             "owner_pid": self.owner_pid,
+            "parent_id": self.parent_id,
             "created_at": self.created_at,
             "updated_at": self.updated_at,
             "spec": self.spec.to_dict(),

@@ -30,6 +30,8 @@ class EventType(StrEnum):
     NOTICE = "notice"  # retries, hook output, anything informational from the CLI
     HOOK_RECEIVED = "hook_received"
     OBSERVATION_RECORDED = "observation_recorded"
+    QUESTION_ASKED = "question_asked"
+    QUESTION_ANSWERED = "question_answered"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,6 +55,7 @@ class AgentSpawned(Event):
     cwd: str
     spec: dict[str, Any]
     source: str = "agentdeck"
+    parent_id: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -189,6 +192,29 @@ class ObservationRecorded(Event):
     title: str
 
 
+@dataclass(frozen=True, kw_only=True)
+class QuestionAsked(Event):
+    """The agent asked its orchestrator (``to_agent_id``) or a person (None) and
+    waits for the answer until ``expires_at``."""
+
+    type: ClassVar[EventType] = EventType.QUESTION_ASKED
+    ask_id: str
+    question: str
+    to_agent_id: str | None
+    expires_at: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class QuestionAnswered(Event):
+    """The agent's question was answered (``by``: ``agent:<id>``, ``user:<channel>``)
+    or expired (``by`` is ``timeout``, ``answer`` None)."""
+
+    type: ClassVar[EventType] = EventType.QUESTION_ANSWERED
+    ask_id: str
+    answer: str | None
+    by: str
+
+
 _FIELDS: dict[type[Event], tuple[str, ...]] = {}
 
 
@@ -217,6 +243,8 @@ EVENT_CLASSES: dict[EventType, type[Event]] = {
         Notice,
         HookReceived,
         ObservationRecorded,
+        QuestionAsked,
+        QuestionAnswered,
     )
 }
 
@@ -264,6 +292,7 @@ def spawned_events(agent: Agent, reason: str | None = None) -> list[Event]:
             cwd=agent.cwd,
             spec=agent.spec.to_dict(),
             source=str(agent.source),
+            parent_id=agent.parent_id,
         ),
         StateChanged(agent_id=agent.id, ts=now, old=None, new=AgentState.STARTING, reason=reason),
     ]

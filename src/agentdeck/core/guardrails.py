@@ -19,7 +19,8 @@ caller acts once). Limits:
 
 Money and time stop when they EXCEED the limit; counts when they REACH it.
 ``daily_usd`` is the fleet-wide cap, enforced by ``FleetBudget``: a ``Guard``
-given one feeds it each cost increase.
+given one feeds it each cost increase. So is a ``tree`` budget (``core.tree``):
+the cost of an orchestrator's children rolls up to it and its ancestors.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from datetime import UTC, date, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 from agentdeck.core.audit import canonical_json
 from agentdeck.core.events import CostUpdated, Event, ToolCalled, ToolReturned, TurnCompleted
@@ -78,6 +79,7 @@ class StopKind(StrEnum):
     TOOL_ERRORS = "tool_errors"
     REPEATED_CALLS = "repeated_calls"
     DAILY_BUDGET = "daily_budget"
+    TREE_BUDGET = "tree_budget"
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,12 @@ class Stop:
     message: str
     limit: float
     value: float
+
+
+class SharedBudget(Protocol):
+    """A budget several agents spend from: told each cost increase of one of them."""
+
+    def charge(self, delta_usd: float) -> Stop | None: ...
 
 
 def _usd(amount: float) -> str:
@@ -158,15 +166,18 @@ class Guard:
         base_cost: float = 0.0,
         base_turns: int = 0,
         fleet: FleetBudget | None = None,
+        tree: SharedBudget | None = None,
     ) -> None:
         """``base_cost`` / ``base_turns``: the agent's totals before this process
         (``Agent.cost_usd`` / ``Agent.turns`` when resuming); ``started_at``:
-        when the wall clock started (the caller decides: first start or resume)."""
+        when the wall clock started (the caller decides: first start or resume);
+        ``tree``: the agent's place in its tree's budget, if any."""
         self.limits = limits
         self.started_at = started_at
         self.base_cost = base_cost
         self.base_turns = base_turns
         self.fleet = fleet
+        self.tree = tree
         self.process_cost = 0.0
         self.turns = base_turns
         self.error_streak = 0
@@ -202,7 +213,9 @@ class Guard:
             return None  # cumulative: an equal, lower or missing figure adds nothing
         delta = cost - self.process_cost
         self.process_cost = cost
-        return self.fleet.add(delta, ts) if self.fleet is not None else None
+        fleet_stop = self.fleet.add(delta, ts) if self.fleet is not None else None
+        tree_stop = self.tree.charge(delta) if self.tree is not None else None
+        return fleet_stop or tree_stop
 
     def _report(self, stop: Stop | None) -> Stop | None:
         if stop is None or self.stopped is not None:

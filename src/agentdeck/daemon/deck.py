@@ -11,9 +11,12 @@ import time
 
 from agentdeck.core.agent import Agent, AgentSpec, AgentState
 from agentdeck.core.approvals import Approval, ApprovalState, GrantScope
+from agentdeck.core.asks import Ask, AskState
 from agentdeck.core.events import Notice, StoredEvent
 from agentdeck.daemon.hub import EventHub
 from agentdeck.hooks.bridge import HookBridge
+from agentdeck.orchestration.service import Orchestrator
+from agentdeck.orchestration.templates import resolve as resolve_template
 from agentdeck.runner.runner import Runner
 from agentdeck.runner.steering import (
     Steering,
@@ -38,6 +41,7 @@ class Deck:
         self.steering = Steering(store, runner)
         self.memory: MemoryStore = runner.memory.records
         self.hooks = HookBridge(store, runner.governor, runner.memory)
+        self.orchestration = Orchestrator(store, runner, settings)
 
     @classmethod
     async def open(cls, settings: Settings) -> Deck:
@@ -51,9 +55,10 @@ class Deck:
     async def close(self) -> None:
         """Stop every agent gracefully (then by force), flush the log."""
         try:
-            await self.runner.shutdown()
+            await self.runner.shutdown(suspend=True)
             await self.runner.memory.drain()
         finally:
+            self.orchestration.close()
             await self.hub.stop()
             await self.store.close()
 
@@ -69,18 +74,34 @@ class Deck:
         """
         out = []
         live = [s for s in AgentState if s.is_live]
-        for agent in await self.store.list_agents(
-            states=live, limit=100_000, include_archived=True
-        ):
+        found = await self.store.list_agents(states=live, limit=100_000, include_archived=True)
+        # Agents a clean shutdown suspended mid-turn, to be carried on now.
+        found += [
+            a
+            for a in await self.store.list_agents(
+                states=[AgentState.INTERRUPTED], limit=100_000, include_archived=True
+            )
+            if a.extra.get("resume_at_start")
+        ]
+        for agent in found:
             if owned_elsewhere(agent):
                 continue
             was_busy = agent.state != AgentState.IDLE
             agent = await reconcile_stale(self.store, agent, grace=self.settings.stop_grace_seconds)
-            if agent.spec.resume_on_restart and agent.session_id:
+            if agent.spec.resume_on_restart and not agent.session_id and was_busy:
+                # Stopped before its Claude session began: start it afresh.
+                try:
+                    agent = (await self.runner.relaunch(agent.id, keep_alive=True)).agent
+                except Exception as exc:  # noqa: BLE001 - one agent must not stop the daemon
+                    logger.warning("could not restart agent %s: %s", agent.id, exc)
+            elif agent.spec.resume_on_restart and agent.session_id:
                 try:
                     # A turn that was cut short is continued; an idle agent
                     # just gets its process back, waiting for a message.
-                    session = await self.runner.resume(agent.id, keep_alive=True, idle=not was_busy)
+                    text = await self.orchestration.resume_text(agent) if was_busy else None
+                    session = await self.runner.resume(
+                        agent.id, text, keep_alive=True, idle=not was_busy
+                    )
                     agent = session.agent
                 except Exception as exc:  # noqa: BLE001 - one agent must not stop the daemon
                     logger.warning("could not resume agent %s: %s", agent.id, exc)
@@ -89,9 +110,33 @@ class Deck:
 
     # -- agents --------------------------------------------------------------------
 
-    async def create_agent(self, spec: AgentSpec, *, keep_alive: bool = True) -> Agent:
+    async def create_agent(
+        self, spec: AgentSpec, *, keep_alive: bool = True, template: str | None = None
+    ) -> Agent:
+        """Start an agent; ``template`` names an agent template, seen from
+        ``spec.project`` (or its cwd), whose settings the spec's own override."""
+        if template:
+            from agentdeck.core.templates import apply_template
+
+            found = resolve_template(self.settings, template, spec.project or spec.cwd)
+            spec = apply_template(found, spec)
         session = await self.runner.start(spec, keep_alive=keep_alive)
         return session.agent
+
+    async def spawn(
+        self,
+        parent: str,
+        prompt: str,
+        *,
+        template: str = "engineer",
+        name: str | None = None,
+        workspace: str | None = None,
+    ) -> Agent:
+        """A child of ``parent`` under the tree's rules (limits, budget, profile)."""
+        agent = await self.get_agent(parent)
+        return await self.orchestration.spawn(
+            agent.id, prompt, template=template, name=name, workspace=workspace
+        )
 
     async def get_agent(self, ref: str) -> Agent:
         session = self.runner.sessions.get(ref)
@@ -107,14 +152,30 @@ class Deck:
         include_archived: bool = False,
         limit: int = 100,
         offset: int = 0,
+        parent: str | None = None,
+        roots: bool = False,
     ) -> list[Agent]:
-        return await self.store.list_agents(
+        agents = await self.store.list_agents(
             states=states,
             text=text,
             include_archived=include_archived,
             limit=limit,
             offset=offset,
+            parent=parent,
+            roots=roots,
         )
+        return [self._fresh(a) for a in agents]
+
+    def _fresh(self, agent: Agent) -> Agent:
+        session = self.runner.sessions.get(agent.id)
+        return session.agent if session is not None else agent
+
+    async def children(self, ref: str) -> list[Agent]:
+        agent = await self.store.find_agent(ref)
+        return await self.orchestration.children(agent.id)
+
+    async def descendants(self, root_ids: list[str], *, limit: int = 10_000) -> list[Agent]:
+        return [self._fresh(a) for a in await self.store.descendants(root_ids, limit=limit)]
 
     async def send(self, ref: str, text: str) -> Agent:
         """A follow-up; a finished agent is resumed with it (kept alive)."""
@@ -131,8 +192,12 @@ class Deck:
     async def interrupt(self, ref: str) -> Agent:
         return await self.steering.interrupt(ref)
 
-    async def kill(self, ref: str) -> Agent:
-        return await self.steering.kill(ref)
+    async def kill(self, ref: str, *, children: bool = True) -> Agent:
+        """Stop the agent; with ``children`` (the default) its whole subtree too."""
+        agent = await self.store.find_agent(ref)
+        if not children:
+            return await self.steering.kill(agent.id)
+        return await self.orchestration.kill_tree(agent)
 
     async def resume(self, ref: str, text: str | None = None, *, fork: bool = False) -> Agent:
         session = await self.runner.resume(ref, text, fork=fork, keep_alive=True)
@@ -210,8 +275,29 @@ class Deck:
         await self.store.save_agent(agent.with_changes(extra={**agent.extra, "reports": reports}))
 
     async def sweep(self) -> None:
-        """Deny orphaned requests at their deadline."""
+        """Deny orphaned requests at their deadline; expire unanswered questions."""
         await self.runner.governor.expire_orphans()
+        await self.orchestration.inbox.expire_orphans()
+
+    # -- asks ------------------------------------------------------------------------
+
+    async def asks(
+        self,
+        *,
+        states: list[AskState] | None = None,
+        agent_id: str | None = None,
+        limit: int = 100,
+    ) -> list[Ask]:
+        return await self.orchestration.inbox.list_questions(
+            states=states, agent_id=agent_id, limit=limit
+        )
+
+    async def ask(self, ref: str) -> Ask:
+        return await self.orchestration.inbox.asks.find(ref)
+
+    async def answer_ask(self, ref: str, answer: str, *, by: str) -> Ask:
+        """A person answers a worker's question (whoever it was put to)."""
+        return await self.orchestration.inbox.answer(ref, answer, by=by)
 
     # -- events and totals ---------------------------------------------------------
 

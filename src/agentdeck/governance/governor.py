@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentdeck.core.agent import Agent
+from agentdeck.core.agent import Agent, AgentSource
 from agentdeck.core.approvals import Approval, ApprovalState, GrantScope, answer_state
 from agentdeck.core.audit import AuditRecord
 from agentdeck.core.events import PermissionRequested, PermissionResolved
 from agentdeck.core.policy import Decision, Grant, Profile, Rule, Verdict, decide, rule_for
-from agentdeck.errors import InvalidState, PolicyError
+from agentdeck.errors import InvalidState, NotFound, PolicyError
 from agentdeck.governance.profiles import load_profile
 from agentdeck.settings import Settings
 from agentdeck.store.approvals import ApprovalStore
@@ -35,6 +35,11 @@ logger = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.25
 Waiting = Callable[[bool], Awaitable[None]]
+# agentdeck's own orchestration tools (the in-process ``deck`` MCP server): the
+# tree's limits govern them; a profile can still deny or ask for them by name.
+DECK_TOOLS = Rule.parse("mcp__deck", source="agentdeck")
+_STRICTNESS = {Decision.DENY: 2, Decision.ASK: 1, Decision.ALLOW: 0}
+MAX_ANCESTORS = 64  # far past any allowed depth: a cycle in bad data cannot loop
 
 
 @dataclass(frozen=True)
@@ -56,17 +61,83 @@ class Governor:
 
     # -- policy ------------------------------------------------------------------
 
-    def profile_for(self, agent: Agent) -> Profile:
-        """The agent's profile, with its own ``--allow`` / ``--deny`` rules on top."""
+    def profile_for(self, agent: Agent, *, tools: bool = True) -> Profile:
+        """The agent's profile, with its own ``--allow`` / ``--deny`` rules on top,
+        its template's tool list as the tools it has (unless ``tools`` is false:
+        an orchestrator's own tool list does not bound what its children may use),
+        and the deck's tools allowed (after every deny and ask rule, so a profile
+        can still refuse them)."""
         base = self.profile_named(agent.spec.profile or self.settings.profile)
-        if not agent.spec.allow and not agent.spec.deny:
-            return base
         where = f"agent {agent.id}"
+        enabled = base.enabled_tools
+        if agent.spec.tools and tools:
+            template = f"template {agent.spec.template or agent.id}"
+            listed = tuple(Rule.parse(t.split("(")[0], source=template) for t in agent.spec.tools)
+            enabled = (
+                listed
+                if enabled is None
+                else tuple(r for r in listed if any(e.covers_tool(r.tool) for e in enabled))
+            )
+        # Only agents agentdeck runs have the deck's server; a hand-started
+        # session's own server of that name is judged like any other.
+        deck = (DECK_TOOLS,) if agent.source is AgentSource.AGENTDECK else ()
+        if enabled is not None:
+            enabled = (*enabled, *deck)
         return dataclasses.replace(
             base,
-            allow=(*base.allow, *(Rule.parse(r, source=where) for r in agent.spec.allow)),
+            allow=(
+                *base.allow,
+                *(Rule.parse(r, source=where) for r in agent.spec.allow),
+                *deck,
+            ),
             deny=(*base.deny, *(Rule.parse(r, source=where) for r in agent.spec.deny)),
+            enabled_tools=enabled,
         )
+
+    async def ancestors(self, agent: Agent) -> list[Agent]:
+        """The agent's parent, its parent's parent, … (nearest first)."""
+        chain: list[Agent] = []
+        seen = {agent.id}
+        parent_id = agent.parent_id
+        while parent_id and parent_id not in seen and len(chain) < MAX_ANCESTORS:
+            seen.add(parent_id)
+            try:
+                parent = await self.store.get_agent(parent_id)
+            except NotFound:
+                break
+            chain.append(parent)
+            parent_id = parent.parent_id
+        return chain
+
+    async def _verdict(
+        self, agent: Agent, tool: str, tool_input: dict[str, Any], grants: list[Grant]
+    ) -> Verdict:
+        """The policy's verdict for the agent, never more than any ancestor's: a
+        child runs under its own profile AND every ancestor's rules (its profile,
+        its --allow / --deny), the strictest answer wins (deny > ask > allow).
+        Paths are judged in the child's workspace."""
+        home = str(Path.home())
+        verdict = decide(
+            self.profile_for(agent), tool, tool_input, workspace=agent.cwd, home=home, grants=grants
+        )
+        for ancestor in await self.ancestors(agent) if agent.parent_id else []:
+            if verdict.decision is Decision.DENY:
+                break
+            records = await self.approvals.grants_for(self.grant_key(ancestor), ancestor.id)
+            theirs = grants + [Grant(rule=g.rule, decision=Decision(g.decision)) for g in records]
+            other = decide(
+                self.profile_for(ancestor, tools=False),
+                tool,
+                tool_input,
+                workspace=agent.cwd,
+                home=home,
+                grants=theirs,
+            )
+            if _STRICTNESS[other.decision] > _STRICTNESS[verdict.decision]:
+                verdict = dataclasses.replace(
+                    other, reason=f"{other.reason} (the rules of its parent {ancestor.name})"
+                )
+        return verdict
 
     def profile_named(self, name: str | None = None) -> Profile:
         """A profile, loaded once; by default the one of agents that name none
@@ -77,8 +148,9 @@ class Governor:
         return self._profiles[name]
 
     def grant_key(self, agent: Agent) -> str:
-        """Grants follow the agent's template — its profile — never its display name."""
-        return f"profile:{self.profile_for(agent).name}"
+        """Grants follow the agent's template and profile, never its display name."""
+        profile = f"profile:{self.profile_for(agent).name}"
+        return f"template:{agent.spec.template}/{profile}" if agent.spec.template else profile
 
     async def authorize(
         self,
@@ -92,9 +164,7 @@ class Governor:
         profile = self.profile_for(agent)
         records = await self.approvals.grants_for(self.grant_key(agent), agent.id)
         grants = [Grant(rule=g.rule, decision=Decision(g.decision)) for g in records]
-        verdict = decide(
-            profile, tool, tool_input, workspace=agent.cwd, home=str(Path.home()), grants=grants
-        )
+        verdict = await self._verdict(agent, tool, tool_input, grants)
         if verdict.decision is not Decision.ASK:
             by = "grant" if verdict.source == "grant" else "policy"
             outcome = Outcome(verdict.decision is Decision.ALLOW, verdict.reason, verdict.rule, by)
@@ -125,12 +195,9 @@ class Governor:
     ) -> Verdict:
         """The policy's verdict with the agent's grants, audited, without waiting:
         for hooks of hand-started sessions, where Claude Code itself asks."""
-        profile = self.profile_for(agent)
         records = await self.approvals.grants_for(self.grant_key(agent), agent.id)
         grants = [Grant(rule=g.rule, decision=Decision(g.decision)) for g in records]
-        verdict = decide(
-            profile, tool, tool_input, workspace=agent.cwd, home=str(Path.home()), grants=grants
-        )
+        verdict = await self._verdict(agent, tool, tool_input, grants)
         source = "grant" if verdict.source == "grant" else by
         await self._audit(
             agent, tool, tool_input, str(verdict.decision), verdict.reason, verdict.rule, source

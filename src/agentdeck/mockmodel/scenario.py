@@ -20,6 +20,7 @@ from agentdeck.errors import ScenarioError
 SCENARIO_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 WHEN_KEYS = (
     "tool_result_contains",
+    "tool_result_matches",
     "user_text_contains",
     "system_prompt_contains",
     "first_user_text_contains",
@@ -33,6 +34,7 @@ class Condition:
     """All given substrings must occur in their part of the request (``None`` = any)."""
 
     tool_result_contains: str | None = None
+    tool_result_matches: str | None = None  # a regular expression, searched
     user_text_contains: str | None = None
     system_prompt_contains: str | None = None
     first_user_text_contains: str | None = None
@@ -60,12 +62,15 @@ Block = TextBlock | ThinkingBlock | ToolUseBlock
 
 @dataclass(frozen=True)
 class Turn:
-    """One scripted model response; ``when`` gates it, ``None`` always holds."""
+    """One scripted model response; ``when`` gates it, ``None`` always holds.
+    A ``repeat`` turn answers every request its ``when`` holds for, until one
+    it does not (a model polling, say, or waiting again)."""
 
     reply: tuple[Block, ...]
     when: Condition | None = None
     delay: float = 0.0
     chunk_delay: float = 0.0
+    repeat: bool = False
 
 
 @dataclass(frozen=True)
@@ -172,6 +177,14 @@ def _condition(ctx: _Ctx, value: Any, where: str, turn: int | None) -> Condition
     if not data:
         raise ctx.fail(f"{where}: empty condition", turn=turn)
     values = {k: _string(ctx, v, f"{where}.{k}", turn) for k, v in data.items()}
+    pattern = values.get("tool_result_matches")
+    if pattern is not None:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ctx.fail(
+                f"{where}.tool_result_matches: not a regular expression: {exc}", turn=turn
+            ) from None
     return Condition(**values)
 
 
@@ -209,7 +222,7 @@ def _block(ctx: _Ctx, value: Any, where: str, turn: int) -> Block:
 
 def _turn(ctx: _Ctx, value: Any, where: str, turn: int) -> Turn:
     data = _mapping(ctx, value, where, turn)
-    _only_keys(ctx, data, ("reply", "when", "delay", "chunk_delay"), where, turn)
+    _only_keys(ctx, data, ("reply", "when", "delay", "chunk_delay", "repeat"), where, turn)
     reply = data.get("reply")
     if reply is None:
         raise ctx.fail(f"{where}: turn has no 'reply'", turn=turn)
@@ -217,7 +230,13 @@ def _turn(ctx: _Ctx, value: Any, where: str, turn: int) -> Turn:
         raise ctx.fail(f"{where}.reply: expected a non-empty list of blocks", turn=turn)
     blocks = tuple(_block(ctx, b, f"{where}.reply[{i}]", turn) for i, b in enumerate(reply))
     when = _condition(ctx, data["when"], f"{where}.when", turn) if "when" in data else None
+    repeat = data.get("repeat", False)
+    if not isinstance(repeat, bool):
+        raise ctx.fail(f"{where}.repeat: must be true or false", turn=turn)
+    if repeat and when is None:
+        raise ctx.fail(f"{where}: a repeat turn needs 'when' (else it would never end)", turn=turn)
     return Turn(
+        repeat=repeat,
         reply=blocks,
         when=when,
         delay=_seconds(ctx, data.get("delay", 0), f"{where}.delay", turn),

@@ -107,8 +107,15 @@ def condition_holds(cond: Condition, system: str, prefix: Sequence[Message]) -> 
     checks: list[tuple[str, str | None]] = []
     if cond.system_prompt_contains is not None:
         checks.append((cond.system_prompt_contains, system))
+    last_result = None
+    if cond.tool_result_contains is not None or cond.tool_result_matches is not None:
+        last_result = _last([tool_result_text(m) for m in prefix])
     if cond.tool_result_contains is not None:
-        checks.append((cond.tool_result_contains, _last([tool_result_text(m) for m in prefix])))
+        checks.append((cond.tool_result_contains, last_result))
+    if cond.tool_result_matches is not None and (
+        last_result is None or re.search(cond.tool_result_matches, last_result) is None
+    ):
+        return False
     texts = [user_text(m) for m in prefix]
     if cond.user_text_contains is not None:
         checks.append((cond.user_text_contains, _last(texts)))
@@ -157,7 +164,7 @@ def select_turn(turns: Sequence[Turn], messages: Sequence[Message], system: str)
         if role == "assistant" and previous_role != "assistant":
             chosen = _eligible(turns, pointer, system, history[:position])
             if chosen is not None and produced_by(turns[chosen], message):
-                pointer = chosen + 1
+                pointer = chosen if turns[chosen].repeat else chosen + 1
         previous_role = role
     return _eligible(turns, pointer, system, history)
 

@@ -82,11 +82,18 @@ def build_options(
     base_url: str | None = None,
     resume: str | None = None,
     fork: bool = False,
+    mcp_servers: dict[str, Any] | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> ClaudeAgentOptions:
     system_prompt: SystemPromptPreset = {"type": "preset", "preset": "claude_code"}
     if spec.append_system_prompt:
         system_prompt["append"] = spec.append_system_prompt
+    # A template's tool list: the built-in tools it names are the only ones
+    # Claude Code offers (MCP tools in it are enforced by the policy).
+    builtins = list(dict.fromkeys(t.split("(")[0] for t in spec.tools if not t.startswith("mcp__")))
     return ClaudeAgentOptions(
+        tools=builtins if spec.tools else None,
+        mcp_servers=dict(mcp_servers or {}),
         cli_path=resolve_cli(settings),
         cwd=str(cwd),
         model=spec.model or settings.model,
@@ -98,7 +105,7 @@ def build_options(
         permission_mode="acceptEdits",
         max_turns=spec.max_turns,
         max_budget_usd=spec.budget_usd,
-        env=agent_env(settings, base_url, agent_id),
+        env={**agent_env(settings, base_url, agent_id), **(extra_env or {})},
         can_use_tool=can_use_tool,
         # The policy sees every tool call first. A failing or timed-out hook must
         # block, not fail open (Claude Code's default for hooks).

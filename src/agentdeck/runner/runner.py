@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import time
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,7 @@ from agentdeck.core.ids import new_agent_id
 from agentdeck.errors import InvalidState, NotFound, PolicyDenied, UsageError
 from agentdeck.governance.governor import Governor
 from agentdeck.memory.service import Memory
+from agentdeck.runner.extension import SessionExtension
 from agentdeck.runner.payloads import PayloadStore
 from agentdeck.runner.session import AgentSession
 from agentdeck.settings import Settings
@@ -34,6 +36,7 @@ if TYPE_CHECKING:  # the scripted model loads only for --scenario runs
 logger = logging.getLogger(__name__)
 
 RESUME_PROMPT = "Continue where you left off."
+TRANSIENT_EXTRA = ("resume_at_start", "waiting_for", "asking")
 
 
 def default_name(prompt: str) -> str:
@@ -61,10 +64,38 @@ class Runner:
         self.governor = Governor(store, settings)
         self.memory = Memory(store, settings)
         self._fleets: dict[float, FleetBudget] = {}
+        # Set by orchestration: the deck's MCP tools, tree budgets, notes.
+        self.extension: SessionExtension | None = None
+        self._launching: set[asyncio.Task[None]] = set()
 
     # -- starting ----------------------------------------------------------------
 
-    async def start(self, spec: AgentSpec, *, keep_alive: bool = False) -> AgentSession:
+    def live_count(self) -> int:
+        return sum(1 for s in self.sessions.values() if not s.finished.is_set())
+
+    def check_capacity(self) -> None:
+        """Refuse a new agent past ``max_live_agents`` (each is a Claude Code process)."""
+        live = self.live_count()
+        if live >= self.settings.max_live_agents:
+            raise InvalidState(
+                "deck",
+                f"running {live} agents (AGENTDECK_MAX_LIVE_AGENTS is "
+                f"{self.settings.max_live_agents})",
+                "start another agent; stop or wait for one first",
+            )
+
+    async def start(
+        self,
+        spec: AgentSpec,
+        *,
+        keep_alive: bool = False,
+        parent_id: str | None = None,
+        background: bool = False,
+    ) -> AgentSession:
+        """Create the agent and start its Claude Code process. With ``background``
+        the process is started in a task and the session is returned as soon as
+        the agent exists (``starting``); a failure to start is the agent's error."""
+        self.check_capacity()
         scenario = _scenario(spec.scenario)
         agent_id = new_agent_id()
         cwd = self._workspace(agent_id, spec, scenario)
@@ -79,10 +110,26 @@ class Runner:
             updated_at=now,
             source=AgentSource.AGENTDECK,
             owner_pid=os.getpid(),
+            parent_id=parent_id,
         )
         await self.store.record(spawned_events(agent), agent)
         base_url = await self._model_url(scenario) if scenario else None
-        return await self._launch(agent, spec.prompt, base_url=base_url, keep_alive=keep_alive)
+        if not background:
+            return await self._launch(agent, spec.prompt, base_url=base_url, keep_alive=keep_alive)
+        session = await self._prepare(agent, base_url=base_url, keep_alive=keep_alive)
+        task = asyncio.create_task(
+            self._start_quietly(session, spec.prompt), name=f"agent-start-{agent.id}"
+        )
+        self._launching.add(task)
+        task.add_done_callback(self._launching.discard)
+        return session
+
+    async def _start_quietly(self, session: AgentSession, prompt: str | None) -> None:
+        try:
+            await session.start(prompt)
+        except Exception as exc:  # noqa: BLE001 - recorded as the agent's error by start()
+            logger.warning("agent %s did not start: %s", session.agent.id, exc)
+        self._ensure_command_loop()
 
     async def resume(
         self,
@@ -147,6 +194,11 @@ class Runner:
             agent = agent.with_changes(
                 state=AgentState.STARTING, updated_at=now, owner_pid=os.getpid(), last_error=None
             )
+        # What marked the agent while it was stopped (waiting, asking, to be
+        # carried on) is over once it runs again.
+        agent = agent.with_changes(
+            extra={k: v for k, v in agent.extra.items() if k not in TRANSIENT_EXTRA}
+        )
         reports = list(agent.extra.get("reports", []))
         if reports and not fork:
             # Answers that came while it was stopped: tell it first.
@@ -164,6 +216,37 @@ class Runner:
             fork=fork,
         )
 
+    async def relaunch(self, ref: str, *, keep_alive: bool = False) -> AgentSession:
+        """A new process for an agent that was stopped before it had a Claude
+        session (nothing to resume): it is given its first prompt again."""
+        agent = await self.store.find_agent(ref)
+        if agent.session_id or agent.state.is_live or agent.source is not AgentSource.AGENTDECK:
+            raise InvalidState(agent.id, agent.state, "start it afresh")
+        scenario = _scenario(agent.spec.scenario)
+        base_url = await self._model_url(scenario) if scenario else None
+        now = time.time()
+        extra = {k: v for k, v in agent.extra.items() if k not in TRANSIENT_EXTRA}
+        events: list[Event] = [
+            StateChanged(
+                agent_id=agent.id,
+                ts=now,
+                old=agent.state,
+                new=AgentState.STARTING,
+                reason="restart",
+            )
+        ]
+        agent = agent.with_changes(
+            state=AgentState.STARTING,
+            updated_at=now,
+            owner_pid=os.getpid(),
+            last_error=None,
+            extra=extra,
+        )
+        await self.store.record(events, agent)
+        return await self._launch(
+            agent, agent.spec.prompt, base_url=base_url, keep_alive=keep_alive
+        )
+
     async def _launch(
         self,
         agent: Agent,
@@ -174,6 +257,28 @@ class Runner:
         resume: str | None = None,
         fork: bool = False,
     ) -> AgentSession:
+        session = await self._prepare(
+            agent, base_url=base_url, keep_alive=keep_alive, resume=resume, fork=fork
+        )
+        try:
+            await session.start(prompt)
+        except BaseException:
+            self.sessions.pop(agent.id, None)
+            raise
+        self._ensure_command_loop()
+        return session
+
+    async def _prepare(
+        self,
+        agent: Agent,
+        *,
+        base_url: str | None,
+        keep_alive: bool,
+        resume: str | None = None,
+        fork: bool = False,
+    ) -> AgentSession:
+        """The agent's session, not started yet; refused (and the agent in error)
+        when the fleet is over today's budget already."""
         fleet = await self._fleet(self.governor.profile_for(agent).budgets.daily_usd)
         stop = fleet.check(time.time()) if fleet is not None else None
         if stop is not None:
@@ -198,6 +303,20 @@ class Runner:
                 agent.with_changes(state=AgentState.ERROR, last_error=stop.message, updated_at=now),
             )
             raise PolicyDenied(stop.message)
+        return self._session(
+            agent, base_url=base_url, keep_alive=keep_alive, resume=resume, fork=fork, fleet=fleet
+        )
+
+    def _session(
+        self,
+        agent: Agent,
+        *,
+        base_url: str | None,
+        keep_alive: bool,
+        resume: str | None = None,
+        fork: bool = False,
+        fleet: FleetBudget | None = None,
+    ) -> AgentSession:
         session = AgentSession(
             agent,
             store=self.store,
@@ -210,14 +329,9 @@ class Runner:
             governor=self.governor,
             fleet=fleet,
             memory=self.memory,
+            extension=self.extension,
         )
         self.sessions[agent.id] = session
-        try:
-            await session.start(prompt)
-        except BaseException:
-            self.sessions.pop(agent.id, None)
-            raise
-        self._ensure_command_loop()
         return session
 
     async def _fleet(self, daily_usd: float | None) -> FleetBudget | None:
@@ -303,14 +417,26 @@ class Runner:
 
     # -- stopping ----------------------------------------------------------------
 
-    async def shutdown(self) -> None:
-        """Close every session (gracefully, then by force) and the scripted models."""
+    async def shutdown(self, *, suspend: bool = False) -> None:
+        """Close every session (gracefully, then by force) and the scripted models.
+
+        With ``suspend`` (the daemon stopping), an agent mid-turn that is to be
+        resumed on restart is stopped at once and marked to be carried on."""
         if self._commands is not None:
             self._commands.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._commands
+        if self._launching:  # let agents still starting finish starting, then close them
+            await asyncio.wait(set(self._launching), timeout=self.settings.connect_timeout_seconds)
         sessions = list(self.sessions.values())
-        results = await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+
+        def stop(session: AgentSession) -> Awaitable[None]:
+            agent = session.agent
+            if suspend and agent.spec.resume_on_restart and agent.state.is_busy:
+                return session.suspend()
+            return session.close()
+
+        results = await asyncio.gather(*(stop(s) for s in sessions), return_exceptions=True)
         for session, outcome in zip(sessions, results, strict=True):
             if isinstance(outcome, BaseException):
                 logger.warning("agent %s did not stop gracefully: %s", session.agent.id, outcome)

@@ -39,11 +39,12 @@ from agentdeck.core.events import (
     StateChanged,
     UserMessageSent,
 )
-from agentdeck.core.guardrails import FleetBudget, Guard, Limits, Stop
+from agentdeck.core.guardrails import FleetBudget, Guard, Limits, SharedBudget, Stop
 from agentdeck.errors import AgentProcessError, InvalidState
 from agentdeck.governance.governor import Governor
 from agentdeck.memory.service import Memory
 from agentdeck.runner import procs
+from agentdeck.runner.extension import SessionExtension
 from agentdeck.runner.mapping import MessageMapper, PayloadSink
 from agentdeck.runner.memory_hooks import SessionMemory
 from agentdeck.runner.options import build_options
@@ -54,6 +55,9 @@ logger = logging.getLogger(__name__)
 
 _STDERR_LINES = 40
 _INTERRUPTED_REASONS = {"aborted_tools", "aborted_streaming"}
+# What the row keeps of the last result (``list_agents``, ``wait_for_agents``).
+RESULT_EXCERPT_CHARS = 4000
+SUSPENDED = "the daemon stopped during its turn; it carries on when the daemon starts again"
 
 
 def final_state_for(result: ResultMessage) -> AgentState:
@@ -80,8 +84,10 @@ class AgentSession:
         governor: Governor,
         fleet: FleetBudget | None = None,
         memory: Memory | None = None,
+        extension: SessionExtension | None = None,
     ) -> None:
         self.fleet = fleet
+        self.extension = extension
         # A new session is told the project's memory; a resumed one has its history.
         self.memory = (
             SessionMemory(memory, lambda: self.agent, inject=resume is None) if memory else None
@@ -102,7 +108,8 @@ class AgentSession:
         self._lock = asyncio.Lock()
         self._cost_base = agent.cost_usd
         self._final: AgentState | None = None  # decided by a result, applied at exit
-        self._stopping: AgentState | None = None  # set by kill()/close()
+        self._stopping: AgentState | None = None  # set by kill()/close()/suspend()
+        self._suspended = False
         self._guard_stop: Stop | None = None  # a budget or circuit breaker tripped
         self.guard: Guard | None = None
         self._clock: asyncio.Task[None] | None = None
@@ -124,29 +131,36 @@ class AgentSession:
 
         Raises ``AgentProcessError``.
         """
-        options = build_options(
-            self.agent.spec,
-            settings=self.settings,
-            cwd=Path(self.agent.cwd),
-            can_use_tool=self._can_use_tool,
-            pre_tool=self._pre_tool,
-            hook_timeout=self.governor.profile_for(self.agent).approval_timeout_seconds + 60,
-            extra_hooks=self.memory.hooks() if self.memory else None,
-            agent_id=self.agent.id,
-            stderr=self._stderr.append,
-            base_url=self._base_url,
-            resume=self._resume,
-            fork=self._fork,
-        )
-        # A tool may print megabytes on one stream-json line.
-        options.max_buffer_size = 64 * 1024 * 1024
-        client = ClaudeSDKClient(options)
+        extension = self.extension
+        client: ClaudeSDKClient | None = None
         try:
+            tree = await extension.budget(self.agent) if extension else None
+            options = build_options(
+                self.agent.spec,
+                mcp_servers=extension.mcp_servers(self.agent) if extension else None,
+                extra_env=extension.env(self.agent) if extension else None,
+                settings=self.settings,
+                cwd=Path(self.agent.cwd),
+                can_use_tool=self._can_use_tool,
+                pre_tool=self._pre_tool,
+                hook_timeout=self.governor.profile_for(self.agent).approval_timeout_seconds + 60,
+                extra_hooks=self.memory.hooks() if self.memory else None,
+                agent_id=self.agent.id,
+                stderr=self._stderr.append,
+                base_url=self._base_url,
+                resume=self._resume,
+                fork=self._fork,
+            )
+            # A tool may print megabytes on one stream-json line.
+            options.max_buffer_size = 64 * 1024 * 1024
+            client = ClaudeSDKClient(options)
             async with asyncio.timeout(self.settings.connect_timeout_seconds):
                 await client.connect()
         except (Exception, TimeoutError) as exc:
-            with contextlib.suppress(Exception):
-                await client.disconnect()
+            # Whatever stopped it, the agent says so: never left ``starting``.
+            if client is not None:
+                with contextlib.suppress(Exception):
+                    await client.disconnect()
             message = f"could not start Claude Code: {exc or type(exc).__name__}"
             await self._commit(
                 [
@@ -166,7 +180,7 @@ class AgentSession:
             raise AgentProcessError(message, stderr=self.stderr_tail()) from exc
         self._client = client
         self.spawned_pid = self.pid
-        self.guard = self._make_guard()
+        self.guard = self._make_guard(tree)
         self._clock = asyncio.create_task(self._watch_clock(), name=f"agent-clock-{self.agent.id}")
         await self._commit([], pid=self.pid, owner_pid=os.getpid())
         self._reader = asyncio.create_task(self._read(), name=f"agent-reader-{self.agent.id}")
@@ -179,11 +193,38 @@ class AgentSession:
         """A user message; queued by the CLI if a turn is running."""
         if self._client is None or self.finished.is_set() or self._stopping:
             raise InvalidState(self.agent.id, self.agent.state, "send a message")
+        if self.extension is not None:
+            text = await self.extension.before_send(self.agent, text)
         await self._commit(
             [UserMessageSent(agent_id=self.agent.id, ts=time.time(), text=text)],
             state=AgentState.RUNNING,
         )
         await self._client.query(text)
+
+    async def hold(self, state: AgentState) -> None:
+        """The agent waits (``awaiting_input``, ``awaiting_agents``) or runs again
+        (``running``) inside a tool call; the board shows it. A session past its
+        turn keeps its state."""
+        if self.finished.is_set() or self._stopping:
+            return
+        current = self.agent.state
+        if state == AgentState.RUNNING and current not in (
+            AgentState.AWAITING_INPUT,
+            AgentState.AWAITING_AGENTS,
+        ):
+            return
+        if not current.is_busy:
+            return
+        await self._commit([], state=state)
+
+    async def remember(self, **extra: Any) -> None:
+        """Keep something on the agent's row (its ``extra``); a ``None`` value
+        removes the key. Through the session, which owns the row while it runs;
+        a session being stopped keeps what it has (a restart reads it)."""
+        if self._stopping is not None or self.finished.is_set():
+            return
+        merged = {k: v for k, v in {**self.agent.extra, **extra}.items() if v is not None}
+        await self._commit([], extra=merged)
 
     async def interrupt(self) -> None:
         if self._client is None or self.finished.is_set():
@@ -206,6 +247,18 @@ class AgentSession:
         if self.finished.is_set():
             return
         self._stopping = AgentState.KILLED
+        pid = self.pid
+        if pid is not None:
+            await asyncio.to_thread(procs.terminate_tree, pid, self.settings.stop_grace_seconds)
+        await self._await_exit(self.settings.stop_grace_seconds * 3)
+
+    async def suspend(self) -> None:
+        """The daemon stops while the agent is mid-turn: stop its processes now and
+        leave it ``interrupted``, marked to be carried on when the daemon starts again."""
+        if self.finished.is_set():
+            return
+        self._suspended = True
+        self._stopping = AgentState.INTERRUPTED
         pid = self.pid
         if pid is not None:
             await asyncio.to_thread(procs.terminate_tree, pid, self.settings.stop_grace_seconds)
@@ -292,6 +345,11 @@ class AgentSession:
                 last_error=(result.result or "; ".join(result.errors or []) or result.subtype)
                 if result.is_error and result.terminal_reason not in _INTERRUPTED_REASONS
                 else None,
+                extra={
+                    **self.agent.extra,
+                    "last_result": (result.result or "")[:RESULT_EXCERPT_CHARS],
+                    "last_is_error": bool(result.is_error),
+                },
             )
             if self.keep_alive:
                 changes["state"] = AgentState.IDLE
@@ -311,7 +369,7 @@ class AgentSession:
             if not self.keep_alive:
                 await self._end_input()
 
-    def _make_guard(self) -> Guard:
+    def _make_guard(self, tree: SharedBudget | None = None) -> Guard:
         budgets = self.governor.profile_for(self.agent).budgets
         limits = Limits(
             max_usd=self.agent.spec.budget_usd
@@ -328,6 +386,7 @@ class AgentSession:
             base_cost=self.agent.cost_usd,
             base_turns=self.agent.turns,
             fleet=self.fleet,
+            tree=tree,
         )
 
     async def _watch_clock(self) -> None:
@@ -368,7 +427,11 @@ class AgentSession:
         state: AgentState
         events: list[Event] = []
         last_error = self.agent.last_error
-        if self._stopping == AgentState.KILLED:
+        extra = self.agent.extra
+        if self._suspended:
+            state, last_error = AgentState.INTERRUPTED, SUSPENDED
+            extra = {**extra, "resume_at_start": True}
+        elif self._stopping == AgentState.KILLED:
             state = AgentState.KILLED
         elif self._guard_stop is not None:
             state, last_error = AgentState.ERROR, self._guard_stop.message
@@ -393,7 +456,9 @@ class AgentSession:
             )
         if self.memory is not None:  # before the final state: followers stop at that
             await self.memory.ended()
-        await self._commit(events, state=state, pid=None, current_tool=None, last_error=last_error)
+        await self._commit(
+            events, state=state, pid=None, current_tool=None, last_error=last_error, extra=extra
+        )
         if self._clock is not None:
             self._clock.cancel()
         if self._client is not None:

@@ -28,6 +28,7 @@ class StoreStats:
     turns: int = 0
     last_event_id: int = 0
     pending_commands: int = 0
+    roots: int = 0  # non-archived agents without a parent (the tree's top level)
 
 
 def _like_escape(text: str) -> str:
@@ -73,8 +74,14 @@ def list_agents(
     include_archived: bool,
     limit: int,
     offset: int,
+    parent: str | None = None,
+    roots: bool = False,
 ) -> list[Agent]:
     stmt = sa.select(agents)
+    if parent is not None:
+        stmt = stmt.where(agents.c.parent_id == parent)
+    elif roots:
+        stmt = stmt.where(agents.c.parent_id.is_(None))
     if states is not None:
         stmt = stmt.where(agents.c.state.in_([str(s) for s in states]))
     if not include_archived:
@@ -91,6 +98,33 @@ def list_agents(
         )
     stmt = stmt.order_by(*_NEWEST_FIRST).limit(limit).offset(offset)
     return [row_to_agent(r) for r in conn.execute(stmt).mappings()]
+
+
+def children_of(conn: Connection, parent_ids: Sequence[str], limit: int) -> list[Agent]:
+    """The agents whose parent is one of ``parent_ids``, oldest first."""
+    if not parent_ids:
+        return []
+    stmt = (
+        sa.select(agents)
+        .where(agents.c.parent_id.in_(list(parent_ids)))
+        .order_by(agents.c.created_at, agents.c.id)
+        .limit(limit)
+    )
+    return [row_to_agent(r) for r in conn.execute(stmt).mappings()]
+
+
+def descendants(conn: Connection, root_ids: Sequence[str], limit: int) -> list[Agent]:
+    """Every agent below ``root_ids``, level by level (each level oldest first),
+    at most ``limit``: one indexed query per level of the tree."""
+    found: list[Agent] = []
+    level = list(root_ids)
+    seen = set(level)
+    while level and len(found) < limit:
+        below = [a for a in children_of(conn, level, limit - len(found)) if a.id not in seen]
+        seen.update(a.id for a in below)
+        found += below
+        level = [a.id for a in below]
+    return found
 
 
 def read_events(
@@ -162,6 +196,11 @@ def stats(conn: Connection) -> StoreStats:
     pending = conn.execute(
         sa.select(sa.func.count()).select_from(commands).where(commands.c.claimed_at.is_(None))
     ).scalar_one()
+    roots = conn.execute(
+        sa.select(sa.func.count())
+        .select_from(agents)
+        .where(agents.c.parent_id.is_(None), agents.c.archived.is_(sa.false()))
+    ).scalar_one()
     return StoreStats(
         agents=int(totals[0]),
         agents_by_state=by_state,
@@ -172,4 +211,5 @@ def stats(conn: Connection) -> StoreStats:
         turns=int(totals[5]),
         last_event_id=last_event_id(conn),
         pending_commands=int(pending),
+        roots=int(roots),
     )

@@ -43,8 +43,11 @@ agents = sa.Table(
     sa.Column("archived", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Column("created_at", sa.Float, nullable=False),
     sa.Column("updated_at", sa.Float, nullable=False),
+    # Orchestration (migration 0004): the orchestrator that spawned it.
+    sa.Column("parent_id", sa.Text, nullable=True),
     sa.Index(None, "state"),
     sa.Index(None, "updated_at"),
+    sa.Index(None, "parent_id"),
 )
 
 # Append-only. ``id`` is allocated by the database: monotonic, never reused, so
@@ -136,6 +139,29 @@ audit = sa.Table(
     sa.Column("prev_hash", sa.Text, nullable=False),
     sa.Column("hash", sa.Text, nullable=False),
     **TABLE_KWARGS,
+)
+
+# Orchestration (migration 0004): a worker's questions to its orchestrator or a
+# person, and notes to its orchestrator. Rows are never deleted; an answer is
+# conditional on the row still being pending, like an approval's.
+asks = sa.Table(
+    "asks",
+    metadata,
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("kind", sa.Text, nullable=False),
+    sa.Column("agent_id", sa.Text, nullable=False),
+    sa.Column("to_agent_id", sa.Text, nullable=True),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("state", sa.Text, nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("expires_at", sa.Float, nullable=False),
+    sa.Column("answered_at", sa.Float, nullable=True),
+    sa.Column("answered_by", sa.Text, nullable=True),
+    sa.Column("answer", sa.Text, nullable=True),
+    sa.Column("delivered_at", sa.Float, nullable=True),
+    sa.Index(None, "state", "created_at"),
+    sa.Index(None, "agent_id", "state"),
+    sa.Index(None, "to_agent_id", "state"),
 )
 
 # Memory (migration 0003): one observation per tool call, one summary per

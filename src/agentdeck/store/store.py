@@ -204,8 +204,11 @@ class Store:
         include_archived: bool = False,
         limit: int = 100,
         offset: int = 0,
+        parent: str | None = None,
+        roots: bool = False,
     ) -> list[Agent]:
-        """Newest (by creation) first. ``text`` matches name, id, cwd or spec."""
+        """Newest (by creation) first. ``text`` matches name, id, cwd or spec;
+        ``parent`` keeps one agent's children, ``roots`` the agents without a parent."""
         return await self._read(
             functools.partial(
                 reads.list_agents,
@@ -214,7 +217,21 @@ class Store:
                 include_archived=include_archived,
                 limit=limit,
                 offset=offset,
+                parent=parent,
+                roots=roots,
             )
+        )
+
+    async def children(self, parent_ids: Sequence[str], *, limit: int = 10_000) -> list[Agent]:
+        """The direct children of these agents, oldest first (archived included)."""
+        return await self._read(
+            functools.partial(reads.children_of, parent_ids=list(parent_ids), limit=limit)
+        )
+
+    async def descendants(self, root_ids: Sequence[str], *, limit: int = 10_000) -> list[Agent]:
+        """Every agent below these, level by level (archived included)."""
+        return await self._read(
+            functools.partial(reads.descendants, root_ids=list(root_ids), limit=limit)
         )
 
     async def stats(self) -> StoreStats:

@@ -23,8 +23,10 @@ from agentdeck.web.schemas import (
     ErrorOut,
     EventOut,
     EventPage,
+    KillIn,
     MessageIn,
     ResumeIn,
+    SpawnIn,
     StatsOut,
 )
 
@@ -63,16 +65,24 @@ async def list_agents(
     ] = None,
     q: Annotated[str | None, Query(description="Text in name, id, cwd or spec.")] = None,
     archived: Annotated[bool, Query(description="Include archived agents.")] = False,
+    parent: Annotated[
+        str | None, Query(description="Only this agent's children (id, prefix or name).")
+    ] = None,
+    roots: Annotated[bool, Query(description="Only agents without a parent.")] = False,
     limit: Annotated[int, Query(ge=1, le=MAX_AGENT_PAGE)] = 100,
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> AgentPage:
+    deck = _deck(request)
+    parent_id = (await deck.get_agent(parent)).id if parent else None
     # One row more than asked tells whether there is a next page.
-    found = await _deck(request).list_agents(
+    found = await deck.list_agents(
         states=state or None,
         text=q or None,
-        include_archived=archived,
+        include_archived=archived or parent_id is not None,
         limit=limit + 1,
         offset=offset,
+        parent=parent_id,
+        roots=roots,
     )
     return AgentPage(
         agents=[AgentOut.of(a) for a in found[:limit]],
@@ -89,9 +99,38 @@ async def list_agents(
     summary="Start an agent (the options of `agentdeck run`)",
 )
 async def create_agent(request: Request, body: AgentCreate) -> AgentOut:
-    agent = await _deck(request).create_agent(body.to_spec(), keep_alive=body.keep_alive)
+    agent = await _deck(request).create_agent(
+        body.to_spec(), keep_alive=body.keep_alive, template=body.agent
+    )
     logger.info("agent %s created through the API", agent.id)
     return AgentOut.of(agent)
+
+
+@router.get(
+    "/tree",
+    response_model=AgentPage,
+    summary="Agents without a parent (newest first, a page of them), each followed by "
+    "every agent below it",
+)
+async def tree(
+    request: Request,
+    q: Annotated[str | None, Query(description="Text in a root's name, id, cwd or spec.")] = None,
+    archived: Annotated[bool, Query(description="Include archived agents.")] = False,
+    limit: Annotated[int, Query(ge=1, le=MAX_AGENT_PAGE)] = 100,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> AgentPage:
+    deck = _deck(request)
+    roots = await deck.list_agents(
+        text=q or None, include_archived=archived, limit=limit + 1, offset=offset, roots=True
+    )
+    shown = roots[:limit]
+    below = await deck.descendants([a.id for a in shown])
+    return AgentPage(
+        agents=[AgentOut.of(a) for a in [*shown, *below]],
+        limit=limit,
+        offset=offset,
+        next_offset=offset + limit if len(roots) > limit else None,
+    )
 
 
 @router.get("/agents/{ref}", response_model=AgentOut, summary="One agent")
@@ -116,10 +155,24 @@ async def interrupt(request: Request, ref: AgentRef) -> AgentOut:
 @router.post(
     "/agents/{ref}/kill",
     response_model=AgentOut,
-    summary="Stop the agent and every process it started",
+    summary="Stop the agent, every process it started and (by default) every agent it started",
 )
-async def kill(request: Request, ref: AgentRef) -> AgentOut:
-    return AgentOut.of(await _deck(request).kill(ref))
+async def kill(request: Request, ref: AgentRef, body: KillIn | None = None) -> AgentOut:
+    body = body or KillIn()
+    return AgentOut.of(await _deck(request).kill(ref, children=body.children))
+
+
+@router.post(
+    "/agents/{ref}/children",
+    response_model=AgentOut,
+    status_code=status.HTTP_201_CREATED,
+    summary="Start a child agent under the tree's rules (limits, carved budget, profile)",
+)
+async def spawn_child(request: Request, ref: AgentRef, body: SpawnIn) -> AgentOut:
+    agent = await _deck(request).spawn(
+        ref, body.prompt, template=body.template, name=body.name, workspace=body.workspace
+    )
+    return AgentOut.of(agent)
 
 
 @router.post(

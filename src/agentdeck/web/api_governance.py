@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentdeck.core.approvals import ApprovalState, GrantScope
 from agentdeck.daemon.deck import Deck
+from agentdeck.web.auth import channel_of
 
 router = APIRouter(prefix="/api", tags=["governance"])
 
@@ -56,7 +57,7 @@ async def get_approval(request: Request, ref: str) -> dict[str, Any]:
 async def answer_approval(request: Request, ref: str, body: AnswerBody) -> dict[str, Any]:
     remember = GrantScope(body.scope) if body.always else None
     answered = await _deck(request).answer(
-        ref, body.decision, by="user:api", message=body.message, remember=remember
+        ref, body.decision, by=channel_of(request), message=body.message, remember=remember
     )
     return answered.to_dict()
 

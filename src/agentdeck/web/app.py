@@ -16,7 +16,9 @@ from agentdeck.errors import (
     NotFound,
     PolicyDenied,
     PolicyError,
+    Refused,
     ScenarioError,
+    TemplateError,
     UsageError,
 )
 from agentdeck.settings import Settings
@@ -25,7 +27,9 @@ from agentdeck.web.auth import SecurityMiddleware
 _STATUS: list[tuple[type[AgentdeckError], int]] = [
     (NotFound, 404),
     (InvalidState, 409),
+    (Refused, 409),
     (ScenarioError, 422),
+    (TemplateError, 422),
     (PolicyError, 422),
     (UsageError, 400),
     (PolicyDenied, 403),
@@ -43,7 +47,14 @@ def error_body(status: int, message: str, **extra: object) -> dict[str, object]:
 
 
 def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
-    from agentdeck.web import api, api_governance, api_memory, dashboard, sse
+    from agentdeck.web import (
+        api,
+        api_governance,
+        api_memory,
+        api_orchestration,
+        dashboard,
+        sse,
+    )
 
     app = FastAPI(title="agentdeck", version=__version__, docs_url=None, redoc_url=None)
     app.state.deck = deck
@@ -77,6 +88,7 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
     app.include_router(api.router)
     app.include_router(api_governance.router)
     app.include_router(api_memory.router)
+    app.include_router(api_orchestration.router)
     app.include_router(sse.router)
     app.include_router(dashboard.router)
     hosts = [settings.host, *settings.allowed_hosts]

@@ -130,3 +130,15 @@ async def _refuse(send: Send, status: int, message: str, *, html: bool = False) 
     }
     await send(start)
     await send({"type": "http.response.body", "body": body})
+
+
+# Clients of the API that say who they are (``X-Agentdeck-Client``), so the audit
+# log and the event say where an answer came from; anything else is "api".
+CLIENT_CHANNELS = frozenset({"cli", "tui", "bridge", "mcp"})
+
+
+def channel_of(request: object) -> str:
+    """``user:<channel>`` for an answer given through this request."""
+    headers = getattr(request, "headers", {})
+    claimed = str(headers.get("x-agentdeck-client", "")).strip().lower()
+    return f"user:{claimed if claimed in CLIENT_CHANNELS else 'api'}"

@@ -15,19 +15,23 @@ from fastapi.responses import FileResponse, HTMLResponse, PlainTextResponse, Res
 
 from agentdeck.core.agent import Agent, AgentState
 from agentdeck.core.approvals import ApprovalState
+from agentdeck.core.asks import Ask, AskState
 from agentdeck.core.events import EventType
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import NotFound
 from agentdeck.mockmodel import builtin_scenario_names
+from agentdeck.orchestration.templates import catalog
 from agentdeck.store.reads import StoreStats
-from agentdeck.web import pages_actions, pages_approvals, pages_memory, pages_stream
-from agentdeck.web.pages_base import agent_names, deck_of, render
+from agentdeck.web import pages_actions, pages_approvals, pages_asks, pages_memory, pages_stream
+from agentdeck.web.pages_base import agent_names, deck_of, render, render_text
 from agentdeck.web.pages_render import STATIC, parse_states, transcript_items
+from agentdeck.web.pages_tree import branches, speaker_of
 
 router = APIRouter(include_in_schema=False)
 router.include_router(pages_actions.router)
 router.include_router(pages_stream.router)
 router.include_router(pages_approvals.router)
+router.include_router(pages_asks.router)
 router.include_router(pages_memory.router)
 
 PER_PAGE = 50
@@ -50,6 +54,11 @@ class BoardQuery:
     def offset(self) -> int:
         return (self.page - 1) * self.per_page
 
+    @property
+    def tree(self) -> bool:
+        """Unfiltered, the board shows agents under the orchestrator that started them."""
+        return not self.state and not self.q
+
     def link(self, **changes: Any) -> str:
         values = {"page": self.page, "state": self.state, "q": self.q, **changes}
         parts = [f"{k}={v}" for k, v in values.items() if v not in ("", None, 1)]
@@ -64,18 +73,28 @@ def matching_total(stats: StoreStats, states: list[AgentState] | None) -> int:
 
 
 async def board_page(deck: Deck, query: BoardQuery) -> dict[str, Any]:
+    """A page of agents: with no filter, a page of agents without a parent, each
+    with the agents below it (a tree); filtered, a flat page of the matches."""
     states = parse_states(query.state)
+    tree = query.tree
     rows: list[Agent] = []
     if states != []:
         rows = await deck.list_agents(
-            states=states, text=query.q or None, limit=query.per_page + 1, offset=query.offset
+            states=states,
+            text=query.q or None,
+            limit=query.per_page + 1,
+            offset=query.offset,
+            roots=tree,
         )
     stats = await deck.stats()
     total = None if query.q else matching_total(stats, states)
+    shown = rows[: query.per_page]
     return {
-        "agents": rows[: query.per_page],
+        "agents": shown,
+        "branches": await branches(deck, shown) if tree else None,
         "has_next": len(rows) > query.per_page,
         "total": total,
+        "pages_of": stats.roots if tree else total,
         "stats": stats,
         "query": query,
     }
@@ -99,6 +118,7 @@ async def board(
         activity=activity,
         states=list(AgentState),
         scenarios=builtin_scenario_names(),
+        templates=sorted(catalog(deck.settings).templates.values(), key=lambda t: t.name),
         pending_count=await pages_approvals.pending_count(deck),
     )
 
@@ -139,17 +159,59 @@ async def agent_page(request: Request, agent_id: str, before: int | None = None)
     return render(
         "agent.html",
         agent=agent,
+        family=await family_html(deck, agent),
+        asks=await pages_asks.cards(deck, await agent_questions(deck, agent), here),
         approvals=[
             pages_approvals.card_html(a, agent.name, next_url=here) for a in reversed(waiting)
         ],
         pending_count=await pages_approvals.pending_count(deck),
         poll_approvals=True,  # this page's stream carries only this agent's events
         items=transcript_items(events),
+        speaker=await speaker_of(deck, agent),
         first_id=events[0].id if events else None,
         older=older,
         live=before is None,
         after=events[-1].id if events else 0,
     )
+
+
+async def family_html(deck: Deck, agent: Agent) -> str:
+    """Who started the agent, and the agents it started (kept current by polling
+    while any of them is live)."""
+    parent = None
+    if agent.parent_id:
+        try:
+            parent = await deck.get_agent(agent.parent_id)
+        except NotFound:
+            parent = None
+    children = await deck.children(agent.id)
+    below = await deck.descendants([agent.id]) if children else []
+    live = agent.state.is_live or any(c.state.is_live for c in children)
+    return render_text(
+        "_agent_family.html",
+        agent=agent,
+        parent=parent,
+        children=children,
+        tree_cost=agent.cost_usd + sum(a.cost_usd for a in below),
+        poll=live,
+    )
+
+
+async def agent_questions(deck: Deck, agent: Agent) -> list[Ask]:
+    """Open questions the agent asked, and those its workers put to it."""
+    own = await deck.asks(states=[AskState.PENDING], agent_id=agent.id, limit=20)
+    theirs = await deck.orchestration.inbox.asks.list_asks(to_agent_id=agent.id, limit=50)
+    return sorted({a.id: a for a in [*own, *theirs]}.values(), key=lambda a: a.created_at)
+
+
+@router.get("/ui/agents/{agent_id}/family", response_class=HTMLResponse)
+async def family(request: Request, agent_id: str) -> HTMLResponse:
+    deck = deck_of(request)
+    try:
+        agent = await deck.get_agent(agent_id)
+    except NotFound:
+        return HTMLResponse("", status_code=404)
+    return HTMLResponse(await family_html(deck, agent))
 
 
 @router.get("/ui/agents/{agent_id}/older", response_class=HTMLResponse)
@@ -159,9 +221,14 @@ async def older_events(request: Request, agent_id: str, before: int) -> HTMLResp
     events = await deck.store.read_tail(agent_id=agent_id, before=before, limit=TRANSCRIPT_PAGE + 1)
     older = len(events) > TRANSCRIPT_PAGE
     events = events[-TRANSCRIPT_PAGE:]
+    try:
+        speaker = await speaker_of(deck, await deck.get_agent(agent_id))
+    except NotFound:
+        speaker = "you"
     return render(
         "_older.html",
         agent_id=agent_id,
+        speaker=speaker,
         items=transcript_items(events),
         first_id=events[0].id if events else None,
         older=older,

@@ -76,7 +76,8 @@ async def start_agent(request: Request) -> Response:
     form = await form_of(request)
     try:
         spec = spec_from_form(form)
-        agent = await deck_of(request).create_agent(spec)
+        template = form.get("agent", "").strip() or None
+        agent = await deck_of(request).create_agent(spec, template=template)
     except ValueError as exc:
         return _form_error(request, str(exc))
     except AgentdeckError as exc:

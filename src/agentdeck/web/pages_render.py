@@ -16,7 +16,7 @@ from markupsafe import Markup
 
 from agentdeck.core.agent import Agent, AgentState
 from agentdeck.core.events import EventType, StoredEvent
-from agentdeck.core.summary import short, tool_summary
+from agentdeck.core.summary import deck_summary, short, tool_summary
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATIC = Path(__file__).parent / "static"
@@ -40,6 +40,8 @@ TRANSCRIPT_TYPES = frozenset(
         EventType.TURN_COMPLETED,
         EventType.ERROR_OCCURRED,
         EventType.NOTICE,
+        EventType.QUESTION_ASKED,
+        EventType.QUESTION_ANSWERED,
     }
 )
 # Events that change what the board shows for an agent.
@@ -111,7 +113,15 @@ def event_summary(event: StoredEvent) -> str:
     if kind == EventType.USER_MESSAGE_SENT:
         return "you: " + short(d.get("text", ""), 140)
     if kind == EventType.TOOL_CALLED:
-        return tool_summary(str(d.get("tool", "?")), d.get("input") or {})
+        tool, tool_input = str(d.get("tool", "?")), d.get("input") or {}
+        return deck_summary(tool, tool_input) or tool_summary(tool, tool_input)
+    if kind == EventType.QUESTION_ASKED:
+        to = "its orchestrator" if d.get("to_agent_id") else "a person"
+        return f"asks {to}: {short(d.get('question', ''), 120)}"
+    if kind == EventType.QUESTION_ANSWERED:
+        if d.get("answer") is None:
+            return "its question expired unanswered"
+        return f"answered by {d.get('by')}: {short(d.get('answer', ''), 120)}"
     if kind == EventType.TOOL_RETURNED:
         status = "error" if d.get("is_error") else "ok"
         return f"tool result ({status}, {nbytes(d.get('size'))}): {short(d.get('output', ''), 90)}"
@@ -131,7 +141,20 @@ def event_summary(event: StoredEvent) -> str:
         return f"permission {d.get('decision')}: {short(d.get('reason') or '', 100)}"
     if kind == EventType.NOTICE:
         return short(d.get("message", ""), 140)
+    if kind == EventType.OBSERVATION_RECORDED:
+        return f"remembered ({d.get('kind')}): {short(d.get('title', ''), 120)}"
     return kind
+
+
+def tool_label(tool: str | None) -> str:
+    """A tool's name as a board shows it: the deck's own tools by their short name."""
+    if not tool:
+        return ""
+    return "deck: " + tool.removeprefix("mcp__deck__") if tool.startswith("mcp__deck__") else tool
+
+
+def first_line(text: str | None) -> str:
+    return short((text or "").strip().split("\n", 1)[0], 160)
 
 
 def parse_states(state: str) -> list[AgentState] | None:
@@ -197,11 +220,14 @@ def make_env() -> Environment:
         pretty_json=pretty_json,
         short=short,
         state_class=state_class,
+        tool_label=tool_label,
+        first_line=first_line,
         summary=event_summary,
     )
     env.globals.update(
         elapsed=elapsed,
         tool_summary=tool_summary,
+        deck_summary=deck_summary,
         INLINE_OUTPUT_LIMIT=INLINE_OUTPUT_LIMIT,
         E=EventType,
     )

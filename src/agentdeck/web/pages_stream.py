@@ -8,6 +8,7 @@ covers, so a reconnecting browser (``Last-Event-ID``) resumes without loss.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -15,12 +16,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
-from agentdeck.core.agent import AgentState
+from agentdeck.core.agent import Agent, AgentState
 from agentdeck.core.events import EventType, StoredEvent
 from agentdeck.daemon.deck import Deck
 from agentdeck.daemon.hub import SubscriptionDropped, follow
 from agentdeck.errors import NotFound
 from agentdeck.web.pages_approvals import approval_fragments
+from agentdeck.web.pages_asks import ask_fragments
 from agentdeck.web.pages_base import agent_names, deck_of, render_text
 from agentdeck.web.pages_render import (
     ACTIVITY_SKIP,
@@ -30,6 +32,7 @@ from agentdeck.web.pages_render import (
     parse_states,
     unique,
 )
+from agentdeck.web.pages_tree import MAX_BELOW, Branch, ancestors, row_info, speaker_of
 
 logger = logging.getLogger(__name__)
 
@@ -80,14 +83,18 @@ class BoardFeed:
         board: bool,
         activity: bool,
         approvals: bool = False,
+        asks: bool = False,
+        tree: bool = False,
     ) -> None:
         self.deck = deck
+        self.tree = tree
         self.shown = shown
         self.states = states
         self.insert_new = insert_new
         self.board = board
         self.activity = activity
         self.approvals = approvals
+        self.asks = asks
         self.names: dict[str, str] = {}
         self.totals_dirty = False
         self.totals_at = 0.0
@@ -101,11 +108,14 @@ class BoardFeed:
             parts += await self._activity(batch)
         inbox = "#pending-approvals" if self.approvals else None
         parts += await approval_fragments(self.deck, batch, list_id=inbox, next_url="/approvals")
+        questions = "#pending-asks" if self.asks else None
+        parts += await ask_fragments(self.deck, batch, list_id=questions, next_url="/asks")
         return "".join(parts)
 
     async def _rows(self, batch: list[StoredEvent]) -> list[str]:
         spawned = {e.agent_id for e in batch if e.type == EventType.AGENT_SPAWNED}
-        parts = []
+        parts: list[str] = []
+        redraw: dict[str, Agent] = {}  # shown rows to re-render once each
         for agent_id in unique(e.agent_id for e in batch if e.type in BOARD_TYPES):
             self.totals_dirty = True
             if agent_id not in self.shown and not (self.insert_new and agent_id in spawned):
@@ -116,11 +126,34 @@ class BoardFeed:
                 continue
             self.names[agent.id] = agent.name
             if agent_id in self.shown:
-                parts.append(render_text("_row.html", agent=agent, oob=True))
+                redraw[agent.id] = agent
+            elif self.tree and agent.parent_id:
+                if agent.parent_id not in self.shown:
+                    continue  # its parent is on another page
+                self.shown.add(agent_id)
+                parts.append(
+                    oob(await self._branch(agent), f"beforeend:#children-{agent.parent_id}")
+                )
             elif self.states is None or agent.state in self.states:
                 self.shown.add(agent_id)
-                parts.append(oob(render_text("_row.html", agent=agent), "afterbegin:#agent-rows"))
+                html = (
+                    await self._branch(agent)
+                    if self.tree
+                    else render_text("_row.html", agent=agent)
+                )
+                parts.append(oob(html, "afterbegin:#agent-rows"))
+            if self.tree:  # a parent's row shows its children and its tree's cost
+                for ancestor in await ancestors(self.deck, agent):
+                    if ancestor.id in self.shown:
+                        redraw.setdefault(ancestor.id, ancestor)
+        for agent in redraw.values():
+            info = await row_info(self.deck, agent) if self.tree else None
+            parts.append(render_text("_row.html", agent=agent, info=info, oob=True))
         return parts
+
+    async def _branch(self, agent: Agent) -> str:
+        info = await row_info(self.deck, agent)
+        return render_text("_branch.html", branch=Branch(agent, info))
 
     async def _totals(self) -> list[str]:
         now = time.monotonic()
@@ -154,15 +187,23 @@ async def board_stream(
     board: bool = True,
     activity: bool = True,
     approvals: bool = False,
+    asks: bool = False,
     after: int = 0,
 ) -> StreamingResponse:
     deck = deck_of(request)
     states = parse_states(state)
+    tree = board and not state and not q.strip()
     shown: set[str] = set()
     if board and states != []:
         rows = await deck.list_agents(
-            states=states, text=q.strip() or None, limit=per_page, offset=(page - 1) * per_page
+            states=states,
+            text=q.strip() or None,
+            limit=per_page,
+            offset=(page - 1) * per_page,
+            roots=tree,
         )
+        if tree:
+            rows += await deck.descendants([a.id for a in rows], limit=MAX_BELOW)
         shown = {a.id for a in rows}
     feed = BoardFeed(
         deck,
@@ -172,6 +213,8 @@ async def board_stream(
         board=board,
         activity=activity,
         approvals=approvals,
+        asks=asks,
+        tree=tree,
     )
     start = max(resume_point(request, after), deck.hub.position - MAX_BACKLOG)
     return event_stream(_pump(deck, feed.fragments, after=start, heartbeat=heartbeat_of(request)))
@@ -180,6 +223,9 @@ async def board_stream(
 @router.get("/ui/agents/{agent_id}/stream")
 async def agent_stream(request: Request, agent_id: str, after: int = 0) -> StreamingResponse:
     deck = deck_of(request)
+    speaker = "you"
+    with contextlib.suppress(NotFound):
+        speaker = await speaker_of(deck, await deck.get_agent(agent_id))
 
     async def fragments(batch: list[StoredEvent]) -> str:
         parts = []
@@ -187,14 +233,16 @@ async def agent_stream(request: Request, agent_id: str, after: int = 0) -> Strea
             if event.type == EventType.TOOL_RETURNED:
                 parts.append(render_text("_tool_output.html", result=event, oob=True))
             elif event.type in TRANSCRIPT_TYPES:
-                parts.append(
-                    oob(render_text("_item.html", item=Item(event)), "beforeend:#transcript")
-                )
+                item = render_text("_item.html", item=Item(event), speaker=speaker)
+                parts.append(oob(item, "beforeend:#transcript"))
         if any(e.type in HEADER_TYPES for e in batch):
             agent = await deck.get_agent(agent_id)
             parts.append(render_text("_agent_header.html", agent=agent, oob=True))
         parts += await approval_fragments(
             deck, batch, list_id="#agent-approvals", next_url=f"/agents/{agent_id}"
+        )
+        parts += await ask_fragments(
+            deck, batch, list_id="#agent-asks", next_url=f"/agents/{agent_id}"
         )
         return "".join(parts)
 

@@ -57,6 +57,17 @@ class AgentCreate(_Body):
         default=True,
         description="Stay idle after each turn, taking follow-ups (false: one-shot, like `run`).",
     )
+    agent: str | None = Field(
+        default=None,
+        min_length=1,
+        description="An agent template (`.claude/agents/NAME.md` of the project or the user, "
+        "or a built-in one): its prompt, tools, model, profile and budget; fields given here "
+        "win over the template's.",
+    )
+    project: str | None = Field(
+        default=None,
+        description="The directory whose `.claude/agents/` templates are searched (default: cwd).",
+    )
 
     @field_validator("prompt")
     @classmethod
@@ -79,7 +90,25 @@ class AgentCreate(_Body):
             scenario=self.scenario,
             resume_on_restart=self.resume_on_restart,
             profile=self.profile,
+            project=self.project or self.cwd,
         )
+
+
+class SpawnIn(_Body):
+    """A child agent under the tree's rules: limits, carved budget, the parent's profile."""
+
+    prompt: str = Field(min_length=1, description="The child's task.")
+    template: str = Field(default="engineer", min_length=1, description="Its agent template.")
+    name: str | None = Field(default=None, min_length=1, description="Unique among siblings.")
+    workspace: str | None = Field(
+        default=None, description="new (default), shared (the parent's cwd) or worktree."
+    )
+
+
+class KillIn(_Body):
+    children: bool = Field(
+        default=True, description="Kill every agent it started too (false: leave them running)."
+    )
 
 
 class MessageIn(_Body):
@@ -108,6 +137,11 @@ class SpecOut(BaseModel):
     scenario: str | None
     resume_on_restart: bool
     profile: str | None = None
+    template: str | None = None
+    tools: list[str] = Field(default_factory=list)
+    orchestrator: bool = False
+    workspace: str | None = None
+    project: str | None = None
 
 
 class AgentOut(BaseModel):
@@ -127,6 +161,7 @@ class AgentOut(BaseModel):
     last_error: str | None
     pid: int | None
     owner_pid: int | None
+    parent_id: str | None = None
     created_at: float
     updated_at: float
     spec: SpecOut

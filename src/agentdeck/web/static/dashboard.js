@@ -41,11 +41,14 @@
   });
   // In the inbox, an answered request moves from "Pending" to the top of "Answered".
   function fileAnswered() {
-    var pending = document.getElementById("pending-approvals");
-    var answered = document.getElementById("answered-approvals");
-    if (!pending || !answered) return;
-    pending.querySelectorAll(".approval:not(.approval-pending)").forEach(function (card) {
-      answered.insertBefore(card, answered.firstChild);
+    [["pending-approvals", "answered-approvals", ".approval:not(.approval-pending)"],
+     ["pending-asks", "answered-asks", ".ask:not(.ask-pending)"]].forEach(function (ids) {
+      var pending = document.getElementById(ids[0]);
+      var answered = document.getElementById(ids[1]);
+      if (!pending || !answered) return;
+      pending.querySelectorAll(ids[2]).forEach(function (card) {
+        answered.insertBefore(card, answered.firstChild);
+      });
     });
   }
   document.addEventListener("htmx:afterSettle", fileAnswered);
@@ -85,7 +88,7 @@
   document.addEventListener("htmx:beforeSwap", function (evt) {
     var status = evt.detail.xhr.status;
     var elt = evt.detail.requestConfig && evt.detail.requestConfig.elt;
-    if (status >= 400 && status < 500 && elt && elt.closest && elt.closest(".approval")) {
+    if (status >= 400 && status < 500 && elt && elt.closest && elt.closest(".approval, .ask")) {
       evt.detail.shouldSwap = true;
       evt.detail.isError = false;
     }
@@ -99,7 +102,37 @@
     }
   });
 
+  // The board's tree: a parent's children fold away, and stay folded across
+  // live updates and page loads.
+  var FOLDED = "agentdeck.folded";
+  function folded() {
+    try { return JSON.parse(localStorage.getItem(FOLDED) || "[]"); } catch (e) { return []; }
+  }
+  function applyFolds() {
+    var ids = folded();
+    document.querySelectorAll(".tree-toggle").forEach(function (button) {
+      var id = button.getAttribute("aria-controls");
+      var box = document.getElementById(id);
+      var shut = ids.indexOf(id) >= 0;
+      button.setAttribute("aria-expanded", shut ? "false" : "true");
+      if (box) box.hidden = shut;
+    });
+  }
+  document.addEventListener("click", function (evt) {
+    var button = evt.target.closest && evt.target.closest(".tree-toggle");
+    if (!button) return;
+    evt.preventDefault();
+    var id = button.getAttribute("aria-controls");
+    var ids = folded().filter(function (x) { return x !== id; });
+    if (button.getAttribute("aria-expanded") === "true") ids.push(id);
+    try { localStorage.setItem(FOLDED, JSON.stringify(ids.slice(-500))); } catch (e) { /* private mode */ }
+    applyFolds();
+  });
+  document.addEventListener("htmx:afterSettle", applyFolds);
+  document.addEventListener("htmx:sseMessage", applyFolds);
+
   document.addEventListener("DOMContentLoaded", function () {
+    applyFolds();
     if (document.getElementById("transcript") && !location.search.includes("before=")) {
       window.scrollTo(0, document.body.scrollHeight);
     }

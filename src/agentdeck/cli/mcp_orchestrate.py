@@ -1,0 +1,162 @@
+"""``agentdeck mcp --orchestrate``: the deck's orchestrator tools for any Claude Code.
+
+Register it with ``claude mcp add agentdeck -- agentdeck mcp --orchestrate``; the
+session can then spawn deck agents, wait for them and answer their questions
+(``mcp__agentdeck__spawn_agent`` …). Every call goes through the running daemon
+with its token, as the hand-started session's own agent (source ``external``,
+found by the Claude Code session id the server is started with, or made): its
+children appear on the board under it, and the tree's limits apply as to any
+orchestrator.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import TYPE_CHECKING, Any
+
+from agentdeck.errors import AgentdeckError
+from agentdeck.orchestration.tools import SCHEMAS
+from agentdeck.settings import Settings
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from agentdeck.cli.client import DaemonClient
+
+logger = logging.getLogger(__name__)
+
+# A wait over HTTP answers within the daemon's cap (300 s); this leaves room.
+CALL_TIMEOUT_SECONDS = 360.0
+
+
+class DeckLink:
+    """The way to the daemon and the agent to act as, found on first use (the
+    daemon may start after Claude Code started this server)."""
+
+    def __init__(self, settings: Settings, session_id: str, project: str) -> None:
+        self.settings = settings
+        self.session_id = session_id
+        self.project = project
+        self.client: DaemonClient | None = None
+        self.agent_id: str | None = None
+
+    async def call(self, tool: str, args: dict[str, Any]) -> str:
+        from mcp.server.mcpserver.exceptions import ToolError
+
+        try:
+            client, agent_id = await self._linked()
+            data = await client.call(
+                "POST",
+                f"/api/agents/{agent_id}/deck/{tool}",
+                json={k: v for k, v in args.items() if v is not None},
+                timeout=CALL_TIMEOUT_SECONDS,
+            )
+        except AgentdeckError as exc:
+            await self.close()  # the next call finds the daemon afresh
+            raise ToolError(str(exc)) from None
+        if data.get("is_error"):
+            raise ToolError(str(data.get("text")))
+        return str(data.get("text"))
+
+    async def _linked(self) -> tuple[DaemonClient, str]:
+        from agentdeck.cli.client import connect
+
+        if self.client is None:
+            self.client = await connect(self.settings)
+            if self.client is None:
+                raise AgentdeckError(
+                    "no agentdeck daemon is running for "
+                    f"{self.settings.home_dir}: start it with `agentdeck up --detach`"
+                )
+        if self.agent_id is None:
+            if not self.session_id:
+                raise AgentdeckError(
+                    "this server does not know its Claude Code session: start it from Claude "
+                    "Code (which sets CLAUDE_CODE_SESSION_ID) or pass --session-id"
+                )
+            agent = await self.client.call(
+                "POST",
+                "/api/agents/external",
+                json={"session_id": self.session_id, "project": self.project, "pid": os.getppid()},
+            )
+            self.agent_id = str(agent["id"])
+        return self.client, self.agent_id
+
+    async def close(self) -> None:
+        if self.client is not None:
+            await self.client.aclose()
+        self.client = None
+
+
+def add_orchestrator_tools(server: MCPServer, link: DeckLink) -> None:
+    """The orchestrator's tools, each a call to the daemon as the session's agent."""
+
+    def described(name: str) -> dict[str, Any]:
+        return {"name": name, "description": SCHEMAS[name][0], "structured_output": False}
+
+    @server.tool(**described("spawn_agent"))
+    async def spawn_agent(
+        prompt: str,
+        template: str = "engineer",
+        name: str | None = None,
+        workspace: str = "new",
+        budget_usd: float | None = None,
+    ) -> str:
+        args = {
+            "prompt": prompt,
+            "template": template,
+            "name": name,
+            "workspace": workspace,
+            "budget_usd": budget_usd,
+        }
+        return await link.call("spawn_agent", args)
+
+    @server.tool(**described("list_agents"))
+    async def list_agents() -> str:
+        return await link.call("list_agents", {})
+
+    @server.tool(**described("read_transcript"))
+    async def read_transcript(agent: str, since: int = 0, limit: int = 50) -> str:
+        return await link.call("read_transcript", {"agent": agent, "since": since, "limit": limit})
+
+    @server.tool(**described("send_to_agent"))
+    async def send_to_agent(agent: str, text: str) -> str:
+        return await link.call("send_to_agent", {"agent": agent, "text": text})
+
+    @server.tool(**described("wait_for_agents"))
+    async def wait_for_agents(
+        agents: list[str] | None = None, timeout_seconds: float = 600, mode: str = "all"
+    ) -> str:
+        args = {"agents": agents or [], "timeout_seconds": timeout_seconds, "mode": mode}
+        return await link.call("wait_for_agents", args)
+
+    @server.tool(**described("interrupt_agent"))
+    async def interrupt_agent(agent: str) -> str:
+        return await link.call("interrupt_agent", {"agent": agent})
+
+    @server.tool(**described("kill_agent"))
+    async def kill_agent(agent: str) -> str:
+        return await link.call("kill_agent", {"agent": agent})
+
+    @server.tool(**described("answer_request"))
+    async def answer_request(request_id: str, answer: str) -> str:
+        return await link.call("answer_request", {"request_id": request_id, "answer": answer})
+
+
+async def serve(settings: Settings, *, session_id: str, project: str) -> None:
+    """Memory and the orchestrator's tools over stdio, until the client closes stdin."""
+    from agentdeck.memory.mcp_server import build_server
+    from agentdeck.store.memory import MemoryStore
+    from agentdeck.store.store import Store
+
+    settings.ensure_home()
+    store = Store.open(settings.db_path, batch_size=settings.event_batch_size)
+    link = DeckLink(settings, session_id, project)
+    try:
+        server = build_server(MemoryStore(store))
+        add_orchestrator_tools(server, link)
+        await server.run_stdio_async()
+    finally:
+        await link.close()
+        await store.close()

@@ -1,0 +1,146 @@
+"""``agentdeck agents list / show / validate``: agent templates.
+
+Templates are Claude Code agent files (``.claude/agents/*.md``) of the project,
+the user, and agentdeck's built-in catalog; they are read from disk here, with
+or without a daemon (``agentdeck run --agent NAME`` starts one).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from agentdeck.cli.context import console, console_err, load_settings
+from agentdeck.core.summary import short
+from agentdeck.errors import TemplateError, UsageError
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+ProjectOpt = Annotated[
+    Path | None,
+    typer.Option(help="The project whose .claude/agents/ to read (default: this directory)."),
+]
+
+agents_app = typer.Typer(
+    help="Agent templates: Claude Code agent files (.claude/agents/*.md) of the project, "
+    "the user (~/.claude/agents) and the built-in catalog.",
+    no_args_is_help=True,
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(agents_app, name="agents")
+
+
+def _project(project: Path | None) -> Path:
+    return (project or Path.cwd()).expanduser().resolve()
+
+
+@agents_app.command("list")
+def list_templates(project: ProjectOpt = None, as_json: JsonOpt = False) -> None:
+    """The templates an agent started here can use; a project's override the user's,
+    which override the built-in ones."""
+    from agentdeck.orchestration.templates import catalog
+
+    found = catalog(load_settings(), _project(project))
+    templates = sorted(found.templates.values(), key=lambda t: t.name)
+    if as_json:
+        data = {
+            "templates": [t.to_dict() for t in templates],
+            "invalid": [e.message for e in found.invalid],
+        }
+        console.print_json(json.dumps(data))
+        return
+    table = Table(box=None, pad_edge=False)
+    for col in ("NAME", "FROM", "TOOLS", "DESCRIPTION"):
+        table.add_column(col)
+    for t in templates:
+        name = Text(t.name, style="bold") if t.orchestrator else Text(t.name)
+        if t.orchestrator:
+            name.append(" (orchestrator)", style="dim")
+        table.add_row(name, t.scope, ", ".join(t.tools) or "all", short(t.description, 70))
+    console.print(table)
+    for error in found.invalid:
+        console_err.print(Text(f"invalid, not usable: {error.message}", style="yellow"))
+
+
+@agents_app.command("show")
+def show_template(
+    name: Annotated[str, typer.Argument(help="The template's name.")],
+    project: ProjectOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """One template: where it comes from, its settings and its prompt."""
+    from agentdeck.orchestration.templates import resolve
+
+    template = resolve(load_settings(), name, _project(project))
+    if as_json:
+        console.print_json(json.dumps(template.to_dict()))
+        return
+    rows = [
+        ("name", template.name),
+        ("from", f"{template.scope}: {template.source}"),
+        ("description", template.description),
+        ("tools", ", ".join(template.tools) or "all"),
+        ("model", template.model or "inherit"),
+        ("profile", template.profile or "inherit"),
+        ("budget", f"${template.budget_usd:.2f}" if template.budget_usd else "inherit"),
+        ("max turns", str(template.max_turns or "-")),
+        ("workspace", template.workspace or "new"),
+        ("orchestrator", "yes" if template.orchestrator else "no"),
+    ]
+    grid = Table.grid(padding=(0, 2))
+    for key, value in rows:
+        grid.add_row(Text(key, style="dim"), value)
+    console.print(grid)
+    console.print()
+    console.print(template.prompt, markup=False)
+
+
+@agents_app.command("validate")
+def validate(
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            help="A template file or a directory of them (default: this project's "
+            ".claude/agents and your own)."
+        ),
+    ] = None,
+) -> None:
+    """Check template files: one line per problem (file, key, what is wrong); exit 2
+    if there is any."""
+    from agentdeck.orchestration.templates import (
+        load_template,
+        project_agents_dir,
+        user_agents_dir,
+    )
+
+    settings = load_settings()
+    if path is not None:
+        path = path.expanduser()
+        if not path.exists():
+            raise UsageError(f"{path} does not exist")
+        files = [path] if path.is_file() else sorted(path.glob("*.md"))
+    else:
+        dirs = [project_agents_dir(Path.cwd()), user_agents_dir(settings)]
+        files = [f for d in dirs if d.is_dir() for f in sorted(d.glob("*.md"))]
+    if not files:
+        console.print("no template files found")
+        return
+    problems = 0
+    for file in files:
+        try:
+            template = load_template(file)
+        except TemplateError as exc:
+            problems += len(exc.problems)
+            for problem in exc.problems:
+                console.print(Text(str(problem), style="red"))
+            continue
+        console.print(Text(f"{file}: ok ({template.name})", style="green"))
+    if problems:
+        console_err.print(f"{problems} problem(s) in {len(files)} file(s)")
+        raise typer.Exit(2)

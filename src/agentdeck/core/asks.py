@@ -1,0 +1,88 @@
+"""Asks: a worker's question to its orchestrator (or a person), and notes.
+
+An ask is to a question what an approval is to a tool call: a persisted request
+with a deadline. ``pending → answered | expired | cancelled``. It is answered by
+the agent it is addressed to (the asker's parent, through ``answer_request``) or
+by a person (dashboard, CLI, API); an unanswered question expires at its
+deadline and the worker is told so. An answer is *delivered* once the worker has
+it: at once if it is waiting, else when it is next resumed.
+
+A note (``notify_parent``) is one-way: ``pending`` until the parent is told it
+with its next turn (or woken from ``wait_for_agents``), then ``delivered``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+
+class AskKind(StrEnum):
+    QUESTION = "question"
+    NOTE = "note"
+
+
+class AskState(StrEnum):
+    PENDING = "pending"
+    ANSWERED = "answered"
+    EXPIRED = "expired"  # nobody answered in time; the worker was told to go on
+    CANCELLED = "cancelled"  # the asker went away before an answer
+    DELIVERED = "delivered"  # a note its recipient was told
+
+    @property
+    def is_open(self) -> bool:
+        return self is AskState.PENDING
+
+
+@dataclass(frozen=True)
+class Ask:
+    id: str
+    kind: AskKind
+    agent_id: str  # who asks (or notes)
+    to_agent_id: str | None  # the orchestrator it is addressed to; None: a person
+    text: str
+    state: AskState
+    created_at: float
+    expires_at: float
+    answered_at: float | None = None
+    answered_by: str | None = None  # "agent:<id>", "user:<channel>", "timeout"
+    answer: str | None = None
+    delivered_at: float | None = None  # when the asker (or the note's recipient) had it
+
+    @property
+    def for_human(self) -> bool:
+        return self.to_agent_id is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": str(self.kind),
+            "agent_id": self.agent_id,
+            "to_agent_id": self.to_agent_id,
+            "text": self.text,
+            "state": str(self.state),
+            "created_at": self.created_at,
+            "expires_at": self.expires_at,
+            "answered_at": self.answered_at,
+            "answered_by": self.answered_by,
+            "answer": self.answer,
+            "delivered_at": self.delivered_at,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Ask:
+        return cls(
+            id=data["id"],
+            kind=AskKind(data["kind"]),
+            agent_id=data["agent_id"],
+            to_agent_id=data.get("to_agent_id"),
+            text=data["text"],
+            state=AskState(data["state"]),
+            created_at=data["created_at"],
+            expires_at=data["expires_at"],
+            answered_at=data.get("answered_at"),
+            answered_by=data.get("answered_by"),
+            answer=data.get("answer"),
+            delivered_at=data.get("delivered_at"),
+        )

@@ -1,0 +1,308 @@
+"""Agent templates: Claude Code's own agent files (``.claude/agents/*.md``). Pure.
+
+A template is YAML front matter between ``---`` lines, then a Markdown body that
+becomes the agent's appended system prompt::
+
+    ---
+    name: reviewer                  # lowercase letters, digits and hyphens
+    description: Reviews a change for bugs and risks.
+    tools: Read, Grep, Glob, Bash   # the only tools it has (comma list or YAML list)
+    model: sonnet                   # or inherit (the default)
+    # agentdeck's own keys:
+    profile: strict                 # policy profile (narrower than its parent's, if any)
+    budget_usd: 2                   # spending cap (a child's is carved from its parent's)
+    max_turns: 40
+    workspace: shared               # new | shared | worktree
+    orchestrator: false             # true: it gets the deck's orchestrator tools
+    ---
+    You review changes. …
+
+``parse_template`` collects every problem — one line each, naming the file, the
+key and what is wrong — instead of stopping at the first, so ``agentdeck agents
+validate`` reports a file completely. Claude Code keys that agentdeck cannot honour
+(``permissionMode``, ``hooks``, ``mcpServers``, …) are refused rather than
+silently ignored: a template that asks for something gets it or is rejected.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from agentdeck.core.agent import AgentSpec
+from agentdeck.errors import TemplateError
+
+__all__ = ["Problem", "Template", "TemplateError", "apply_template", "parse_template"]
+
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
+NAME_MAX = 64
+DESCRIPTION_MAX = 1024
+BODY_MAX = 32 * 1024  # characters of the system prompt a template may append
+WORKSPACES = ("new", "shared", "worktree")
+MODEL_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$")
+
+# Claude Code's built-in tools, by the names agent files and permission rules use
+# (``Task`` is the older name of ``Agent``).
+BUILTIN_TOOLS = frozenset(
+    {
+        "Agent", "AskUserQuestion", "Bash", "BashOutput", "CronCreate", "CronDelete",
+        "CronList", "Edit", "EnterPlanMode", "EnterWorktree", "ExitPlanMode", "ExitWorktree",
+        "Glob", "Grep", "KillShell", "LS", "ListAgents", "Monitor", "MultiEdit",
+        "NotebookEdit", "NotebookRead", "Read", "ReportFindings", "ScheduleWakeup",
+        "SendMessage", "Skill", "SlashCommand", "Task", "TaskStop", "TodoWrite",
+        "ToolSearch", "WebFetch", "WebSearch", "Workflow", "Write",
+    }
+)  # fmt: skip
+_MCP_TOOL = re.compile(r"^mcp__[A-Za-z0-9_-]+?(?:__(?:[A-Za-z0-9_-]+|\*))?$")
+_AGENT_TOOL = re.compile(r"^(?:Agent|Task)\([A-Za-z0-9_, -]*\)$")
+
+AGENTDECK_KEYS = ("profile", "budget_usd", "max_turns", "workspace", "orchestrator")
+CLAUDE_KEYS = ("name", "description", "tools", "disallowedTools", "model", "maxTurns", "color")
+# Claude Code keys with a meaning agentdeck does not (yet) give them: refused.
+UNSUPPORTED_KEYS = {
+    "permissionMode": "agentdeck decides permissions with its policy; use `profile`",
+    "hooks": "per-template hooks are not supported; hooks come from settings",
+    "mcpServers": "per-template MCP servers are not supported",
+    "skills": "preloaded skills are not supported",
+    "memory": "agentdeck gives every agent its project's memory; remove the key",
+    "background": "agentdeck agents always run on their own; remove the key",
+    "isolation": "use `workspace: worktree`",
+    "effort": "not supported",
+    "disabled": "remove the file (or move it aside) to disable a template",
+}
+KNOWN_KEYS = (*CLAUDE_KEYS, *AGENTDECK_KEYS)
+
+_Fail = Callable[[str | None, str], None]
+
+
+@dataclass(frozen=True)
+class Template:
+    name: str
+    description: str
+    prompt: str  # the Markdown body: the appended system prompt
+    tools: tuple[str, ...] = ()  # empty: every tool
+    disallowed_tools: tuple[str, ...] = ()
+    model: str | None = None  # None: inherit (the parent's, or the settings')
+    profile: str | None = None
+    budget_usd: float | None = None
+    max_turns: int | None = None
+    workspace: str | None = None
+    orchestrator: bool = False
+    color: str | None = None
+    source: str = "<memory>"  # the file, or "built-in:<name>"
+    scope: str = "built-in"  # project | user | built-in
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "prompt": self.prompt,
+            "tools": list(self.tools),
+            "disallowed_tools": list(self.disallowed_tools),
+            "model": self.model,
+            "profile": self.profile,
+            "budget_usd": self.budget_usd,
+            "max_turns": self.max_turns,
+            "workspace": self.workspace,
+            "orchestrator": self.orchestrator,
+            "source": self.source,
+            "scope": self.scope,
+        }
+
+
+@dataclass(frozen=True)
+class Problem:
+    source: str
+    key: str | None  # None: the file as a whole
+    problem: str
+
+    def __str__(self) -> str:
+        return (
+            f"{self.source}: {self.key}: {self.problem}"
+            if self.key
+            else (f"{self.source}: {self.problem}")
+        )
+
+
+def split_front_matter(text: str) -> tuple[str, str] | None:
+    """``(front matter, body)``, or None when the text does not start with ``---``."""
+    text = text.removeprefix("\ufeff")
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        return None
+    for end in range(1, len(lines)):
+        if lines[end].strip() in ("---", "..."):
+            return "".join(lines[1:end]), "".join(lines[end + 1 :])
+    return None
+
+
+def tool_list(value: Any) -> list[str] | None:
+    """Claude Code's ``tools`` forms: a comma-separated string or a list; None
+    when it is neither (a problem for the caller to report)."""
+    if isinstance(value, str):
+        return [t.strip() for t in value.split(",") if t.strip()]
+    if isinstance(value, list | tuple) and all(isinstance(t, str) for t in value):
+        return [t.strip() for t in value if t.strip()]
+    return None
+
+
+def known_tool(name: str) -> bool:
+    return name in BUILTIN_TOOLS or bool(_MCP_TOOL.fullmatch(name) or _AGENT_TOOL.fullmatch(name))
+
+
+def parse_template(
+    data: Any, body: str, source: str, *, scope: str = "built-in", stem: str | None = None
+) -> Template:
+    """Validate parsed front matter ``data`` and the ``body``; raise
+    ``TemplateError`` with every problem found. ``stem`` is the file's name
+    without ``.md``, which must equal ``name`` (Claude Code finds agents by it)."""
+    problems: list[Problem] = []
+
+    def fail(key: str | None, problem: str) -> None:
+        problems.append(Problem(source, key, problem))
+
+    if not isinstance(data, Mapping):
+        got = "nothing" if data is None else type(data).__name__
+        raise TemplateError([Problem(source, None, f"the front matter is {got}, not a mapping")])
+    for key in data:
+        if not isinstance(key, str):
+            fail(str(key), "keys must be strings")
+        elif key in UNSUPPORTED_KEYS:
+            fail(key, f"not supported by agentdeck: {UNSUPPORTED_KEYS[key]}")
+        elif key not in KNOWN_KEYS:
+            fail(key, f"unknown key (known: {', '.join(KNOWN_KEYS)})")
+
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        fail("name", "missing: every template has a name")
+        name = stem or "?"
+    elif len(name) > NAME_MAX or not NAME_PATTERN.fullmatch(name):
+        fail(
+            "name",
+            f"{name!r} is not a valid name: lowercase letters, digits and single hyphens, "
+            f"starting with a letter, at most {NAME_MAX} characters",
+        )
+    elif stem is not None and stem != name:
+        fail("name", f"{name!r} differs from the file name {stem}.md; rename one of them")
+
+    description = data.get("description")
+    if not isinstance(description, str) or not description.strip():
+        fail("description", "missing: say what the agent is for (orchestrators read it)")
+        description = ""
+    elif len(description) > DESCRIPTION_MAX:
+        fail("description", f"longer than {DESCRIPTION_MAX} characters")
+
+    tools = _tools(data, "tools", fail)
+    disallowed = _tools(data, "disallowedTools", fail)
+
+    model = data.get("model")
+    if model is not None and (not isinstance(model, str) or not MODEL_PATTERN.fullmatch(model)):
+        fail("model", f"{model!r} is not a model name or alias (sonnet, opus, haiku, inherit)")
+        model = None
+    if model == "inherit":
+        model = None
+
+    profile = data.get("profile")
+    if profile is not None and (not isinstance(profile, str) or not profile.strip()):
+        fail("profile", "must be a profile name or file")
+        profile = None
+
+    budget = data.get("budget_usd")
+    if budget is not None and (
+        isinstance(budget, bool) or not isinstance(budget, int | float) or not budget > 0
+    ):
+        fail("budget_usd", f"must be a number of USD above 0, not {budget!r}")
+        budget = None
+
+    turns = _turns(data, fail)
+
+    workspace = data.get("workspace")
+    if workspace is not None and workspace not in WORKSPACES:
+        fail("workspace", f"must be one of {', '.join(WORKSPACES)}, not {workspace!r}")
+        workspace = None
+
+    orchestrator = data.get("orchestrator", False)
+    if not isinstance(orchestrator, bool):
+        fail("orchestrator", f"must be true or false, not {orchestrator!r}")
+        orchestrator = False
+
+    color = data.get("color")
+    if color is not None and not isinstance(color, str):
+        fail("color", "must be a string")
+        color = None
+
+    prompt = body.strip()
+    if len(prompt) > BODY_MAX:
+        fail(None, f"the body (system prompt) has {len(prompt):,} characters; at most {BODY_MAX:,}")
+    elif not prompt:
+        fail(None, "the body is empty: it is the agent's system prompt")
+
+    if problems:
+        raise TemplateError(problems)
+    return Template(
+        name=str(name),
+        description=str(description).strip(),
+        prompt=prompt,
+        tools=tuple(tools),
+        disallowed_tools=tuple(disallowed),
+        model=model,
+        profile=profile.strip() if isinstance(profile, str) else None,
+        budget_usd=float(budget) if budget is not None else None,
+        max_turns=turns,
+        workspace=workspace,
+        orchestrator=orchestrator,
+        color=color,
+        source=source,
+        scope=scope,
+    )
+
+
+def _tools(data: Mapping[str, Any], key: str, fail: _Fail) -> list[str]:
+    if data.get(key) is None:
+        return []
+    tools = tool_list(data[key])
+    if tools is None:
+        fail(key, "must be a comma-separated string or a list of tool names")
+        return []
+    for tool in tools:
+        if not known_tool(tool):
+            fail(key, f"unknown tool {tool!r} (Claude Code's tools, or mcp__server__tool)")
+    return tools
+
+
+def _turns(data: Mapping[str, Any], fail: _Fail) -> int | None:
+    keys = [k for k in ("max_turns", "maxTurns") if data.get(k) is not None]
+    if len(keys) == 2:
+        fail("maxTurns", "give max_turns or maxTurns, not both")
+    if not keys:
+        return None
+    value = data[keys[0]]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        fail(keys[0], f"must be a whole number of turns, 1 or more, not {value!r}")
+        return None
+    return int(value)
+
+
+def apply_template(template: Template, spec: AgentSpec) -> AgentSpec:
+    """``spec`` made from ``template``: what the caller set explicitly wins; the
+    template's body comes before any prompt text the caller appends."""
+    append = template.prompt
+    if spec.append_system_prompt:
+        append = f"{append}\n\n{spec.append_system_prompt}"
+    return replace(
+        spec,
+        template=template.name,
+        model=spec.model or template.model,
+        max_turns=spec.max_turns or template.max_turns,
+        budget_usd=spec.budget_usd if spec.budget_usd is not None else template.budget_usd,
+        profile=spec.profile or template.profile,
+        deny=tuple(dict.fromkeys((*spec.deny, *template.disallowed_tools))),
+        tools=template.tools,
+        orchestrator=template.orchestrator,
+        workspace=spec.workspace or template.workspace,
+        append_system_prompt=append,
+        # An orchestrator's tree is worth carrying over a daemon restart.
+        resume_on_restart=spec.resume_on_restart or template.orchestrator,
+    )

@@ -1,0 +1,220 @@
+"""The agent tree's rules. Pure: no I/O, no clock.
+
+- **Limits**: how deep the tree may grow, how many live children one parent may
+  have, how many agents may be live at all. ``check_spawn`` names the first one
+  a spawn would break, in words the orchestrating model can act on.
+- **Budgets**: a child's budget is carved out of what its parent has left, and
+  the cost of a subtree rolls up to every ancestor. A ``BudgetNode`` per agent
+  holds its limit and what its subtree spent; ``charge`` adds a cost increase to
+  a node and its ancestors and reports the first one over its limit, so the root's
+  budget caps the whole tree. ``available`` is what a new child may still be
+  given: the node's limit, less what its subtree spent, less what its live
+  children were given and have not spent yet (their reservations).
+- **Names and references**: a child's name is unique among its siblings; an
+  ``agent`` argument is an id, a unique id prefix or a child's name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from agentdeck.core.agent import Agent
+from agentdeck.core.guardrails import Stop, StopKind
+
+MIN_PREFIX = 4
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class TreeLimits:
+    max_depth: int = 3  # a root is at depth 0; its children at 1
+    max_children: int = 8  # live children per parent
+    max_live: int = 32  # live agents in all
+
+
+class SpawnRefused(Exception):
+    """A spawn breaks a limit; the message says which and what to do."""
+
+
+def depth_of(chain: Sequence[Agent]) -> int:
+    """The depth of the agent whose ancestors (nearest first) are ``chain``."""
+    return len(chain)
+
+
+def check_spawn(
+    limits: TreeLimits, *, parent_depth: int, live_children: int, live_total: int
+) -> None:
+    """Raise ``SpawnRefused`` when a new child of a parent at ``parent_depth``
+    would break a limit."""
+    if parent_depth + 1 > limits.max_depth:
+        raise SpawnRefused(
+            f"cannot spawn: the agent tree may be {limits.max_depth} levels deep and you are "
+            f"at level {parent_depth}; do this work yourself or hand it back to your parent"
+        )
+    if live_children >= limits.max_children:
+        raise SpawnRefused(
+            f"cannot spawn: you already have {live_children} live children (the limit is "
+            f"{limits.max_children}); wait for some with wait_for_agents, or kill_agent those "
+            "you no longer need"
+        )
+    if live_total >= limits.max_live:
+        raise SpawnRefused(
+            f"cannot spawn: {live_total} agents are live on this deck (the limit is "
+            f"{limits.max_live}); wait for your children to finish first"
+        )
+
+
+def child_name(wanted: str | None, template: str, siblings: Iterable[str]) -> str:
+    """``wanted`` if free among the siblings (else ``SpawnRefused``); by default
+    the template's name and the first free number (``engineer-1``)."""
+    taken = set(siblings)
+    if wanted:
+        if not NAME_PATTERN.fullmatch(wanted):
+            raise SpawnRefused(
+                f"cannot spawn: name {wanted!r} must be letters, digits, '.', '_' or '-' "
+                "(at most 64, starting with a letter or digit)"
+            )
+        if wanted in taken:
+            raise SpawnRefused(
+                f"cannot spawn: you already have a child named {wanted!r}; choose another name"
+            )
+        return wanted
+    n = 1
+    while f"{template}-{n}" in taken:
+        n += 1
+    return f"{template}-{n}"
+
+
+def resolve_ref(ref: str, candidates: Sequence[Agent]) -> Agent | None:
+    """The candidate ``ref`` names: exact id, else unique id prefix (4+ chars),
+    else exact name; None when nothing or several match."""
+    ref = ref.strip()
+    for agent in candidates:
+        if agent.id == ref:
+            return agent
+    if len(ref) >= MIN_PREFIX:
+        hits = [a for a in candidates if a.id.startswith(ref)]
+        if len(hits) == 1:
+            return hits[0]
+    named = [a for a in candidates if a.name == ref]
+    return named[0] if len(named) == 1 else None
+
+
+def _usd(amount: float) -> str:
+    return f"${amount:.2f}" if amount >= 0.01 or amount == 0 else f"${amount:.4f}"
+
+
+@dataclass(eq=False)
+class BudgetNode:
+    """One agent's place in the tree's money: its limit (None: no limit of its
+    own) and what it and its descendants spent."""
+
+    agent_id: str
+    limit: float | None
+    spent: float = 0.0
+    parent: BudgetNode | None = None
+    children: dict[str, BudgetNode] = field(default_factory=dict)
+    live: bool = True
+
+    def __post_init__(self) -> None:
+        if self.parent is not None:
+            self.parent.children[self.agent_id] = self
+
+    def reserved(self) -> float:
+        """What live children with a limit were given and have not spent yet."""
+        return sum(
+            max(0.0, c.limit - c.spent)
+            for c in self.children.values()
+            if c.live and c.limit is not None
+        )
+
+    def available(self) -> float | None:
+        """What a new child of this node may still be given; None: no limit."""
+        if self.limit is not None:
+            return self.limit - self.spent - self.reserved()
+        if self.parent is not None:
+            return self.parent.available()
+        return None
+
+    def charge(self, delta_usd: float) -> Stop | None:
+        """Count a cost increase of this node's agent: it rolls up to every
+        ancestor. A ``Stop`` for the highest node now over its limit (the root's
+        budget caps the whole tree), else None. Every call over a limit reports
+        it: each agent that keeps spending must be stopped."""
+        delta = max(0.0, delta_usd)
+        node: BudgetNode | None = self
+        over: BudgetNode | None = None
+        while node is not None:
+            node.spent += delta
+            if node is not self and node.limit is not None and node.spent > node.limit:
+                over = node
+            node = node.parent
+        if over is None or over.limit is None:
+            return None
+        return Stop(
+            StopKind.TREE_BUDGET,
+            f"tree budget exceeded: the agents under {over.agent_id} spent {_usd(over.spent)} "
+            f"of its {_usd(over.limit)}",
+            over.limit,
+            over.spent,
+        )
+
+
+def carve(requested: float | None, available: float | None) -> float | None:
+    """The budget a new child gets: what was asked, cut to what the parent has
+    left; ``SpawnRefused`` when nothing is left."""
+    if available is None:
+        return requested
+    if available <= 0:
+        raise SpawnRefused(
+            f"cannot spawn: your budget is used up ({_usd(max(0.0, available))} left to give "
+            "a child); finish with what you have"
+        )
+    return available if requested is None else min(requested, available)
+
+
+@dataclass(frozen=True)
+class TreeRow:
+    """One agent in a tree view: its depth, how many children it has, and the
+    cost of it and every agent below it."""
+
+    agent: Agent
+    depth: int
+    children: int
+    tree_cost: float
+
+
+def tree_rows(roots: Sequence[Agent], below: Sequence[Agent]) -> list[TreeRow]:
+    """``roots`` in their order, each followed by its descendants depth-first
+    (siblings oldest first). An agent of ``below`` whose parent is not shown is
+    left out; a cycle in bad data cannot loop."""
+    kids: dict[str, list[Agent]] = {}
+    for agent in sorted(below, key=lambda a: (a.created_at, a.id)):
+        if agent.parent_id:
+            kids.setdefault(agent.parent_id, []).append(agent)
+    costs: dict[str, float] = {}
+
+    def cost(agent: Agent, seen: frozenset[str]) -> float:
+        if agent.id not in costs:
+            costs[agent.id] = agent.cost_usd + sum(
+                cost(c, seen | {agent.id}) for c in kids.get(agent.id, []) if c.id not in seen
+            )
+        return costs[agent.id]
+
+    rows: list[TreeRow] = []
+    placed: set[str] = set()
+
+    def walk(agent: Agent, depth: int) -> None:
+        if agent.id in placed:
+            return
+        placed.add(agent.id)
+        children = kids.get(agent.id, [])
+        rows.append(TreeRow(agent, depth, len(children), cost(agent, frozenset())))
+        for child in children:
+            walk(child, depth + 1)
+
+    for root in roots:
+        walk(root, 0)
+    return rows

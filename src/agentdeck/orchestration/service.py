@@ -1,0 +1,453 @@
+"""The Orchestrator: the agent tree, run on the runner.
+
+An orchestrator agent spawns children (``spawn``), lists them, reads their
+transcripts, sends them follow-ups, interrupts or kills them, and waits for them
+(``waits.py``); its workers ask it questions and send it notes (``inbox.py``).
+Every operation takes the calling agent's id and acts only on that agent's own
+children, within the tree's limits (``core.tree``).
+
+It is also the runner's ``SessionExtension``: each agent's Claude Code process
+gets the ``deck`` MCP server (``tools.py``) with the tools its role allows, a
+place in its tree's budget, and the notes waiting for it with its next message.
+It follows the event log to learn when a child's state changes (to wake a
+waiting parent) and when a parent is done (its idle children are closed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
+from agentdeck.core.events import EventType, Notice, StoredEvent
+from agentdeck.core.templates import apply_template
+from agentdeck.core.transcript import compact
+from agentdeck.core.tree import (
+    BudgetNode,
+    SpawnRefused,
+    TreeLimits,
+    carve,
+    check_spawn,
+    child_name,
+    resolve_ref,
+)
+from agentdeck.errors import AgentdeckError, InvalidState, NotFound, Refused, UsageError
+from agentdeck.orchestration import texts
+from agentdeck.orchestration.inbox import Inbox
+from agentdeck.orchestration.templates import resolve
+from agentdeck.orchestration.waits import Waits
+from agentdeck.runner.runner import Runner
+from agentdeck.runner.steering import Steering, owned_elsewhere, reconcile_stale
+from agentdeck.settings import Settings
+from agentdeck.store.store import Store
+
+if TYPE_CHECKING:
+    from agentdeck.runner.session import AgentSession
+
+logger = logging.getLogger(__name__)
+
+WORKSPACES = ("new", "shared", "worktree")
+TRANSCRIPT_MAX = 200
+
+
+class ToolError(Refused):
+    """What a deck tool tells the model went wrong (and what to do instead)."""
+
+
+class Orchestrator:
+    def __init__(self, store: Store, runner: Runner, settings: Settings) -> None:
+        self.store = store
+        self.runner = runner
+        self.settings = settings
+        self.limits = TreeLimits(
+            max_depth=settings.max_depth,
+            max_children=settings.max_children,
+            max_live=settings.max_live_agents,
+        )
+        self.steering = Steering(store, runner)
+        self.inbox = Inbox(self)
+        self.waits = Waits(self)
+        self._budgets: dict[str, BudgetNode] = {}
+        self._budget_lock = asyncio.Lock()
+        self._spawn_lock = asyncio.Lock()
+        self._wake: dict[str, asyncio.Event] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._loop = asyncio.get_running_loop()
+        self._unsubscribe = store.subscribe(self._from_writer)
+        self._courier = asyncio.create_task(self._deliver_answers(), name="orchestration-courier")
+        runner.extension = self
+
+    def close(self) -> None:
+        self._unsubscribe()
+        self._courier.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+
+    async def _deliver_answers(self, every: float = 1.0) -> None:
+        """Answers nobody here waits for reach their live workers: given in another
+        process (``agentdeck answer`` beside an ``agentdeck run``), or after the
+        worker stopped waiting (one call's cap)."""
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await self.inbox.deliver_late()
+            except Exception:
+                logger.exception("delivering answers failed")
+
+    # -- the runner's extension ------------------------------------------------------
+
+    def mcp_servers(self, agent: Agent) -> dict[str, Any]:
+        from agentdeck.orchestration.tools import deck_server
+
+        return {"deck": deck_server(self, agent)}
+
+    def env(self, agent: Agent) -> dict[str, str]:
+        return {}
+
+    async def budget(self, agent: Agent) -> BudgetNode:
+        async with self._budget_lock:
+            return await self._node(agent)
+
+    async def before_send(self, agent: Agent, text: str) -> str:
+        return await self.inbox.with_notes(agent, text)
+
+    # -- agents ----------------------------------------------------------------------
+
+    async def agent(self, agent_id: str) -> Agent:
+        session = self.runner.sessions.get(agent_id)
+        if session is not None:
+            return session.agent
+        return await self.store.get_agent(agent_id)
+
+    def session(self, agent_id: str) -> AgentSession | None:
+        return self.runner.live(agent_id)
+
+    async def children(self, parent_id: str) -> list[Agent]:
+        found = await self.store.children([parent_id])
+        return [self._fresh(a) for a in found]
+
+    def _fresh(self, agent: Agent) -> Agent:
+        session = self.runner.sessions.get(agent.id)
+        return session.agent if session is not None else agent
+
+    async def child(self, parent_id: str, ref: str) -> Agent:
+        """One of the caller's children by id, id prefix or name."""
+        children = await self.children(parent_id)
+        found = resolve_ref(ref, children)
+        if found is None:
+            names = ", ".join(c.name for c in children) or "none"
+            raise ToolError(f"you have no child agent {ref!r} (your children: {names})")
+        return found
+
+    async def depth(self, agent: Agent) -> int:
+        return len(await self.runner.governor.ancestors(agent))
+
+    # -- spawning ----------------------------------------------------------------------
+
+    async def spawn(
+        self,
+        parent_id: str,
+        prompt: str,
+        *,
+        template: str = "engineer",
+        name: str | None = None,
+        workspace: str | None = None,
+        budget_usd: float | None = None,
+    ) -> Agent:
+        """A new child of ``parent_id`` from ``template``, started in the background."""
+        if not prompt.strip():
+            raise ToolError("spawn_agent needs a prompt: the task for the new agent")
+        if workspace is not None and workspace not in WORKSPACES:
+            raise ToolError(f"workspace must be one of {', '.join(WORKSPACES)}, not {workspace!r}")
+        async with self._spawn_lock:  # the limits hold across concurrent spawns
+            parent = await self.agent(parent_id)
+            siblings = await self.children(parent.id)
+            try:
+                check_spawn(
+                    self.limits,
+                    parent_depth=await self.depth(parent),
+                    live_children=sum(1 for c in siblings if c.state.is_live),
+                    live_total=self.runner.live_count(),
+                )
+                found = resolve(self.settings, template, parent.spec.project or parent.cwd)
+                chosen = workspace or found.workspace or "new"
+                if chosen == "worktree":
+                    raise SpawnRefused(
+                        "workspace 'worktree' is not available yet (git worktrees per agent "
+                        "come with agentdeck's worktree support); use 'shared' to work in "
+                        "your directory or 'new' for an empty one"
+                    )
+                node = await self.budget(parent)
+                budget = carve(
+                    budget_usd if budget_usd is not None else found.budget_usd, node.available()
+                )
+                spec = apply_template(
+                    found,
+                    AgentSpec(
+                        prompt=prompt,
+                        name=child_name(name, found.name, [c.name for c in siblings]),
+                        cwd=parent.cwd if chosen == "shared" else None,
+                        model=None if found.model else parent.spec.model,
+                        budget_usd=budget,
+                        scenario=parent.spec.scenario,
+                        resume_on_restart=parent.spec.resume_on_restart,
+                        profile=found.profile or parent.spec.profile,
+                        workspace=chosen,
+                        project=parent.spec.project or parent.cwd,
+                    ),
+                )
+            except SpawnRefused as exc:
+                raise ToolError(str(exc)) from None
+            except NotFound as exc:
+                raise ToolError(f"{exc.message} ({exc.hint})") from None
+            session = await self.runner.start(
+                spec, keep_alive=True, parent_id=parent.id, background=True
+            )
+        child = session.agent
+        async with self._budget_lock:
+            if child.id not in self._budgets:  # its session may have asked already
+                self._budgets[child.id] = BudgetNode(child.id, budget, parent=node)
+        logger.info("agent %s spawned %s (%s)", parent.id, child.id, found.name)
+        return child
+
+    # -- reading and steering children ---------------------------------------------------
+
+    async def transcript(self, parent_id: str, ref: str, *, since: int = 0, limit: int = 50) -> str:
+        child = await self.child(parent_id, ref)
+        limit = max(1, min(limit, TRANSCRIPT_MAX))
+        events = await self.store.read(agent_id=child.id, after=max(0, since), limit=limit + 1)
+        more = len(events) > limit
+        events = events[:limit]
+        lines = compact(events)
+        last = events[-1].id if events else since
+        head = f"Transcript of {texts.who(child)}, state {child.state}, events after #{since}:"
+        tail = (
+            f"More events follow: read_transcript({child.name!r}, since={last})."
+            if more
+            else f"That is everything so far; continue later with since={last}."
+        )
+        return "\n".join([head, *(lines or ["(no events)"]), tail])
+
+    async def send_to(self, parent_id: str, ref: str, text: str) -> Agent:
+        """A follow-up to a child: queued if it is busy, resumed if it finished."""
+        child = await self.child(parent_id, ref)
+        parent = await self.agent(parent_id)
+        return await self.deliver(child, f"Message from your orchestrator {parent.name}:\n{text}")
+
+    async def deliver(self, agent: Agent, text: str) -> Agent:
+        """Say ``text`` to an agent as its next user message, wherever it is."""
+        session = self.runner.live(agent.id)
+        if session is not None:
+            await session.send(text)
+            return session.agent
+        if owned_elsewhere(agent):
+            taken = await self.steering.send(agent.id, text)
+            return taken if taken is not None else await self.agent(agent.id)
+        if agent.source is AgentSource.EXTERNAL:
+            raise ToolError(f"{agent.name} is a hand-started session: agentdeck cannot message it")
+        if agent.state.is_live:
+            agent = await reconcile_stale(self.store, agent)
+        resumed = await self.runner.resume(agent.id, text, keep_alive=True)
+        return resumed.agent
+
+    async def interrupt(self, parent_id: str, ref: str) -> Agent:
+        child = await self.child(parent_id, ref)
+        try:
+            return await self.steering.interrupt(child.id)
+        except InvalidState as exc:
+            raise ToolError(f"{child.name} is {child.state}: nothing to interrupt") from exc
+
+    async def kill(self, parent_id: str, ref: str) -> Agent:
+        child = await self.child(parent_id, ref)
+        killed = await self.kill_tree(child)
+        return killed
+
+    async def kill_tree(self, agent: Agent, *, children: bool = True) -> Agent:
+        """Kill the agent and (unless told otherwise) every live agent below it,
+        deepest first, so no child outlives its parent's kill to run unwatched."""
+        killed = 0
+        if children:
+            below = await self.store.descendants([agent.id])
+            for descendant in reversed(below):
+                fresh = self._fresh(descendant)
+                if fresh.state.is_live and fresh.source is AgentSource.AGENTDECK:
+                    with contextlib.suppress(AgentdeckError):
+                        await self.steering.kill(fresh.id)
+                        killed += 1
+        fresh = self._fresh(agent)
+        if killed and not fresh.state.is_live:
+            return fresh  # a finished parent whose children were still at work
+        return await self.steering.kill(agent.id)
+
+    # -- budgets ---------------------------------------------------------------------------
+
+    async def _node(self, agent: Agent) -> BudgetNode:
+        node = self._budgets.get(agent.id)
+        if node is not None:
+            return node
+        parent_node = None
+        if agent.parent_id:
+            with contextlib.suppress(NotFound):
+                parent_node = await self._node(await self.agent(agent.parent_id))
+        limit = agent.spec.budget_usd
+        if limit is None and agent.source is AgentSource.AGENTDECK:
+            limit = self.runner.governor.profile_for(agent).budgets.max_usd
+        below = await self.store.descendants([agent.id])
+        spent = agent.cost_usd + sum(a.cost_usd for a in below)
+        node = BudgetNode(
+            agent.id, limit, spent=spent, parent=parent_node, live=agent.state.is_live
+        )
+        for child in (a for a in below if a.parent_id == agent.id):
+            # Existing children reserve what they were given and did not spend.
+            if child.id not in node.children:
+                child_spent = child.cost_usd + sum(
+                    a.cost_usd for a in below if self._below(a, child.id, below)
+                )
+                BudgetNode(
+                    child.id,
+                    child.spec.budget_usd,
+                    spent=child_spent,
+                    parent=node,
+                    live=child.state.is_live,
+                )
+        self._budgets[agent.id] = node
+        return node
+
+    @staticmethod
+    def _below(agent: Agent, root: str, pool: Sequence[Agent]) -> bool:
+        by_id = {a.id: a for a in pool}
+        parent = agent.parent_id
+        while parent is not None:
+            if parent == root:
+                return True
+            parent = by_id[parent].parent_id if parent in by_id else None
+        return False
+
+    # -- following the log ------------------------------------------------------------------
+
+    def wake(self, agent_id: str) -> None:
+        """Something a waiting ``agent_id`` cares about happened."""
+        event = self._wake.get(agent_id)
+        if event is not None:
+            event.set()
+
+    def wake_event(self, agent_id: str) -> asyncio.Event:
+        return self._wake.setdefault(agent_id, asyncio.Event())
+
+    def _from_writer(self, events: Sequence[StoredEvent]) -> None:  # the writer thread
+        changes = [e for e in events if e.type == EventType.STATE_CHANGED]
+        if changes:
+            with contextlib.suppress(RuntimeError):  # the loop is closing
+                self._loop.call_soon_threadsafe(self._on_state_changes, changes)
+
+    def _on_state_changes(self, changes: list[StoredEvent]) -> None:
+        for event in changes:
+            agent_id = event.agent_id
+            new = AgentState(str(event.data.get("new")))
+            node = self._budgets.get(agent_id)
+            if node is not None:
+                node.live = new.is_live
+            session = self.runner.sessions.get(agent_id)
+            agent = session.agent if session is not None else None
+            if agent is not None and agent.parent_id:
+                self.wake(agent.parent_id)
+            if new == AgentState.IDLE:
+                self._later(self.inbox.on_idle(agent_id))
+            if new.is_final:
+                self._later(self._orphans(agent_id))
+
+    def _later(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            logger.warning("orchestration follow-up failed: %s", task.exception())
+
+    async def _orphans(self, parent_id: str) -> None:
+        """A parent is done: its children that are idle are closed (a child busy
+        with a turn finishes it first, then is closed when it goes idle)."""
+        for session in list(self.runner.sessions.values()):
+            agent = session.agent
+            idle = agent.state == AgentState.IDLE and not session.finished.is_set()
+            if agent.parent_id == parent_id and idle:
+                await session.close()
+
+    async def close_if_orphaned(self, agent: Agent) -> bool:
+        if not agent.parent_id:
+            return False
+        try:
+            parent = await self.agent(agent.parent_id)
+        except NotFound:
+            return False
+        if parent.state.is_final and parent.source is AgentSource.AGENTDECK:
+            session = self.runner.live(agent.id)
+            if session is not None:
+                await session.close()
+                return True
+        return False
+
+    # -- restarts -----------------------------------------------------------------------------
+
+    async def resume_text(self, agent: Agent) -> str | None:
+        """What an agent resumed after a restart is told, if it was waiting."""
+        waiting = agent.extra.get("waiting_for")
+        if waiting:
+            return (
+                "agentdeck restarted while you were waiting for your child agents "
+                f"({', '.join(str(w) for w in waiting)}). They keep their state and their "
+                "work: call wait_for_agents again to go on waiting for them."
+            )
+        asking = agent.extra.get("asking")
+        if asking:
+            try:
+                ask = await self.inbox.asks.get(str(asking))
+            except NotFound:
+                return None
+            if ask.state.is_open:
+                return (
+                    f"agentdeck restarted while you waited for an answer to your question "
+                    f"({ask.id}). It is still open: call ask_orchestrator(question, "
+                    f"request_id={ask.id!r}) to wait for its answer."
+                )
+        return None  # an answer that came meanwhile is among its reports
+
+    async def note(self, agent: Agent, message: str) -> None:
+        await self.store.append(
+            [Notice(agent_id=agent.id, ts=time.time(), kind="orchestration", message=message)]
+        )
+
+    async def external_parent(self, session_id: str, project: str, pid: int | None) -> Agent:
+        """The agent of a hand-started Claude Code session that orchestrates through
+        ``agentdeck mcp --orchestrate`` (the same one its hooks report to, if any)."""
+        from agentdeck.core.events import spawned_events
+        from agentdeck.core.ids import new_agent_id
+
+        if not session_id:
+            raise UsageError("a session id is needed to orchestrate from a Claude Code session")
+        found = await self.store.agent_for_session(session_id, AgentSource.EXTERNAL)
+        if found is not None:
+            return found
+        now = time.time()
+        name = f"{project.rstrip('/').rsplit('/', 1)[-1] or 'session'}-{session_id[:8]}"
+        agent = Agent(
+            id=new_agent_id(now),
+            name=name,
+            state=AgentState.RUNNING,
+            spec=AgentSpec(prompt="", cwd=project or None, orchestrator=True, project=project),
+            cwd=project,
+            created_at=now,
+            updated_at=now,
+            source=AgentSource.EXTERNAL,
+            session_id=session_id,
+            pid=pid,
+        )
+        reason = "a hand-started Claude Code session orchestrates through agentdeck mcp"
+        await self.store.record(spawned_events(agent, reason), agent)
+        return agent

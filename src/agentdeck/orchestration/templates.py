@@ -1,0 +1,138 @@
+"""Agent templates from disk: the project's, the user's and the built-in catalog.
+
+Where they come from, highest first: ``<project>/.claude/agents/*.md``, the user's
+``~/.claude/agents/*.md`` (``$CLAUDE_CONFIG_DIR/agents`` when that is set) and the
+catalog shipped in this package. A name found in a higher place overrides the
+lower ones. Parsing and validation are ``core.templates``; this module reads
+files and YAML.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from agentdeck.core.templates import (
+    Problem,
+    Template,
+    TemplateError,
+    parse_template,
+    split_front_matter,
+)
+from agentdeck.errors import NotFound
+from agentdeck.settings import Settings
+
+CATALOG = Path(__file__).parent / "catalog"
+MAX_FILE_BYTES = 256 * 1024
+SCOPES = ("project", "user", "built-in")
+
+
+def user_agents_dir(settings: Settings) -> Path:
+    base = settings.claude_config_dir or Path("~/.claude")
+    return base.expanduser() / "agents"
+
+
+def project_agents_dir(project: str | Path) -> Path:
+    return Path(project).expanduser() / ".claude" / "agents"
+
+
+def load_template(path: Path, *, scope: str = "project") -> Template:
+    """One file; ``TemplateError`` with every problem (a YAML error names its line)."""
+    source = str(path) if scope != "built-in" else f"built-in:{path.stem}"
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        problem = f"cannot read it: {exc.strerror or exc}"
+        raise TemplateError([Problem(source, None, problem)]) from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise TemplateError(
+            [Problem(source, None, f"larger than {MAX_FILE_BYTES // 1024} KiB: not a template")]
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TemplateError([Problem(source, None, f"not UTF-8 text ({exc.reason})")]) from None
+    parts = split_front_matter(text)
+    if parts is None:
+        raise TemplateError(
+            [
+                Problem(
+                    source,
+                    None,
+                    "no front matter: start the file with a --- line, then "
+                    "name and description, then --- and the prompt",
+                )
+            ]
+        )
+    front, body = parts
+    try:
+        data = yaml.safe_load(front)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 2}: " if mark is not None else ""  # +1 for the --- line
+        what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise TemplateError([Problem(source, None, f"{where}YAML error: {what}")]) from None
+    return parse_template(data, body, source, scope=scope, stem=path.stem)
+
+
+@dataclass
+class Catalog:
+    """Every template visible from one project, after overrides."""
+
+    templates: dict[str, Template] = field(default_factory=dict)
+    shadowed: list[Template] = field(default_factory=list)  # overridden by a higher scope
+    invalid: list[TemplateError] = field(default_factory=list)
+
+    def get(self, name: str) -> Template:
+        found = self.templates.get(name)
+        if found is None:
+            known = ", ".join(sorted(self.templates)) or "none"
+            raise NotFound("agent template", name, hint=f"templates here: {known}")
+        return found
+
+
+def template_dirs(settings: Settings, project: str | Path | None) -> list[tuple[str, Path]]:
+    dirs = [("built-in", CATALOG), ("user", user_agents_dir(settings))]
+    if project:
+        dirs.append(("project", project_agents_dir(project)))
+    return dirs
+
+
+def catalog(settings: Settings, project: str | Path | None = None) -> Catalog:
+    """Built-in, then user, then project templates; a later one overrides by name.
+    A file that does not validate is listed in ``invalid`` and overrides nothing."""
+    out = Catalog()
+    for scope, directory in template_dirs(settings, project):
+        try:
+            files = sorted(p for p in directory.glob("*.md") if p.is_file())
+        except OSError:
+            continue
+        for path in files:
+            try:
+                template = load_template(path, scope=scope)
+            except TemplateError as exc:
+                out.invalid.append(exc)
+                continue
+            earlier = out.templates.get(template.name)
+            if earlier is not None:
+                out.shadowed.append(earlier)
+            out.templates[template.name] = template
+    return out
+
+
+def resolve(settings: Settings, name: str, project: str | Path | None = None) -> Template:
+    """The template named ``name`` as seen from ``project``. An invalid file of
+    that name is its error (never a silent fall-back to a lower scope)."""
+    found = catalog(settings, project)
+    for error in found.invalid:
+        if any(isinstance(p, Problem) and _names(p, name) for p in error.problems):
+            raise error
+    return found.get(name)
+
+
+def _names(problem: Problem, name: str) -> bool:
+    stem = Path(problem.source.removeprefix("built-in:")).stem
+    return stem == name

@@ -1,0 +1,133 @@
+"""Orchestration under /api: agent templates, workers' questions, and the deck's
+tools for an agent that orchestrates from outside (``agentdeck mcp --orchestrate``)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Request
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentdeck.core.asks import AskState
+from agentdeck.daemon.deck import Deck
+from agentdeck.errors import NotFound
+from agentdeck.orchestration.templates import catalog, resolve
+from agentdeck.web.auth import channel_of
+from agentdeck.web.schemas import AgentOut
+
+router = APIRouter(prefix="/api", tags=["orchestration"])
+
+# One blocking deck call over HTTP (wait_for_agents) answers within this, with a
+# "still waiting" result the caller repeats: well inside the idle timeout Claude
+# Code gives a stdio MCP server (30 minutes) and any proxy's.
+HTTP_WAIT_CAP_SECONDS = 300.0
+
+
+def _deck(request: Request) -> Deck:
+    deck: Deck = request.app.state.deck
+    return deck
+
+
+class AnswerIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    answer: str = Field(min_length=1, description="The answer; the worker goes on with it.")
+
+
+class ExternalIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    session_id: str = Field(min_length=1, description="Claude Code's session id.")
+    project: str = Field(default="", description="The session's project directory.")
+    pid: int | None = Field(default=None, description="The Claude Code process.")
+
+
+class ToolOut(BaseModel):
+    text: str
+    is_error: bool = False
+
+
+# -- templates ------------------------------------------------------------------------
+
+
+@router.get("/templates", summary="Agent templates visible from a project")
+async def list_templates(
+    request: Request,
+    project: Annotated[str | None, Query(description="The project directory.")] = None,
+) -> dict[str, Any]:
+    found = catalog(_deck(request).settings, project)
+    return {
+        "templates": [t.to_dict() for t in sorted(found.templates.values(), key=lambda t: t.name)],
+        "invalid": [{"message": e.message} for e in found.invalid],
+    }
+
+
+@router.get("/templates/{name}", summary="One agent template")
+async def get_template(
+    request: Request,
+    name: str,
+    project: Annotated[str | None, Query(description="The project directory.")] = None,
+) -> dict[str, Any]:
+    return resolve(_deck(request).settings, name, project).to_dict()
+
+
+# -- questions ------------------------------------------------------------------------
+
+
+@router.get("/asks", summary="Workers' questions (pending by default)")
+async def list_asks(
+    request: Request,
+    state: list[AskState] = Query(default=[AskState.PENDING]),  # noqa: B008
+    agent: Annotated[str | None, Query(description="Asked by this agent.")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> dict[str, Any]:
+    deck = _deck(request)
+    agent_id = (await deck.get_agent(agent)).id if agent else None
+    found = await deck.asks(states=state or None, agent_id=agent_id, limit=limit)
+    return {"asks": [a.to_dict() for a in found]}
+
+
+@router.get("/asks/{ref}", summary="One question")
+async def get_ask(request: Request, ref: str) -> dict[str, Any]:
+    return (await _deck(request).ask(ref)).to_dict()
+
+
+@router.post("/asks/{ref}", summary="Answer a worker's question")
+async def answer_ask(request: Request, ref: str, body: AnswerIn) -> dict[str, Any]:
+    answered = await _deck(request).answer_ask(ref, body.answer, by=channel_of(request))
+    return answered.to_dict()
+
+
+# -- orchestrating from outside ---------------------------------------------------------
+
+
+@router.post(
+    "/agents/external",
+    response_model=AgentOut,
+    summary="The agent of a hand-started Claude Code session (made if new), to orchestrate as",
+)
+async def external_agent(request: Request, body: ExternalIn) -> AgentOut:
+    deck = _deck(request)
+    agent = await deck.orchestration.external_parent(body.session_id, body.project, body.pid)
+    return AgentOut.of(agent)
+
+
+@router.post(
+    "/agents/{ref}/deck/{tool}",
+    response_model=ToolOut,
+    summary="Call one of the deck's orchestrator tools as this agent",
+)
+async def deck_tool(
+    request: Request,
+    ref: Annotated[str, Path(description="The agent to act as.")],
+    tool: Annotated[str, Path(description="spawn_agent, list_agents, wait_for_agents, …")],
+    args: dict[str, Any],
+) -> ToolOut:
+    from agentdeck.orchestration.tools import ORCHESTRATOR_TOOLS, call_tool
+
+    deck = _deck(request)
+    agent = await deck.get_agent(ref)
+    if tool not in ORCHESTRATOR_TOOLS:
+        raise NotFound("deck tool", tool, hint=f"tools: {', '.join(ORCHESTRATOR_TOOLS)}")
+    text, is_error = await call_tool(
+        deck.orchestration, agent.id, tool, args, wait_cap=HTTP_WAIT_CAP_SECONDS
+    )
+    return ToolOut(text=text, is_error=is_error)

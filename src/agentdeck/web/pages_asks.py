@@ -1,0 +1,170 @@
+"""The Asks inbox on the dashboard: workers' questions, answered by a person.
+
+A question is one card (``_ask.html``): who asks, whom it was put to (its
+orchestrator, or a person), the question, the time left before the worker goes
+on without an answer, and an answer box. Whoever it was put to, a person may
+answer it. The answer goes through ``Deck.answer_ask(..., by="user:web")``; the
+streams (``pages_stream``) use ``ask_fragments`` to add new cards, turn answered
+ones over and refresh the count in the top bar, live.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from agentdeck.core.asks import Ask, AskState
+from agentdeck.core.events import EventType, StoredEvent
+from agentdeck.daemon.deck import Deck
+from agentdeck.errors import AgentdeckError, InvalidState, NotFound
+from agentdeck.web.pages_actions import form_of
+from agentdeck.web.pages_approvals import PENDING_LIMIT, count_label, safe_next
+from agentdeck.web.pages_base import agent_names, deck_of, is_htmx, render, render_text
+
+logger = logging.getLogger(__name__)
+
+router = APIRouter(include_in_schema=False)
+
+ANSWERED = [AskState.ANSWERED, AskState.EXPIRED, AskState.CANCELLED]
+ANSWERED_PAGE = 25
+MAX_ANSWERED = 500
+MAX_ANSWER_CHARS = 20_000
+ASK_TYPES = frozenset({EventType.QUESTION_ASKED, EventType.QUESTION_ANSWERED})
+
+
+async def pending_count(deck: Deck) -> str:
+    found = await deck.asks(states=[AskState.PENDING], limit=PENDING_LIMIT)
+    return count_label(len(found))
+
+
+def count_html(count: str, *, oob: bool = False) -> str:
+    return render_text("_asks_count.html", asks_count=count, oob=oob)
+
+
+def card_html(
+    ask: Ask,
+    names: dict[str, str],
+    *,
+    next_url: str,
+    oob: bool = False,
+    once: bool = False,
+    flash: dict[str, Any] | None = None,
+) -> str:
+    return render_text(
+        "_ask.html",
+        a=ask,
+        name=names.get(ask.agent_id, ask.agent_id),
+        to_name=names.get(ask.to_agent_id or "", ask.to_agent_id),
+        now=time.time(),
+        next_url=next_url,
+        oob=oob,
+        once=once,
+        flash=flash,
+    )
+
+
+async def _names(deck: Deck, asks: list[Ask]) -> dict[str, str]:
+    ids = {a.agent_id for a in asks} | {a.to_agent_id for a in asks if a.to_agent_id}
+    return await agent_names(deck, ids)
+
+
+async def cards(deck: Deck, asks: list[Ask], next_url: str) -> list[str]:
+    names = await _names(deck, asks)
+    return [card_html(a, names, next_url=next_url) for a in asks]
+
+
+async def ask_fragments(
+    deck: Deck, batch: list[StoredEvent], *, list_id: str | None, next_url: str
+) -> list[str]:
+    """Out-of-band swaps for the question events in ``batch``: new cards appended
+    to ``list_id`` (if the page has such a list), answered cards turned over
+    where they are, and the nav badge's count."""
+    events = [e for e in batch if e.type in ASK_TYPES]
+    if not events:
+        return []
+    parts: list[str] = []
+    if list_id is not None:
+        asked = {str(e.data.get("ask_id")) for e in events if e.type == EventType.QUESTION_ASKED}
+        for ref in dict.fromkeys(str(e.data.get("ask_id", "")) for e in events):
+            try:
+                ask = await deck.ask(ref)
+            except NotFound:
+                continue
+            names = await _names(deck, [ask])
+            if ref in asked and ask.state.is_open:
+                card = card_html(ask, names, next_url=next_url, once=True)
+                parts.append(f'<div hx-swap-oob="beforeend:{list_id}">{card}</div>')
+            else:
+                parts.append(card_html(ask, names, next_url=next_url, oob=True))
+    parts.append(count_html(await pending_count(deck), oob=True))
+    return parts
+
+
+@router.get("/asks", response_class=HTMLResponse)
+async def inbox(
+    request: Request, answered: int = Query(ANSWERED_PAGE, ge=1, le=MAX_ANSWERED)
+) -> HTMLResponse:
+    deck = deck_of(request)
+    last_id = await deck.store.last_event_id()
+    pending = await deck.asks(states=[AskState.PENDING], limit=PENDING_LIMIT)
+    pending.reverse()  # oldest first: the worker that has waited longest is on top
+    done = await deck.asks(states=ANSWERED, limit=answered + 1)
+    from agentdeck.web.pages_approvals import pending_count as approvals_count
+
+    return render(
+        "asks.html",
+        pending=await cards(deck, pending, "/asks"),
+        answered=await cards(deck, done[:answered], "/asks"),
+        more=len(done) > answered,
+        shown=answered,
+        next_more=min(answered * 2, MAX_ANSWERED),
+        asks_count=count_label(len(pending)),
+        pending_count=await approvals_count(deck),
+        last_id=last_id,
+    )
+
+
+@router.get("/ui/asks/count", response_class=HTMLResponse)
+async def badge(request: Request) -> HTMLResponse:
+    return HTMLResponse(count_html(await pending_count(deck_of(request))))
+
+
+@router.post("/ui/asks/{ref}")
+async def answer(request: Request, ref: str) -> Response:
+    deck = deck_of(request)
+    form = await form_of(request)
+    next_url = safe_next(form.get("next", ""), "/asks")
+    text = form.get("answer", "").strip()
+    if not text:
+        return _error(request, "write an answer", 400)
+    if len(text) > MAX_ANSWER_CHARS:
+        return _error(request, f"an answer has at most {MAX_ANSWER_CHARS:,} characters", 400)
+    conflict: str | None = None
+    try:
+        ask = await deck.answer_ask(ref, text, by="user:web")
+    except InvalidState:
+        ask = await deck.ask(ref)
+        conflict = f"Already {ask.state} by {ask.answered_by or 'nobody'}. Nothing changed."
+    except NotFound:
+        return _error(request, f"there is no question {ref}", 404)
+    except AgentdeckError as exc:
+        logger.info("dashboard answer to %s refused: %s", ref, exc.message)
+        return _error(request, f"could not answer: {exc.message}", 400)
+    if not is_htmx(request):
+        if conflict is not None:
+            return _error(request, conflict, 409)
+        return RedirectResponse(next_url, status_code=303)
+    flash = {"ok": False, "message": conflict} if conflict else None
+    html = card_html(ask, await _names(deck, [ask]), next_url=next_url, flash=flash)
+    badge = count_html(await pending_count(deck), oob=True)
+    return HTMLResponse(html + badge, status_code=409 if conflict else 200)
+
+
+def _error(request: Request, message: str, status: int) -> Response:
+    if is_htmx(request):
+        return render("_form_error.html", status_code=status, message=message)
+    return render("form_error.html", status_code=status, message=message)
