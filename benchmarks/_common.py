@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
+import re
 import shlex
 import statistics
+import subprocess
 import sys
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -87,3 +92,74 @@ def bytecode_cached(module: str = "sqlalchemy") -> bool:
     if spec is None or spec.origin is None:
         return False
     return any((Path(spec.origin).parent / "__pycache__").glob("*.pyc"))
+
+
+@contextlib.contextmanager
+def model_process(scenario: str, tmp: Path, *, name: str | None = None) -> Iterator[str]:
+    """``agentdeck mock-model`` in its own process, so its clock and CPU are its
+    own; yields the base URL of the scenario (a shipped name or a file, whose
+    ``name`` is given)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTDECK_")}
+    log = tmp / "mock-model.out"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agentdeck", "mock-model", "--scenario", scenario],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    try:
+        deadline = time.monotonic() + 30
+        pattern = re.compile(rf"^\s*{re.escape(name or scenario)}: (\S+)$", re.M)
+        while (found := pattern.search(log.read_text())) is None:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"mock-model did not start:\n{log.read_text()[-2000:]}")
+            time.sleep(0.05)
+        yield found.group(1)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+class RssSampler:
+    """Peak RSS of this process (every ``interval``) and of all its descendants."""
+
+    def __init__(self, interval: float = 0.05, children_every: int = 5) -> None:
+        self.interval = interval
+        self.children_every = children_every
+        self.me = psutil.Process()
+        self.peak_self = self.me.memory_info().rss
+        self.peak_children = 0
+        self.peak_children_count = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="rss-sampler", daemon=True)
+
+    def __enter__(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+    def _run(self) -> None:
+        tick = 0
+        while not self._stop.wait(self.interval):
+            self.peak_self = max(self.peak_self, self.me.memory_info().rss)
+            tick += 1
+            if tick % self.children_every == 0:
+                self._sample_children()
+
+    def _sample_children(self) -> None:
+        total = count = 0
+        for child in self.me.children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                total += child.memory_info().rss
+                count += 1
+        if total > self.peak_children:
+            self.peak_children, self.peak_children_count = total, count

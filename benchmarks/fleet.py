@@ -25,21 +25,17 @@ import argparse
 import asyncio
 import contextlib
 import os
-import re
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 from pydantic import SecretStr
 
-from _common import MIB, header, median, percentile
+from _common import MIB, RssSampler, header, median, model_process, percentile
 from agentdeck.core.agent import AgentSpec
 from agentdeck.runner.runner import Runner
 from agentdeck.settings import Settings
@@ -48,45 +44,6 @@ from agentdeck.store.store import Store
 GOAL_RSS_MIB = 150
 GOAL_AGENTS = 50
 PROMPT = "Say one, then two, then summarise."
-
-
-class RssSampler:
-    """Peak RSS of this process (every ``interval``) and of all its descendants."""
-
-    def __init__(self, interval: float = 0.05, children_every: int = 5) -> None:
-        self.interval = interval
-        self.children_every = children_every
-        self.me = psutil.Process()
-        self.peak_self = self.me.memory_info().rss
-        self.peak_children = 0
-        self.peak_children_count = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="rss-sampler", daemon=True)
-
-    def __enter__(self) -> RssSampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(5)
-
-    def _run(self) -> None:
-        tick = 0
-        while not self._stop.wait(self.interval):
-            self.peak_self = max(self.peak_self, self.me.memory_info().rss)
-            tick += 1
-            if tick % self.children_every == 0:
-                self._sample_children()
-
-    def _sample_children(self) -> None:
-        total = count = 0
-        for child in self.me.children(recursive=True):
-            with contextlib.suppress(psutil.Error):
-                total += child.memory_info().rss
-                count += 1
-        if total > self.peak_children:
-            self.peak_children, self.peak_children_count = total, count
 
 
 @dataclass
@@ -101,36 +58,6 @@ class Outcome:
     notices: Counter[str]
     notice_examples: dict[str, str]
     timed_out: bool
-
-
-@contextlib.contextmanager
-def model_process(scenario: str, tmp: Path) -> Iterator[str]:
-    """``agentdeck mock-model`` in its own process; yields the scenario's base URL."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTDECK_")}
-    log = tmp / "mock-model.out"
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "agentdeck", "mock-model", "--scenario", scenario],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-    try:
-        deadline = time.monotonic() + 30
-        pattern = re.compile(rf"^\s*{re.escape(scenario)}: (\S+)$", re.M)
-        while (found := pattern.search(log.read_text())) is None:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"mock-model did not start:\n{log.read_text()[-2000:]}")
-            time.sleep(0.05)
-        yield found.group(1)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 async def run_fleet(settings: Settings, spec: AgentSpec, agents: int, deadline: float) -> Outcome:

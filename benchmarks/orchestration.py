@@ -24,15 +24,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import re
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +37,16 @@ import httpx
 import psutil
 import yaml
 
-from _common import MIB, bundled_cli, clean_env, header, median, percentile
+from _common import (
+    MIB,
+    RssSampler,
+    bundled_cli,
+    clean_env,
+    header,
+    median,
+    model_process,
+    percentile,
+)
 from agentdeck.core.agent import AgentSpec
 from agentdeck.core.templates import apply_template
 from agentdeck.orchestration.service import Orchestrator
@@ -86,35 +92,6 @@ def scenario(workers: int) -> dict[str, Any]:
             {"when": {"first_user_text_contains": "BARE-"}, "turns": [{"reply": [{"text": "ok"}]}]},
         ],
     }
-
-
-@contextlib.contextmanager
-def model_process(path: Path, name: str, tmp: Path) -> Iterator[str]:
-    """``agentdeck mock-model`` in its own process; yields the scenario's URL."""
-    log = tmp / "mock-model.out"
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "agentdeck", "mock-model", "--scenario", str(path)],
-            env=clean_env(),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-    try:
-        deadline = time.monotonic() + 30
-        pattern = re.compile(rf"^\s*{re.escape(name)}: (\S+)$", re.M)
-        while (found := pattern.search(log.read_text())) is None:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"mock-model did not start:\n{log.read_text()[-2000:]}")
-            time.sleep(0.05)
-        yield found.group(1)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def first_requests(url: str, marker: str) -> dict[str, float]:
@@ -173,35 +150,6 @@ def bare_starts(url: str, count: int, tag: str, tmp: Path) -> list[tuple[str, fl
     return started
 
 
-class Peak:
-    """The peak RSS of this process and of its children, sampled in a thread."""
-
-    def __init__(self) -> None:
-        self.me = psutil.Process()
-        self.self_peak = self.me.memory_info().rss
-        self.children_peak = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def __enter__(self) -> Peak:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(5)
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.05):
-            self.self_peak = max(self.self_peak, self.me.memory_info().rss)
-            total = 0
-            for child in self.me.children(recursive=True):
-                with contextlib.suppress(psutil.Error):
-                    if "claude" in child.name():
-                        total += child.memory_info().rss
-            self.children_peak = max(self.children_peak, total)
-
-
 async def fan_out(url: str, path: Path, tmp: Path, workers: int) -> dict[str, Any]:
     settings = Settings(
         home=tmp / "home",
@@ -229,11 +177,11 @@ async def fan_out(url: str, path: Path, tmp: Path, workers: int) -> dict[str, An
         wait_returns.append(time.time())
         return text
 
-    orch.spawn = timed_spawn  # type: ignore[method-assign]
-    orch.waits.wait = timed_wait  # type: ignore[method-assign]
+    orch.spawn = timed_spawn
+    orch.waits.wait = timed_wait
     before = psutil.Process().memory_info().rss
     try:
-        with Peak() as peak:
+        with RssSampler() as peak:
             lead_spec = apply_template(
                 resolve(settings, "orchestrator"), AgentSpec(prompt="fan out", name="lead")
             )
@@ -257,8 +205,8 @@ async def fan_out(url: str, path: Path, tmp: Path, workers: int) -> dict[str, An
             "spawn_ms": spawn_ms,
             "wake_ms": wake_ms,
             "rss_before": before,
-            "rss_peak": peak.self_peak,
-            "claude_peak": peak.children_peak,
+            "rss_peak": peak.peak_self,
+            "claude_peak": peak.peak_children,
             "workers": len(children),
         }
     finally:
@@ -280,7 +228,7 @@ def main() -> None:
         tmp = Path(tmp_name)
         path = tmp / "fanout.yaml"
         path.write_text(yaml.safe_dump(scenario(args.workers)))
-        with model_process(path, "fanout", tmp) as url:
+        with model_process(str(path), tmp, name="fanout") as url:
             for round_no in range(args.rounds):
                 work = tmp / f"round-{round_no}"
                 work.mkdir()
@@ -323,7 +271,7 @@ def main() -> None:
     )
     claude_peak = max(r["claude_peak"] for r in results) / MIB
     print(
-        f"    its Claude Code processes at peak: {claude_peak:.0f} MiB "
+        f"    its Claude Code processes (and the scripted model's) at peak: {claude_peak:.0f} MiB "
         f"({args.workers + 1} processes)"
     )
     print(

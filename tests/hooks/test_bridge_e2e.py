@@ -17,12 +17,11 @@ import yaml
 
 from agentdeck.core.agent import AgentSource, AgentState
 from agentdeck.daemon.deck import Deck
-from agentdeck.daemon.home import DaemonInfo
-from agentdeck.daemon.server import serve
 from agentdeck.hooks.install import hooks_settings
 from agentdeck.runner.procs import terminate_tree
 from agentdeck.settings import Settings
 from tests.support.mockmodel import cli_env, run_claude, running_mock, write_workspace
+from tests.support.served import serving
 from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.cli]
@@ -35,22 +34,8 @@ STOP_GRACE_SECONDS = 1.0
 @contextlib.asynccontextmanager
 async def running_daemon(settings: Settings) -> AsyncIterator[Deck]:
     """The real daemon (``serve``) in this loop: hook socket, web app, Deck."""
-    ready: asyncio.Future[Deck] = asyncio.get_running_loop().create_future()
-    stop = asyncio.Event()
-
-    async def on_ready(deck: Deck, _info: DaemonInfo, _token: str) -> None:
-        ready.set_result(deck)
-
-    task = asyncio.create_task(serve(settings, on_ready=on_ready, stop=stop))
-    try:
-        async with asyncio.timeout(START_DEADLINE_SECONDS):
-            done, _ = await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
-        if task in done:
-            task.result()
-        yield ready.result()
-    finally:
-        stop.set()
-        await asyncio.wait({task}, timeout=START_DEADLINE_SECONDS)
+    async with serving(settings) as served:
+        yield served.deck
 
 
 def hooked_settings(settings: Settings, tmp_path: Path) -> Path:

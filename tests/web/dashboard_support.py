@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 import httpx
 
 if TYPE_CHECKING:
-    from playwright.async_api import Browser
+    from playwright.async_api import Browser, Page
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -72,3 +72,28 @@ def rows_in(html: str) -> list[str]:
 def items_in(html: str) -> list[int]:
     """The event ids of the transcript entries in a page or fragment."""
     return [int(x) for x in re.findall(r'<li class="item [^"]*" id="ev-(\d+)"', html)]
+
+
+@contextlib.asynccontextmanager
+async def browser_tab(daemon: DaemonLike) -> AsyncIterator[Page]:
+    """A browser tab logged in through the login URL, on the board; it fails the
+    test on any JavaScript error the page raised."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    async with chromium() as browser:
+        context = await browser.new_context(viewport={"width": 1400, "height": 900})
+        tab = await context.new_page()
+        errors: list[str] = []
+        tab.on("pageerror", lambda exc: errors.append(str(exc)))
+        await tab.goto(login_url(daemon))
+        from playwright.async_api import expect
+
+        await expect(tab).to_have_url(daemon.url + "/")
+        yield tab
+        await context.close()
+        assert errors == [], f"JavaScript errors on the page: {errors}"
+
+
+async def snap(page: Page, name: str) -> None:
+    """A full-page screenshot from the top (sticky bars stay where a person sees them)."""
+    await page.evaluate("window.scrollTo(0, 0)")
+    await page.screenshot(path=SCREENSHOTS / name, full_page=True)

@@ -15,7 +15,7 @@ from playwright.async_api import Page, expect
 from agentdeck.core.agent import AgentSpec
 
 from .conftest import RunningDaemon
-from .dashboard_support import CHROMIUM, SCREENSHOTS, chromium, login_url
+from .dashboard_support import CHROMIUM, browser_tab, snap
 
 pytestmark = [
     pytest.mark.anyio,
@@ -27,27 +27,12 @@ pytestmark = [
 LIVE = 60_000  # ms: a real CLI run against the scripted model, on a busy 2-core box
 
 
-async def snap(page: Page, name: str) -> None:
-    """A full-page screenshot from the top (sticky bars stay where a person sees them)."""
-    await page.evaluate("window.scrollTo(0, 0)")
-    await page.screenshot(path=SCREENSHOTS / name, full_page=True)
-
-
 @pytest.fixture
 async def page(daemon: RunningDaemon) -> AsyncIterator[Page]:
     """A browser tab logged in through the login URL, on the board."""
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    async with chromium() as browser:
-        context = await browser.new_context(viewport={"width": 1400, "height": 900})
-        tab = await context.new_page()
-        errors: list[str] = []
-        tab.on("pageerror", lambda exc: errors.append(str(exc)))
-        await tab.goto(login_url(daemon))
-        await expect(tab).to_have_url(daemon.url + "/")
+    async with browser_tab(daemon) as tab:
         await expect(tab.get_by_text("Start an agent")).to_be_visible()
         yield tab
-        await context.close()
-        assert errors == [], f"JavaScript errors on the page: {errors}"
 
 
 async def test_a_running_agent_appears_live_and_its_transcript_streams(

@@ -19,7 +19,7 @@ from agentdeck.core.asks import Ask
 from tests.support.waiting import eventually
 
 from .conftest import RunningDaemon
-from .dashboard_support import CHROMIUM, SCREENSHOTS, chromium, login_url
+from .dashboard_support import CHROMIUM, browser_tab, snap
 
 pytestmark = [
     pytest.mark.anyio,
@@ -32,24 +32,11 @@ LIVE = 60_000  # ms
 TEAM = str(Path(__file__).resolve().parents[1] / "orchestration" / "scenarios" / "team.yaml")
 
 
-async def snap(page: Page, name: str) -> None:
-    await page.evaluate("window.scrollTo(0, 0)")
-    await page.screenshot(path=SCREENSHOTS / name, full_page=True)
-
-
 @pytest.fixture
 async def page(daemon: RunningDaemon) -> AsyncIterator[Page]:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    async with chromium() as browser:
-        context = await browser.new_context(viewport={"width": 1400, "height": 900})
-        tab = await context.new_page()
-        errors: list[str] = []
-        tab.on("pageerror", lambda exc: errors.append(str(exc)))
-        await tab.goto(login_url(daemon))
-        await expect(tab).to_have_url(daemon.url + "/")
+    """A browser tab logged in through the login URL, on the board."""
+    async with browser_tab(daemon) as tab:
         yield tab
-        await context.close()
-        assert errors == [], f"JavaScript errors on the page: {errors}"
 
 
 async def test_the_tree_and_the_asks_inbox_live(daemon: RunningDaemon, page: Page) -> None:

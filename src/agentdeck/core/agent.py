@@ -214,3 +214,31 @@ class Agent:
             "spec": self.spec.to_dict(),
             "extra": dict(self.extra),
         }
+
+
+def external_agent(
+    agent_id: str,
+    session_id: str,
+    project: str,
+    *,
+    now: float,
+    state: AgentState,
+    pid: int | None = None,
+    **extra: Any,
+) -> Agent:
+    """The agent that stands for a hand-started Claude Code session (source
+    ``external``), named after its project and session."""
+    base = project.rstrip("/").rsplit("/", 1)[-1] or "session"
+    return Agent(
+        id=agent_id,
+        name=f"{base}-{session_id[:8]}",
+        state=state,
+        spec=AgentSpec(prompt="", cwd=project or None, project=project or None),
+        cwd=project,
+        created_at=now,
+        updated_at=now,
+        source=AgentSource.EXTERNAL,
+        session_id=session_id,
+        pid=pid,
+        extra=dict(extra),
+    )

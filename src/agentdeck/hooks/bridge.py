@@ -20,10 +20,9 @@ import json
 import logging
 import re
 import time
-from pathlib import Path
 from typing import Any
 
-from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
+from agentdeck.core.agent import Agent, AgentSource, AgentState, external_agent
 from agentdeck.core.events import (
     AssistantText,
     Event,
@@ -132,18 +131,14 @@ class HookBridge:
         pid = _pid(env.get("CLAUDE_PID"))
         if agent is None:
             now = time.time()
-            agent = Agent(
-                id=new_agent_id(now),
-                name=f"{Path(project).name or 'session'}-{session_id[:8]}",
+            agent = external_agent(
+                new_agent_id(now),
+                session_id,
+                project,
+                now=now,
                 state=AgentState.STARTING,
-                spec=AgentSpec(prompt="", cwd=project or None),
-                cwd=project,
-                created_at=now,
-                updated_at=now,
-                source=AgentSource.EXTERNAL,
-                session_id=session_id,
                 pid=pid,
-                extra={"transcript_path": _text(payload, "transcript_path")},
+                transcript_path=_text(payload, "transcript_path"),
             )
             reason = "a hand-started Claude Code session reported in"
             await self.store.record(spawned_events(agent, reason), agent)

@@ -22,7 +22,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
+from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState, external_agent
 from agentdeck.core.events import EventType, Notice, StoredEvent
 from agentdeck.core.templates import apply_template
 from agentdeck.core.transcript import compact
@@ -435,18 +435,8 @@ class Orchestrator:
         if found is not None:
             return found
         now = time.time()
-        name = f"{project.rstrip('/').rsplit('/', 1)[-1] or 'session'}-{session_id[:8]}"
-        agent = Agent(
-            id=new_agent_id(now),
-            name=name,
-            state=AgentState.RUNNING,
-            spec=AgentSpec(prompt="", cwd=project or None, orchestrator=True, project=project),
-            cwd=project,
-            created_at=now,
-            updated_at=now,
-            source=AgentSource.EXTERNAL,
-            session_id=session_id,
-            pid=pid,
+        agent = external_agent(
+            new_agent_id(now), session_id, project, now=now, state=AgentState.RUNNING, pid=pid
         )
         reason = "a hand-started Claude Code session orchestrates through agentdeck mcp"
         await self.store.record(spawned_events(agent, reason), agent)

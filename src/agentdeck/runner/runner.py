@@ -21,7 +21,7 @@ from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
 from agentdeck.core.events import ErrorOccurred, Event, StateChanged, spawned_events
 from agentdeck.core.guardrails import FleetBudget, day_start
 from agentdeck.core.ids import new_agent_id
-from agentdeck.errors import InvalidState, NotFound, PolicyDenied, UsageError
+from agentdeck.errors import InvalidState, NotFound, PolicyDenied, Refused, UsageError
 from agentdeck.governance.governor import Governor
 from agentdeck.memory.service import Memory
 from agentdeck.runner.extension import SessionExtension
@@ -42,6 +42,26 @@ TRANSIENT_EXTRA = ("resume_at_start", "waiting_for", "asking")
 def default_name(prompt: str) -> str:
     words = re.findall(r"[A-Za-z0-9]+", prompt.lower())[:4]
     return "-".join(words) or "agent"
+
+
+def _restarting(agent: Agent, reason: str, now: float) -> tuple[Agent, list[Event]]:
+    """The agent back to ``starting`` under this process, and the event that says
+    so. What marked it while it was stopped (waiting, asking, to be carried on)
+    is over once it runs again."""
+    extra = {k: v for k, v in agent.extra.items() if k not in TRANSIENT_EXTRA}
+    events: list[Event] = [
+        StateChanged(
+            agent_id=agent.id, ts=now, old=agent.state, new=AgentState.STARTING, reason=reason
+        )
+    ]
+    restarted = agent.with_changes(
+        state=AgentState.STARTING,
+        updated_at=now,
+        owner_pid=os.getpid(),
+        last_error=None,
+        extra=extra,
+    )
+    return restarted, events
 
 
 def _scenario(ref: str | None) -> Scenario | None:
@@ -77,11 +97,11 @@ class Runner:
         """Refuse a new agent past ``max_live_agents`` (each is a Claude Code process)."""
         live = self.live_count()
         if live >= self.settings.max_live_agents:
-            raise InvalidState(
-                "deck",
-                f"running {live} agents (AGENTDECK_MAX_LIVE_AGENTS is "
-                f"{self.settings.max_live_agents})",
-                "start another agent; stop or wait for one first",
+            plural = "" if live == 1 else "s"
+            raise Refused(
+                f"this deck already runs {live} agent{plural}, its limit "
+                f"(AGENTDECK_MAX_LIVE_AGENTS={self.settings.max_live_agents})",
+                hint="stop an agent or wait for one to finish, then start this one",
             )
 
     async def start(
@@ -157,6 +177,7 @@ class Runner:
             raise InvalidState(agent.id, agent.state, "resume a live agent (send it a message)")
         if not agent.session_id:
             raise InvalidState(agent.id, agent.state, "resume: it never started a Claude session")
+        self.check_capacity()
         session_id = agent.session_id
         scenario = _scenario(agent.spec.scenario)
         base_url = await self._model_url(scenario) if scenario else None
@@ -182,23 +203,7 @@ class Runner:
             )
             events = spawned_events(agent, reason=f"forked from {parent.id}")
         else:
-            events = [
-                StateChanged(
-                    agent_id=agent.id,
-                    ts=now,
-                    old=agent.state,
-                    new=AgentState.STARTING,
-                    reason="resume",
-                )
-            ]
-            agent = agent.with_changes(
-                state=AgentState.STARTING, updated_at=now, owner_pid=os.getpid(), last_error=None
-            )
-        # What marked the agent while it was stopped (waiting, asking, to be
-        # carried on) is over once it runs again.
-        agent = agent.with_changes(
-            extra={k: v for k, v in agent.extra.items() if k not in TRANSIENT_EXTRA}
-        )
+            agent, events = _restarting(agent, "resume", now)
         reports = list(agent.extra.get("reports", []))
         if reports and not fork:
             # Answers that came while it was stopped: tell it first.
@@ -222,26 +227,10 @@ class Runner:
         agent = await self.store.find_agent(ref)
         if agent.session_id or agent.state.is_live or agent.source is not AgentSource.AGENTDECK:
             raise InvalidState(agent.id, agent.state, "start it afresh")
+        self.check_capacity()
         scenario = _scenario(agent.spec.scenario)
         base_url = await self._model_url(scenario) if scenario else None
-        now = time.time()
-        extra = {k: v for k, v in agent.extra.items() if k not in TRANSIENT_EXTRA}
-        events: list[Event] = [
-            StateChanged(
-                agent_id=agent.id,
-                ts=now,
-                old=agent.state,
-                new=AgentState.STARTING,
-                reason="restart",
-            )
-        ]
-        agent = agent.with_changes(
-            state=AgentState.STARTING,
-            updated_at=now,
-            owner_pid=os.getpid(),
-            last_error=None,
-            extra=extra,
-        )
+        agent, events = _restarting(agent, "restart", time.time())
         await self.store.record(events, agent)
         return await self._launch(
             agent, agent.spec.prompt, base_url=base_url, keep_alive=keep_alive

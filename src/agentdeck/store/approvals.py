@@ -14,6 +14,7 @@ from sqlalchemy.engine import Connection
 
 from agentdeck.core.approvals import Approval, ApprovalState, GrantRecord, GrantScope
 from agentdeck.errors import NotFound
+from agentdeck.store.lookup import by_id_or_prefix
 from agentdeck.store.schema import approvals, grants
 from agentdeck.store.store import Store
 
@@ -80,19 +81,7 @@ class ApprovalStore:
 
     async def find(self, ref: str) -> Approval:
         """By id, or a unique id prefix of at least 4 characters."""
-
-        def query(conn: Connection) -> list[Approval]:
-            pattern = ref.replace("%", r"\%").replace("_", r"\_") + "%"
-            stmt = sa.select(approvals).where(approvals.c.id.like(pattern, escape="\\"))
-            return [_to_approval(r) for r in conn.execute(stmt.limit(3))]
-
-        if len(ref) < 4:
-            return await self.get(ref)
-        found = await self.store._read(query)
-        exact = [a for a in found if a.id == ref]
-        if exact or len(found) == 1:
-            return (exact or found)[0]
-        return await self.get(ref)
+        return await by_id_or_prefix(self.store, approvals, ref, _to_approval, self.get)
 
     async def list_approvals(
         self,

@@ -17,6 +17,7 @@ from sqlalchemy.engine import Connection
 
 from agentdeck.core.asks import Ask, AskKind, AskState
 from agentdeck.errors import NotFound
+from agentdeck.store.lookup import by_id_or_prefix
 from agentdeck.store.schema import asks
 from agentdeck.store.store import Store
 
@@ -50,19 +51,7 @@ class AskStore:
 
     async def find(self, ref: str) -> Ask:
         """By id, or a unique id prefix of at least 4 characters."""
-
-        def query(conn: Connection) -> list[Ask]:
-            pattern = ref.replace("%", r"\%").replace("_", r"\_") + "%"
-            stmt = sa.select(asks).where(asks.c.id.like(pattern, escape="\\"))
-            return [_to_ask(r) for r in conn.execute(stmt.limit(3))]
-
-        if len(ref) < 4:
-            return await self.get(ref)
-        found = await self.store._read(query)
-        exact = [a for a in found if a.id == ref]
-        if exact or len(found) == 1:
-            return (exact or found)[0]
-        return await self.get(ref)
+        return await by_id_or_prefix(self.store, asks, ref, _to_ask, self.get)
 
     async def list_asks(
         self,

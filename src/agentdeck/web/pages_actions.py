@@ -19,7 +19,7 @@ from agentdeck.core.agent import Agent, AgentSpec
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import AgentdeckError
 from agentdeck.mockmodel import builtin_scenario_names
-from agentdeck.web.pages_base import deck_of, is_htmx, render, render_text
+from agentdeck.web.pages_base import deck_of, form_error, is_htmx, render_text
 
 logger = logging.getLogger(__name__)
 
@@ -65,12 +65,6 @@ def _redirect(request: Request, url: str) -> Response:
     return RedirectResponse(url, status_code=303)
 
 
-def _form_error(request: Request, message: str) -> Response:
-    if is_htmx(request):
-        return render("_form_error.html", message=message)
-    return render("form_error.html", status_code=400, message=message)
-
-
 @router.post("/ui/agents")
 async def start_agent(request: Request) -> Response:
     form = await form_of(request)
@@ -79,9 +73,9 @@ async def start_agent(request: Request) -> Response:
         template = form.get("agent", "").strip() or None
         agent = await deck_of(request).create_agent(spec, template=template)
     except ValueError as exc:
-        return _form_error(request, str(exc))
+        return form_error(request, str(exc), htmx_status=200)
     except AgentdeckError as exc:
-        return _form_error(request, exc.message)
+        return form_error(request, exc.message, htmx_status=200)
     return _redirect(request, f"/agents/{agent.id}")
 
 
@@ -115,7 +109,7 @@ async def agent_action(request: Request, agent_id: str, action: str) -> Response
         try:
             agent = await deck.get_agent(agent_id)
         except AgentdeckError:
-            return _form_error(request, message)
+            return form_error(request, message, htmx_status=200)
     if not is_htmx(request):
         return RedirectResponse(f"/agents/{agent.id}", status_code=303)
     header = render_text("_agent_header.html", agent=agent)

@@ -22,7 +22,15 @@ from agentdeck.core.events import EventType, StoredEvent
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import AgentdeckError, InvalidState, NotFound
 from agentdeck.web.pages_actions import form_of
-from agentdeck.web.pages_base import agent_names, deck_of, is_htmx, render, render_text
+from agentdeck.web.pages_base import (
+    agent_names,
+    card_swaps,
+    deck_of,
+    form_error,
+    is_htmx,
+    render,
+    render_text,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -112,19 +120,19 @@ async def approval_fragments(
             for e in events
             if e.type == EventType.PERMISSION_REQUESTED
         }
-        for ref in dict.fromkeys(str(e.data.get("request_id", "")) for e in events):
+
+        async def card(ref: str, new: bool) -> tuple[str, bool] | None:
             if not ref.startswith("ap"):
-                continue  # a policy deny without a request: the transcript shows it
+                return None  # a policy deny without a request: the transcript shows it
             try:
                 approval = await deck.approval(ref)
             except NotFound:
-                continue
+                return None
             name = (await agent_names(deck, {approval.agent_id}))[approval.agent_id]
-            if ref in asked:
-                card = card_html(approval, name, next_url=next_url, once=True)
-                parts.append(f'<div hx-swap-oob="beforeend:{list_id}">{card}</div>')
-            else:
-                parts.append(card_html(approval, name, next_url=next_url, oob=True))
+            return card_html(approval, name, next_url=next_url, once=new, oob=not new), new
+
+        refs = (str(e.data.get("request_id", "")) for e in events)
+        parts += await card_swaps(refs, asked, list_id, card)
     parts.append(count_html(await pending_count(deck), oob=True))
     return parts
 
@@ -163,7 +171,7 @@ async def answer(request: Request, ref: str) -> Response:
     choice = ANSWERS.get(form.get("answer", ""))
     scope = form.get("scope", GrantScope.SESSION.value)
     if choice is None or scope not in {s.value for s in GrantScope}:
-        return _error(request, "choose Allow once, Allow always, Deny or Deny always", 400)
+        return form_error(request, "choose Allow once, Allow always, Deny or Deny always", 400)
     decision, always = choice
     message = form.get("message", "").strip() or None
     conflict: str | None = None
@@ -179,13 +187,13 @@ async def answer(request: Request, ref: str) -> Response:
         approval = await deck.approval(ref)
         conflict = f"Already answered: {_how(approval)}. Nothing changed."
     except NotFound:
-        return _error(request, f"there is no approval request {ref}", 404)
+        return form_error(request, f"there is no approval request {ref}", 404)
     except AgentdeckError as exc:
         logger.info("dashboard answer to %s refused: %s", ref, exc.message)
-        return _error(request, f"could not answer: {exc.message}", 400)
+        return form_error(request, f"could not answer: {exc.message}", 400)
     if not is_htmx(request):
         if conflict is not None:
-            return _error(request, conflict, 409)
+            return form_error(request, conflict, 409)
         return RedirectResponse(next_url, status_code=303)
     name = (await agent_names(deck, {approval.agent_id}))[approval.agent_id]
     flash = {"ok": False, "message": conflict} if conflict else None
@@ -198,9 +206,3 @@ def _how(approval: Approval) -> str:
     who = approval.answered_by or "nobody"
     when = time.strftime("%H:%M:%S", time.localtime(approval.answered_at or time.time()))
     return f"{approval.state} by {who} at {when}"
-
-
-def _error(request: Request, message: str, status: int) -> Response:
-    if is_htmx(request):
-        return render("_form_error.html", status_code=status, message=message)
-    return render("form_error.html", status_code=status, message=message)

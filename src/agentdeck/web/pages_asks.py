@@ -23,7 +23,15 @@ from agentdeck.daemon.deck import Deck
 from agentdeck.errors import AgentdeckError, InvalidState, NotFound
 from agentdeck.web.pages_actions import form_of
 from agentdeck.web.pages_approvals import PENDING_LIMIT, count_label, safe_next
-from agentdeck.web.pages_base import agent_names, deck_of, is_htmx, render, render_text
+from agentdeck.web.pages_base import (
+    agent_names,
+    card_swaps,
+    deck_of,
+    form_error,
+    is_htmx,
+    render,
+    render_text,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -89,17 +97,18 @@ async def ask_fragments(
     parts: list[str] = []
     if list_id is not None:
         asked = {str(e.data.get("ask_id")) for e in events if e.type == EventType.QUESTION_ASKED}
-        for ref in dict.fromkeys(str(e.data.get("ask_id", "")) for e in events):
+
+        async def card(ref: str, asked_now: bool) -> tuple[str, bool] | None:
             try:
                 ask = await deck.ask(ref)
             except NotFound:
-                continue
+                return None
+            new = asked_now and ask.state.is_open  # answered at once: drawn in place
             names = await _names(deck, [ask])
-            if ref in asked and ask.state.is_open:
-                card = card_html(ask, names, next_url=next_url, once=True)
-                parts.append(f'<div hx-swap-oob="beforeend:{list_id}">{card}</div>')
-            else:
-                parts.append(card_html(ask, names, next_url=next_url, oob=True))
+            return card_html(ask, names, next_url=next_url, once=new, oob=not new), new
+
+        refs = [str(e.data.get("ask_id", "")) for e in events]
+        parts += await card_swaps(refs, asked, list_id, card)
     parts.append(count_html(await pending_count(deck), oob=True))
     return parts
 
@@ -140,9 +149,9 @@ async def answer(request: Request, ref: str) -> Response:
     next_url = safe_next(form.get("next", ""), "/asks")
     text = form.get("answer", "").strip()
     if not text:
-        return _error(request, "write an answer", 400)
+        return form_error(request, "write an answer", 400)
     if len(text) > MAX_ANSWER_CHARS:
-        return _error(request, f"an answer has at most {MAX_ANSWER_CHARS:,} characters", 400)
+        return form_error(request, f"an answer has at most {MAX_ANSWER_CHARS:,} characters", 400)
     conflict: str | None = None
     try:
         ask = await deck.answer_ask(ref, text, by="user:web")
@@ -150,21 +159,15 @@ async def answer(request: Request, ref: str) -> Response:
         ask = await deck.ask(ref)
         conflict = f"Already {ask.state} by {ask.answered_by or 'nobody'}. Nothing changed."
     except NotFound:
-        return _error(request, f"there is no question {ref}", 404)
+        return form_error(request, f"there is no question {ref}", 404)
     except AgentdeckError as exc:
         logger.info("dashboard answer to %s refused: %s", ref, exc.message)
-        return _error(request, f"could not answer: {exc.message}", 400)
+        return form_error(request, f"could not answer: {exc.message}", 400)
     if not is_htmx(request):
         if conflict is not None:
-            return _error(request, conflict, 409)
+            return form_error(request, conflict, 409)
         return RedirectResponse(next_url, status_code=303)
     flash = {"ok": False, "message": conflict} if conflict else None
     html = card_html(ask, await _names(deck, [ask]), next_url=next_url, flash=flash)
     badge = count_html(await pending_count(deck), oob=True)
     return HTMLResponse(html + badge, status_code=409 if conflict else 200)
-
-
-def _error(request: Request, message: str, status: int) -> Response:
-    if is_htmx(request):
-        return render("_form_error.html", status_code=status, message=message)
-    return render("form_error.html", status_code=status, message=message)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from fastapi import Request
@@ -29,6 +30,35 @@ def render(template: str, status_code: int = 200, **context: Any) -> HTMLRespons
 
 def is_htmx(request: Request) -> bool:
     return request.headers.get("hx-request") == "true"
+
+
+def form_error(
+    request: Request, message: str, status: int = 400, *, htmx_status: int | None = None
+) -> HTMLResponse:
+    """A refused form: a fragment for htmx (shown where the form is: with a 2xx
+    ``htmx_status`` unless the page swaps errors in itself), a page for a plain post."""
+    if is_htmx(request):
+        code = status if htmx_status is None else htmx_status
+        return render("_form_error.html", status_code=code, message=message)
+    return render("form_error.html", status_code=status, message=message)
+
+
+# Renders one inbox card: (its HTML, whether it is a new card), or None.
+Card = Callable[[str, bool], Awaitable[tuple[str, bool] | None]]
+
+
+async def card_swaps(refs: Iterable[str], asked: set[str], list_id: str, card: Card) -> list[str]:
+    """Out-of-band swaps for an inbox's cards: ``card(ref, was_asked)`` renders
+    one; a new card is appended to ``list_id``, another replaces its card where
+    it is (it carries ``hx-swap-oob`` itself)."""
+    parts = []
+    for ref in dict.fromkeys(refs):
+        drawn = await card(ref, ref in asked)
+        if drawn is None:
+            continue
+        html, new = drawn
+        parts.append(f'<div hx-swap-oob="beforeend:{list_id}">{html}</div>' if new else html)
+    return parts
 
 
 async def agent_names(deck: Deck, ids: set[str]) -> dict[str, str]:

@@ -22,7 +22,7 @@ from agentdeck.errors import AgentdeckError, NotFound
 from agentdeck.memory.mcp_server import age, record_text, resolve_project
 from agentdeck.web import pages_approvals
 from agentdeck.web.pages_actions import form_of
-from agentdeck.web.pages_base import deck_of, is_htmx, render
+from agentdeck.web.pages_base import deck_of, form_error, is_htmx, render
 
 logger = logging.getLogger(__name__)
 
@@ -104,17 +104,11 @@ async def forget(request: Request, memory_id: str) -> Response:
         forgotten = 0
     except AgentdeckError as exc:
         logger.info("dashboard forget of %s refused: %s", memory_id, exc.message)
-        return _error(request, f"could not forget: {exc.message}", 400)
+        return form_error(request, f"could not forget: {exc.message}", 400)
     if forgotten == 0:
-        return _error(request, f"there is no memory record {memory_id}", 404)
+        return form_error(request, f"there is no memory record {memory_id}", 404)
     logger.info("memory record %s forgotten from the dashboard", memory_id)
     url = back + ("&" if "?" in back else "?") + f"forgotten={memory_id}"
     if is_htmx(request):
         return Response(status_code=204, headers={"HX-Redirect": url})
     return RedirectResponse(url, status_code=303)
-
-
-def _error(request: Request, message: str, status: int) -> Response:
-    if is_htmx(request):
-        return render("_form_error.html", status_code=status, message=message)
-    return render("form_error.html", status_code=status, message=message)
