@@ -94,9 +94,9 @@ def scenario(workers: int) -> dict[str, Any]:
     }
 
 
-def first_requests(url: str, marker: str) -> dict[str, float]:
-    """The arrival time of each conversation's first request, by the text after
-    ``marker`` in its first user message."""
+def first_requests(url: str, marker: str, since: float = 0.0) -> dict[str, float]:
+    """The arrival time of each conversation's first request (at or after
+    ``since``), by the text after ``marker`` in its first user message."""
     base = url.split("/s/")[0]
     log = httpx.get(f"{base}/_mock/requests", timeout=30).json()
     seen: dict[str, float] = {}
@@ -112,7 +112,7 @@ def first_requests(url: str, marker: str) -> dict[str, float]:
             else " ".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
         )
         found = re.search(re.escape(marker) + r"([\w-]+)", text)
-        if found and found.group(1) not in seen:
+        if found and found.group(1) not in seen and float(item["time"]) >= since:
             seen[found.group(1)] = float(item["time"])
     return seen
 
@@ -180,6 +180,7 @@ async def fan_out(url: str, path: Path, tmp: Path, workers: int) -> dict[str, An
     orch.spawn = timed_spawn
     orch.waits.wait = timed_wait
     before = psutil.Process().memory_info().rss
+    started = time.time()
     try:
         with RssSampler() as peak:
             lead_spec = apply_template(
@@ -197,7 +198,7 @@ async def fan_out(url: str, path: Path, tmp: Path, workers: int) -> dict[str, An
         for child in children:
             events = await store.read(agent_id=child.id, types=["state_changed"])
             idle_at[child.name] = min(e.ts for e in events if e.data.get("new") == "idle")
-        requests = first_requests(url, "WORKER-")
+        requests = first_requests(url, "WORKER-", since=started)
         spawn_ms = [(requests[n] - spawn_calls[n]) * 1000 for n in spawn_calls]
         last_idle = max(idle_at.values())
         wake_ms = (min(t for t in wait_returns if t >= last_idle) - last_idle) * 1000

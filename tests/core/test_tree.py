@@ -72,13 +72,17 @@ def test_a_childs_budget_is_carved_from_what_the_parent_has_left() -> None:
     assert root.available() == 1.0
     first = BudgetNode("c1", limit=carve(0.6, root.available()), parent=root)
     assert first.limit == 0.6 and root.available() == pytest.approx(0.4)
-    second = BudgetNode("c2", limit=carve(None, root.available()), parent=root)
+    second = BudgetNode("c2", limit=carve(0.5, root.available()), parent=root)
     assert second.limit == pytest.approx(0.4)
-    with pytest.raises(SpawnRefused, match="budget is used up"):
+    with pytest.raises(SpawnRefused, match="spent or given to your other children"):
         carve(0.1, root.available())
     first.live = False  # a finished child's unspent budget returns to the parent
     assert root.available() == pytest.approx(0.6)
     assert carve(0.5, None) == 0.5 and carve(None, None) is None
+    # Nothing asked: it reserves nothing and spends from what is left.
+    assert carve(None, root.available()) is None
+    shared = BudgetNode("c3", limit=None, parent=root)
+    assert root.available() == pytest.approx(0.6) and shared.available() == pytest.approx(0.6)
 
 
 def test_a_child_without_a_limit_of_its_own_gives_its_ancestors_remainder() -> None:
@@ -90,14 +94,21 @@ def test_a_child_without_a_limit_of_its_own_gives_its_ancestors_remainder() -> N
 def test_cost_rolls_up_and_the_roots_budget_caps_the_whole_tree() -> None:
     root = BudgetNode("r", limit=1.0)
     child = BudgetNode("c", limit=0.8, parent=root)
-    grandchild = BudgetNode("g", limit=0.5, parent=child)
+    grandchild = BudgetNode("g", limit=None, parent=child)
     assert grandchild.charge(0.4) is None
     assert (child.spent, root.spent) == (pytest.approx(0.4), pytest.approx(0.4))
     stop = grandchild.charge(0.45)  # the child's subtree now spent 0.85 of 0.8
     assert stop is not None and stop.kind is StopKind.TREE_BUDGET
     assert "agents under c spent $0.85 of its $0.80" in stop.message
-    assert root.charge(0.3) is None  # the root's own spend is the root's own guard's
     assert grandchild.charge(0.0) is not None  # every further call over a limit says so
+
+
+def test_the_roots_own_spending_counts_against_its_tree() -> None:
+    root = BudgetNode("r", limit=1.0)
+    child = BudgetNode("c", limit=None, parent=root)
+    assert child.charge(0.95) is None
+    stop = root.charge(0.1)  # the orchestrator itself: 1.05 of 1.00 in all
+    assert stop is not None and "agents under r spent $1.05 of its $1.00" in stop.message
 
 
 def test_a_guard_charges_its_tree_and_stops_at_the_tree_budget() -> None:

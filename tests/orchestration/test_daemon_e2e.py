@@ -213,6 +213,17 @@ async def test_a_hand_started_claude_orchestrates_through_agentdeck_mcp(
                 ]
             },
             {
+                "when": {"tool_result_contains": "note from helper: HELPER-NOTE"},
+                "reply": [
+                    {
+                        "tool_use": {
+                            "name": "mcp__agentdeck__wait_for_agents",
+                            "input": {"agents": ["helper"]},
+                        }
+                    }
+                ],
+            },
+            {
                 "when": {"tool_result_contains": "HELPER-DONE"},
                 "reply": [{"text": "OUTSIDE-DONE"}],
             },
@@ -220,7 +231,20 @@ async def test_a_hand_started_claude_orchestrates_through_agentdeck_mcp(
         "conversations": [
             {
                 "when": {"first_user_text_contains": "TASK-HELPER"},
-                "turns": [{"reply": [{"text": "HELPER-DONE"}]}],
+                # A deck tool under an external parent needs no approval.
+                "turns": [
+                    {
+                        "reply": [
+                            {
+                                "tool_use": {
+                                    "name": "mcp__deck__notify_parent",
+                                    "input": {"text": "HELPER-NOTE"},
+                                }
+                            }
+                        ]
+                    },
+                    {"reply": [{"text": "HELPER-DONE"}]},
+                ],
             }
         ],
     }
@@ -273,6 +297,12 @@ async def test_a_hand_started_claude_orchestrates_through_agentdeck_mcp(
             helper = next(a for a in agents if a["name"] == "helper")
             assert helper["parent_id"] == outside["id"] and helper["source"] == "agentdeck"
             assert helper["extra"]["last_result"] == "HELPER-DONE"
+            async with served.api() as api:
+                approvals = (await api.get("/api/approvals")).json()["approvals"]
+                assert approvals == []
+                # Only a hand-started session's agent may use the tools through the API.
+                refused = await api.post(f"/api/agents/{helper['id']}/deck/list_agents", json={})
+                assert refused.status_code == 400
 
 
 async def test_an_answer_given_while_the_worker_was_stopped_reaches_it_on_resume(

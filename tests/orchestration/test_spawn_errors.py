@@ -53,7 +53,7 @@ async def test_a_parent_with_no_budget_left_cannot_spawn(team: Team) -> None:
     lead = await parent(team, budget_usd=0.5)
     await team.store.save_agent(lead.with_changes(cost_usd=0.5))
     team.orch._budgets.clear()
-    with pytest.raises(ToolError, match=r"budget is used up \(\$0.00 left"):
+    with pytest.raises(ToolError, match=r"spent or given to your other children \(\$0.00 left"):
         await team.orch.spawn(lead.id, "do it")
 
 

@@ -257,7 +257,9 @@ async def test_a_wait_longer_than_claude_codes_timeout_is_repeated(
         assert done.extra["last_result"] == "LEAD-DONE"
         waits = await short.tool_results(lead.id, "wait_for_agents")
         assert waits[0].startswith("wait_for_agents: still waiting after 9s")
-        assert "Call wait_for_agents again with the same arguments" in waits[0]
+        assert (
+            "Call wait_for_agents again for the same agents, with timeout_seconds=591" in waits[0]
+        )
         assert waits[-1].startswith("wait_for_agents: done") and "SLOW-DONE" in waits[-1]
 
 

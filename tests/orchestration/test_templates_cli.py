@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agentdeck.errors import TemplateError
 from agentdeck.settings import Settings
 from tests.support.deckcli import deck, deck_env
 from tests.web.conftest import RunningDaemon
@@ -135,3 +136,21 @@ def test_the_users_templates_follow_claude_config_dir(tmp_path: Path) -> None:
     assert (
         user_agents_dir(Settings(claude_config_dir=tmp_path / "cc")) == tmp_path / "cc" / "agents"
     )
+
+
+def test_a_broken_file_below_a_valid_one_is_out_of_sight(tmp_path: Path) -> None:
+    from agentdeck.orchestration.templates import resolve
+
+    settings = Settings(claude_config_dir=tmp_path / "cc")
+    project = tmp_path / "p"
+    user_dir = tmp_path / "cc" / "agents"
+    user_dir.mkdir(parents=True)
+    (user_dir / "reviewer.md").write_text(BROKEN.replace("Broken_Name", "reviewer"))
+    write(project / ".claude" / "agents", "reviewer", "PROJECT-REVIEWER")
+    assert resolve(settings, "reviewer", project).prompt == "PROJECT-REVIEWER"
+    # Broken where it would win: its problems, not a silent fall-back.
+    (project / ".claude" / "agents" / "tester.md").write_text(
+        BROKEN.replace("Broken_Name", "tester")
+    )
+    with pytest.raises(TemplateError, match="Teleport"):
+        resolve(settings, "tester", project)

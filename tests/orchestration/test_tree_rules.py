@@ -112,7 +112,7 @@ async def test_a_childs_budget_is_carved_from_what_its_parent_has_left(team: Tea
     (refused,) = [
         e.data
         for e in await team.events(lead.id, "tool_returned")
-        if "budget is used up" in str(e.data["output"])
+        if "budget is spent or given to your other children" in str(e.data["output"])
     ]
     assert refused["is_error"] is True
     assert [c.name for c in await team.children(lead.id)] == ["wa", "wb"]
@@ -188,3 +188,42 @@ async def test_killing_a_parent_kills_its_tree_unless_told_to_keep_them(team: Te
     assert killed.state == AgentState.KILLED
     assert (await team.orch.agent(wb.id)).state == AgentState.KILLED
     assert procs.wait_gone(trees, timeout=20) == []
+
+
+async def test_a_child_killed_while_it_starts_ends_killed_with_no_process_left(
+    team: Team,
+) -> None:
+    scenario = team.scenario(
+        {
+            "name": "early-kill",
+            "turns": [
+                {"reply": [spawn("wa", "TASK-A")]},
+                # At once: its Claude Code process is still starting.
+                {
+                    "reply": [
+                        {"tool_use": {"name": "mcp__deck__kill_agent", "input": {"agent": "wa"}}}
+                    ]
+                },
+                {"reply": [wait("wa")]},
+                {"reply": [{"text": "LEAD-DONE"}]},
+            ],
+            "conversations": [
+                {
+                    "when": {"first_user_text_contains": "TASK-A"},
+                    "turns": [{"reply": [{"text": "A"}]}],
+                }
+            ],
+        }
+    )
+    lead = (await team.lead(scenario)).agent
+    done = await team.settled(lead.id)
+    assert done.extra["last_result"] == "LEAD-DONE"
+    wa = await team.orch.agent((await team.child(lead.id, "wa")).id)
+    assert wa.state == AgentState.KILLED and wa.pid is None
+    (killed,) = await team.tool_results(lead.id, "kill_agent")
+    assert killed.startswith(f"Killed wa ({wa.id}, engineer)")
+    (waited,) = await team.tool_results(lead.id, "wait_for_agents")
+    assert waited.startswith("wait_for_agents: done") and "state killed" in waited
+    assert [e.data["text"] for e in await team.events(wa.id, "user_message_sent")] == []
+    spawned = team.runner.sessions[wa.id].spawned_pid
+    assert spawned is None or not procs.is_running(spawned)

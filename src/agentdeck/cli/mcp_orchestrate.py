@@ -11,6 +11,7 @@ orchestrator.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,7 @@ class DeckLink:
         self.project = project
         self.client: DaemonClient | None = None
         self.agent_id: str | None = None
+        self._lock = asyncio.Lock()
 
     async def call(self, tool: str, args: dict[str, Any]) -> str:
         from mcp.server.mcpserver.exceptions import ToolError
@@ -60,6 +62,10 @@ class DeckLink:
         return str(data.get("text"))
 
     async def _linked(self) -> tuple[DaemonClient, str]:
+        async with self._lock:  # tool calls may come at once; one link for them all
+            return await self._link()
+
+    async def _link(self) -> tuple[DaemonClient, str]:
         from agentdeck.cli.client import connect
 
         if self.client is None:

@@ -140,15 +140,16 @@ class BudgetNode:
 
     def charge(self, delta_usd: float) -> Stop | None:
         """Count a cost increase of this node's agent: it rolls up to every
-        ancestor. A ``Stop`` for the highest node now over its limit (the root's
-        budget caps the whole tree), else None. Every call over a limit reports
-        it: each agent that keeps spending must be stopped."""
+        ancestor. A ``Stop`` for the highest node whose subtree (itself included)
+        is now over its limit (the root's budget caps the whole tree, the agent's
+        own spending included), else None. Every call over a limit reports it:
+        each agent that keeps spending must be stopped."""
         delta = max(0.0, delta_usd)
         node: BudgetNode | None = self
         over: BudgetNode | None = None
         while node is not None:
-            node.spent += delta
-            if node is not self and node.limit is not None and node.spent > node.limit:
+            node.spent += delta  # the subtree's: the node's own cost and its descendants'
+            if node.limit is not None and node.spent > node.limit:
                 over = node
             node = node.parent
         if over is None or over.limit is None:
@@ -164,15 +165,18 @@ class BudgetNode:
 
 def carve(requested: float | None, available: float | None) -> float | None:
     """The budget a new child gets: what was asked, cut to what the parent has
-    left; ``SpawnRefused`` when nothing is left."""
+    left; None when nothing was asked (it then spends from what its parent has
+    left, the roll-up caps it, and it reserves nothing). ``SpawnRefused`` when
+    nothing is left."""
     if available is None:
         return requested
     if available <= 0:
         raise SpawnRefused(
-            f"cannot spawn: your budget is used up ({_usd(max(0.0, available))} left to give "
-            "a child); finish with what you have"
+            f"cannot spawn: your budget is spent or given to your other children "
+            f"({_usd(max(0.0, available))} left); finish with what you have, or wait for "
+            "children to finish (what they did not spend comes back)"
         )
-    return available if requested is None else min(requested, available)
+    return None if requested is None else min(requested, available)
 
 
 @dataclass(frozen=True)

@@ -270,9 +270,7 @@ class Deck:
         if session is not None:
             await session.send(note)
             return
-        agent = await self.store.get_agent(approval.agent_id)
-        reports = [*agent.extra.get("reports", []), note]
-        await self.store.save_agent(agent.with_changes(extra={**agent.extra, "reports": reports}))
+        await self.store.amend_extra(approval.agent_id, append={"reports": note})
 
     async def sweep(self) -> None:
         """Deny orphaned requests at their deadline; expire unanswered questions."""

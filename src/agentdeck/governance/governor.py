@@ -61,7 +61,7 @@ class Governor:
 
     # -- policy ------------------------------------------------------------------
 
-    def profile_for(self, agent: Agent, *, tools: bool = True) -> Profile:
+    def profile_for(self, agent: Agent, *, tools: bool = True, deck: bool | None = None) -> Profile:
         """The agent's profile, with its own ``--allow`` / ``--deny`` rules on top,
         its template's tool list as the tools it has (unless ``tools`` is false:
         an orchestrator's own tool list does not bound what its children may use),
@@ -79,16 +79,19 @@ class Governor:
                 else tuple(r for r in listed if any(e.covers_tool(r.tool) for e in enabled))
             )
         # Only agents agentdeck runs have the deck's server; a hand-started
-        # session's own server of that name is judged like any other.
-        deck = (DECK_TOOLS,) if agent.source is AgentSource.AGENTDECK else ()
+        # session's own server of that name is judged like any other. As an
+        # ancestor judging its child's call, any agent lets the deck's tools be.
+        if deck is None:
+            deck = agent.source is AgentSource.AGENTDECK
+        deck_rules = (DECK_TOOLS,) if deck else ()
         if enabled is not None:
-            enabled = (*enabled, *deck)
+            enabled = (*enabled, *deck_rules)
         return dataclasses.replace(
             base,
             allow=(
                 *base.allow,
                 *(Rule.parse(r, source=where) for r in agent.spec.allow),
-                *deck,
+                *deck_rules,
             ),
             deny=(*base.deny, *(Rule.parse(r, source=where) for r in agent.spec.deny)),
             enabled_tools=enabled,
@@ -126,7 +129,7 @@ class Governor:
             records = await self.approvals.grants_for(self.grant_key(ancestor), ancestor.id)
             theirs = grants + [Grant(rule=g.rule, decision=Decision(g.decision)) for g in records]
             other = decide(
-                self.profile_for(ancestor, tools=False),
+                self.profile_for(ancestor, tools=False, deck=True),
                 tool,
                 tool_input,
                 workspace=agent.cwd,

@@ -55,6 +55,7 @@ class Inbox:
         self._waiters: dict[str, asyncio.Future[Ask]] = {}
         self._shown: dict[str, set[str]] = {}  # parent id -> questions it was told
         self._delivering: set[str] = set()
+        self._idle_locks: dict[str, asyncio.Lock] = {}
 
     # -- a worker asks ---------------------------------------------------------------
 
@@ -72,29 +73,41 @@ class Inbox:
         if session is None:
             raise ToolError("only a running agent can ask")
         agent = session.agent
+        loop = asyncio.get_running_loop()
         if request_id:
             ask = await self._own(agent, request_id)
-            if ask.state == AskState.ANSWERED:
-                await self.asks.mark_delivered([ask.id])
-                return texts.answered_text(ask, ask.answered_by or "?")
             if ask.state != AskState.PENDING:
+                if not await self.asks.claim_delivery(ask.id):
+                    return f"Your question {ask.id} was already answered, and you were told."
+                if ask.state == AskState.ANSWERED:
+                    return texts.answered_text(ask, await self._by(ask))
                 return texts.expired_text(ask, ask.expires_at - ask.created_at)
+            future: asyncio.Future[Ask] = loop.create_future()
+            self._waiters[ask.id] = future
         else:
             if not question.strip():
                 raise ToolError("ask_orchestrator needs a question")
             if len(question) > MAX_QUESTION_CHARS:
                 raise ToolError(f"the question is longer than {MAX_QUESTION_CHARS:,} characters")
-            ask = await self._open(agent, question, max(1.0, min(timeout, MAX_ASK_SECONDS)))
+            # Waited for before anyone can see it: an answer can never come first.
+            ask_id = "ak" + secrets.token_hex(6)
+            future = loop.create_future()
+            self._waiters[ask_id] = future
+            try:
+                ask = await self._open(
+                    agent, ask_id, question, max(1.0, min(timeout, MAX_ASK_SECONDS))
+                )
+            except BaseException:
+                self._waiters.pop(ask_id, None)
+                raise
         cap = call_cap(self.orch.settings.deck_tool_timeout_seconds)
         started = time.monotonic()
-        await session.remember(asking=ask.id)
-        await session.hold(AgentState.AWAITING_INPUT)
-        future: asyncio.Future[Ask] = asyncio.get_running_loop().create_future()
-        self._waiters[ask.id] = future
         try:
+            await session.remember(asking=ask.id)
+            await session.hold(AgentState.AWAITING_INPUT)
             outcome = await self._await(ask, future, deadline=time.time() + cap)
-            if outcome is not None:  # before the waiter goes: nobody else delivers it
-                await self.asks.mark_delivered([outcome.id])
+            # Claimed before the waiter goes: nobody else tells it again.
+            told_here = outcome is not None and await self.asks.claim_delivery(outcome.id)
         finally:
             self._waiters.pop(ask.id, None)
             await session.hold(AgentState.RUNNING)
@@ -102,6 +115,8 @@ class Inbox:
         if outcome is None:
             return texts.still_asking_text(ask, waited)
         await session.remember(asking=None)
+        if not told_here:
+            return f"The answer to your question {ask.id} was already given to you."
         if outcome.state == AskState.ANSWERED:
             return texts.answered_text(outcome, await self._by(outcome))
         return texts.expired_text(outcome, outcome.expires_at - outcome.created_at)
@@ -117,7 +132,7 @@ class Inbox:
             raise ToolError(f"question {ref!r} is not one of yours")
         return ask
 
-    async def _open(self, agent: Agent, question: str, timeout: float) -> Ask:
+    async def _open(self, agent: Agent, ask_id: str, question: str, timeout: float) -> Ask:
         parent = None
         if agent.parent_id:
             with contextlib.suppress(NotFound):
@@ -126,7 +141,7 @@ class Inbox:
         now = time.time()
         ask = await self.asks.create(
             Ask(
-                id="ak" + secrets.token_hex(6),
+                id=ask_id,
                 kind=AskKind.QUESTION,
                 agent_id=agent.id,
                 to_agent_id=to,
@@ -195,6 +210,8 @@ class Inbox:
         if not answer.strip():
             raise ToolError("the answer is empty")
         ask = await self._resolve(ref, caller)
+        if ask.kind != AskKind.QUESTION:
+            raise ToolError(f"{ask.id} is a note, not a question: there is nothing to answer")
         if caller is not None and ask.to_agent_id != caller.id:
             raise ToolError(f"question {ask.id} was not put to you")
         decided = await self.asks.decide(ask.id, AskState.ANSWERED, by=by, answer=answer)
@@ -258,6 +275,8 @@ class Inbox:
             return
         if owned_elsewhere(asker):
             return
+        if not await self.asks.claim_delivery(ask.id):
+            return  # told already (the courier, or the call that waited for it)
         if ask.state == AskState.ANSWERED:
             note = texts.late_answer_text(ask, await self._by(ask))
         else:
@@ -265,14 +284,13 @@ class Inbox:
         session = self.orch.session(asker.id)
         if session is not None:
             await session.remember(asking=None)
-            await session.send(note)
-        else:
-            extra = {k: v for k, v in asker.extra.items() if k != "asking"}
-            reports = [*extra.get("reports", []), note]
-            await self.orch.store.save_agent(
-                asker.with_changes(extra={**extra, "reports": reports})
-            )
-        await self.asks.mark_delivered([ask.id])
+            try:
+                await session.send(note)
+                return
+            except InvalidState:
+                pass  # it is stopping: told when it is resumed
+        # Said first when it is resumed; the rest of its row stays as it is.
+        await self.orch.store.amend_extra(asker.id, set_={"asking": None}, append={"reports": note})
 
     async def deliver_late(self) -> None:
         """Answered (or expired) questions of agents live here that no call waits
@@ -372,8 +390,9 @@ class Inbox:
 
     async def new_questions(self, parent_id: str) -> list[tuple[Ask, Agent]]:
         """Open questions put to ``parent_id`` that it was not told yet."""
-        shown = self._shown.setdefault(parent_id, set())
         found = await self.asks.list_asks(to_agent_id=parent_id, limit=100)
+        # Remembered only while they are open: the set stays small.
+        shown = self._shown[parent_id] = self._shown.get(parent_id, set()) & {a.id for a in found}
         out = []
         for ask in reversed(found):
             if ask.id in shown:
@@ -396,15 +415,17 @@ class Inbox:
             return
         if await self.orch.close_if_orphaned(session.agent):
             return
-        pending = await self.new_questions(agent_id)
-        if not pending:
-            return
-        self.mark_shown(agent_id, [a for a, _ in pending])
-        text = "\n\n".join(texts.question_for_parent(ask, asker) for ask, asker in pending)
-        try:
-            await session.send(text)
-        except InvalidState:
-            logger.info("could not tell %s of its workers' questions", agent_id)
+        lock = self._idle_locks.setdefault(agent_id, asyncio.Lock())
+        async with lock:  # two calls at once must not tell it the same question twice
+            pending = await self.new_questions(agent_id)
+            if not pending:
+                return
+            self.mark_shown(agent_id, [a for a, _ in pending])
+            text = "\n\n".join(texts.question_for_parent(ask, asker) for ask, asker in pending)
+            try:
+                await session.send(text)
+            except InvalidState:
+                logger.info("could not tell %s of its workers' questions", agent_id)
 
     async def list_questions(
         self, *, states: list[AskState] | None = None, agent_id: str | None = None, limit: int = 100

@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState, external_agent
-from agentdeck.core.events import EventType, Notice, StoredEvent
+from agentdeck.core.events import EventType, Notice, StoredEvent, spawned_events
+from agentdeck.core.ids import new_agent_id
 from agentdeck.core.templates import apply_template
 from agentdeck.core.transcript import compact
 from agentdeck.core.tree import (
@@ -74,7 +75,8 @@ class Orchestrator:
         self._budgets: dict[str, BudgetNode] = {}
         self._budget_lock = asyncio.Lock()
         self._spawn_lock = asyncio.Lock()
-        self._wake: dict[str, asyncio.Event] = {}
+        self._external_lock = asyncio.Lock()
+        self._wake: dict[str, set[asyncio.Event]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loop = asyncio.get_running_loop()
         self._unsubscribe = store.subscribe(self._from_writer)
@@ -249,6 +251,8 @@ class Orchestrator:
             return taken if taken is not None else await self.agent(agent.id)
         if agent.source is AgentSource.EXTERNAL:
             raise ToolError(f"{agent.name} is a hand-started session: agentdeck cannot message it")
+        if agent.state == AgentState.KILLED:
+            raise ToolError(f"{agent.name} was killed: it takes no more messages")
         if agent.state.is_live:
             agent = await reconcile_stale(self.store, agent)
         resumed = await self.runner.resume(agent.id, text, keep_alive=True)
@@ -275,9 +279,13 @@ class Orchestrator:
             for descendant in reversed(below):
                 fresh = self._fresh(descendant)
                 if fresh.state.is_live and fresh.source is AgentSource.AGENTDECK:
-                    with contextlib.suppress(AgentdeckError):
+                    try:
                         await self.steering.kill(fresh.id)
                         killed += 1
+                    except (AgentdeckError, TimeoutError) as exc:
+                        logger.warning(
+                            "could not kill %s of %s's tree: %s", fresh.id, agent.id, exc
+                        )
         fresh = self._fresh(agent)
         if killed and not fresh.state.is_live:
             return fresh  # a finished parent whose children were still at work
@@ -330,13 +338,25 @@ class Orchestrator:
     # -- following the log ------------------------------------------------------------------
 
     def wake(self, agent_id: str) -> None:
-        """Something a waiting ``agent_id`` cares about happened."""
-        event = self._wake.get(agent_id)
-        if event is not None:
+        """Something a waiting ``agent_id`` cares about happened: every wait of
+        it looks again."""
+        for event in self._wake.get(agent_id, ()):
             event.set()
 
-    def wake_event(self, agent_id: str) -> asyncio.Event:
-        return self._wake.setdefault(agent_id, asyncio.Event())
+    def waiter(self, agent_id: str) -> asyncio.Event:
+        """A wake event of one wait of ``agent_id`` (``unwait`` when it ends)."""
+        event = asyncio.Event()
+        self._wake.setdefault(agent_id, set()).add(event)
+        return event
+
+    def unwait(self, agent_id: str, event: asyncio.Event) -> bool:
+        """The wait is over; True when it was the agent's last one."""
+        events = self._wake.get(agent_id, set())
+        events.discard(event)
+        if not events:
+            self._wake.pop(agent_id, None)
+            return True
+        return False
 
     def _from_writer(self, events: Sequence[StoredEvent]) -> None:  # the writer thread
         changes = [e for e in events if e.type == EventType.STATE_CHANGED]
@@ -380,13 +400,15 @@ class Orchestrator:
                 await session.close()
 
     async def close_if_orphaned(self, agent: Agent) -> bool:
+        """A child whose parent is over (its process ended, or its hand-started
+        session did) is closed once it is idle: nobody waits for it any more."""
         if not agent.parent_id:
             return False
         try:
             parent = await self.agent(agent.parent_id)
         except NotFound:
             return False
-        if parent.state.is_final and parent.source is AgentSource.AGENTDECK:
+        if parent.state.is_final:
             session = self.runner.live(agent.id)
             if session is not None:
                 await session.close()
@@ -426,14 +448,15 @@ class Orchestrator:
     async def external_parent(self, session_id: str, project: str, pid: int | None) -> Agent:
         """The agent of a hand-started Claude Code session that orchestrates through
         ``agentdeck mcp --orchestrate`` (the same one its hooks report to, if any)."""
-        from agentdeck.core.events import spawned_events
-        from agentdeck.core.ids import new_agent_id
-
         if not session_id:
             raise UsageError("a session id is needed to orchestrate from a Claude Code session")
-        found = await self.store.agent_for_session(session_id, AgentSource.EXTERNAL)
-        if found is not None:
-            return found
+        async with self._external_lock:  # one agent per session, however many ask at once
+            found = await self.store.agent_for_session(session_id, AgentSource.EXTERNAL)
+            if found is not None:
+                return found
+            return await self._new_external(session_id, project, pid)
+
+    async def _new_external(self, session_id: str, project: str, pid: int | None) -> Agent:
         now = time.time()
         agent = external_agent(
             new_agent_id(now), session_id, project, now=now, state=AgentState.RUNNING, pid=pid

@@ -85,6 +85,8 @@ class Catalog:
     templates: dict[str, Template] = field(default_factory=dict)
     shadowed: list[Template] = field(default_factory=list)  # overridden by a higher scope
     invalid: list[TemplateError] = field(default_factory=list)
+    # (scope, file stem) of each invalid file, in the order of ``invalid``
+    invalid_at: list[tuple[str, str]] = field(default_factory=list)
 
     def get(self, name: str) -> Template:
         found = self.templates.get(name)
@@ -115,6 +117,7 @@ def catalog(settings: Settings, project: str | Path | None = None) -> Catalog:
                 template = load_template(path, scope=scope)
             except TemplateError as exc:
                 out.invalid.append(exc)
+                out.invalid_at.append((scope, path.stem))
                 continue
             earlier = out.templates.get(template.name)
             if earlier is not None:
@@ -125,14 +128,13 @@ def catalog(settings: Settings, project: str | Path | None = None) -> Catalog:
 
 def resolve(settings: Settings, name: str, project: str | Path | None = None) -> Template:
     """The template named ``name`` as seen from ``project``. An invalid file of
-    that name is its error (never a silent fall-back to a lower scope)."""
+    that name where it would win (in the scope of the valid one, or a higher one)
+    is its error — never a silent fall-back to a lower scope; one below the
+    winner is out of sight."""
     found = catalog(settings, project)
-    for error in found.invalid:
-        if any(isinstance(p, Problem) and _names(p, name) for p in error.problems):
+    winner = found.templates.get(name)
+    rank = {scope: i for i, scope in enumerate(SCOPES)}  # project first
+    for error, (scope, stem) in zip(found.invalid, found.invalid_at, strict=True):
+        if stem == name and (winner is None or rank[scope] <= rank[winner.scope]):
             raise error
     return found.get(name)
-
-
-def _names(problem: Problem, name: str) -> bool:
-    stem = Path(problem.source.removeprefix("built-in:")).stem
-    return stem == name

@@ -74,6 +74,7 @@ def wait_text(
     notes: Sequence[str],
     outcome: str,
     waited: float,
+    remaining: float = 0.0,
 ) -> str:
     """``outcome``: ``done`` (all, or any, finished), ``woken`` (a question or a
     note came), ``timeout`` (the caller's timeout), ``still`` (one call's cap)."""
@@ -83,7 +84,8 @@ def wait_text(
         "timeout": f"wait_for_agents: timed out after {waited:.0f}s; some are still running.",
         "still": (
             f"wait_for_agents: still waiting after {waited:.0f}s (one call waits at most that "
-            "long). Call wait_for_agents again with the same arguments to keep waiting."
+            "long). Call wait_for_agents again for the same agents, with "
+            f"timeout_seconds={max(0, round(remaining))}, to wait the rest of your timeout."
         ),
     }[outcome]
     lines = [head]

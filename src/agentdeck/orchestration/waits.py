@@ -60,7 +60,7 @@ class Waits:
         cap = min(cap or float("inf"), call_cap(orch.settings.deck_tool_timeout_seconds))
         started = time.monotonic()
         deadline = started + min(timeout, cap)
-        wake = orch.wake_event(parent_id)
+        wake = orch.waiter(parent_id)
         session = orch.session(parent_id)
         if session is not None:
             await session.remember(waiting_for=[a.name for a in targets])
@@ -83,14 +83,23 @@ class Waits:
                 elif now >= deadline:
                     outcome = "timeout" if now - started >= timeout else "still"
                 if outcome is not None:
+                    waited = now - started
                     return await self._report(
-                        parent_id, finished, running, questions, notes, outcome, now - started
+                        parent_id,
+                        finished,
+                        running,
+                        questions,
+                        notes,
+                        outcome,
+                        waited,
+                        remaining=timeout - waited,
                     )
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(deadline - now):
                         await wake.wait()
         finally:
-            if session is not None:
+            last = orch.unwait(parent_id, wake)
+            if session is not None and last:  # another wait of the parent may go on
                 await session.hold(AgentState.RUNNING)
                 await session.remember(waiting_for=None)
 
@@ -103,6 +112,8 @@ class Waits:
         notes: list[Ask],
         outcome: str,
         waited: float,
+        *,
+        remaining: float,
     ) -> str:
         inbox = self.orch.inbox
         asks = [ask for ask, _ in questions]
@@ -117,4 +128,5 @@ class Waits:
             notes=note_lines,
             outcome=outcome,
             waited=waited,
+            remaining=remaining,
         )

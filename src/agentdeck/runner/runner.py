@@ -199,6 +199,7 @@ class Runner:
                 last_error=None,
                 pid=None,
                 owner_pid=os.getpid(),
+                parent_id=None,  # a fork is a new agent of whoever asked for it
                 extra={"forked_from": parent.id},
             )
             events = spawned_events(agent, reason=f"forked from {parent.id}")
@@ -417,6 +418,8 @@ class Runner:
                 await self._commands
         if self._launching:  # let agents still starting finish starting, then close them
             await asyncio.wait(set(self._launching), timeout=self.settings.connect_timeout_seconds)
+            for task in list(self._launching):
+                task.cancel()  # start() disconnects what it began
         sessions = list(self.sessions.values())
 
         def stop(session: AgentSession) -> Awaitable[None]:

@@ -156,6 +156,11 @@ class AgentSession:
             client = ClaudeSDKClient(options)
             async with asyncio.timeout(self.settings.connect_timeout_seconds):
                 await client.connect()
+        except asyncio.CancelledError:
+            if client is not None:  # the process may be up already: never leave it
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(client.disconnect())
+            raise
         except (Exception, TimeoutError) as exc:
             # Whatever stopped it, the agent says so: never left ``starting``.
             if client is not None:
@@ -184,6 +189,13 @@ class AgentSession:
         self._clock = asyncio.create_task(self._watch_clock(), name=f"agent-clock-{self.agent.id}")
         await self._commit([], pid=self.pid, owner_pid=os.getpid())
         self._reader = asyncio.create_task(self._read(), name=f"agent-reader-{self.agent.id}")
+        if self._stopping is not None:
+            # Killed, closed or suspended while it was starting: it gets no prompt,
+            # its process goes, and the reader records the state that was asked for.
+            pid = self.pid
+            if pid is not None:
+                await asyncio.to_thread(procs.terminate_tree, pid, self.settings.stop_grace_seconds)
+            return
         if prompt is None:
             await self._commit([], state=AgentState.IDLE)
         else:
@@ -250,7 +262,7 @@ class AgentSession:
         pid = self.pid
         if pid is not None:
             await asyncio.to_thread(procs.terminate_tree, pid, self.settings.stop_grace_seconds)
-        await self._await_exit(self.settings.stop_grace_seconds * 3)
+        await self._await_exit(self._exit_deadline(3))
 
     async def suspend(self) -> None:
         """The daemon stops while the agent is mid-turn: stop its processes now and
@@ -262,7 +274,7 @@ class AgentSession:
         pid = self.pid
         if pid is not None:
             await asyncio.to_thread(procs.terminate_tree, pid, self.settings.stop_grace_seconds)
-        await self._await_exit(self.settings.stop_grace_seconds * 3)
+        await self._await_exit(self._exit_deadline(3))
 
     async def close(self) -> None:
         """Graceful stop: close stdin, let the CLI finish, escalate if it does not."""
@@ -271,7 +283,7 @@ class AgentSession:
         self._stopping = self._final or AgentState.DONE
         await self._end_input()
         try:
-            await self._await_exit(self.settings.stop_grace_seconds * 2)
+            await self._await_exit(self._exit_deadline(2))
         except TimeoutError:
             pid = self.pid
             if pid is not None:
@@ -306,6 +318,14 @@ class AgentSession:
         return "\n".join(self._stderr)
 
     # -- internals -------------------------------------------------------------
+
+    def _exit_deadline(self, graces: float) -> float:
+        """How long to wait for the process to end: a few graces, plus the time it
+        may still take to start if it has not connected yet (``start`` then stops it)."""
+        starting = self._client is None and not self.finished.is_set()
+        return self.settings.stop_grace_seconds * graces + (
+            self.settings.connect_timeout_seconds if starting else 0.0
+        )
 
     async def _await_exit(self, timeout: float) -> None:
         async with asyncio.timeout(timeout):

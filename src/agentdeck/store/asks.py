@@ -100,6 +100,22 @@ class AskStore:
         changed = await self.store._write(op)
         return await self.get(ask_id) if changed else None
 
+    async def claim_delivery(self, ask_id: str) -> bool:
+        """Take the delivery of an answer (or a note) on: True for exactly one
+        caller, across processes; the others must not tell it again."""
+        now = time.time()
+
+        def op(conn: Connection) -> bool:
+            result = conn.execute(
+                sa.update(asks)
+                .where(asks.c.id == ask_id, asks.c.delivered_at.is_(None))
+                .values(delivered_at=now)
+            )
+            return bool(result.rowcount)
+
+        claimed: bool = await self.store._write(op)
+        return claimed
+
     async def mark_delivered(self, ask_ids: Sequence[str]) -> None:
         """The asker has its answer (a note: its recipient was told); notes move
         to ``delivered``."""

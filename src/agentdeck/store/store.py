@@ -172,6 +172,22 @@ class Store:
     async def save_agent(self, agent: Agent) -> None:
         await self._writer.submit(agent_rows=[agent_to_row(agent)])
 
+    async def amend_extra(
+        self,
+        agent_id: str,
+        *,
+        set_: dict[str, Any] | None = None,
+        append: dict[str, Any] | None = None,
+    ) -> None:
+        """Change keys of the agent's ``extra`` (a ``None`` value removes one) and
+        append to lists in it, in one write: the rest of the row stays as it is
+        (never a stale copy of it). For an agent no process of ours supervises."""
+        op = functools.partial(
+            writes.amend_extra, agent_id=agent_id, set_=set_ or {}, append=append or {}
+        )
+        if not await self._write(op):
+            raise NotFound("agent", agent_id)
+
     async def set_archived(self, agent_id: str, archived: bool = True) -> None:
         found = await self._write(
             functools.partial(writes.set_archived, agent_id=agent_id, archived=archived)

@@ -73,3 +73,20 @@ def claim_commands(
         .values(claimed_at=now, claimed_by=claimer)
     )
     return [row_to_command({**r, "claimed_at": now, "claimed_by": claimer}) for r in rows]
+
+
+def amend_extra(
+    conn: Connection, agent_id: str, set_: dict[str, Any], append: dict[str, Any]
+) -> bool:
+    """Change keys of an agent's ``extra`` (and append to lists in it) in place,
+    leaving the rest of the row as it is now. False when there is no such agent."""
+    row = conn.execute(sa.select(agents.c.extra).where(agents.c.id == agent_id)).first()
+    if row is None:
+        return False
+    extra = dict(row[0] or {})
+    extra.update(set_)
+    for key, value in append.items():
+        extra[key] = [*extra.get(key, []), value]
+    extra = {k: v for k, v in extra.items() if v is not None}
+    conn.execute(sa.update(agents).where(agents.c.id == agent_id).values(extra=extra))
+    return True

@@ -3,14 +3,17 @@ tools for an agent that orchestrates from outside (``agentdeck mcp --orchestrate
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentdeck.core.agent import AgentSource
 from agentdeck.core.asks import AskState
 from agentdeck.daemon.deck import Deck
-from agentdeck.errors import NotFound
+from agentdeck.errors import NotFound, UsageError
 from agentdeck.orchestration.templates import catalog, resolve
 from agentdeck.web.auth import channel_of
 from agentdeck.web.schemas import AgentOut
@@ -21,6 +24,7 @@ router = APIRouter(prefix="/api", tags=["orchestration"])
 # "still waiting" result the caller repeats: well inside the idle timeout Claude
 # Code gives a stdio MCP server (30 minutes) and any proxy's.
 HTTP_WAIT_CAP_SECONDS = 300.0
+DISCONNECT_POLL_SECONDS = 0.5
 
 
 def _deck(request: Request) -> Deck:
@@ -125,9 +129,25 @@ async def deck_tool(
 
     deck = _deck(request)
     agent = await deck.get_agent(ref)
+    if agent.source is not AgentSource.EXTERNAL:
+        # agentdeck's own agents have the tools in their own process, scoped to them.
+        raise UsageError(
+            f"{agent.id} is run by agentdeck: only a hand-started session "
+            "(POST /api/agents/external) uses the deck's tools through the API"
+        )
     if tool not in ORCHESTRATOR_TOOLS:
         raise NotFound("deck tool", tool, hint=f"tools: {', '.join(ORCHESTRATOR_TOOLS)}")
-    text, is_error = await call_tool(
-        deck.orchestration, agent.id, tool, args, wait_cap=HTTP_WAIT_CAP_SECONDS
+    call = asyncio.ensure_future(
+        call_tool(deck.orchestration, agent.id, tool, args, wait_cap=HTTP_WAIT_CAP_SECONDS)
     )
+    # A caller that went away (Esc in Claude Code) must not have a wait's questions
+    # and notes used up for a result nobody reads: the call is cancelled.
+    while not call.done():
+        await asyncio.wait({call}, timeout=DISCONNECT_POLL_SECONDS)
+        if not call.done() and await request.is_disconnected():
+            call.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await call
+            return ToolOut(text="the caller went away", is_error=True)
+    text, is_error = call.result()
     return ToolOut(text=text, is_error=is_error)
