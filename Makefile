@@ -3,13 +3,13 @@ PYTHON ?= python3
 UV := $(PYTHON) -m uv
 RUN := $(UV) run --frozen
 
-.PHONY: setup browser demo test lint bench clean
+.PHONY: setup browser sandbox demo test lint bench clean
 
 setup:
 	@$(PYTHON) -m uv --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet "uv>=0.5"
 	$(UV) sync --frozen --group dev --compile-bytecode
 
-demo: setup
+demo: setup sandbox
 	$(RUN) agentdeck demo
 
 # Debian's Chromium drives the dashboard's browser tests (no browser download).
@@ -18,7 +18,14 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 	  else echo "note: install Debian's chromium to run the browser tests (they are skipped without it)"; fi; }
 
-test: setup browser
+# bubblewrap confines agents (a profile's `sandbox:`); socat serves Claude Code's own
+# Bash sandbox. Without them a profile that requires a sandbox refuses to start agents.
+sandbox:
+	@command -v bwrap >/dev/null 2>&1 && command -v socat >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap socat; \
+	  else echo "note: install bubblewrap and socat (apt-get install bubblewrap socat) to sandbox agents; \`agentdeck sandbox check\` says what works"; fi; }
+
+test: setup browser sandbox
 	$(RUN) pytest
 
 lint: setup
@@ -36,6 +43,7 @@ bench: setup
 	$(RUN) python benchmarks/fleet.py
 	$(RUN) python benchmarks/events.py
 	$(RUN) python benchmarks/hooks.py
+	$(RUN) python benchmarks/sandbox.py
 	$(RUN) python benchmarks/memory_search.py --observations $(MEMORY_OBSERVATIONS)
 
 clean:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,17 +18,23 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    """Settings for one test: its own home and Claude config dir, fast failure."""
+def make_settings(base: Path, **extra: Any) -> Settings:
+    """Settings for tests: a home and Claude config dir under ``base``, fast failure."""
     return Settings(
-        home=tmp_path / "home",
-        claude_config_dir=tmp_path / "claude-config",
+        home=base / "home",
+        claude_config_dir=base / "claude-config",
         max_retries=1,
         stop_grace_seconds=1.0,
         command_poll_seconds=0.05,
         connect_timeout_seconds=60.0,
+        **extra,
     )
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """Settings for one test: its own home and Claude config dir, fast failure."""
+    return make_settings(tmp_path)
 
 
 @pytest.fixture

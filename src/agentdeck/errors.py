@@ -102,6 +102,11 @@ class TemplateError(AgentdeckError):
         super().__init__("\n".join(str(p) for p in self.problems))
 
 
+class SandboxUnavailable(AgentdeckError):
+    """A profile requires a sandbox this machine cannot give: what is missing and
+    how to get it."""
+
+
 class Refused(AgentdeckError):
     """A well-formed request the deck's rules refuse now: a limit of the agent tree,
     a used-up budget, a question already answered by someone else."""

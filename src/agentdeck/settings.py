@@ -117,6 +117,12 @@ class Settings(BaseSettings):
         "not cut it). A wait_for_agents or ask_orchestrator call that would outlast it returns "
         "a 'still waiting' result shortly before, which the model repeats to wait on.",
     )
+    sandbox_hosts: dict[str, str] = Field(
+        default_factory=dict,
+        description="Host names the sandbox's network proxy resolves to these addresses "
+        "before asking DNS (JSON object, name to address), like curl --resolve: for allowed "
+        "names with no DNS entry, such as a local server under a test name.",
+    )
     hook_deadline_seconds: float = Field(
         default=2.0,
         gt=0,

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 import yaml
 
+from agentdeck.core.sandbox import SandboxMode
+from agentdeck.sandbox.support import support
 from tests.support.deckcli import deck, deck_env
 from tests.support.fs import unwritable
 
@@ -32,6 +35,10 @@ def test_run_json_ls_show_and_logs(env: dict[str, str]) -> None:
     shown = deck(env, "show", agent["id"][:8], "--json").json()
     assert shown["id"] == agent["id"]
     assert deck(env, "show", "tidy", "--json").json()["id"] == agent["id"]
+    # the default profile sandboxes its agents where this machine can
+    expected = "process" if support(SandboxMode.PROCESS).ok else "unavailable"
+    assert shown["extra"]["sandbox"] == expected
+    assert re.search(rf"sandbox\s+{expected}", deck(env, "show", "tidy").out)
 
     logs = deck(env, "logs", agent["id"], "--json")
     types = [line.split('"type": "')[1].split('"')[0] for line in logs.out.splitlines()]

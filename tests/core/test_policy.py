@@ -294,14 +294,18 @@ def test_profile_fields_and_budgets() -> None:
             "default": "deny",
             "budgets": {"max_usd": 2, "max_turns": 10, "daily_usd": 20.5, "max_repeated_calls": 3},
             "approval_timeout_seconds": 30,
-            "sandbox": {"network": False},
+            "sandbox": {"mode": "bash", "network": {"mode": "open"}},
             "additional_directories": ["/data"],
         },
         "ci.yaml",
     )
     assert p.name == "ci" and p.default is Decision.DENY and p.source == "ci.yaml"
     assert p.budgets == Budgets(max_usd=2.0, max_turns=10, daily_usd=20.5, max_repeated_calls=3)
-    assert p.approval_timeout_seconds == 30 and p.sandbox == {"network": False}
+    assert (
+        p.approval_timeout_seconds == 30
+        and p.sandbox.mode == "bash"
+        and p.sandbox.network == "open"
+    )
     assert p.additional_directories == ("/data",)
     assert profile_from_dict({}, "dir/nameless.yaml").name == "nameless"
     assert profile_from_dict({}, "x").approval_timeout_seconds == 600
@@ -322,7 +326,7 @@ def test_profile_fields_and_budgets() -> None:
         ({"budgets": []}, 6, "`budgets` must be a mapping"),
         ({"enabled_tools": ["Bash(ls)"]}, None, "lists tool names"),
         ({"approval_timeout_seconds": 0}, None, "positive number"),
-        ({"sandbox": [1]}, None, "`sandbox` must be a mapping"),
+        ({"sandbox": [1]}, None, "sandbox: must be a mapping"),
         ({"name": ""}, None, "non-empty string"),
     ],
 )

@@ -137,7 +137,9 @@ async def test_kill_9_then_restart_loses_nothing_and_leaves_no_orphans(
         async def all_in_tool() -> list[dict[str, object]] | None:
             agents = [(await api.get(f"/api/agents/{i}")).json() for i in ids]
             pids = [a["pid"] for a in agents]
-            if all(isinstance(p, int) and len(procs.process_tree(p)) >= 2 for p in pids):
+            # In its tool: the tool's process runs (a sandbox adds processes of its own).
+            busy = all(a["current_tool"] and a["session_id"] for a in agents)
+            if busy and all(isinstance(p, int) and len(procs.process_tree(p)) >= 2 for p in pids):
                 return agents
             return None
 

@@ -83,12 +83,12 @@ def test_yaml_profile_file(tmp_path: Path) -> None:
         "allow:\n  - Bash(make test:*)\n  - Edit(/build/**)\n"
         "budgets:\n  max_usd: 1.5\n  max_turns: 20\n"
         "approval_timeout_seconds: 60\n"
-        "sandbox:\n  network: false\n"
+        "sandbox:\n  mode: process\n  network:\n    mode: 'off'\n"
     )
     p = load_profile(path)
     assert p.name == "ci" and p.source == str(path) and p.default is Decision.DENY
     assert p.budgets == Budgets(max_usd=1.5, max_turns=20) and p.approval_timeout_seconds == 60
-    assert dict(p.sandbox) == {"network": False}
+    assert p.sandbox.mode == "process" and p.sandbox.network == "off"
     assert load_profile(str(path)) == p
 
 
@@ -187,6 +187,8 @@ def test_check_shorthand_exit_codes(env: dict[str, str], tmp_path: Path) -> None
     assert denied.code == 1 and "rule: Read(~/.ssh/**)" in denied.out
     strict = deck(env, "policy", "check", "Edit(src/a.py)", "--profile", "strict", "--cwd", ws)
     assert strict.code == 1 and "defaults to deny" in strict.out
+    assert "sandbox: process, network off, required" in strict.out
+    assert "sandbox: off" in deck(env, "policy", "check", "Read(a)", "--profile", "permissive").out
 
 
 def test_check_tool_and_input_as_json(env: dict[str, str], tmp_path: Path) -> None:

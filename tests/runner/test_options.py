@@ -104,3 +104,38 @@ async def test_environment_passthrough(
     await session.kill()
     # the token never lands in the log
     assert "oauth-test-token" not in str([e.data for e in await store.read(limit=100_000)])
+
+
+@pytest.mark.anyio
+async def test_no_answer_is_sent_to_a_process_being_stopped() -> None:
+    """A callback's answer to a CLI the deck is terminating would fail in the
+    SDK's own task: a held callback waits to be cancelled instead."""
+    import asyncio
+
+    from claude_agent_sdk.types import HookMatcher
+
+    from agentdeck.runner.callbacks import held, held_hooks
+
+    stopping = False
+
+    async def decide(*args: object) -> str:
+        return f"answer to {args}"
+
+    answer = held(lambda: stopping, decide)
+    assert await answer("Bash") == "answer to ('Bash',)"
+    stopping = True
+    parked = asyncio.ensure_future(answer("Bash"))
+    await asyncio.sleep(0.05)
+    assert not parked.done()  # nothing returned, so nothing written
+    parked.cancel()  # what the SDK's close does
+    with pytest.raises(asyncio.CancelledError):
+        await parked
+
+    hooks = {"PreToolUse": [HookMatcher(matcher="Bash", hooks=[decide], timeout=5.0)]}
+    wrapped = held_hooks(lambda: False, hooks)
+    assert wrapped is not None
+    (matcher,) = wrapped["PreToolUse"]
+    assert matcher.matcher == "Bash" and matcher.timeout == 5.0
+    assert matcher.on_failure == hooks["PreToolUse"][0].on_failure
+    assert await matcher.hooks[0]("x") == "answer to ('x',)"
+    assert held_hooks(lambda: False, None) is None

@@ -119,3 +119,42 @@ async def test_a_stale_live_agent_is_reconciled_and_its_processes_stopped(
     agent = await reconcile_stale(store, await store.get_agent(agent_id), grace=1.0)
     assert agent.state == AgentState.INTERRUPTED
     assert procs.wait_gone([cli, *tool_pids], timeout=10) == []
+
+
+async def test_a_message_sent_while_the_agent_starts_follows_its_prompt(
+    deck: tuple[Store, Runner],
+) -> None:
+    """Starting takes a while (a sandbox, a slow machine): a message that arrives
+    meanwhile is neither refused nor sent before the first prompt."""
+    import asyncio
+
+    store, runner = deck
+    starting = asyncio.create_task(
+        runner.start(AgentSpec(prompt="hello", scenario="chat"), keep_alive=True)
+    )
+
+    async def live_while_starting() -> object:
+        for agent in await store.list_agents():
+            session = runner.live(agent.id)
+            if session is not None and session._client is None:
+                return session
+        return None
+
+    session = await eventually(live_while_starting, timeout=30, what="a session still starting")
+    await session.send("tell me again")  # type: ignore[attr-defined]
+    started = await starting
+    assert started is session
+    await eventually(
+        lambda: _said(store, session.agent.id, 2),  # type: ignore[attr-defined]
+        timeout=60,
+        what="two answers",
+    )
+    events = await store.read(agent_id=started.agent.id)
+    texts = [e.data["text"] for e in events if e.type == EventType.USER_MESSAGE_SENT]
+    assert texts == ["hello", "tell me again"]
+
+
+async def _said(store: Store, agent_id: str, count: int) -> bool | None:
+    events = await store.read(agent_id=agent_id)
+    turns = [e for e in events if e.type == EventType.TURN_COMPLETED]
+    return True if len(turns) >= count else None

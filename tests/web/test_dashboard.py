@@ -15,6 +15,7 @@ from agentdeck.core.events import (
     AssistantText,
     ErrorOccurred,
     Event,
+    SandboxBlocked,
     StateChanged,
     ToolCalled,
     ToolReturned,
@@ -306,3 +307,33 @@ async def test_a_hand_started_session_is_marked_external_and_offers_no_steering(
     for steering in ("/interrupt", "/kill", "/resume", "/send"):
         assert f"/ui/agents/ext1{steering}" not in external
         assert f"/ui/agents/own1{steering}" in own
+
+
+async def test_the_sandbox_shows_on_the_board_the_agent_page_and_the_feed(
+    daemon: RunningDaemon,
+) -> None:
+    store = daemon.deck.store
+    a = "sb1"
+    blocked = [
+        SandboxBlocked(
+            agent_id=a,
+            ts=time.time(),
+            what="network",
+            target="evil.example:443",
+            detail="not in the profile's network.allowed_domains",
+        ),
+        SandboxBlocked(agent_id=a, ts=time.time(), what="write", target="/etc/<x>"),
+    ]
+    await seed(store, make_agent(a, extra={"sandbox": "process"}), blocked)
+    await seed(store, make_agent("sb2", extra={"sandbox": "unavailable"}))
+    async with logged_in(daemon) as web:
+        board = (await web.get("/")).text
+        page = (await web.get(f"/agents/{a}")).text
+        feed = (await web.get("/activity")).text
+    assert 'class="sandbox-tag sandbox-process"' in board
+    assert 'class="sandbox-tag sandbox-unavailable"' in board
+    assert "sandbox: process" in page
+    assert "sandbox blocked a network: <code>evil.example:443</code>" in page
+    assert "not in the profile&#39;s network.allowed_domains" in page
+    assert "sandbox blocked a write: <code>/etc/&lt;x&gt;</code>" in page
+    assert "sandbox blocked a network: evil.example:443" in feed

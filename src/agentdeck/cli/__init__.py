@@ -25,6 +25,7 @@ from agentdeck.cli import (
     mock,
     policy,
     run,
+    sandbox,
     templates,
 )
 from agentdeck.cli.context import console_err
@@ -44,6 +45,7 @@ daemon.register(app)
 approvals.register(app)
 asks.register(app)
 templates.register(app)
+sandbox.register(app)
 audit.register(app)
 policy.register(app)
 hooks.register(app)

@@ -111,6 +111,7 @@ def check(
             "rule": verdict.rule,
             "source": verdict.source,
             "profile": loaded.name,
+            "sandbox": loaded.sandbox.to_dict(),
             "tool": tool_name,
             "input": tool_input,
         }
@@ -119,6 +120,7 @@ def check(
         console.print(f"{verdict.decision}: {verdict.reason}", markup=False)
         console.print(f"rule: {verdict.rule or '(none)'}", markup=False)
         console.print(f"profile: {loaded.name} ({loaded.source})", markup=False)
+        console.print(f"sandbox: {loaded.sandbox.summary()}", markup=False)
     raise typer.Exit(EXIT_CODES[str(verdict.decision)])
 
 

@@ -86,6 +86,8 @@ def event_line(event: StoredEvent) -> Text | None:
         )
     if kind == EventType.NOTICE:
         return Text(f"· {short(d.get('message', ''), 160)}", style="dim")
+    if kind == EventType.SANDBOX_BLOCKED:
+        return Text(f"⛔ sandbox blocked a {d.get('what')}: {d.get('target')}", style="yellow")
     return None
 
 
@@ -152,6 +154,7 @@ def agent_panel(agent: Agent) -> Table:
         ("cwd", agent.cwd),
         *([("template", agent.spec.template)] if agent.spec.template else []),
         *([("parent", agent.parent_id)] if agent.parent_id else []),
+        *([("sandbox", str(agent.extra["sandbox"]))] if agent.extra.get("sandbox") else []),
         ("session", agent.session_id or "-"),
         ("turns", str(agent.turns)),
         ("cost", f"${agent.cost_usd:.4f}"),

@@ -30,6 +30,7 @@ class EventType(StrEnum):
     NOTICE = "notice"  # retries, hook output, anything informational from the CLI
     HOOK_RECEIVED = "hook_received"
     OBSERVATION_RECORDED = "observation_recorded"
+    SANDBOX_BLOCKED = "sandbox_blocked"
     QUESTION_ASKED = "question_asked"
     QUESTION_ANSWERED = "question_answered"
 
@@ -193,6 +194,17 @@ class ObservationRecorded(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class SandboxBlocked(Event):
+    """The sandbox stopped something: a connection (``target`` is ``host:port``)
+    or a write (``target`` is the path)."""
+
+    type: ClassVar[EventType] = EventType.SANDBOX_BLOCKED
+    what: str  # "network" or "write"
+    target: str
+    detail: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
 class QuestionAsked(Event):
     """The agent asked its orchestrator (``to_agent_id``) or a person (None) and
     waits for the answer until ``expires_at``."""
@@ -243,6 +255,7 @@ EVENT_CLASSES: dict[EventType, type[Event]] = {
         Notice,
         HookReceived,
         ObservationRecorded,
+        SandboxBlocked,
         QuestionAsked,
         QuestionAnswered,
     )

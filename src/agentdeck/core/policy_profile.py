@@ -14,7 +14,7 @@ Claude Code ``settings.json`` are turned into one by ``governance.profiles``)::
     budgets: {max_usd: 5, max_turns: 50, max_wall_seconds: 3600, daily_usd: 50,
               max_consecutive_tool_errors: 5, max_repeated_calls: 8}
     approval_timeout_seconds: 600    # an unanswered "ask" is denied after this
-    sandbox: {}                      # opaque, carried for the sandbox adapter
+    sandbox: {mode: process}         # OS confinement (``core.sandbox``)
     additional_directories: []       # Claude Code's additionalDirectories, carried
     permission_mode: null            # Claude Code's defaultMode, carried
 """
@@ -28,6 +28,7 @@ from pathlib import PurePath
 from typing import Any
 
 from agentdeck.core.policy_rules import Rule
+from agentdeck.core.sandbox import SandboxSpec, sandbox_from_dict
 from agentdeck.errors import PolicyError
 
 KeyPath = tuple[str | int, ...]
@@ -62,7 +63,7 @@ class Profile:
     default: Decision = Decision.ASK
     budgets: Budgets = field(default_factory=Budgets)
     approval_timeout_seconds: float = 600.0
-    sandbox: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    sandbox: SandboxSpec = field(default_factory=SandboxSpec)
     additional_directories: tuple[str, ...] = ()
     permission_mode: str | None = None
     description: str = ""
@@ -96,9 +97,7 @@ def profile_from_dict(
     enabled = None
     if data.get("enabled_tools") is not None:
         enabled = v.rules(data, "enabled_tools", bare=True)
-    sandbox = data.get("sandbox") or {}
-    if not isinstance(sandbox, Mapping):
-        raise v.error(("sandbox",), "`sandbox` must be a mapping")
+    sandbox = sandbox_from_dict(data.get("sandbox"), source, line=v.line_of(("sandbox",)))
     mode = data.get("permission_mode")
     if mode is not None and not isinstance(mode, str):
         raise v.error(("permission_mode",), "`permission_mode` must be a string")
@@ -117,7 +116,7 @@ def profile_from_dict(
         approval_timeout_seconds=v.number(
             ("approval_timeout_seconds",), data.get("approval_timeout_seconds", 600.0)
         ),
-        sandbox=dict(sandbox),
+        sandbox=sandbox,
         additional_directories=v.strings(data, "additional_directories"),
         permission_mode=mode,
         description=description,
@@ -129,13 +128,15 @@ class _Validator:
     def __init__(self, source: str, lines: Mapping[KeyPath, int]) -> None:
         self.source, self.lines = source, lines
 
-    def error(self, path: KeyPath, problem: str) -> PolicyError:
-        line = None
+    def line_of(self, path: KeyPath) -> int | None:
         for k in range(len(path), -1, -1):  # the nearest enclosing node with a line
             line = self.lines.get(path[:k])
             if line is not None:
-                break
-        return PolicyError(self.source, problem, line=line)
+                return line
+        return None
+
+    def error(self, path: KeyPath, problem: str) -> PolicyError:
+        return PolicyError(self.source, problem, line=self.line_of(path))
 
     def _list(self, data: Mapping[str, Any], key: str) -> list[Any]:
         value = data.get(key)

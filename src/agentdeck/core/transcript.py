@@ -78,6 +78,8 @@ def line(event: StoredEvent) -> str | None:
         return f"{head} answer from {d.get('by')} ({d.get('ask_id')}): {answer}"
     if kind == EventType.AGENT_SPAWNED:
         return f"{head} started in {d.get('cwd')}"
+    if kind == EventType.SANDBOX_BLOCKED:
+        return f"{head} sandbox blocked a {d.get('what')}: {d.get('target')}"
     if kind == EventType.NOTICE:
         return f"{head} · {short(str(d.get('message', '')), 200)}"
     return None

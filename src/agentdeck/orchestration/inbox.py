@@ -84,6 +84,7 @@ class Inbox:
                 return texts.expired_text(ask, ask.expires_at - ask.created_at)
             future: asyncio.Future[Ask] = loop.create_future()
             self._waiters[ask.id] = future
+            await session.hold(AgentState.AWAITING_INPUT)
         else:
             if not question.strip():
                 raise ToolError("ask_orchestrator needs a question")
@@ -93,18 +94,21 @@ class Inbox:
             ask_id = "ak" + secrets.token_hex(6)
             future = loop.create_future()
             self._waiters[ask_id] = future
+            # Waiting before anyone can see it: the board never shows a question
+            # whose asker still looks busy.
+            await session.hold(AgentState.AWAITING_INPUT)
             try:
                 ask = await self._open(
                     agent, ask_id, question, max(1.0, min(timeout, MAX_ASK_SECONDS))
                 )
             except BaseException:
                 self._waiters.pop(ask_id, None)
+                await session.hold(AgentState.RUNNING)
                 raise
         cap = call_cap(self.orch.settings.deck_tool_timeout_seconds)
         started = time.monotonic()
         try:
             await session.remember(asking=ask.id)
-            await session.hold(AgentState.AWAITING_INPUT)
             outcome = await self._await(ask, future, deadline=time.time() + cap)
             # Claimed before the waiter goes: nobody else tells it again.
             told_here = outcome is not None and await self.asks.claim_delivery(outcome.id)

@@ -19,6 +19,7 @@ from agentdeck import __version__
 from agentdeck.core.agent import Agent
 from agentdeck.errors import AgentdeckError
 from agentdeck.orchestration import texts
+from agentdeck.runner.callbacks import held
 
 if TYPE_CHECKING:
     from agentdeck.orchestration.service import Orchestrator
@@ -348,12 +349,17 @@ def deck_server(orch: Orchestrator, agent: Agent) -> dict[str, Any]:
     timeout for one call of its tools (so a shorter MCP_TOOL_TIMEOUT in the
     environment does not cut a long wait)."""
     table = handlers(orch, agent.id)
+
+    def stopping() -> bool:
+        session = orch.session(agent.id)
+        return session is not None and session.unanswerable
+
     tools = [
         SdkMcpTool(
             name=name,
             description=SCHEMAS[name][0],
             input_schema=SCHEMAS[name][1],
-            handler=_guarded(name, table[name]),
+            handler=held(stopping, _guarded(name, table[name])),
         )
         for name in tool_names(agent)
     ]

@@ -11,6 +11,7 @@ from claude_agent_sdk.types import CanUseTool, HookCallback, HookMatcher, System
 
 from agentdeck.core.agent import AgentSpec
 from agentdeck.errors import CLINotFound
+from agentdeck.runner.callbacks import Stopping, held, held_hooks
 from agentdeck.settings import Settings
 
 
@@ -84,7 +85,14 @@ def build_options(
     fork: bool = False,
     mcp_servers: dict[str, Any] | None = None,
     extra_env: dict[str, str] | None = None,
+    stopping: Stopping | None = None,
 ) -> ClaudeAgentOptions:
+    """The SDK's options for one agent; with ``stopping``, no callback answers a
+    process that is being stopped (``callbacks.held``)."""
+    if stopping is not None:
+        can_use_tool = held(stopping, can_use_tool) if can_use_tool else None
+        pre_tool = held(stopping, pre_tool) if pre_tool else None
+        extra_hooks = held_hooks(stopping, extra_hooks)
     system_prompt: SystemPromptPreset = {"type": "preset", "preset": "claude_code"}
     if spec.append_system_prompt:
         system_prompt["append"] = spec.append_system_prompt

@@ -36,14 +36,15 @@ from agentdeck.core.events import (
     ErrorOccurred,
     Event,
     Notice,
+    SandboxBlocked,
     StateChanged,
     UserMessageSent,
 )
 from agentdeck.core.guardrails import FleetBudget, Guard, Limits, SharedBudget, Stop
-from agentdeck.errors import AgentProcessError, InvalidState
+from agentdeck.errors import AgentProcessError, InvalidState, SandboxUnavailable
 from agentdeck.governance.governor import Governor
 from agentdeck.memory.service import Memory
-from agentdeck.runner import procs
+from agentdeck.runner import procs, sandboxing
 from agentdeck.runner.extension import SessionExtension
 from agentdeck.runner.mapping import MessageMapper, PayloadSink
 from agentdeck.runner.memory_hooks import SessionMemory
@@ -108,7 +109,12 @@ class AgentSession:
         self._lock = asyncio.Lock()
         self._cost_base = agent.cost_usd
         self._final: AgentState | None = None  # decided by a result, applied at exit
+        self.sandboxing = sandboxing.Sandboxing("off")
+        self._pending: set[asyncio.Future[None]] = set()
+        self._started = asyncio.Event()  # start() is over, whatever its outcome
         self._stopping: AgentState | None = None  # set by kill()/close()/suspend()
+        self._terminating = False  # its processes are being stopped (not a graceful close)
+        self._input_ended = False  # its stdin is closed: nothing more reaches it
         self._suspended = False
         self._guard_stop: Stop | None = None  # a budget or circuit breaker tripped
         self.guard: Guard | None = None
@@ -131,10 +137,36 @@ class AgentSession:
 
         Raises ``AgentProcessError``.
         """
+        try:
+            await self._start(prompt)
+        finally:
+            self._started.set()  # a message sent meanwhile goes now, after the prompt
+
+    async def _start(self, prompt: str | None) -> None:
         extension = self.extension
         client: ClaudeSDKClient | None = None
         try:
             tree = await extension.budget(self.agent) if extension else None
+            self.sandboxing = await sandboxing.prepare(
+                self.governor.profile_for(self.agent).sandbox,
+                workspace=Path(self.agent.cwd),
+                settings=self.settings,
+                endpoint=self._base_url or self.settings.anthropic_base_url,
+                on_blocked=self._network_blocked,
+            )
+            await self._commit(
+                [
+                    Notice(
+                        agent_id=self.agent.id,
+                        ts=time.time(),
+                        kind="sandbox",
+                        message=self.sandboxing.notice,
+                    )
+                ]
+                if self.sandboxing.notice
+                else [],
+                extra={**self.agent.extra, "sandbox": self.sandboxing.label},
+            )
             options = build_options(
                 self.agent.spec,
                 mcp_servers=extension.mcp_servers(self.agent) if extension else None,
@@ -150,9 +182,11 @@ class AgentSession:
                 base_url=self._base_url,
                 resume=self._resume,
                 fork=self._fork,
+                stopping=lambda: self.unanswerable,
             )
             # A tool may print megabytes on one stream-json line.
             options.max_buffer_size = 64 * 1024 * 1024
+            self.sandboxing.apply(options)
             client = ClaudeSDKClient(options)
             async with asyncio.timeout(self.settings.connect_timeout_seconds):
                 await client.connect()
@@ -160,19 +194,24 @@ class AgentSession:
             if client is not None:  # the process may be up already: never leave it
                 with contextlib.suppress(Exception):
                     await asyncio.shield(client.disconnect())
+            await asyncio.shield(self.sandboxing.close())
             raise
         except (Exception, TimeoutError) as exc:
             # Whatever stopped it, the agent says so: never left ``starting``.
             if client is not None:
                 with contextlib.suppress(Exception):
                     await client.disconnect()
-            message = f"could not start Claude Code: {exc or type(exc).__name__}"
+            await self.sandboxing.close()
+            if isinstance(exc, SandboxUnavailable):
+                message, kind = f"sandbox unavailable: {exc.message}", "sandbox"
+            else:
+                message, kind = f"could not start Claude Code: {exc or type(exc).__name__}", "spawn"
             await self._commit(
                 [
                     ErrorOccurred(
                         agent_id=self.agent.id,
                         ts=time.time(),
-                        kind="spawn",
+                        kind=kind,
                         message=message,
                         detail=self.stderr_tail(),
                     )
@@ -201,8 +240,25 @@ class AgentSession:
         else:
             await self.send(prompt)
 
+    def _network_blocked(self, host: str, port: int) -> None:
+        """The sandbox's proxy refused a connection: the log says where to."""
+        event = SandboxBlocked(
+            agent_id=self.agent.id,
+            ts=time.time(),
+            what="network",
+            target=f"{host}:{port}",
+            detail="not in the profile's network.allowed_domains",
+        )
+        task = asyncio.ensure_future(self._commit([event]))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
     async def send(self, text: str) -> None:
-        """A user message; queued by the CLI if a turn is running."""
+        """A user message; queued by the CLI if a turn is running, and by the
+        session while it starts (it follows the first prompt)."""
+        if self._client is None and not self._started.is_set():
+            async with asyncio.timeout(self.settings.connect_timeout_seconds + 30):
+                await self._started.wait()
         if self._client is None or self.finished.is_set() or self._stopping:
             raise InvalidState(self.agent.id, self.agent.state, "send a message")
         if self.extension is not None:
@@ -259,6 +315,7 @@ class AgentSession:
         if self.finished.is_set():
             return
         self._stopping = AgentState.KILLED
+        self._terminating = True
         pid = self.pid
         if pid is not None:
             await asyncio.to_thread(procs.terminate_tree, pid, self.settings.stop_grace_seconds)
@@ -271,6 +328,7 @@ class AgentSession:
             return
         self._suspended = True
         self._stopping = AgentState.INTERRUPTED
+        self._terminating = True
         pid = self.pid
         if pid is not None:
             await asyncio.to_thread(procs.terminate_tree, pid, self.settings.stop_grace_seconds)
@@ -285,6 +343,7 @@ class AgentSession:
         try:
             await self._await_exit(self._exit_deadline(2))
         except TimeoutError:
+            self._terminating = True
             pid = self.pid
             if pid is not None:
                 await asyncio.to_thread(procs.terminate_tree, pid, self.settings.stop_grace_seconds)
@@ -331,7 +390,14 @@ class AgentSession:
         async with asyncio.timeout(timeout):
             await self.finished.wait()
 
+    @property
+    def unanswerable(self) -> bool:
+        """Nothing written to the CLI can reach it any more: its processes are
+        being stopped, or its input is closed (``callbacks.held``)."""
+        return self._terminating or self._input_ended
+
     async def _end_input(self) -> None:
+        self._input_ended = True
         transport = getattr(self._client, "_transport", None)
         if transport is not None:
             with contextlib.suppress(Exception):
@@ -377,6 +443,8 @@ class AgentSession:
                 self._final = final_state_for(result)
         elif mapped.events and self.agent.state == AgentState.STARTING:
             changes["state"] = AgentState.RUNNING
+        if self.sandboxing.label in ("process", "bash"):
+            mapped.events += sandboxing.blocked_write_events(self.agent.id, mapped.events)
         if mapped.events or changes:
             await self._commit(mapped.events, **changes)
         if self.guard is not None:
@@ -439,6 +507,7 @@ class AgentSession:
 
     async def _stop_for_guard(self) -> None:
         self._stopping = AgentState.ERROR
+        self._terminating = True
         pid = self.pid
         if pid is not None:
             await asyncio.to_thread(procs.terminate_tree, pid, self.settings.stop_grace_seconds)
@@ -476,6 +545,7 @@ class AgentSession:
             )
         if self.memory is not None:  # before the final state: followers stop at that
             await self.memory.ended()
+        await self.sandboxing.close()
         await self._commit(
             events, state=state, pid=None, current_tool=None, last_error=last_error, extra=extra
         )

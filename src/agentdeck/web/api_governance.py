@@ -79,4 +79,5 @@ async def policy_check(request: Request, body: CheckBody) -> dict[str, Any]:
         "reason": verdict.reason,
         "rule": verdict.rule,
         "profile": profile.name,
+        "sandbox": profile.sandbox.to_dict(),
     }

@@ -42,6 +42,7 @@ TRANSCRIPT_TYPES = frozenset(
         EventType.NOTICE,
         EventType.QUESTION_ASKED,
         EventType.QUESTION_ANSWERED,
+        EventType.SANDBOX_BLOCKED,
     }
 )
 # Events that change what the board shows for an agent.
@@ -141,6 +142,8 @@ def event_summary(event: StoredEvent) -> str:
         return f"permission {d.get('decision')}: {short(d.get('reason') or '', 100)}"
     if kind == EventType.NOTICE:
         return short(d.get("message", ""), 140)
+    if kind == EventType.SANDBOX_BLOCKED:
+        return f"sandbox blocked a {d.get('what')}: {short(d.get('target', ''), 120)}"
     if kind == EventType.OBSERVATION_RECORDED:
         return f"remembered ({d.get('kind')}): {short(d.get('title', ''), 120)}"
     return kind

@@ -1,0 +1,195 @@
+"""One agent's confinement: the servers outside, the command line, the files.
+
+``Confinement.open`` makes a private directory (mode 0700: the relay's sockets
+and the sandbox's ``/tmp``), starts the allow-list proxy and, for a model
+endpoint on loopback, a forward to it, and writes the launcher that the SDK
+runs in place of the Claude Code binary: ``exec bwrap … -- relay … -- claude
+"$@"``. ``close`` stops the servers and removes the directory.
+
+The model endpoint is always reachable: on loopback through a forward (the
+agent uses the same URL inside), elsewhere through the proxy, which lets its
+host through whatever the allow-list says.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import os
+import shlex
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from agentdeck.core.sandbox import NetworkMode, SandboxSpec, domain_allowed
+from agentdeck.sandbox.plan import PROXY_PORT, Plan
+from agentdeck.sandbox.proxy import AllowlistProxy, Forward
+from agentdeck.sandbox.support import bwrap_path
+from agentdeck.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_ENDPOINT = "https://api.anthropic.com"
+LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain"})
+Blocked = Callable[[str, int], None]
+PREFIX = "agentdeck-sbx-"
+_swept: list[bool] = []
+
+
+def sweep_stale() -> None:
+    """Remove the private directories a process that died without closing its
+    sandboxes left behind (a daemon killed with SIGKILL): their ``/tmp`` may
+    hold an agent's files. Once per process."""
+    if _swept:
+        return
+    _swept.append(True)
+    for path in Path(tempfile.gettempdir()).glob(f"{PREFIX}*-*"):
+        pid = path.name.removeprefix(PREFIX).split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def endpoint_of(url: str | None) -> tuple[str, int, bool]:
+    """``(host, port, on_loopback)`` of a model endpoint URL."""
+    parts = urlsplit(url or DEFAULT_ENDPOINT)
+    host = (parts.hostname or "api.anthropic.com").lower()
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return host, port, is_loopback(host)
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass
+class Confinement:
+    spec: SandboxSpec
+    plan: Plan
+    directory: Path
+    launcher: Path | None = None
+    servers: list[AllowlistProxy | Forward] = field(default_factory=list)
+
+    @classmethod
+    async def open(
+        cls,
+        spec: SandboxSpec,
+        *,
+        workspace: Path,
+        settings: Settings,
+        endpoint: str | None,
+        on_blocked: Blocked,
+        hosts: Mapping[str, str] | None = None,
+    ) -> Confinement:
+        """Start what the sandbox needs outside; ``close`` undoes it."""
+        await asyncio.to_thread(sweep_stale)
+        directory = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
+        directory.chmod(0o700)
+        (directory / "tmp").mkdir(mode=0o700)
+        (directory / "run").mkdir(mode=0o700)
+        config = (settings.claude_config_dir or Path("~/.claude")).expanduser().resolve()
+        claude_json = (
+            config / ".claude.json"
+            if settings.claude_config_dir is not None
+            else Path("~/.claude.json").expanduser()
+        )
+        config.mkdir(parents=True, exist_ok=True)
+        plan = Plan(
+            spec=spec,
+            workspace=workspace.resolve(),
+            home=Path.home(),
+            agentdeck_home=settings.home_dir,
+            claude_config=config,
+            claude_json=claude_json,
+            private_tmp=directory / "tmp",
+            sockets=directory / "run",
+            bwrap=bwrap_path() or "bwrap",
+        )
+        made = cls(spec, plan, directory)
+        try:
+            await made._serve(endpoint, on_blocked, hosts or {})
+        except BaseException:
+            await made.close()
+            raise
+        return made
+
+    async def _serve(
+        self, endpoint: str | None, on_blocked: Blocked, hosts: Mapping[str, str]
+    ) -> None:
+        if not self.plan.own_network:
+            return
+        host, port, local = endpoint_of(endpoint)
+        allowed_domains = (
+            self.spec.allowed_domains if self.spec.network is NetworkMode.ALLOWLIST else ()
+        )
+
+        def allowed(name: str, to_port: int) -> bool:
+            if (name, to_port) == (host, port):
+                return True  # the model endpoint, always
+            return domain_allowed(name, allowed_domains)
+
+        proxy = AllowlistProxy(allowed, on_blocked, hosts)
+        await proxy.start(self.plan.sockets / "proxy.sock")
+        self.servers.append(proxy)
+        self.plan.forwards[PROXY_PORT] = "proxy.sock"
+        if local and port != PROXY_PORT:
+            forward = Forward(host, port)
+            await forward.start(self.plan.sockets / "model.sock")
+            self.servers.append(forward)
+            self.plan.forwards[port] = "model.sock"
+
+    def env(self) -> dict[str, str]:
+        """What the confined process is told: where the proxy is."""
+        out = {"AGENTDECK_SANDBOX": str(self.spec.mode)}
+        if self.plan.own_network:
+            proxy = f"http://127.0.0.1:{PROXY_PORT}"
+            local = "localhost,127.0.0.1,::1"
+            out.update(
+                HTTP_PROXY=proxy,
+                HTTPS_PROXY=proxy,
+                http_proxy=proxy,
+                https_proxy=proxy,
+                NO_PROXY=local,
+                no_proxy=local,
+            )
+        return out
+
+    def command(self, program: Sequence[str]) -> list[str]:
+        return self.plan.argv(program)
+
+    def write_launcher(self, program: str) -> Path:
+        """A script the SDK runs as if it were Claude Code: the same arguments
+        reach Claude Code, inside the sandbox."""
+        launcher = self.directory / "claude"
+        line = shlex.join(self.command([program]))
+        launcher.write_text(f'#!/bin/sh\nexec {line} "$@"\n')
+        launcher.chmod(0o700)
+        self.launcher = launcher
+        return launcher
+
+    async def close(self) -> None:
+        for server in self.servers:
+            try:
+                await server.close()
+            except Exception:  # noqa: BLE001 - closing must go on
+                logger.warning("a sandbox server did not close", exc_info=True)
+        self.servers.clear()
+        await asyncio.to_thread(shutil.rmtree, self.directory, True)

@@ -1,0 +1,199 @@
+"""What a sandboxed agent reaches the network through: Unix sockets agentdeck
+serves outside the sandbox, relayed from loopback ports inside it.
+
+- ``AllowlistProxy``: an HTTP proxy (``CONNECT host:port`` for TLS, absolute-URI
+  requests for plain HTTP) that connects only to allowed hosts; a refusal is a
+  403 that says why, and is reported (``on_blocked``) so it becomes an event.
+- ``Forward``: a plain relay to one fixed address (the model endpoint on
+  loopback, which the agent reaches as itself inside the sandbox).
+
+Names are resolved here, outside: a sandbox resolves nothing itself. ``hosts``
+maps names to addresses first (like ``curl --resolve``), for names with no DNS.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from urllib.parse import urlsplit
+
+logger = logging.getLogger(__name__)
+
+HEAD_LIMIT = 64 * 1024
+CONNECT_TIMEOUT = 15.0
+HEAD_TIMEOUT = 30.0
+CHUNK = 65536
+
+Allowed = Callable[[str, int], bool]
+Blocked = Callable[[str, int], None]
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while data := await reader.read(CHUNK):
+            writer.write(data)
+            await writer.drain()
+    except (ConnectionError, OSError):
+        pass
+    finally:
+        with contextlib.suppress(Exception):
+            if writer.can_write_eof():
+                writer.write_eof()
+
+
+async def splice(
+    a: tuple[asyncio.StreamReader, asyncio.StreamWriter],
+    b: tuple[asyncio.StreamReader, asyncio.StreamWriter],
+) -> None:
+    """Carry bytes both ways until both sides are done, then close both."""
+    try:
+        await asyncio.gather(_pipe(a[0], b[1]), _pipe(b[0], a[1]))
+    finally:
+        for _, writer in (a, b):
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+
+def _refusal(status: int, reason: str, text: str) -> bytes:
+    body = text.encode()
+    return (
+        f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        f"X-Agentdeck-Sandbox: blocked\r\nContent-Length: {len(body)}\r\n"
+        "Connection: close\r\n\r\n"
+    ).encode() + body
+
+
+class _Server:
+    def __init__(self) -> None:
+        self._server: asyncio.AbstractServer | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def start(self, path: Path) -> None:
+        self._server = await asyncio.start_unix_server(self._track, path=str(path))
+        path.chmod(0o600)
+
+    async def _track(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+        try:
+            await self.handle(reader, writer)
+        except Exception:  # noqa: BLE001 - one connection's failure is that connection's
+            logger.debug("sandbox relay connection failed", exc_info=True)
+            writer.close()
+        finally:
+            if task is not None:
+                self._tasks.discard(task)
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            with contextlib.suppress(Exception):
+                await self._server.wait_closed()
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+class Forward(_Server):
+    """Every connection to the socket goes to ``host:port``."""
+
+    def __init__(self, host: str, port: int) -> None:
+        super().__init__()
+        self.host, self.port = host, port
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            async with asyncio.timeout(CONNECT_TIMEOUT):
+                upstream = await asyncio.open_connection(self.host, self.port)
+        except (OSError, TimeoutError):
+            writer.close()
+            return
+        await splice((reader, writer), upstream)
+
+
+class AllowlistProxy(_Server):
+    def __init__(
+        self, allowed: Allowed, on_blocked: Blocked, hosts: Mapping[str, str] | None = None
+    ) -> None:
+        super().__init__()
+        self.allowed = allowed
+        self.on_blocked = on_blocked
+        self.hosts = {k.lower(): v for k, v in (hosts or {}).items()}
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            async with asyncio.timeout(HEAD_TIMEOUT):
+                head = await reader.readuntil(b"\r\n\r\n")
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError):
+            writer.close()
+            return
+        if len(head) > HEAD_LIMIT:
+            await self._reply(writer, _refusal(431, "Request Header Fields Too Large", "too big"))
+            return
+        first, _, rest = head.partition(b"\r\n")
+        try:
+            method, target, version = first.decode("latin-1").split(" ", 2)
+        except ValueError:
+            await self._reply(writer, _refusal(400, "Bad Request", "not an HTTP proxy request"))
+            return
+        if method.upper() == "CONNECT":
+            host, _, port_text = target.rpartition(":")
+            port = int(port_text) if port_text.isdigit() else 443
+            forward = b""
+        else:
+            url = urlsplit(target)
+            if url.scheme != "http" or not url.hostname:
+                text = "send an absolute http:// URL, or CONNECT host:port for TLS"
+                await self._reply(writer, _refusal(400, "Bad Request", text))
+                return
+            host, port = url.hostname, url.port or 80
+            path = (url.path or "/") + (f"?{url.query}" if url.query else "")
+            kept = [
+                line
+                for line in rest.split(b"\r\n")
+                if line and not line.lower().startswith((b"proxy-", b"connection:"))
+            ]
+            forward = (
+                b"\r\n".join(
+                    [f"{method} {path} {version}".encode("latin-1"), *kept, b"Connection: close"]
+                )
+                + b"\r\n\r\n"
+            )
+        host = host.strip("[]").lower()
+        if not self.allowed(host, port):
+            self.on_blocked(host, port)
+            text = (
+                f"agentdeck's sandbox blocked {host}:{port}: it is not in the profile's "
+                "network.allowed_domains"
+            )
+            await self._reply(writer, _refusal(403, "Forbidden", text))
+            return
+        try:
+            async with asyncio.timeout(CONNECT_TIMEOUT):
+                upstream = await asyncio.open_connection(self.hosts.get(host, host), port)
+        except (OSError, TimeoutError) as exc:
+            text = f"agentdeck's sandbox proxy could not reach {host}:{port}: {exc}"
+            await self._reply(writer, _refusal(502, "Bad Gateway", text))
+            return
+        if forward:
+            upstream[1].write(forward)
+        else:
+            writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+        await writer.drain()
+        await splice((reader, writer), upstream)
+
+    @staticmethod
+    async def _reply(writer: asyncio.StreamWriter, data: bytes) -> None:
+        with contextlib.suppress(Exception):
+            writer.write(data)
+            await writer.drain()
+        writer.close()
