@@ -68,8 +68,14 @@ class World:
     config: Path
     host_ip: str
 
+    @property
+    def probe(self) -> Path:
+        """The probe, copied beside the world: a sandbox hides ``/tmp``, where a
+        checkout (CI's) may be."""
+        return self.tmp / "probe.py"
+
     def probe_argv(self) -> list[str]:
-        return [sys.executable, str(PROBE), str(self.config)]
+        return [sys.executable, str(self.probe), str(self.config)]
 
 
 @pytest.fixture
@@ -127,6 +133,7 @@ def _world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
         claude_config_dir=tmp_path / "claude-config",
         sandbox_hosts={"allowed.test": "127.0.0.1", "not-allowed.test": "127.0.0.1"},
     )
+    shutil.copyfile(PROBE, tmp_path / "probe.py")
     config = tmp_path / "probe.json"
     ip = host_ip()
     config.write_text(

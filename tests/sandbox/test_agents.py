@@ -23,7 +23,7 @@ from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 from tests.conftest import make_settings
 
-from .conftest import PROBE, World, needs_bwrap
+from .conftest import World, needs_bwrap
 from .test_escapes import ALLOWED, REFUSED
 
 pytestmark = [needs_bwrap, pytest.mark.cli]
@@ -120,7 +120,7 @@ def _cases(
             {"command": f"{py} -c \"import socket; print(socket.getaddrinfo('example.com', 80))\""},
         ),
         # a child process tries it all again
-        ("child_probe", "Bash", {"command": f"{py} {PROBE} {probe}"}),
+        ("child_probe", "Bash", {"command": f"{py} {world.probe} {probe}"}),
         # the work goes on
         ("tool_write_inside", "Write", {"file_path": f"{ws}/inside.txt", "content": "made"}),
         ("tool_read_project", "Read", {"file_path": f"{ws}/README.md"}),

@@ -213,3 +213,26 @@ def test_directories_a_dead_process_left_are_swept(tmp_path: Path) -> None:
         assert not stale.exists() and mine.exists()
     finally:
         shutil.rmtree(mine, ignore_errors=True)
+
+
+@pytest.mark.anyio
+async def test_tmp_is_private_but_what_it_runs_stays_visible(world: World, tmp_path: Path) -> None:
+    """``/tmp`` is the sandbox's own (no file or socket another program left
+    there), yet a program that lives under it, like a checkout's venv in CI,
+    still runs."""
+    assert str(tmp_path).startswith(tempfile.gettempdir())
+    tool = tmp_path / "bin" / "tool.sh"
+    tool.parent.mkdir()
+    tool.write_text(f"#!/bin/sh\ncat {tmp_path / 'beside.txt'} || echo HIDDEN\n")
+    tool.chmod(0o755)
+    (tmp_path / "beside.txt").write_text("VISIBLE")
+    confinement = await confine(world, SandboxSpec(mode=SandboxMode.PROCESS))
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *confinement.command([str(tool)]), stdout=asyncio.subprocess.PIPE
+        )
+        out, _ = await process.communicate()
+    finally:
+        await confinement.close()
+    assert process.returncode == 0
+    assert out.decode().strip().endswith("HIDDEN")

@@ -4,7 +4,10 @@ The sandbox sees the host's files read-only, with, in this order (a later mount
 covers an earlier one):
 
 - a private ``/tmp`` and ``/run``, its own ``/dev`` and ``/proc`` (a pid
-  namespace of its own: no other process, no daemon's ``/proc/<pid>/environ``);
+  namespace of its own: no other process, no daemon's ``/proc/<pid>/environ``;
+  no Unix socket another program left in ``/tmp`` or ``/run``); what the sandbox
+  runs (Claude Code, the relay, its Python) stays visible, read-only, if it
+  lives there;
 - agentdeck's home hidden under an empty tmpfs (token, database, payloads,
   logs, the hook socket, other agents' workspaces);
 - Claude Code's config directory writable (sessions, transcripts), but its
@@ -91,6 +94,8 @@ class Plan:
             "--tmpfs", "/run",
             "--bind", str(self.private_tmp), "/tmp",
         ]  # fmt: skip
+        for path in self.programs(command):
+            args += ["--ro-bind", path, path]
         args += self._hide_dir(self.agentdeck_home)
         args += self._config()
         ws, home = str(self.workspace), str(self.home)
@@ -107,6 +112,19 @@ class Plan:
             relay = [f"{port}={RUN_DIR}/{name}" for port, name in sorted(self.forwards.items())]
             args += [self.python, "-S", "-B", str(RELAY), *relay, "--"]
         return [*args, *command]
+
+    def programs(self, command: Sequence[str]) -> list[str]:
+        """What the sandbox runs (the command's program, the relay and the Python
+        it runs on) where ``/tmp`` or ``/run`` would hide it: kept, read-only."""
+        found = [Path(sys.prefix), RELAY.parent]
+        if command and Path(command[0]).is_absolute():
+            found.append(Path(command[0]).parent)
+        out: list[str] = []
+        for path in found:
+            real = path.resolve()
+            if real.parts[1:2] in (("tmp",), ("run",)) and real.is_dir():
+                out.append(str(real))
+        return list(dict.fromkeys(out))
 
     def _config(self) -> list[str]:
         args: list[str] = []
