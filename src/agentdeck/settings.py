@@ -61,6 +61,11 @@ class Settings(BaseSettings):
         default=32 * 1024,
         description="Bytes of a tool result kept in its event; the rest goes to payloads/.",
     )
+    raw_payloads: bool = Field(
+        default=False,
+        description="Keep the full tool outputs in payloads/ unscrubbed (files mode 0600). "
+        "By default they are scrubbed of secrets like the events; events are always scrubbed.",
+    )
     event_batch_size: int = Field(
         default=500, description="Most events the writer commits in one transaction."
     )

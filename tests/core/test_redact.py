@@ -12,6 +12,7 @@ import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
+from agentdeck.core import redact as R
 from agentdeck.core.private import strip_private
 from agentdeck.core.redact import is_secret_name, redact, scrub, scrub_value
 
@@ -379,3 +380,89 @@ def test_a_planted_secret_never_survives(planted: tuple[str, str], before: str, 
     assume(secret not in before and secret not in after)
     assume(secret not in scrub(before + plant.replace(secret, "") + after))
     assert secret not in scrub(before + plant + after)
+
+
+READ_FORMATS = ["{n}\t{line}", "{n:>6}→{line}"]  # the Read tool's line numbers, two versions
+
+
+def as_read(text: str, fmt: str) -> str:
+    return "\n".join(fmt.format(n=i + 1, line=line) for i, line in enumerate(text.split("\n")))
+
+
+@pytest.mark.parametrize("fmt", READ_FORMATS)
+def test_every_case_is_found_as_the_read_tool_shows_a_file(fmt: str) -> None:
+    for case in POSITIVE:
+        out = scrub(as_read(case["text"], fmt))
+        assert not [s for s in case["secrets"] if s in out], case["text"]
+    for text in NEGATIVE:
+        assert scrub(as_read(text, fmt)) == as_read(text, fmt), text
+
+
+# The rules applied the plain way, each over the whole text, in order: what
+# ``redact`` does faster by running each rule only where its anchor occurs.
+def _reference_assignments(text: str) -> str:
+    out: list[str] = []
+    pos = 0
+    while m := R._NAME_SEP.search(text, pos):
+        out.append(text[pos : m.end()])
+        pos = m.end()
+        value = R._VALUE.match(text, pos) if R.is_secret_name(m["name"]) else None
+        if value is not None:
+            out.append(R._redact_value(m, value))
+            pos = value.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def reference_redact(text: str) -> str:
+    text = R._PRIVATE_KEY.sub(R.MARK.format("private-key"), text)
+    text = R._NETRC.sub(R._netrc, text)  # the two that span lines come first
+    text = R._TOKENS.sub(R._token, text)
+    text = R._URL_CREDENTIALS.sub(R._url_credentials, text)
+    text = R._CURL_USER.sub(R._curl_user, text)
+    text = R._AUTH_HEADER.sub(R._auth_header, text)
+    text = R._COOKIE_HEADER.sub(R._keep_group("cookie", 2), text)
+    text = R._BEARER.sub(R._bearer, text)
+    text = R._CLI_PASSWORD.sub(R._cli_password, text)
+    text = R._PGPASS.sub(R._pgpass, text)
+    return _reference_assignments(text)
+
+
+@given(st.lists(st.one_of(texts, st.one_of(*FAMILIES).map(lambda p: p[1])), max_size=6))
+@example(["x\n", "A" * 40, " eyJabcdefghij.eyJabcdefghij. "])
+def test_the_fast_driver_finds_what_the_plain_passes_find(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert redact(text) == reference_redact(text)
+
+
+def test_the_fast_driver_agrees_on_the_corpus() -> None:
+    for case in POSITIVE:
+        assert redact(case["text"]) == reference_redact(case["text"])
+    for text in NEGATIVE:
+        assert redact(text) == reference_redact(text)
+
+
+TOKEN_SAMPLES = {  # one of each family, at its shortest, as prose around it would have it
+    "anthropic-key": "sk-ant-" + "a1B2c" * 4,
+    "openai-key": "sk-" + "Ab1" * 7,
+    "aws-key": "AKIA" + "Q" * 15 + "7",
+    "github-token": "ghp_" + "a1" * 15,
+    "gitlab-token": "glpat-" + "x" * 20,
+    "slack-token": "xoxb-" + "1" * 10,
+    "slack-webhook": "https://hooks.slack.com/services/T0/B0/" + "x" * 10,
+    "google-key": "AIza" + "b" * 35,
+    "google-token": "ya29." + "c" * 20,
+    "stripe-key": "sk_live_" + "d" * 16,
+    "npm-token": "npm_" + "e" * 36,
+    "pypi-token": "pypi-AgE" + "f" * 50,
+    "huggingface-token": "hf_" + "G" * 34,
+    "jwt": "eyJ" + "h" * 8 + ".eyJ" + "i" * 8 + ".",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(TOKEN_SAMPLES))
+@pytest.mark.parametrize("around", ["{}", "see {} here", "x.{}\n", '"{}"', "(k={})"])
+def test_every_token_family_is_found_wherever_it_sits(kind: str, around: str) -> None:
+    token = TOKEN_SAMPLES[kind]
+    out = redact(around.format(token))
+    assert token not in out and f"[REDACTED:{kind}" in out

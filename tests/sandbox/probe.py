@@ -114,7 +114,7 @@ def main() -> None:
         )
     )
     results["read_ssh_key"] = attempt(read(c["ssh_key"]))
-    results["read_token"] = attempt(read(c["token"]))
+    results["read_deck_home"] = attempt(read(c["token"]))
     results["read_database"] = attempt(lambda: Path(c["database"]).read_bytes()[:16])
     results["read_other_workspace"] = attempt(read(c["other_workspace_file"]))
     results["read_daemon_environ"] = attempt(

@@ -380,3 +380,12 @@ def _resolves(name: str) -> bool:
         return bool(socket.getaddrinfo(name, 80))
     except OSError:
         return False
+
+
+def test_the_planted_secrets_are_not_ones_the_event_log_redacts() -> None:
+    # The outputs above are read from the event log, which is scrubbed: a planted
+    # secret the scrubber redacted would hide a leak.
+    from agentdeck.core.redact import scrub
+
+    for secret in SECRETS:
+        assert scrub(f"cat: {secret}\n{secret}") == f"cat: {secret}\n{secret}"

@@ -33,7 +33,7 @@ REFUSED = [
     "write_git_hooks",
     "write_git_config",
     "read_ssh_key",
-    "read_token",
+    "read_deck_home",
     "read_database",
     "read_other_workspace",
     "read_daemon_environ",
@@ -154,7 +154,7 @@ async def test_network_open_shares_the_hosts_network(world: World) -> None:
     assert results["http_local_by_ip"].startswith("ok:"), results["http_local_by_ip"]
     # the files stay confined whatever the network
     assert results["write_absolute_outside"].startswith("refused:")
-    assert results["read_token"].startswith("refused:")
+    assert results["read_deck_home"].startswith("refused:")
 
 
 @pytest.mark.anyio

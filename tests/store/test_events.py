@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentdeck.core.events import Event, StoredEvent, ToolCalled, from_record
+from agentdeck.core.events import AssistantText, Event, StoredEvent, ToolCalled, from_record
 from agentdeck.errors import StoreError
 from agentdeck.store import Store
 
@@ -175,3 +175,28 @@ async def test_ids_continue_after_reopen(db_path: Path) -> None:
         stored = await store.append([text("a", 3)])
         assert stored[0].id == 4
         assert await store.last_event_id() == 4
+
+
+async def test_events_are_scrubbed_before_they_are_written_or_handed_out(
+    store: Store, db_path: Path
+) -> None:
+    key = "sk-ant-api03-" + "Hk2" * 30
+    collector = Collector()
+    unsubscribe = store.subscribe(collector)
+    small = ToolCalled(
+        agent_id="a1", ts=1.0, tool_use_id="t1", tool="Bash",
+        input={"command": f"curl -H 'x-api-key: {key}' https://api.example.com"},
+    )  # fmt: skip
+    # Large enough to be scrubbed off the event loop, in a worker thread.
+    large = AssistantText(agent_id="a1", ts=2.0, text="x " * 40_000 + f"ANTHROPIC_API_KEY={key}")
+    stored = await store.append([small, large])
+    await collector.wait_count(2)
+    unsubscribe()
+    conn = sqlite3.connect(db_path)
+    try:
+        raw = " ".join(row[0] for row in conn.execute("SELECT data FROM events"))
+    finally:
+        conn.close()
+    for seen in (str([s.data for s in stored]), str([e.data for e in collector.events]), raw):
+        assert key not in seen and seen.count("[REDACTED:") == 2
+    assert stored[0].data["tool_use_id"] == "t1" and stored[0].data["tool"] == "Bash"

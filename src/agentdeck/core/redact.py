@@ -57,6 +57,8 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
@@ -154,15 +156,26 @@ _COMMAND = re.compile(  # the commands whose flags are known, and some that rese
 _LOGIN = re.compile(r"(?<![\w-])login(?![\w-])")
 _SEPARATORS = re.compile(r"[;|&\n(`]")
 # ``.netrc``: ``machine h login u password p``, on one line or several.
+# Between its words: white space, and the Read tool's line numbers after a newline.
+_NETRC_GAP = r"(?:\n[ \t]*+[0-9]{1,9}+(?:\t|→)|\s)++"
 _NETRC = re.compile(
-    r"(?<![^\s\"'])((?:machine[ \t]++\S{1,256}+|default)"
-    r"(?:\s++(?:login|account|port)[ \t]++\S{1,256}+){0,3}+\s++password[ \t]++)([^\s\"']{1,256}+)"
+    r"(?<![^\s\"'→])((?:machine[ \t]++\S{1,256}+|default)"
+    r"(?:"
+    + _NETRC_GAP
+    + r"(?:login|account|port)[ \t]++\S{1,256}+){0,3}+"
+    + _NETRC_GAP
+    + r"password[ \t]++)([^\s\"']{1,256}+)"
 )
 # ``.pgpass``: ``host:port:database:user:password``, a line of its own (or quoted).
+# What the Read tool puts before each line of a file: ``12\t`` (or ``    12→``).
+_LINE_NUMBER = r"(?:[ \t]*+[0-9]{1,9}+(?:\t|→))?+"
 _PGPASS = re.compile(
-    r"(?:(?m:^)[ \t]*+|(?<=[\"']))([^\s:#\"']{1,256}+:(?:[0-9]{1,5}|\*):[^\s:]{1,256}+:"
+    r"(?:(?m:^)"
+    + _LINE_NUMBER
+    + r"[ \t]*+|(?<=[\"']))([^\s:#\"']{1,256}+:(?:[0-9]{1,5}|\*):[^\s:]{1,256}+:"
     r"[^\s:]{1,256}+:)((?:\\.|[^\s:\\\"']){1,256}+)(?=[\"']|[ \t]*+(?:\n|\Z))"
 )
+_READ_PREFIX = re.compile(r"\A" + _LINE_NUMBER)
 _HEX_FIELD = re.compile(r"[0-9A-Fa-f]{1,4}")  # ``fe80:1:2:3:4``, ``12:30:45:00:01``
 _AUTH_HEADER = re.compile(
     r"(?<![\w-])((?:proxy-)?authorization[\"']?[ \t]{0,8}+[:=][ \t]{0,8}+[\"']?"
@@ -277,20 +290,6 @@ def _line_goes_on(text: str, end: int) -> bool:
 def _even_backslashes(text: str) -> bool:
     """Whether the quote after ``text`` is a real one, not escaped (``\\"``)."""
     return (len(text) - len(text.rstrip("\\"))) % 2 == 0
-
-
-def _assignments(text: str) -> str:
-    out: list[str] = []
-    pos = 0
-    while m := _NAME_SEP.search(text, pos):
-        out.append(text[pos : m.end()])
-        pos = m.end()
-        value = _VALUE.match(text, pos) if is_secret_name(m["name"]) else None
-        if value is not None:
-            out.append(_redact_value(m, value))
-            pos = value.end()
-    out.append(text[pos:])
-    return "".join(out)
 
 
 def _redact_value(m: re.Match[str], found: re.Match[str]) -> str:
@@ -414,37 +413,297 @@ def _cli_password(m: re.Match[str]) -> str:
 def _netrc(m: re.Match[str]) -> str:
     """``machine`` starts its line, or the entry names its ``login``: not prose."""
     entry = m[1]
-    line_start = not _line_before(m.string, m.start()).strip(" \t\"'")
+    line_start = not _READ_PREFIX.sub("", _line_before(m.string, m.start())).strip(" \t\"'")
     if not (line_start or re.search(r"\s(?:login|account)\s", entry)):
         return m[0]
     return _keep_group("password", 2)(m)
 
 
 def _pgpass(m: re.Match[str]) -> str:
-    fields = m[0].split(":")
+    fields = (m[1] + m[2]).split(":")  # not the Read tool's line number
     if all(_HEX_FIELD.fullmatch(f.strip()) for f in fields):
         return m[0]  # an IPv6 address, a MAC address, a time
     return _keep_group("password", 2)(m)
 
 
+# -- the driver: cheap scans find the lines a rule could match, rules run only there --
+#
+# Python's ``re`` costs ~10 ms per MiB for any pattern that must be tried at every
+# position; ``bytes.find``, ``bytes.translate`` and a pattern with a literal prefix
+# cost well under 1 ms. So each rule has cheap anchors (substrings it cannot match
+# without); one set of scans marks the lines where anchors occur, and each marked
+# line goes through its rules, in the order above (tokens, URL credentials, curl,
+# headers, password flags, .pgpass, assignments): a text holding no anchor pays the
+# scans alone. Every rule but the private key and ``.netrc`` (run first, over the
+# text) stays within a line, so a rule run over one line finds what it would over
+# the text. Anchors are found in ``low``: the text encoded one byte per character
+# (latin-1, others as ``?``) and ASCII-lower-cased, whose offsets are the text's.
+
+_SHAPE = bytes(  # the characters a token is made of, as ``a``; the rest as a space
+    0x61 if chr(i).isascii() and (chr(i).isalnum() or chr(i) in "_-") else 0x20 for i in range(256)
+)
+# A run of 15+ token characters: every token family starts one (``xoxb-`` and 10 is
+# the shortest) but JWTs, ``ya29.`` and Slack webhooks, found by their own anchors (in
+# lower case).
+_LONG_RUN = re.compile(b"a" * 14 + b"a+")  # a literal prefix (not a{15}): scanned like find
+_TOKEN_ANCHORS = (b"eyj", b"ya29.", b"hooks.slack.com")
+# How each token family starts: a run starting otherwise is no token.
+_TOKEN_HEADS = frozenset((
+    "sk", "rk", "AK", "AS", "AB", "AC", "gh", "gi", "gl", "xo", "xa", "ho", "AI", "ya", "wh",
+    "np", "py", "hf", "ey",
+))  # fmt: skip
+# Every secret name holds one of these (see is_secret_name), in any case.
+_NAME_WORDS = (b"pass", b"pwd", b"secret", b"token", b"key", b"cred", b"auth")
+# A password flag (``-p``, ``-a``, ``--pass…``) not inside a word; a literal prefix.
+_FLAG = re.compile(rb"-(?<![\w-]-)(?:[pa]|-pass)")
+# What may follow a name word for an assignment to be there: the rest of the name,
+# a quote, a separator.
+_NAME_THEN_SEP = re.compile(r"[\w.-]{0,64}+[\"']?[ \t]{0,8}+(?::=|=>|=(?!=)|:(?![:=]))")
+_NAME_MAX = 64
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+_PORT_FIELD = re.compile(rb":(?:[0-9]{1,5}|\*):")
+# The rules of a line, as bits, in the order they run.
+_RT, _RU, _RC, _RA, _RK, _RB, _RP, _RG, _RN = (1 << i for i in range(9))
+
+
+def _lowered(text: str) -> bytes:
+    """``text`` one byte per character, ASCII lower-cased: offsets are the text's."""
+    return text.encode("latin-1", "replace").lower()
+
+
+def _find_all(low: bytes, needle: bytes, bit: int, marks: list[tuple[int, int]]) -> None:
+    at = low.find(needle)
+    while at >= 0:
+        marks.append((at, bit))
+        at = low.find(needle, at + 1)
+
+
+def _marks(text: str, low: bytes) -> tuple[list[tuple[int, int]], list[int]]:
+    """(position, rule bit) of every anchor in the text, and the secret words that a
+    separator follows (only there can an assignment be)."""
+    marks: list[tuple[int, int]] = []
+    if b"@" in low:
+        _find_all(low, b"://", _RU, marks)
+    if b"-u" in low:
+        _find_all(low, b"curl", _RC, marks)
+    words: list[tuple[int, int]] = []
+    for needle in _NAME_WORDS:  # "authorization" starts with "auth"
+        _find_all(low, needle, _RN, words)
+    if b"authorization" in low:
+        marks += [(at, _RA) for at, _ in words if low.startswith(b"authori", at)]
+    names = sorted(at for at, _ in words if _NAME_THEN_SEP.match(text, at))
+    marks += [(at, _RN) for at in names]
+    _find_all(low, b"cookie", _RK, marks)
+    _find_all(low, b"bearer", _RB, marks)
+    marks += [(m.start(), _RP) for m in _FLAG.finditer(low)]
+    if b":" in low:  # a .pgpass entry's port field (or ``*``), between colons
+        marks += [(m.start(), _RG) for m in _PORT_FIELD.finditer(low)]
+    marks.sort()
+    return marks, names
+
+
+def _line_rules(line: str, bits: int, names: list[int]) -> str:
+    """The rules ``bits`` names, over one line, in order; ``names``: where in the
+    line a secret word has a separator after it."""
+    original = line
+    for bit, pattern, repl in _LINE_SUBS:
+        if bits & bit:
+            line = pattern.sub(repl, line)
+    if bits & _RN:
+        line = _assignments_at(line, names if line is original else _name_hits(line))
+    return line
+
+
+_LINE_SUBS: tuple[tuple[int, re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+    (_RU, _URL_CREDENTIALS, _url_credentials),
+    (_RC, _CURL_USER, _curl_user),
+    (_RA, _AUTH_HEADER, _auth_header),
+    (_RK, _COOKIE_HEADER, _keep_group("cookie", 2)),
+    (_RB, _BEARER, _bearer),
+    (_RP, _CLI_PASSWORD, _cli_password),
+    (_RG, _PGPASS, _pgpass),
+)
+
+
+def _tokens(text: str, low: bytes) -> str:
+    """Issuer tokens, tried where a run of token characters starts (a token starts
+    nowhere else), and on the lines of the short families' anchors."""
+    out: list[str] = []
+    done = 0
+    for run in _LONG_RUN.finditer(low.translate(_SHAPE)):
+        at = run.start()
+        if at < done or text[at : at + 2] not in _TOKEN_HEADS:
+            continue
+        if (m := _TOKENS.match(text, at)) is not None:
+            out += [text[done : m.start()], _token(m)]
+            done = m.end()
+    if out:
+        text = "".join([*out, text[done:]])
+        low = _lowered(text)
+    if not any(anchor in low for anchor in _TOKEN_ANCHORS):
+        return text
+    lines = sorted({text.rfind("\n", 0, at) + 1 for at in _anchors(low, _TOKEN_ANCHORS)})
+    out, done = [], 0
+    for start in lines:
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        out += [text[done:start], _TOKENS.sub(_token, text[start:end])]
+        done = end
+    return "".join([*out, text[done:]])
+
+
+def _anchors(low: bytes, needles: tuple[bytes, ...]) -> list[int]:
+    found: list[tuple[int, int]] = []
+    for needle in needles:
+        _find_all(low, needle, 0, found)
+    return [at for at, _ in found]
+
+
+def _name_hits(text: str) -> list[int]:
+    found = sorted(_anchors(_lowered(text), _NAME_WORDS))
+    return [at for at in found if _NAME_THEN_SEP.match(text, at)]
+
+
+def _assignments_at(text: str, hits: list[int]) -> str:
+    """``NAME=value`` rules, tried only at ``hits``: secret words followed by a
+    separator, ascending.
+
+    Equivalent to reading every line holding a secret word from its start: a name
+    is searched from the start of the word run around the hit (its quote included),
+    which is where a line-long scan would be too, since names are whole runs."""
+    out: list[str] = []
+    pos = 0  # text[:pos] is decided (and in out)
+    for hit in hits:
+        if hit < pos:
+            continue
+        # A name is at most 64 characters, so it starts at most that far back (a
+        # longer run has no name start in it but after a dash, searched from here).
+        start, floor = hit, max(pos, hit - _NAME_MAX)
+        while start > floor and text[start - 1] in _NAME_CHARS:
+            start -= 1
+        if start > pos and text[start - 1] in "\"'":
+            start -= 1
+        # A match starting by the hit ends within _NAME_MAX + 20: search no further.
+        end = text.find("\n", hit, hit + _NAME_MAX + 30)
+        end = min(len(text), hit + _NAME_MAX + 30) if end < 0 else end
+        while (m := _NAME_SEP.search(text, start, end)) and m.start() <= hit:
+            out.append(text[pos : m.end()])
+            pos = start = m.end()
+            value = _VALUE.match(text, pos) if is_secret_name(m["name"]) else None
+            if value is not None:
+                out.append(_redact_value(m, value))
+                pos = start = value.end()
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
+
+
+_NETRC_LOOK = 1200  # the longest .netrc entry before its password (machine, 3 fields)
+
+
+def _netrc_near(text: str) -> str:
+    """``.netrc`` entries (over several lines), read from a line start well before
+    each ``password`` up to the end of its line."""
+    out: list[str] = []
+    done = 0
+    at = text.find("password")
+    while at >= 0:
+        if at >= done:
+            start = max(done, text.rfind("\n", 0, max(0, at - _NETRC_LOOK)) + 1)
+            end = text.find("\n", at)
+            end = len(text) if end < 0 else end
+            out += [text[done:start], _NETRC.sub(_netrc, text[start:end])]
+            done = end
+        at = text.find("password", at + 1)
+    out.append(text[done:])
+    return "".join(out)
+
+
+def _plainly_clean(text: str) -> bool:
+    """A short text no rule can match: no separator (``:``, ``=``, ``@``), no dash
+    (flags, keys, tokens), no ``password`` (.netrc) and no word long enough to be a
+    token (the shortest, a JWT, has 11 characters; a bearer token 12)."""
+    return (
+        len(text) <= _PLAIN_MAX
+        and not any(c in text for c in ":=@-")
+        and "password" not in text
+        and all(len(word) < 11 for word in text.split())
+    )
+
+
+_PLAIN_MAX = 1024
+
+
 def redact(text: str) -> str:
     """``text`` with every secret replaced by ``[REDACTED:<kind>]``; idempotent."""
-    text = _PRIVATE_KEY.sub(MARK.format("private-key"), text)
-    text = _TOKENS.sub(_token, text)
-    text = _URL_CREDENTIALS.sub(_url_credentials, text)
-    text = _CURL_USER.sub(_curl_user, text)
-    text = _AUTH_HEADER.sub(_auth_header, text)
-    text = _COOKIE_HEADER.sub(_keep_group("cookie", 2), text)
-    text = _BEARER.sub(_bearer, text)
-    text = _CLI_PASSWORD.sub(_cli_password, text)
-    text = _NETRC.sub(_netrc, text)
-    text = _PGPASS.sub(_pgpass, text)
-    return _assignments(text)
+    if _plainly_clean(text):
+        return text
+    if "PRIVATE KEY" in text:
+        text = _PRIVATE_KEY.sub(MARK.format("private-key"), text)
+    if "password" in text and ("machine" in text or "default" in text):
+        text = _netrc_near(text)
+    low = _lowered(text)
+    tokens = _tokens(text, low)
+    if tokens is not text:
+        text, low = tokens, _lowered(tokens)
+    marks, names = _marks(text, low)
+    out: list[str] = []
+    done = 0  # text[:done] is in out
+    i = n = 0
+    while i < len(marks):
+        at, bits = marks[i]
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        i += 1
+        while i < len(marks) and marks[i][0] < end:
+            bits |= marks[i][1]
+            i += 1
+        first = n
+        while n < len(names) and names[n] < end:
+            n += 1
+        line = text[start:end]
+        new = _line_rules(line, bits, [h - start for h in names[first:n]])
+        if new is not line:
+            out += [text[done:start], new]
+            done = end
+    if not out:
+        return text
+    out.append(text[done:])
+    return "".join(out)
 
 
 def scrub(text: str) -> str:
     """What memory may keep of ``text``: ``<private>`` parts dropped, secrets redacted."""
-    return redact(strip_private(text))
+    if len(text) >= _CLEAN_MIN and _is_clean(text):
+        return text
+    return mark_clean(redact(strip_private(text)))
+
+
+# Large texts ``scrub`` returned lately (and their cuts), by identity: scrubbing one
+# again returns it at once, so a tool output scrubbed where it was cut is not read
+# again by the store. Scrubbing is idempotent; a cut was judged with its context.
+_CLEAN_MIN, _CLEAN_MAX = 4096, 256 * 1024  # an event's text, not a whole payload
+_CLEAN_KEEP = 64
+_clean: OrderedDict[int, str] = OrderedDict()
+_clean_lock = threading.Lock()
+
+
+def mark_clean(text: str) -> str:
+    """Remember ``text`` as scrubbed (if it is worth it); returns it."""
+    if _CLEAN_MIN <= len(text) <= _CLEAN_MAX:
+        with _clean_lock:
+            _clean[id(text)] = text  # held, so the id is not reused meanwhile
+            _clean.move_to_end(id(text))
+            while len(_clean) > _CLEAN_KEEP:
+                _clean.popitem(last=False)
+    return text
+
+
+def _is_clean(text: str) -> bool:
+    with _clean_lock:
+        return _clean.get(id(text)) is text
 
 
 def scrub_value(value: Any) -> Any:

@@ -9,8 +9,9 @@ observations, a stop becomes a session summary, and a new session is told what
 earlier sessions in its project learned.
 
 The daemon never stops or steers these processes: their terminal owns them.
-What the log keeps of them is scrubbed like memory (secrets redacted,
-``<private>`` dropped); the policy judges the input as Claude Code sent it.
+What the log keeps of them is scrubbed like every event (``Store.record``;
+secrets redacted, ``<private>`` dropped; a long output before it is cut), and so
+is what the agent row keeps; the policy judges the input as Claude Code sent it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import time
 from typing import Any
 
 from agentdeck.core.agent import Agent, AgentSource, AgentState, external_agent
+from agentdeck.core.event_scrub import scrubbed_head
 from agentdeck.core.events import (
     AssistantText,
     Event,
@@ -191,8 +193,10 @@ class HookBridge:
         self, agent: Agent, project: str, payload: dict[str, Any]
     ) -> HookReply:
         prompt = _text(payload, "prompt")
-        extra = agent.extra if agent.extra.get("request") else {**agent.extra, "request": prompt}
-        event = UserMessageSent(agent_id=agent.id, ts=time.time(), text=scrub(prompt))
+        extra = agent.extra
+        if not extra.get("request"):
+            extra = {**extra, "request": scrub(prompt)}
+        event = UserMessageSent(agent_id=agent.id, ts=time.time(), text=prompt)
         await self._save(agent, [event], state=AgentState.RUNNING, extra=extra)
         return HookReply()
 
@@ -204,7 +208,7 @@ class HookBridge:
         use_id = _text(payload, "tool_use_id") or f"hook-{time.time_ns()}"
         now = time.time()
         called = ToolCalled(
-            agent_id=agent.id, ts=now, tool_use_id=use_id, tool=tool, input=scrub_value(tool_input)
+            agent_id=agent.id, ts=now, tool_use_id=use_id, tool=tool, input=tool_input
         )
         agent = await self._save(
             agent, [called], state=AgentState.RUNNING, current_tool=short(tool, 60)
@@ -254,14 +258,14 @@ class HookBridge:
         tool = _text(payload, "tool_name") or "unknown"
         tool_input = _object(payload.get("tool_input"))
         response = payload.get("error") if is_error else payload.get("tool_response")
-        raw = output_text(response).encode("utf-8", "replace")
+        text = output_text(response)
         limit = self.memory.settings.tool_output_limit
-        size = len(raw)
+        size = len(text.encode("utf-8", "replace"))
         returned = ToolReturned(
             agent_id=agent.id,
             ts=time.time(),
             tool_use_id=_text(payload, "tool_use_id") or "-",
-            output=scrub(raw[:limit].decode("utf-8", "ignore")),
+            output=scrubbed_head(text, limit),
             is_error=is_error,
             size=size,
             truncated=size > limit,
@@ -280,9 +284,10 @@ class HookBridge:
 
     async def _on_Stop(self, agent: Agent, project: str, payload: dict[str, Any]) -> HookReply:
         message = _text(payload, "last_assistant_message")
+        final = scrub(message) or agent.extra.get("final_message")
         events: list[Event] = []
         if message:
-            events.append(AssistantText(agent_id=agent.id, ts=time.time(), text=scrub(message)))
+            events.append(AssistantText(agent_id=agent.id, ts=time.time(), text=message))
         agent = await self._save(
             agent,
             events,
@@ -290,7 +295,7 @@ class HookBridge:
             reason="turn done",
             turns=agent.turns + 1,
             current_tool=None,
-            extra={**agent.extra, "final_message": message or agent.extra.get("final_message")},
+            extra={**agent.extra, "final_message": final},
         )
         await self._summarize(agent, project)
         return HookReply()

@@ -6,7 +6,10 @@ the deck is terminating the process (kill, a guardrail, the daemon suspending
 it) or has closed its input, that write fails inside the SDK, where nothing can
 catch it. A held callback, once it has its answer, checks whether the process
 can still hear it and, if not, waits instead of returning: the SDK cancels it
-when the client closes, and nothing is written.
+when the client closes, and nothing is written. What the SDK answers on its own
+(an in-process MCP server's notifications) goes through ``HeldClient``, whose
+transport drops a write the dying process cannot take instead of raising it in a
+task nothing awaits.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any, TypeVar
 
+from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, CLIConnectionError
 from claude_agent_sdk.types import HookMatcher
 
 T = TypeVar("T")
@@ -43,3 +47,30 @@ def held_hooks(
         event: [replace(m, hooks=[held(stopping, h) for h in m.hooks]) for m in matchers]
         for event, matchers in hooks.items()
     }
+
+
+class HeldClient(ClaudeSDKClient):
+    """A client whose transport's writes fail quietly once ``stopping()``."""
+
+    def __init__(self, options: ClaudeAgentOptions, stopping: Stopping) -> None:
+        self._stopping = stopping
+        super().__init__(options)
+
+    @property
+    def _transport(self) -> Any:
+        return self.__dict__.get("_held_transport")
+
+    @_transport.setter
+    def _transport(self, transport: Any) -> None:
+        if transport is not None:
+            write = transport.write
+
+            async def quiet_write(data: str) -> None:
+                try:
+                    await write(data)
+                except CLIConnectionError:
+                    if not self._stopping():
+                        raise
+
+            transport.write = quiet_write
+        self.__dict__["_held_transport"] = transport

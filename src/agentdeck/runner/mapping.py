@@ -3,7 +3,9 @@
 ``MessageMapper`` keeps the little state the translation needs (which tool is
 running, the session id) and returns, for each SDK message, the events to
 append plus the changes to apply to the agent row. Oversize tool output is
-handed to a ``PayloadSink`` and cut in the event.
+handed to a ``PayloadSink`` and cut in the event: scrubbed whole first (unless the
+sink keeps raw payloads, then the part around the cut), so the cut never splits a
+secret the scrubber would have seen whole. ``Store.record`` scrubs the events.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from claude_agent_sdk import (
     UserMessage,
 )
 
+from agentdeck.core.event_scrub import clean_cut, cut_utf8, scrubbed_head
 from agentdeck.core.events import (
     AssistantText,
     CostUpdated,
@@ -35,15 +38,19 @@ from agentdeck.core.events import (
     ToolReturned,
     TurnCompleted,
 )
+from agentdeck.core.redact import scrub
 
 
 class PayloadSink(Protocol):
+    raw: bool  # payloads kept unscrubbed (the setting raw_payloads)
+
     def store(self, agent_id: str, key: str, text: str) -> str:
         """Persist ``text`` in full; return where it went."""
         ...
 
     def adopt(self, agent_id: str, key: str, source: str) -> str | None:
-        """Copy a file the CLI persisted; return where it went, None if it is gone."""
+        """Copy a file the CLI persisted (scrubbed unless ``raw``); return where it
+        went, None if it is gone."""
         ...
 
 
@@ -67,6 +74,19 @@ class Mapped:
     result: ResultMessage | None = None
 
 
+def is_heavy(message: object, output_limit: int) -> bool:
+    """Whether mapping ``message`` scrubs a large output (one too large for its event,
+    or a file Claude Code persisted): worth a worker thread."""
+    if not isinstance(message, UserMessage) or isinstance(message.content, str):
+        return False
+    if _persisted_output(message.tool_use_result) is not None:
+        return True
+    return any(
+        isinstance(b, ToolResultBlock) and len(tool_output_text(b.content)) > output_limit
+        for b in message.content
+    )
+
+
 def tool_output_text(content: str | list[dict[str, Any]] | None) -> str:
     if content is None:
         return ""
@@ -79,11 +99,6 @@ def tool_output_text(content: str | list[dict[str, Any]] | None) -> str:
         else:
             parts.append(json.dumps(block, ensure_ascii=False))
     return "\n".join(parts)
-
-
-def cut_utf8(text: str, limit: int) -> str:
-    """At most ``limit`` bytes of ``text`` without splitting a character."""
-    return text.encode("utf-8")[:limit].decode("utf-8", errors="ignore")
 
 
 class MessageMapper:
@@ -175,8 +190,15 @@ class MessageMapper:
                 if path is not None:
                     size, truncated = persisted[1], True
             if truncated and path is None:
-                path = self.payloads.store(self.agent_id, block.tool_use_id, text)
-            if truncated:
+                whole = text if self.payloads.raw else scrub(text)
+                path = self.payloads.store(self.agent_id, block.tool_use_id, whole)
+                # The cut never splits a secret: scrubbed whole, or here past the cut.
+                text = (
+                    scrubbed_head(text, self.output_limit)
+                    if self.payloads.raw
+                    else clean_cut(whole, self.output_limit)
+                )
+            elif truncated:
                 text = cut_utf8(text, self.output_limit)
             self._running_tools.pop(block.tool_use_id, None)
             out.changes["current_tool"] = next(reversed(self._running_tools.values()), None)

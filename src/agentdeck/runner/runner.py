@@ -76,7 +76,7 @@ class Runner:
     def __init__(self, store: Store, settings: Settings) -> None:
         self.store = store
         self.settings = settings
-        self.payloads = PayloadStore(settings.payloads_dir)
+        self.payloads = PayloadStore(settings.payloads_dir, raw=settings.raw_payloads)
         self.sessions: dict[str, AgentSession] = {}
         self._models: dict[str, MockModel] = {}
         self._commands: asyncio.Task[None] | None = None

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
+import anyio.to_thread
 from claude_agent_sdk import ClaudeSDKClient, ResultMessage
 from claude_agent_sdk.types import (
     HookContext,
@@ -32,6 +33,7 @@ from claude_agent_sdk.types import (
 )
 
 from agentdeck.core.agent import Agent, AgentState, can_transition
+from agentdeck.core.event_scrub import scrubbed_head
 from agentdeck.core.events import (
     ErrorOccurred,
     Event,
@@ -41,12 +43,14 @@ from agentdeck.core.events import (
     UserMessageSent,
 )
 from agentdeck.core.guardrails import FleetBudget, Guard, Limits, SharedBudget, Stop
+from agentdeck.core.redact import scrub
 from agentdeck.errors import AgentProcessError, InvalidState, SandboxUnavailable
 from agentdeck.governance.governor import Governor
 from agentdeck.memory.service import Memory
 from agentdeck.runner import procs, sandboxing
+from agentdeck.runner.callbacks import HeldClient
 from agentdeck.runner.extension import SessionExtension
-from agentdeck.runner.mapping import MessageMapper, PayloadSink
+from agentdeck.runner.mapping import MessageMapper, PayloadSink, is_heavy
 from agentdeck.runner.memory_hooks import SessionMemory
 from agentdeck.runner.options import build_options
 from agentdeck.settings import Settings
@@ -187,7 +191,7 @@ class AgentSession:
             # A tool may print megabytes on one stream-json line.
             options.max_buffer_size = 64 * 1024 * 1024
             self.sandboxing.apply(options)
-            client = ClaudeSDKClient(options)
+            client = HeldClient(options, lambda: self.unanswerable)
             async with asyncio.timeout(self.settings.connect_timeout_seconds):
                 await client.connect()
         except asyncio.CancelledError:
@@ -418,7 +422,10 @@ class AgentSession:
             await asyncio.shield(self._on_exit(failure))
 
     async def _on_message(self, message: object) -> None:
-        mapped = self._mapper.map(message)
+        if is_heavy(message, self._mapper.output_limit):  # scrubs megabytes: off the loop
+            mapped = await anyio.to_thread.run_sync(self._mapper.map, message)
+        else:
+            mapped = self._mapper.map(message)
         changes: dict[str, Any] = dict(mapped.changes)
         result = mapped.result
         if result is not None:
@@ -428,12 +435,12 @@ class AgentSession:
                 input_tokens=self.agent.input_tokens + _tokens(mapped.events, "input_tokens"),
                 output_tokens=self.agent.output_tokens + _tokens(mapped.events, "output_tokens"),
                 turns=self.agent.turns + result.num_turns,
-                last_error=(result.result or "; ".join(result.errors or []) or result.subtype)
+                last_error=scrub(result.result or "; ".join(result.errors or []) or result.subtype)
                 if result.is_error and result.terminal_reason not in _INTERRUPTED_REASONS
                 else None,
                 extra={
                     **self.agent.extra,
-                    "last_result": (result.result or "")[:RESULT_EXCERPT_CHARS],
+                    "last_result": scrubbed_head(result.result or "", RESULT_EXCERPT_CHARS),
                     "last_is_error": bool(result.is_error),
                 },
             )

@@ -7,6 +7,10 @@ read-only connection pool. Nothing here blocks the event loop except
 ``Store.open`` and ``integrity_check``, which are synchronous by design (call
 them at start-up, or through ``anyio.to_thread.run_sync``). Async methods
 must be awaited on an asyncio loop.
+
+Every event is scrubbed (``core.event_scrub``: secrets redacted, ``<private>``
+parts dropped) before it is written or handed to a subscriber, whoever wrote it;
+an event with much text is scrubbed in a worker thread, off the event loop.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from agentdeck.core.agent import Agent, AgentSource, AgentState
 from agentdeck.core.audit import AuditEntry, AuditRecord, ChainVerifier, VerifyResult
+from agentdeck.core.event_scrub import LARGE_TEXT, scrub_event, text_weight
 from agentdeck.core.events import Event, StoredEvent
 from agentdeck.core.ports import Command, Subscriber
 from agentdeck.errors import NotFound, StoreError, UsageError
@@ -43,7 +48,13 @@ CLOSE_TIMEOUT_SECONDS = 30.0
 
 
 class Store:
-    def __init__(self, db_path: Path, write_engine: Engine, read_engine: Engine, writer: Writer):
+    def __init__(
+        self,
+        db_path: Path,
+        write_engine: Engine,
+        read_engine: Engine,
+        writer: Writer,
+    ):
         """Use ``Store.open``."""
         self.db_path = db_path
         self._write_engine = write_engine
@@ -120,7 +131,9 @@ class Store:
         self, events: Sequence[Event], agent: Agent | None = None
     ) -> list[StoredEvent]:
         """Append ``events`` and upsert ``agent`` in the same transaction, so the
-        board never disagrees with the log."""
+        board never disagrees with the log. The events are scrubbed first."""
+        if events:
+            events = await _scrubbed(events)
         rows = [event_to_row(e) for e in events]
         agent_rows = [agent_to_row(agent)] if agent is not None else []
         if not rows and not agent_rows:
@@ -378,6 +391,15 @@ def _find_agent(conn: Connection, ref: str) -> Agent:
 def _ambiguous(ref: str, what: str, candidates: list[Agent]) -> UsageError:
     listed = ", ".join(f"{a.id} ({a.name}, {a.state})" for a in candidates)
     return UsageError(f"{what} {ref!r} matches several agents: {listed}", hint="use the full id")
+
+
+async def _scrubbed(events: Sequence[Event]) -> list[Event]:
+    weight = 0
+    for event in events:
+        weight += text_weight(event, LARGE_TEXT - weight)
+        if weight >= LARGE_TEXT:  # tens of milliseconds: not on the event loop
+            return await anyio.to_thread.run_sync(lambda: [scrub_event(e) for e in events])
+    return [scrub_event(e) for e in events]
 
 
 def _reason(exc: BaseException) -> str:
