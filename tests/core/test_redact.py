@@ -12,7 +12,7 @@ import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from agentdeck.core import redact as R
+from agentdeck.core import redact_rules as RR
 from agentdeck.core.private import strip_private
 from agentdeck.core.redact import is_secret_name, redact, scrub, scrub_value
 
@@ -403,28 +403,28 @@ def test_every_case_is_found_as_the_read_tool_shows_a_file(fmt: str) -> None:
 def _reference_assignments(text: str) -> str:
     out: list[str] = []
     pos = 0
-    while m := R._NAME_SEP.search(text, pos):
+    while m := RR.NAME_SEP.search(text, pos):
         out.append(text[pos : m.end()])
         pos = m.end()
-        value = R._VALUE.match(text, pos) if R.is_secret_name(m["name"]) else None
+        value = RR.VALUE.match(text, pos) if RR.is_secret_name(m["name"]) else None
         if value is not None:
-            out.append(R._redact_value(m, value))
+            out.append(RR.redact_value(m, value))
             pos = value.end()
     out.append(text[pos:])
     return "".join(out)
 
 
 def reference_redact(text: str) -> str:
-    text = R._PRIVATE_KEY.sub(R.MARK.format("private-key"), text)
-    text = R._NETRC.sub(R._netrc, text)  # the two that span lines come first
-    text = R._TOKENS.sub(R._token, text)
-    text = R._URL_CREDENTIALS.sub(R._url_credentials, text)
-    text = R._CURL_USER.sub(R._curl_user, text)
-    text = R._AUTH_HEADER.sub(R._auth_header, text)
-    text = R._COOKIE_HEADER.sub(R._keep_group("cookie", 2), text)
-    text = R._BEARER.sub(R._bearer, text)
-    text = R._CLI_PASSWORD.sub(R._cli_password, text)
-    text = R._PGPASS.sub(R._pgpass, text)
+    text = RR.PRIVATE_KEY.sub(RR.MARK.format("private-key"), text)
+    text = RR.NETRC.sub(RR.redact_netrc, text)  # the two that span lines come first
+    text = RR.TOKENS.sub(RR.redact_token, text)
+    text = RR.URL_CREDENTIALS.sub(RR.redact_url_credentials, text)
+    text = RR.CURL_USER.sub(RR.redact_curl_user, text)
+    text = RR.AUTH_HEADER.sub(RR.redact_auth_header, text)
+    text = RR.COOKIE_HEADER.sub(RR.keep_group("cookie", 2), text)
+    text = RR.BEARER.sub(RR.redact_bearer, text)
+    text = RR.CLI_PASSWORD.sub(RR.redact_cli_password, text)
+    text = RR.PGPASS.sub(RR.redact_pgpass, text)
     return _reference_assignments(text)
 
 

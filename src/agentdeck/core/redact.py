@@ -55,376 +55,40 @@ Every pattern runs in linear time: quantifiers are bounded or possessive
 
 from __future__ import annotations
 
-import functools
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from typing import Any, TypeAlias
+from typing import Any
 
 from agentdeck.core.private import strip_private
-
-MARK = "[REDACTED:{}]"
-_MARK_START = "[REDACTED:"
-
-# A token starts where no token character precedes it: "sk-" inside "task-x" is no key.
-_B = r"(?<![A-Za-z0-9_-])"
-_E = r"(?![A-Za-z0-9_-])"
-
-_PRIVATE_KEY = re.compile(
-    r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-    r"(?:.*?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|.*+)",
-    re.DOTALL,
+from agentdeck.core.redact_rules import (
+    AUTH_HEADER,
+    BEARER,
+    CLI_PASSWORD,
+    COOKIE_HEADER,
+    CURL_USER,
+    MARK,
+    MARK_START,
+    NAME_SEP,
+    NETRC,
+    PGPASS,
+    PRIVATE_KEY,
+    TOKENS,
+    URL_CREDENTIALS,
+    VALUE,
+    is_secret_name,
+    keep_group,
+    redact_auth_header,
+    redact_bearer,
+    redact_cli_password,
+    redact_curl_user,
+    redact_netrc,
+    redact_pgpass,
+    redact_token,
+    redact_url_credentials,
+    redact_value,
 )
-
-
-def _has_digit(token: str) -> bool:
-    return any(c.isdigit() for c in token)
-
-
-def _mixed(token: str) -> bool:
-    """A generated key has digits and capitals; ``sk-some-kebab-name`` has not."""
-    return _has_digit(token) and any(c.isupper() for c in token)
-
-
-def _has_upper(token: str) -> bool:
-    return any(c.isupper() for c in token)
-
-
-_Check: TypeAlias = Callable[[str], bool] | None
-
-# (kind, pattern, check on the whole match), one alternation: one pass over the text.
-# Order matters where prefixes overlap: sk-ant- before sk-.
-_TOKEN_FAMILIES: tuple[tuple[str, str, _Check], ...] = (
-    ("anthropic-key", r"sk-ant-[A-Za-z0-9_-]{20,}+", None),
-    ("openai-key", r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}+", _mixed),
-    ("aws-key", r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])", None),
-    ("github-token", r"gh[pousr]_[A-Za-z0-9]{30,}+", None),
-    ("github-token", r"github_pat_[A-Za-z0-9_]{30,}+", None),
-    ("gitlab-token", r"gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_-]{20,}+", None),
-    ("slack-token", r"xox[abeprs]-[A-Za-z0-9-]{10,}+", None),
-    ("slack-token", r"xapp-[0-9]-[A-Za-z0-9-]{10,}+", None),
-    ("slack-webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{10,}+", None),
-    ("google-key", r"AIza[0-9A-Za-z_-]{35}" + _E, None),
-    ("google-token", r"ya29\.[0-9A-Za-z_-]{20,}+", None),
-    ("stripe-key", r"(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}+", None),
-    ("stripe-key", r"whsec_[0-9A-Za-z]{20,}+", None),
-    ("npm-token", r"npm_[A-Za-z0-9]{36}" + _E, None),
-    ("pypi-token", r"pypi-AgE[A-Za-z0-9_-]{50,}+", None),
-    ("huggingface-token", r"hf_[A-Za-z0-9]{34}" + _E, _has_upper),
-    ("jwt", r"eyJ[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+", None),
-)
-_TOKEN_STARTS = "Aeghnprswxy"  # the first letters of the families above
-_TOKENS = re.compile(  # the first-character test first: most positions stop there
-    f"(?=[{_TOKEN_STARTS}])"
-    + _B
-    + "(?:"
-    + "|".join(f"(?P<t{i}>{p})" for i, (_, p, _c) in enumerate(_TOKEN_FAMILIES))
-    + ")"
-)
-
-
-def _token(m: re.Match[str]) -> str:
-    kind, _, check = _TOKEN_FAMILIES[int((m.lastgroup or "t0")[1:])]
-    return m[0] if check is not None and not check(m[0]) else MARK.format(kind)
-
-
-_URL_CREDENTIALS = re.compile(
-    r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]{0,30}+://[^\s:/?#@]{0,256}+:)"
-    r"([^\s@]{1,256}+)@"
-)
-_PORT_PATH = re.compile(r"[0-9]{1,5}(?:[/?#]|$)")
-_CURL_USER = re.compile(
-    r"(?<![\w-])((?:-u|--user)(?:[ \t]++|=)[\"']?[^\s:\"']{1,256}+:)([^\s\"']++)"
-)
-_CURL_LOOK = 300  # how far back on the line ``curl`` may be, for ``-u user:password``
-# ``curl -H "X-API-Key: v" https://…``, ``wget --header=…``, httpie's ``X-API-Key:v``: a
-# header argument, not prose, however the line goes on.
-_HEADER_FLAG = re.compile(r"(?<![\w-])(?:-H|--header)(?:[ \t]++|=)[\"']?\Z")
-_HTTPIE = re.compile(r"(?<![\w/.-])(?:http|https|xh|xhs)[ \t]")
-# A password flag's value: ``-phunter2``, ``-p 'x y'``, ``--password=x``; its command decides.
-_CLI_PASSWORD = re.compile(
-    r"(?<![\w-])(-p|-a|--password|--pass)(=|[ \t]++)?+(?!-)"
-    r"(\"[^\"\n]{1,256}+\"|'[^'\n]{1,256}+'|[^\s\"';|&<>()`]{1,256}+)"
-)
-_COMMAND = re.compile(  # the commands whose flags are known, and some that reset the line
-    r"(?<![\w/.-])(mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|"
-    r"mariadb-dump|docker|podman|nerdctl|buildah|skopeo|helm|oras|sshpass|redis-cli|mongo|"
-    r"mongosh|mongodump|mongorestore|mongoexport|mongoimport|ssh|scp|sftp|rsync|psql|pg_dump|"
-    r"kubectl|curl|wget)(?![\w-])"
-)
-_LOGIN = re.compile(r"(?<![\w-])login(?![\w-])")
-_SEPARATORS = re.compile(r"[;|&\n(`]")
-# ``.netrc``: ``machine h login u password p``, on one line or several.
-# Between its words: white space, and the Read tool's line numbers after a newline.
-_NETRC_GAP = r"(?:\n[ \t]*+[0-9]{1,9}+(?:\t|→)|\s)++"
-_NETRC = re.compile(
-    r"(?<![^\s\"'→])((?:machine[ \t]++\S{1,256}+|default)"
-    r"(?:"
-    + _NETRC_GAP
-    + r"(?:login|account|port)[ \t]++\S{1,256}+){0,3}+"
-    + _NETRC_GAP
-    + r"password[ \t]++)([^\s\"']{1,256}+)"
-)
-# ``.pgpass``: ``host:port:database:user:password``, a line of its own (or quoted).
-# What the Read tool puts before each line of a file: ``12\t`` (or ``    12→``).
-_LINE_NUMBER = r"(?:[ \t]*+[0-9]{1,9}+(?:\t|→))?+"
-_PGPASS = re.compile(
-    r"(?:(?m:^)"
-    + _LINE_NUMBER
-    + r"[ \t]*+|(?<=[\"']))([^\s:#\"']{1,256}+:(?:[0-9]{1,5}|\*):[^\s:]{1,256}+:"
-    r"[^\s:]{1,256}+:)((?:\\.|[^\s:\\\"']){1,256}+)(?=[\"']|[ \t]*+(?:\n|\Z))"
-)
-_READ_PREFIX = re.compile(r"\A" + _LINE_NUMBER)
-_HEX_FIELD = re.compile(r"[0-9A-Fa-f]{1,4}")  # ``fe80:1:2:3:4``, ``12:30:45:00:01``
-_AUTH_HEADER = re.compile(
-    r"(?<![\w-])((?:proxy-)?authorization[\"']?[ \t]{0,8}+[:=][ \t]{0,8}+[\"']?"
-    r"(?:(bearer|basic|token|digest|negotiate|bot)[ \t]++)?)([^\s\"',;]++)",
-    re.IGNORECASE,
-)
-_SCHEMES = {"bearer", "basic", "token", "digest", "negotiate", "bot"}
-_BEARER = re.compile(r"(?<![\w-])((?:[Bb]earer|BEARER)[ \t]++)([A-Za-z0-9._~+/-]{12,}+=*+)")
-
-# An assignment is found in two steps: the name and separator, then (for a secret name
-# only) the value. A name that is no secret consumes nothing more, so the value is
-# still searched: ``note: DB_PASSWORD=x``.
-_NAME_SEP = re.compile(
-    r"(?<![\w.])(?P<q>[\"']?)(?P<name>[A-Za-z_][\w.-]{0,63}+)(?P=q)"
-    r"(?P<sep>[ \t]{0,8}+(?::=|=>|=(?!=)|:(?![:=]))[ \t]{0,8}+)"
-)
-_VALUE = re.compile(  # a string (with Python's prefix: f"…") or a bare word
-    r"(?P<prefix>(?i:[rbuf]|rb|br|fr|rf)(?=[\"']))?"
-    r"(?:\"(?:[^\"\\\n]++|\\.)*+\"?|'(?:[^'\\\n]++|\\.)*+'?|`[^`\n]*+`?|[^\s\"'`,;&\\]++)"
-)
-_COOKIE_HEADER = re.compile(  # ``Cookie: a=1; b=2``, not ``the login cookie: the one``
-    r"(?<![\w-])((?:set-)?cookie[ \t]{0,8}+:[ \t]{0,8}+)(?=[^\s=;,]{1,256}+=)([^\r\n]++)",
-    re.IGNORECASE,
-)
-_SMALL_NUMBER = re.compile(r"[+-]?[0-9]{1,6}(?:\.[0-9]+)?")
-
-# The name's last word (or last two) decides; camelCase and digits are split off first.
-_SECRET_WORDS = frozenset((
-    "PASSWORD", "PASSWD", "PWD", "PASS", "PASSPHRASE", "PASSCODE", "SECRET", "SECRETS", "TOKEN",
-    "APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY", "AUTHTOKEN", "ACCESSTOKEN", "REFRESHTOKEN",
-    "CREDENTIAL", "CREDENTIALS", "CREDS", "AUTH",
-))  # fmt: skip
-_KEY_QUALIFIERS = frozenset((
-    "API", "ACCESS", "SECRET", "PRIVATE", "SIGNING", "ENCRYPTION", "MASTER", "ACCOUNT", "AUTH",
-    "APP", "LICENSE",
-))  # fmt: skip
-# Words after the secret word that leave it a secret: ``API_TOKEN_V2``, ``SECRET_KEY_BASE``.
-_AFTER_SECRET = frozenset((
-    "V", "VER", "BASE", "OLD", "NEW", "PREV", "PREVIOUS", "CURRENT", "PROD", "PRODUCTION", "DEV",
-    "STAGING", "STAGE", "TEST", "LIVE", "PRIMARY", "SECONDARY", "BACKUP", "VALUE", "RAW", "ENCODED",
-))  # fmt: skip
-# One word ending with a secret word: ``PGPASSWORD``, ``apitoken`` (not ``bypass``).
-_ENDS_SECRET = re.compile(r"[A-Z]{2,}(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN)")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_WORD_SPLIT = re.compile(r"[^A-Za-z]+")
-
-_KEYWORDS = frozenset((
-    "true", "false", "none", "null", "nil", "undefined", "yes", "no", "on", "off", "required",
-    "optional", "str", "string", "bytes", "int", "integer", "float", "number", "bool", "boolean",
-    "any", "object", "dict", "list", "secretstr", "secretbytes",
-))  # fmt: skip
-_EXPRESSION = re.compile(r"[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*+[(\[]")
-_DOTTED = re.compile(r"[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)++")
-_IDENTIFIER = re.compile(r"[A-Za-z_]\w*+")
-_PLACEHOLDER = re.compile(r"\$[A-Za-z_{(]|%\(|<|\{|\*+$|(?:[xX]{3,}|\.{3,}|…+)$")
-_CLOSERS = {")": "(", "]": "[", "}": "{"}
-_LINE_LOOK = 200  # how far to look for the end of a ``NAME: value`` line
-
-
-@functools.lru_cache(maxsize=4096)
-def is_secret_name(name: str) -> bool:
-    """Whether a variable, key or header NAME says its value is a secret."""
-    words = [w for w in _WORD_SPLIT.split(_CAMEL.sub("_", name).upper()) if w]
-    if not words:
-        return False
-    if name == "PWD":  # the shell's working directory, not a password
-        return False
-    if words[-2:] == ["KEY", "DATA"]:  # kubeconfig's ``client-key-data``: a PEM key
-        return True
-    while len(words) > 1 and words[-1] in _AFTER_SECRET:
-        words.pop()
-    last = words[-1]
-    if last in _SECRET_WORDS or _ENDS_SECRET.fullmatch(last):
-        return True
-    return last == "KEY" and len(words) > 1 and words[-2] in _KEY_QUALIFIERS
-
-
-def _is_placeholder(value: str) -> bool:
-    return not value.strip() or value.startswith(_MARK_START) or bool(_PLACEHOLDER.match(value))
-
-
-def _trim_closers(value: str) -> tuple[str, str]:
-    """``hunter2)`` in ``f(password=hunter2)``: the unbalanced closers are not the value."""
-    excess = {c: value.count(c) - value.count(o) for c, o in _CLOSERS.items()}
-    end = len(value)
-    while end and excess.get(value[end - 1], 0) > 0:
-        excess[value[end - 1]] -= 1
-        end -= 1
-    return value[:end], value[end:]
-
-
-def _is_code(value: str, name: str, after: str) -> bool:
-    if _is_placeholder(value) or value[0] in "{[(":
-        return True
-    if value.lower() in _KEYWORDS or _SMALL_NUMBER.fullmatch(value):
-        return True
-    if _EXPRESSION.match(value) or _DOTTED.fullmatch(value):
-        return True
-    if _IDENTIFIER.fullmatch(value):
-        same = value.lower() == name.rsplit(".", 1)[-1].lower()  # self.token = token
-        return same or after[:1] in (",", ")")
-    return False
-
-
-def _line_goes_on(text: str, end: int) -> bool:
-    """More words after ``NAME: value`` on its line: prose or a type hint, not YAML."""
-    rest = text[end : end + _LINE_LOOK]
-    line = rest.split("\n", 1)[0].strip()
-    return bool(line) and not line.startswith("#")
-
-
-def _even_backslashes(text: str) -> bool:
-    """Whether the quote after ``text`` is a real one, not escaped (``\\"``)."""
-    return (len(text) - len(text.rstrip("\\"))) % 2 == 0
-
-
-def _redact_value(m: re.Match[str], found: re.Match[str]) -> str:
-    """The value after a secret name, redacted or kept (see the module's value rule)."""
-    mark = MARK.format("assignment")
-    prefix = found["prefix"] or ""
-    text, end = found[0], found.end()
-    value = text[len(prefix) :]
-    quote = value[0]
-    if not m["q"] and not prefix and m.start() and m.string[m.start() - 1] == quote:
-        return text  # ``input('Password: ')``: the name is inside a string, that quote ends it
-    if quote in "\"'`":
-        body = value[1:-1]
-        closed = len(value) > 1 and value.endswith(quote) and _even_backslashes(body)
-        inner = body if closed else value[1:]
-        if _is_placeholder(inner) or ("f" in prefix.lower() and "{" in inner):
-            return text  # a reference, or an f-string template
-        if not closed and inner[:1].isspace():
-            return text  # ``"/login?token=" in out``: the quote ends an enclosing string
-        return prefix + quote + mark + (quote if closed else "")
-    core, tail = _trim_closers(value)
-    if not core:
-        return text
-    after = tail or m.string[end : end + 1]
-    if _is_code(core, m["name"], after):
-        return text
-    prose = ":" in m["sep"] and "=" not in m["sep"] and _line_goes_on(m.string, end)
-    if prose and not _header_arg(m):
-        return text
-    return mark + tail
-
-
-def _line_before(text: str, pos: int) -> str:
-    return text[max(0, pos - _CURL_LOOK) : pos].rsplit("\n", 1)[-1]
-
-
-def _header_arg(m: re.Match[str]) -> bool:
-    """``-H "X-API-Key: v"`` (curl, wget) or ``X-API-Key:v`` (httpie): a header, not prose."""
-    before = _line_before(m.string, m.start())
-    if _HEADER_FLAG.search(before):
-        return True
-    bare = not m["q"] and m["sep"] == ":" and before[-1:] in (" ", "\t")
-    return bare and bool(_HTTPIE.search(before))
-
-
-def _keep_group(kind: str, group: int) -> Callable[[re.Match[str]], str]:
-    """Replace group ``group`` (the secret), keeping what precedes it in the match."""
-
-    def replace(m: re.Match[str]) -> str:
-        secret = m[group]
-        if _is_placeholder(secret) or secret.lower() in _SCHEMES or _MARK_START in m[1]:
-            return m[0]  # a reference, or a user part that is itself a redacted token
-        return (
-            m[0][: m.start(group) - m.start()]
-            + MARK.format(kind)
-            + m[0][m.end(group) - m.start() :]
-        )
-
-    return replace
-
-
-def _auth_header(m: re.Match[str]) -> str:
-    value, scheme = m[3], (m[2] or "").lower()
-    if len(value) < 8 or _EXPRESSION.match(value) or _DOTTED.fullmatch(value):
-        return m[0]  # ``"Authorization": token`` is code, not a credential
-    return _keep_group("basic-auth" if scheme == "basic" else "bearer", 3)(m)
-
-
-def _bearer(m: re.Match[str]) -> str:
-    token = m[2]
-    if not (_has_digit(token) or len(token) >= 32):  # "Bearer authentication" is prose
-        return m[0]
-    return m[1] + MARK.format("bearer")
-
-
-def _url_credentials(m: re.Match[str]) -> str:
-    if _PORT_PATH.match(m[2]):  # ``https://host:8080/a@b``: a port and a path, no password
-        return m[0]
-    return _keep_group("password", 2)(m)
-
-
-def _curl_user(m: re.Match[str]) -> str:
-    line = m.string[max(0, m.start() - _CURL_LOOK) : m.start()].rsplit("\n", 1)[-1]
-    if not re.search(r"(?<![\w-])curl\s", line):  # ``docker run -u 1000:1000`` is no password
-        return m[0]
-    return _keep_group("password", 2)(m)
-
-
-def _cli_password(m: re.Match[str]) -> str:
-    """A password flag's value, if the command on the line takes one there.
-
-    mysql: ``-phunter2`` only (``-p db`` prompts, db is a database); docker (podman,
-    helm registry…) login: ``-p``, ``--password``; sshpass: ``-p``; redis-cli: ``-a``,
-    ``--pass``; mongo: ``-p``, ``--password``. ``ssh -p 22``, ``docker run -p 80:80`` stay.
-    """
-    flag, attached = m[1], m[2] is None
-    segment = _SEPARATORS.split(_line_before(m.string, m.start()))[-1]
-    commands = _COMMAND.findall(segment)
-    command = commands[-1] if commands else ""
-    if command.startswith(("mysql", "mariadb")):
-        ok = flag == "-p" and attached
-    elif command in ("docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras"):
-        ok = flag in ("-p", "--password") and bool(_LOGIN.search(segment))
-    elif command == "sshpass":
-        ok = flag == "-p"
-    elif command == "redis-cli":
-        ok = flag in ("-a", "--pass")
-    elif command.startswith("mongo"):
-        ok = flag in ("-p", "--password")
-    else:
-        ok = False
-    if not ok or (attached and flag != "-p"):
-        return m[0]
-    value = m[3]
-    quote = value[0] if value[0] in "\"'" else ""
-    if _is_placeholder(value.strip(quote)):
-        return m[0]
-    return m[1] + (m[2] or "") + quote + MARK.format("password") + quote
-
-
-def _netrc(m: re.Match[str]) -> str:
-    """``machine`` starts its line, or the entry names its ``login``: not prose."""
-    entry = m[1]
-    line_start = not _READ_PREFIX.sub("", _line_before(m.string, m.start())).strip(" \t\"'")
-    if not (line_start or re.search(r"\s(?:login|account)\s", entry)):
-        return m[0]
-    return _keep_group("password", 2)(m)
-
-
-def _pgpass(m: re.Match[str]) -> str:
-    fields = (m[1] + m[2]).split(":")  # not the Read tool's line number
-    if all(_HEX_FIELD.fullmatch(f.strip()) for f in fields):
-        return m[0]  # an IPv6 address, a MAC address, a time
-    return _keep_group("password", 2)(m)
-
 
 # -- the driver: cheap scans find the lines a rule could match, rules run only there --
 #
@@ -515,13 +179,13 @@ def _line_rules(line: str, bits: int, names: list[int]) -> str:
 
 
 _LINE_SUBS: tuple[tuple[int, re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
-    (_RU, _URL_CREDENTIALS, _url_credentials),
-    (_RC, _CURL_USER, _curl_user),
-    (_RA, _AUTH_HEADER, _auth_header),
-    (_RK, _COOKIE_HEADER, _keep_group("cookie", 2)),
-    (_RB, _BEARER, _bearer),
-    (_RP, _CLI_PASSWORD, _cli_password),
-    (_RG, _PGPASS, _pgpass),
+    (_RU, URL_CREDENTIALS, redact_url_credentials),
+    (_RC, CURL_USER, redact_curl_user),
+    (_RA, AUTH_HEADER, redact_auth_header),
+    (_RK, COOKIE_HEADER, keep_group("cookie", 2)),
+    (_RB, BEARER, redact_bearer),
+    (_RP, CLI_PASSWORD, redact_cli_password),
+    (_RG, PGPASS, redact_pgpass),
 )
 
 
@@ -534,8 +198,8 @@ def _tokens(text: str, low: bytes) -> str:
         at = run.start()
         if at < done or text[at : at + 2] not in _TOKEN_HEADS:
             continue
-        if (m := _TOKENS.match(text, at)) is not None:
-            out += [text[done : m.start()], _token(m)]
+        if (m := TOKENS.match(text, at)) is not None:
+            out += [text[done : m.start()], redact_token(m)]
             done = m.end()
     if out:
         text = "".join([*out, text[done:]])
@@ -547,7 +211,7 @@ def _tokens(text: str, low: bytes) -> str:
     for start in lines:
         end = text.find("\n", start)
         end = len(text) if end < 0 else end
-        out += [text[done:start], _TOKENS.sub(_token, text[start:end])]
+        out += [text[done:start], TOKENS.sub(redact_token, text[start:end])]
         done = end
     return "".join([*out, text[done:]])
 
@@ -586,12 +250,12 @@ def _assignments_at(text: str, hits: list[int]) -> str:
         # A match starting by the hit ends within _NAME_MAX + 20: search no further.
         end = text.find("\n", hit, hit + _NAME_MAX + 30)
         end = min(len(text), hit + _NAME_MAX + 30) if end < 0 else end
-        while (m := _NAME_SEP.search(text, start, end)) and m.start() <= hit:
+        while (m := NAME_SEP.search(text, start, end)) and m.start() <= hit:
             out.append(text[pos : m.end()])
             pos = start = m.end()
-            value = _VALUE.match(text, pos) if is_secret_name(m["name"]) else None
+            value = VALUE.match(text, pos) if is_secret_name(m["name"]) else None
             if value is not None:
-                out.append(_redact_value(m, value))
+                out.append(redact_value(m, value))
                 pos = start = value.end()
     if not out:
         return text
@@ -613,7 +277,7 @@ def _netrc_near(text: str) -> str:
             start = max(done, text.rfind("\n", 0, max(0, at - _NETRC_LOOK)) + 1)
             end = text.find("\n", at)
             end = len(text) if end < 0 else end
-            out += [text[done:start], _NETRC.sub(_netrc, text[start:end])]
+            out += [text[done:start], NETRC.sub(redact_netrc, text[start:end])]
             done = end
         at = text.find("password", at + 1)
     out.append(text[done:])
@@ -640,7 +304,7 @@ def redact(text: str) -> str:
     if _plainly_clean(text):
         return text
     if "PRIVATE KEY" in text:
-        text = _PRIVATE_KEY.sub(MARK.format("private-key"), text)
+        text = PRIVATE_KEY.sub(MARK.format("private-key"), text)
     if "password" in text and ("machine" in text or "default" in text):
         text = _netrc_near(text)
     low = _lowered(text)
@@ -725,6 +389,6 @@ def scrub_value(value: Any) -> Any:
 def _scrub_item(key: Any, item: Any) -> Any:
     if isinstance(key, str) and is_secret_name(key):
         empty = item is None or isinstance(item, bool) or item in ("", [], {}, ())
-        if not empty and not (isinstance(item, str) and item.startswith(_MARK_START)):
+        if not empty and not (isinstance(item, str) and item.startswith(MARK_START)):
             return MARK.format("assignment")
     return scrub_value(item)
