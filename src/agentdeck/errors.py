@@ -102,6 +102,11 @@ class TemplateError(AgentdeckError):
         super().__init__("\n".join(str(p) for p in self.problems))
 
 
+class WorktreeError(UsageError):
+    """A worktree cannot be made or read: not a repository, a dirty base, a detached
+    HEAD, a branch name taken, git failing."""
+
+
 class SandboxUnavailable(AgentdeckError):
     """A profile requires a sandbox this machine cannot give: what is missing and
     how to get it."""

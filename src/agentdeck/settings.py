@@ -61,6 +61,11 @@ class Settings(BaseSettings):
         default=32 * 1024,
         description="Bytes of a tool result kept in its event; the rest goes to payloads/.",
     )
+    worktree_wip_commits: bool = Field(
+        default=True,
+        description="Commit what an agent in a worktree left uncommitted at the end of each "
+        "turn (a WIP commit on its branch), so nothing lives only in a working tree.",
+    )
     raw_payloads: bool = Field(
         default=False,
         description="Keep the full tool outputs in payloads/ unscrubbed (files mode 0600). "
@@ -206,6 +211,10 @@ class Settings(BaseSettings):
     @property
     def payloads_dir(self) -> Path:
         return self.home_dir / "payloads"
+
+    @property
+    def worktrees_dir(self) -> Path:
+        return self.home_dir / "worktrees"
 
     @property
     def logs_dir(self) -> Path:

@@ -33,7 +33,7 @@ async def parent(team: Team, **spec: object) -> Agent:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"workspace": "worktree"}, "workspace 'worktree' is not available yet"),
+        ({"workspace": "worktree"}, "is not in a git repository"),
         ({"workspace": "cloud"}, "workspace must be one of new, shared, worktree, not 'cloud'"),
         ({"template": "wizard"}, "no agent template with id 'wizard' (templates here: engineer"),
         ({"name": "../x"}, "cannot spawn: name '../x' must be letters"),
@@ -72,3 +72,24 @@ async def test_the_deck_refuses_agents_past_its_limit_with_409(
         assert error["hint"].startswith("stop an agent or wait")
         listed = (await api.get("/api/agents")).json()["agents"]
         assert [a["id"] for a in listed] == [first.json()["id"]]
+
+
+async def test_a_worker_in_a_worktree_branches_off_its_parents_repository(team: Team) -> None:
+    from tests.worktrees.conftest import git, make_repo
+
+    repo = make_repo(team.tmp / "repo", {"calc.py": "x = 1\n"})
+    lead = Agent(
+        id="aparent00000002",
+        name="lead",
+        state=AgentState.RUNNING,
+        spec=AgentSpec(prompt="p", orchestrator=True, scenario="chat"),
+        cwd=str(repo),
+        created_at=1.0,
+        updated_at=1.0,
+    )
+    await team.store.save_agent(lead)
+    child = await team.orch.spawn(lead.id, "do it", name="w1", workspace="worktree")
+    worktree = child.extra["worktree"]
+    assert child.cwd == worktree["path"] and worktree["repo"] == str(repo)
+    assert worktree["branch"].startswith("agentdeck/w1-") and worktree["base"] == "main"
+    assert git(repo, "rev-parse", worktree["branch"]) == git(repo, "rev-parse", "main")

@@ -19,6 +19,7 @@ from agentdeck.cli import (
     asks,
     audit,
     daemon,
+    diff,
     hooks,
     mcp,
     memory,
@@ -27,6 +28,7 @@ from agentdeck.cli import (
     run,
     sandbox,
     templates,
+    worktrees,
 )
 from agentdeck.cli.context import console_err
 from agentdeck.errors import AgentdeckError
@@ -40,6 +42,8 @@ app = typer.Typer(
 )
 run.register(app)
 agents.register(app)
+diff.register(app)
+worktrees.register(app)
 mock.register(app)
 daemon.register(app)
 approvals.register(app)

@@ -38,6 +38,16 @@ def register(app: typer.Typer) -> None:
         app.command(name)(fn)
 
 
+async def find(settings: Settings, ref: str) -> Agent:
+    """The agent ``ref`` names (id, id prefix or name), through the daemon if it runs."""
+    client = await connect(settings)
+    if client is not None:
+        async with _closing(client):
+            return await client.get_agent(ref)
+    async with opened_store(settings) as store:
+        return await store.find_agent(ref)
+
+
 def _states(values: list[str] | None) -> list[AgentState] | None:
     if not values:
         return None

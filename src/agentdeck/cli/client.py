@@ -21,7 +21,7 @@ from agentdeck.settings import Settings
 
 _TIMEOUT = httpx.Timeout(30.0, connect=3.0)
 # Spec fields the daemon fills from a template, never sent by a client.
-_RESOLVED_FROM_TEMPLATES = frozenset({"template", "tools", "orchestrator", "workspace"})
+_RESOLVED_FROM_TEMPLATES = frozenset({"template", "tools", "orchestrator"})
 
 
 def agent_from_json(data: dict[str, Any]) -> Agent:

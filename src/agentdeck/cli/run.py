@@ -59,11 +59,27 @@ def run(
             "above override its settings.",
         ),
     ] = None,
+    worktree: Annotated[
+        bool,
+        typer.Option(
+            "--worktree",
+            help="Work in a git worktree of the repository of --cwd (or of where the command "
+            "runs), on a new branch agentdeck/<name>-<id>; see `agentdeck diff`.",
+        ),
+    ] = False,
+    base: Annotated[
+        str | None,
+        typer.Option(help="With --worktree: the ref to start from (default: the current branch)."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
 ) -> None:
     """Run one agent to the end of its turn; exit 0 on success, 1 if it ended in error."""
     if not prompt.strip():
         raise UsageError("the prompt is empty")
+    if base and not worktree:
+        raise UsageError("--base is for --worktree: the ref the worktree starts from")
+    if worktree and not cwd:
+        cwd = "."  # the repository is where the command runs
     resolved_cwd = str(Path(cwd).expanduser().resolve()) if cwd else None
     if scenario and Path(scenario).is_file():
         scenario = str(Path(scenario).resolve())  # the daemon has its own cwd
@@ -81,6 +97,8 @@ def run(
         profile=str(Path(profile).resolve()) if profile and Path(profile).is_file() else profile,
         # Templates come from the project: --cwd, or where the command runs.
         project=resolved_cwd or str(Path.cwd().resolve()),
+        workspace="worktree" if worktree else None,
+        base=base,
     )
 
     async def go(settings: Settings) -> int:

@@ -119,6 +119,7 @@ class AgentSpec:
     orchestrator: bool = False  # it gets the deck's orchestrator tools
     workspace: str | None = None  # new | shared | worktree (None: new, or ``cwd``)
     project: str | None = None  # where its (and its children's) templates come from
+    base: str | None = None  # a worktree's starting point (None: the current branch)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -139,6 +140,7 @@ class AgentSpec:
             "orchestrator": self.orchestrator,
             "workspace": self.workspace,
             "project": self.project,
+            "base": self.base,
         }
 
     @classmethod
@@ -161,6 +163,7 @@ class AgentSpec:
             orchestrator=bool(data.get("orchestrator", False)),
             workspace=data.get("workspace"),
             project=data.get("project"),
+            base=data.get("base"),
         )
 
 

@@ -27,7 +27,7 @@ import ipaddress
 import posixpath
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -100,6 +100,15 @@ class SandboxSpec:
     @property
     def enabled(self) -> bool:
         return self.mode is not SandboxMode.OFF
+
+    def with_git_dir(self, git_dir: str) -> SandboxSpec:
+        """For an agent in a worktree: its repository's git directory writable (its
+        commits land there), its hooks and config not (they would run outside)."""
+        return replace(
+            self,
+            allow_write=(*self.allow_write, git_dir),
+            deny_write=(*self.deny_write, f"{git_dir}/hooks", f"{git_dir}/config"),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -36,7 +36,14 @@ from agentdeck.core.tree import (
     child_name,
     resolve_ref,
 )
-from agentdeck.errors import AgentdeckError, InvalidState, NotFound, Refused, UsageError
+from agentdeck.errors import (
+    AgentdeckError,
+    InvalidState,
+    NotFound,
+    Refused,
+    UsageError,
+    WorktreeError,
+)
 from agentdeck.orchestration import texts
 from agentdeck.orchestration.inbox import Inbox
 from agentdeck.orchestration.templates import resolve
@@ -177,12 +184,6 @@ class Orchestrator:
                 )
                 found = resolve(self.settings, template, parent.spec.project or parent.cwd)
                 chosen = workspace or found.workspace or "new"
-                if chosen == "worktree":
-                    raise SpawnRefused(
-                        "workspace 'worktree' is not available yet (git worktrees per agent "
-                        "come with agentdeck's worktree support); use 'shared' to work in "
-                        "your directory or 'new' for an empty one"
-                    )
                 node = await self.budget(parent)
                 budget = carve(
                     budget_usd if budget_usd is not None else found.budget_usd, node.available()
@@ -192,7 +193,8 @@ class Orchestrator:
                     AgentSpec(
                         prompt=prompt,
                         name=child_name(name, found.name, [c.name for c in siblings]),
-                        cwd=parent.cwd if chosen == "shared" else None,
+                        # A worktree is made from the parent's repository (its branch).
+                        cwd=parent.cwd if chosen in ("shared", "worktree") else None,
                         model=None if found.model else parent.spec.model,
                         budget_usd=budget,
                         scenario=parent.spec.scenario,
@@ -206,9 +208,12 @@ class Orchestrator:
                 raise ToolError(str(exc)) from None
             except NotFound as exc:
                 raise ToolError(f"{exc.message} ({exc.hint})") from None
-            session = await self.runner.start(
-                spec, keep_alive=True, parent_id=parent.id, background=True
-            )
+            try:
+                session = await self.runner.start(
+                    spec, keep_alive=True, parent_id=parent.id, background=True
+                )
+            except WorktreeError as exc:  # not a repository, a dirty base…: the model can act
+                raise ToolError(str(exc)) from None
         child = session.agent
         async with self._budget_lock:
             if child.id not in self._budgets:  # its session may have asked already

@@ -15,13 +15,21 @@ import re
 import time
 from collections.abc import Awaitable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
 from agentdeck.core.events import ErrorOccurred, Event, StateChanged, spawned_events
 from agentdeck.core.guardrails import FleetBudget, day_start
 from agentdeck.core.ids import new_agent_id
-from agentdeck.errors import InvalidState, NotFound, PolicyDenied, Refused, UsageError
+from agentdeck.core.worktree import Worktree
+from agentdeck.errors import (
+    InvalidState,
+    NotFound,
+    PolicyDenied,
+    Refused,
+    UsageError,
+    WorktreeError,
+)
 from agentdeck.governance.governor import Governor
 from agentdeck.memory.service import Memory
 from agentdeck.runner.extension import SessionExtension
@@ -29,6 +37,7 @@ from agentdeck.runner.payloads import PayloadStore
 from agentdeck.runner.session import AgentSession
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
+from agentdeck.worktrees import Worktrees
 
 if TYPE_CHECKING:  # the scripted model loads only for --scenario runs
     from agentdeck.mockmodel import MockModel, Scenario
@@ -77,6 +86,7 @@ class Runner:
         self.store = store
         self.settings = settings
         self.payloads = PayloadStore(settings.payloads_dir, raw=settings.raw_payloads)
+        self.worktrees = Worktrees(settings.worktrees_dir)
         self.sessions: dict[str, AgentSession] = {}
         self._models: dict[str, MockModel] = {}
         self._commands: asyncio.Task[None] | None = None
@@ -118,11 +128,17 @@ class Runner:
         self.check_capacity()
         scenario = _scenario(spec.scenario)
         agent_id = new_agent_id()
-        cwd = self._workspace(agent_id, spec, scenario)
+        name = spec.name or default_name(spec.prompt)
+        extra: dict[str, Any] = {}
+        if spec.workspace == "worktree":
+            worktree = await self._worktree(agent_id, name, spec)
+            cwd, extra["worktree"] = Path(worktree.path), worktree.to_dict()
+        else:
+            cwd = self._workspace(agent_id, spec, scenario)
         now = time.time()
         agent = Agent(
             id=agent_id,
-            name=spec.name or default_name(spec.prompt),
+            name=name,
             state=AgentState.STARTING,
             spec=spec,
             cwd=str(cwd),
@@ -131,6 +147,7 @@ class Runner:
             source=AgentSource.AGENTDECK,
             owner_pid=os.getpid(),
             parent_id=parent_id,
+            extra=extra,
         )
         await self.store.record(spawned_events(agent), agent)
         base_url = await self._model_url(scenario) if scenario else None
@@ -320,6 +337,7 @@ class Runner:
             fleet=fleet,
             memory=self.memory,
             extension=self.extension,
+            worktrees=self.worktrees,
         )
         self.sessions[agent.id] = session
         return session
@@ -335,6 +353,20 @@ class Runner:
             spent = await self.store.spend_since(day_start(now))
             fleet = self._fleets[daily_usd] = FleetBudget(daily_usd, spent_today=spent, now=now)
         return fleet
+
+    async def _worktree(self, agent_id: str, name: str, spec: AgentSpec) -> Worktree:
+        """A worktree of the repository ``spec.cwd`` (or its project) is in, on a
+        branch of its own."""
+        source = spec.cwd or spec.project
+        if not source:
+            raise WorktreeError(
+                "a worktree is made from a repository: give the agent a working directory in one",
+                hint="pass --cwd DIR (the API: cwd)",
+            )
+        repo = Path(source).expanduser().resolve()
+        if not repo.is_dir():
+            raise UsageError(f"working directory {repo} does not exist")
+        return await self.worktrees.create(agent_id, name, repo, spec.base)
 
     def _workspace(self, agent_id: str, spec: AgentSpec, scenario: Scenario | None) -> Path:
         if spec.cwd:

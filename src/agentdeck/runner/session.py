@@ -44,7 +44,8 @@ from agentdeck.core.events import (
 )
 from agentdeck.core.guardrails import FleetBudget, Guard, Limits, SharedBudget, Stop
 from agentdeck.core.redact import scrub
-from agentdeck.errors import AgentProcessError, InvalidState, SandboxUnavailable
+from agentdeck.core.worktree import Worktree
+from agentdeck.errors import AgentProcessError, InvalidState, SandboxUnavailable, WorktreeError
 from agentdeck.governance.governor import Governor
 from agentdeck.memory.service import Memory
 from agentdeck.runner import procs, sandboxing
@@ -55,6 +56,7 @@ from agentdeck.runner.memory_hooks import SessionMemory
 from agentdeck.runner.options import build_options
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
+from agentdeck.worktrees import Worktrees
 
 logger = logging.getLogger(__name__)
 
@@ -90,8 +92,10 @@ class AgentSession:
         fleet: FleetBudget | None = None,
         memory: Memory | None = None,
         extension: SessionExtension | None = None,
+        worktrees: Worktrees | None = None,
     ) -> None:
         self.fleet = fleet
+        self.worktrees = worktrees
         self.extension = extension
         # A new session is told the project's memory; a resumed one has its history.
         self.memory = (
@@ -151,8 +155,12 @@ class AgentSession:
         client: ClaudeSDKClient | None = None
         try:
             tree = await extension.budget(self.agent) if extension else None
+            sandbox = self.governor.profile_for(self.agent).sandbox
+            worktree = Worktree.from_extra(self.agent.extra)
+            if worktree is not None:
+                sandbox = sandbox.with_git_dir(worktree.git_dir)
             self.sandboxing = await sandboxing.prepare(
-                self.governor.profile_for(self.agent).sandbox,
+                sandbox,
                 workspace=Path(self.agent.cwd),
                 settings=self.settings,
                 endpoint=self._base_url or self.settings.anthropic_base_url,
@@ -460,9 +468,40 @@ class AgentSession:
                 if stop is not None:
                     await self._trip(stop)
         if result is not None:
+            await self._snapshot_turn()
             self._results.put_nowait(result)
             if not self.keep_alive:
                 await self._end_input()
+
+    async def _snapshot_turn(self) -> None:
+        """What the turn left uncommitted in the agent's worktree, committed on its
+        branch: nothing lives only in a working tree."""
+        worktree = Worktree.from_extra(self.agent.extra)
+        if worktree is None or self.worktrees is None or not self.settings.worktree_wip_commits:
+            return
+        try:
+            commit = await self.worktrees.commit_wip(
+                worktree,
+                f"agentdeck: {self.agent.name}, work in progress (turn {self.agent.turns})",
+            )
+        except WorktreeError as exc:
+            message, detail = f"the turn's changes could not be committed: {exc}", {}
+        else:
+            if commit is None:
+                return
+            message = f"committed the turn's changes on {worktree.branch} as {commit[:12]}"
+            detail = {"commit": commit, "branch": worktree.branch}
+        await self._commit(
+            [
+                Notice(
+                    agent_id=self.agent.id,
+                    ts=time.time(),
+                    kind="worktree",
+                    message=message,
+                    detail=detail,
+                )
+            ]  # fmt: skip
+        )
 
     def _make_guard(self, tree: SharedBudget | None = None) -> Guard:
         budgets = self.governor.profile_for(self.agent).budgets

@@ -52,6 +52,7 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
         api_governance,
         api_memory,
         api_orchestration,
+        api_worktrees,
         dashboard,
         sse,
     )
@@ -89,6 +90,7 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
     app.include_router(api_governance.router)
     app.include_router(api_memory.router)
     app.include_router(api_orchestration.router)
+    app.include_router(api_worktrees.router)
     app.include_router(sse.router)
     app.include_router(dashboard.router)
     hosts = [settings.host, *settings.allowed_hosts]

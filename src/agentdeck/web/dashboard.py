@@ -22,8 +22,15 @@ from agentdeck.errors import NotFound
 from agentdeck.mockmodel import builtin_scenario_names
 from agentdeck.orchestration.templates import catalog
 from agentdeck.store.reads import StoreStats
-from agentdeck.web import pages_actions, pages_approvals, pages_asks, pages_memory, pages_stream
-from agentdeck.web.pages_base import agent_names, deck_of, render, render_text
+from agentdeck.web import (
+    pages_actions,
+    pages_approvals,
+    pages_asks,
+    pages_diff,
+    pages_memory,
+    pages_stream,
+)
+from agentdeck.web.pages_base import agent_names, agent_partial, deck_of, render, render_text
 from agentdeck.web.pages_render import STATIC, parse_states, transcript_items
 from agentdeck.web.pages_tree import branches, speaker_of
 
@@ -33,6 +40,7 @@ router.include_router(pages_stream.router)
 router.include_router(pages_approvals.router)
 router.include_router(pages_asks.router)
 router.include_router(pages_memory.router)
+router.include_router(pages_diff.router)
 
 PER_PAGE = 50
 MAX_PER_PAGE = 200
@@ -160,6 +168,7 @@ async def agent_page(request: Request, agent_id: str, before: int | None = None)
         "agent.html",
         agent=agent,
         family=await family_html(deck, agent),
+        diff=await pages_diff.diff_html(deck, agent),
         asks=await pages_asks.cards(deck, await agent_questions(deck, agent), here),
         approvals=[
             pages_approvals.card_html(a, agent.name, next_url=here) for a in reversed(waiting)
@@ -206,12 +215,7 @@ async def agent_questions(deck: Deck, agent: Agent) -> list[Ask]:
 
 @router.get("/ui/agents/{agent_id}/family", response_class=HTMLResponse)
 async def family(request: Request, agent_id: str) -> HTMLResponse:
-    deck = deck_of(request)
-    try:
-        agent = await deck.get_agent(agent_id)
-    except NotFound:
-        return HTMLResponse("", status_code=404)
-    return HTMLResponse(await family_html(deck, agent))
+    return await agent_partial(request, agent_id, family_html)
 
 
 @router.get("/ui/agents/{agent_id}/older", response_class=HTMLResponse)

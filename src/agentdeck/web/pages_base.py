@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 
+from agentdeck.core.agent import Agent
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import NotFound
 from agentdeck.web.pages_render import make_env
@@ -18,6 +19,18 @@ env = make_env()
 def deck_of(request: Request) -> Deck:
     deck: Deck = request.app.state.deck
     return deck
+
+
+async def agent_partial(
+    request: Request, agent_id: str, make: Callable[[Deck, Agent], Awaitable[str]]
+) -> HTMLResponse:
+    """A panel of the agent page, polled on its own (404 and empty for no agent)."""
+    deck = deck_of(request)
+    try:
+        agent = await deck.get_agent(agent_id)
+    except NotFound:
+        return HTMLResponse("", status_code=404)
+    return HTMLResponse(await make(deck, agent))
 
 
 def render_text(template: str, **context: Any) -> str:

@@ -6,7 +6,7 @@ output and SSE payloads describe an agent or an event the same way.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -68,6 +68,17 @@ class AgentCreate(_Body):
         default=None,
         description="The directory whose `.claude/agents/` templates are searched (default: cwd).",
     )
+    workspace: Literal["new", "shared", "worktree"] | None = Field(
+        default=None,
+        description="worktree: a git worktree of the repository `cwd` is in, on a new branch "
+        "agentdeck/<name>-<id> (see /api/agents/{id}/diff); default: `cwd` itself, or a fresh "
+        "workspace.",
+    )
+    base: str | None = Field(
+        default=None,
+        min_length=1,
+        description="With workspace worktree: the ref to start from (default: the current branch).",
+    )
 
     @field_validator("prompt")
     @classmethod
@@ -91,6 +102,8 @@ class AgentCreate(_Body):
             resume_on_restart=self.resume_on_restart,
             profile=self.profile,
             project=self.project or self.cwd,
+            workspace=self.workspace,
+            base=self.base,
         )
 
 
@@ -142,6 +155,7 @@ class SpecOut(BaseModel):
     orchestrator: bool = False
     workspace: str | None = None
     project: str | None = None
+    base: str | None = None
 
 
 class AgentOut(BaseModel):

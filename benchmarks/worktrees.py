@@ -1,0 +1,116 @@
+"""What a worktree per agent costs, on a large repository.
+
+    .venv/bin/python benchmarks/worktrees.py [--files 10000] [--mb 200] [--runs 5] [--repo PATH]
+
+Builds once (kept at ``--repo``, default ``$TMPDIR/agentdeck-bench-repo-F-M``) a
+repository of ``--files`` files totalling ``--mb`` MB in nested directories, one
+commit. Then, alternating, ``--runs`` times each:
+
+- **create**: ``Worktrees.create`` (every check agentdeck makes: the repository, its
+  branch, uncommitted changes, the ref, the branch name; then ``git worktree add``)
+  against ``git worktree add -b`` alone, each into a fresh directory, removed after.
+  Goal: <= 1.2x git alone.
+- **turn's commit**: ``Worktrees.commit_wip`` after one file changed (status, add,
+  commit, as at each turn's end) in a worktree of that repository.
+- **diff --stat**: ``Worktrees.diff(patch=False)`` with that one file changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from _common import header, median
+from agentdeck.worktrees import Worktrees
+
+ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
+    "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com",
+}  # fmt: skip
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=repo, env=ENV, capture_output=True, text=True, check=True
+    ).stdout
+
+
+def build(repo: Path, files: int, mb: int) -> None:
+    if (repo / ".git").is_dir() and git(repo, "rev-list", "--count", "HEAD").strip() == "1":
+        return
+    shutil.rmtree(repo, ignore_errors=True)
+    repo.mkdir(parents=True)
+    git(repo, "init", "--quiet", "--initial-branch=main")
+    size = mb * 1_000_000 // files
+    line = "x = 'the quick brown fox jumps over the lazy dog'  # padding\n"
+    body = (line * (size // len(line) + 1))[:size]
+    for i in range(files):
+        path = repo / f"pkg{i % 50:02d}" / f"mod{i // 50 % 20:02d}" / f"file{i:05d}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# file {i}\n{body}")
+    git(repo, "add", "--all")
+    git(repo, "commit", "--quiet", "-m", "a large repository")
+
+
+async def measure(repo: Path, runs: int, scratch: Path) -> dict[str, list[float]]:
+    trees = Worktrees(scratch / "worktrees")
+    times: dict[str, list[float]] = {"git": [], "create": [], "commit": [], "stat": []}
+    for n in range(runs):
+        for variant in ("git", "create") if n % 2 == 0 else ("create", "git"):
+            agent_id = f"bench{n:02d}{variant:>6}".replace(" ", "0")
+            started = time.perf_counter()
+            if variant == "git":
+                target = scratch / f"plain-{n}"
+                git(repo, "worktree", "add", "--quiet", "-b", f"plain/{n}", str(target), "main")
+            else:
+                made = await trees.create(agent_id, f"bench {n}", repo)
+                target = Path(made.path)
+            times[variant].append(time.perf_counter() - started)
+            if variant == "create":
+                (target / "pkg00" / "mod00" / "file00000.py").write_text("changed\n")
+                started = time.perf_counter()
+                await trees.diff(made, patch=False)
+                times["stat"].append(time.perf_counter() - started)
+                started = time.perf_counter()
+                await trees.commit_wip(made, "turn")
+                times["commit"].append(time.perf_counter() - started)
+            git(repo, "worktree", "remove", "--force", str(target))
+        git(repo, "worktree", "prune")
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--files", type=int, default=10_000)
+    parser.add_argument("--mb", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--repo", type=Path, default=None)
+    args = parser.parse_args()
+    repo = args.repo or Path(tempfile.gettempdir()) / f"agentdeck-bench-repo-{args.files}-{args.mb}"
+    header("worktrees: one per agent, on a large repository")
+    started = time.perf_counter()
+    build(repo, args.files, args.mb)
+    print(f"  repository: {repo} ({args.files:,} files, {args.mb} MB; ready in "
+          f"{time.perf_counter() - started:.1f} s)")  # fmt: skip
+    with tempfile.TemporaryDirectory(dir=repo.parent) as tmp:
+        times = asyncio.run(measure(repo, args.runs, Path(tmp)))
+    plain, made = median(times["git"]), median(times["create"])
+    print(f"  create, {args.runs} runs each (median):")
+    print(f"    git worktree add alone   {plain * 1000:8.0f} ms")
+    print(f"    Worktrees.create         {made * 1000:8.0f} ms   ratio {made / plain:.2f}x "
+          f"(goal <= 1.20x: {'met' if made / plain <= 1.2 else 'not met'})")  # fmt: skip
+    print(
+        f"  a turn's commit after one file changed: median {median(times['commit']) * 1000:.0f} ms"
+    )
+    print(f"  diff --stat with one file changed:     median {median(times['stat']) * 1000:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""A git worktree per agent: its branch name, what the agent row keeps of it, and
+what git's plumbing output says. Pure: ``agentdeck.worktrees`` runs git."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+BRANCH_PREFIX = "agentdeck/"
+_SLUG = re.compile(r"[^a-z0-9._-]+")
+
+
+def branch_name(agent_name: str, agent_id: str) -> str:
+    """``agentdeck/<name>-<short id>``: a valid ref name whatever the agent's name."""
+    slug = _SLUG.sub("-", agent_name.lower()).strip("-._")[:40].rstrip("-._") or "agent"
+    slug = slug.replace("..", ".")
+    return f"{BRANCH_PREFIX}{slug}-{agent_id[:8]}"
+
+
+_FIELDS = ("repo", "path", "branch", "base", "base_commit", "git_dir")
+
+
+@dataclass(frozen=True)
+class Worktree:
+    """Where an agent works when it has a worktree (kept in ``agent.extra``)."""
+
+    repo: str  # the repository's top level (its main working tree)
+    path: str  # the worktree, under AGENTDECK_HOME/worktrees/
+    branch: str  # agentdeck/<name>-<short id>
+    base: str  # what it was made from: a branch name, or the ref given
+    base_commit: str  # the commit it started at: what its diff is taken against
+    git_dir: str  # the repository's git directory, shared by its worktrees
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "repo": self.repo,
+            "path": self.path,
+            "branch": self.branch,
+            "base": self.base,
+            "base_commit": self.base_commit,
+            "git_dir": self.git_dir,
+        }
+
+    @classmethod
+    def from_extra(cls, extra: dict[str, Any]) -> Worktree | None:
+        data = extra.get("worktree")
+        if not isinstance(data, dict):
+            return None
+        try:
+            return cls(**{k: str(data[k]) for k in _FIELDS})
+        except KeyError:
+            return None
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file of a diff: lines added and removed (None for a binary file)."""
+
+    path: str
+    added: int | None
+    removed: int | None
+
+
+def parse_numstat(text: str) -> list[FileChange]:
+    """``git diff --numstat -z`` output: ``added\\tremoved\\tpath\\0`` (``-`` for binary;
+    a rename is ``added\\tremoved\\t\\0old\\0new\\0``)."""
+    changes: list[FileChange] = []
+    parts = text.split("\0")
+    i = 0
+    while i < len(parts):
+        entry = parts[i]
+        i += 1
+        if not entry:
+            continue
+        added, removed, path = [*entry.split("\t", 2), "", ""][:3]
+        if not path and i + 1 < len(parts):  # a rename: old, then new
+            path = parts[i + 1]
+            i += 2
+        changes.append(
+            FileChange(
+                path=path,
+                added=int(added) if added.isdigit() else None,
+                removed=int(removed) if removed.isdigit() else None,
+            )
+        )
+    return changes
+
+
+def dirty(status_porcelain: str) -> list[str]:
+    """The paths ``git status --porcelain -z`` reports (tracked changes and untracked)."""
+    paths: list[str] = []
+    parts = status_porcelain.split("\0")
+    i = 0
+    while i < len(parts):
+        entry = parts[i]
+        i += 1
+        if len(entry) < 4:
+            continue
+        paths.append(entry[3:])
+        if entry[0] in "RC":  # a rename or copy carries its source next
+            i += 1
+    return paths

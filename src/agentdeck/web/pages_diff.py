@@ -1,0 +1,53 @@
+"""The agent page's diff: what an agent in a worktree changed, highlighted on the
+server (Pygments), kept current while the agent works."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+from markupsafe import Markup
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import DiffLexer
+
+from agentdeck.core.agent import Agent
+from agentdeck.core.redact import scrub
+from agentdeck.core.worktree import Worktree
+from agentdeck.daemon.deck import Deck
+from agentdeck.errors import WorktreeError
+from agentdeck.web.pages_base import agent_partial, render_text
+
+router = APIRouter()
+
+PAGE_PATCH_CHARS = 200_000  # past this the page shows the file list and points to the CLI
+_FORMATTER = HtmlFormatter(noclasses=True, nowrap=True, style="default")
+
+
+async def diff_html(deck: Deck, agent: Agent) -> str:
+    """The panel, or nothing for an agent without a worktree."""
+    worktree = Worktree.from_extra(agent.extra)
+    if worktree is None:
+        return ""
+    try:
+        changes = await deck.runner.worktrees.diff(worktree)
+    except WorktreeError as exc:
+        return render_text("_agent_diff.html", agent=agent, worktree=worktree, error=str(exc))
+    patch = scrub(changes.patch)  # the page is a viewer like the event log: no secrets
+    cut = len(patch) > PAGE_PATCH_CHARS
+    return render_text(
+        "_agent_diff.html",
+        agent=agent,
+        worktree=worktree,
+        files=changes.files,
+        added=sum(f.added or 0 for f in changes.files),
+        removed=sum(f.removed or 0 for f in changes.files),
+        patch=Markup(highlight(patch[:PAGE_PATCH_CHARS], DiffLexer(), _FORMATTER)),
+        cut=cut,
+        poll=agent.state.is_live,
+        error=None,
+    )
+
+
+@router.get("/ui/agents/{agent_id}/diff", response_class=HTMLResponse)
+async def diff_panel(request: Request, agent_id: str) -> HTMLResponse:
+    return await agent_partial(request, agent_id, diff_html)

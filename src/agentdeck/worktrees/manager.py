@@ -1,0 +1,226 @@
+"""Worktrees for agents, under ``AGENTDECK_HOME/worktrees/<agent id>``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentdeck.core.agent import Agent
+from agentdeck.core.worktree import FileChange, Worktree, branch_name, dirty, parse_numstat
+from agentdeck.errors import WorktreeError
+from agentdeck.worktrees.git import AS_AGENTDECK, GitFailed, git
+
+
+@dataclass(frozen=True)
+class Diff:
+    """What an agent changed: per file, and the patch (empty when only the stat
+    was asked for)."""
+
+    against: str  # the commit the working tree is compared with
+    files: list[FileChange] = field(default_factory=list)
+    patch: str = ""
+
+    def to_dict(self, agent: Agent, worktree: Worktree) -> dict[str, object]:
+        return {
+            "agent_id": agent.id,
+            "branch": worktree.branch,
+            "base": worktree.base,
+            "against": self.against,
+            "files": [{"path": f.path, "added": f.added, "removed": f.removed} for f in self.files],
+            "patch": self.patch,
+        }
+
+
+def worktree_of(agent: Agent) -> Worktree:
+    """The agent's worktree; an agent working in a plain directory has none."""
+    worktree = Worktree.from_extra(agent.extra)
+    if worktree is None:
+        raise WorktreeError(
+            f"agent {agent.name} has no worktree (it works in {agent.cwd})",
+            hint="start agents with --worktree to review what they change",
+        )
+    return worktree
+
+
+class Worktrees:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    async def create(
+        self, agent_id: str, agent_name: str, repo_dir: Path, base: str | None = None
+    ) -> Worktree:
+        """A new worktree on a new branch from ``base`` (default: the repository's
+        current branch, which must have no uncommitted changes)."""
+        try:
+            where = await git(
+                "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir",
+                cwd=repo_dir,
+            )  # fmt: skip
+            top, git_dir = where.splitlines()[:2]
+        except (GitFailed, ValueError):
+            raise WorktreeError(
+                f"{repo_dir} is not in a git repository",
+                hint="start the agent in a repository, or without --worktree",
+            ) from None
+        if base is None:
+            try:
+                base = (await git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=top)).strip()
+            except GitFailed:
+                raise WorktreeError(
+                    f"{top} has a detached HEAD: no branch to start the worktree from",
+                    hint="pass --base REF",
+                ) from None
+            changed = dirty(await git("status", "--porcelain", "-z", "-uno", cwd=top))
+            if changed:
+                shown = ", ".join(changed[:3]) + (", …" if len(changed) > 3 else "")
+                raise WorktreeError(
+                    f"{top} has uncommitted changes ({shown}): the worktree starts from the "
+                    f"last commit of {base} and would not have them",
+                    hint=f"commit or stash them, or pass --base {base} to start without them",
+                )
+        try:
+            commit = await git("rev-parse", "--verify", "--quiet", f"{base}^{{commit}}", cwd=top)
+        except GitFailed:
+            raise WorktreeError(
+                f"{top} has no commit {base!r}", hint="pass an existing --base"
+            ) from None
+        branch = branch_name(agent_name, agent_id)
+        taken = await git(
+            "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", cwd=top, ok=(0, 1)
+        )
+        if taken.strip():
+            raise WorktreeError(
+                f"branch {branch} already exists in {top}", hint="name the agent differently"
+            )
+        path = self.root / agent_id
+        self.root.mkdir(parents=True, exist_ok=True)
+        await git("worktree", "add", "--quiet", "-b", branch, str(path), commit.strip(), cwd=top)
+        return Worktree(
+            repo=top,
+            path=str(path),
+            branch=branch,
+            base=base,
+            base_commit=commit.strip(),
+            git_dir=git_dir,
+        )
+
+    async def commit_wip(self, worktree: Worktree, message: str) -> str | None:
+        """Commit whatever is uncommitted in the worktree (untracked files too, as
+        ``.gitignore`` allows); the new commit, or None when nothing was."""
+        path = worktree.path
+        if not dirty(await git("status", "--porcelain", "-z", cwd=path)):
+            return None
+        await git("add", "--all", cwd=path)
+        await git(*AS_AGENTDECK, "commit", "--quiet", "--no-verify", "-m", message, cwd=path)
+        return (await git("rev-parse", "HEAD", cwd=path)).strip()
+
+    async def diff(
+        self, worktree: Worktree, *, against: str | None = None, patch: bool = True,
+        color: bool = False,
+    ) -> Diff:  # fmt: skip
+        """The worktree as it is now (commits, uncommitted and untracked files) against
+        where it started, or against where it left ``against``."""
+        path = worktree.path
+        if not Path(path).is_dir():
+            raise WorktreeError(f"the worktree {path} is gone")
+        base = worktree.base_commit
+        if against is not None:
+            try:
+                base = (await git("merge-base", against, "HEAD", cwd=path)).strip()
+            except GitFailed:
+                raise WorktreeError(f"no common history with {against!r} in {path}") from None
+        files = parse_numstat(await git("diff", "--numstat", "-z", base, cwd=path))
+        colour = "--color=always" if color else "--no-color"
+        text = await git("diff", colour, base, cwd=path) if patch else ""
+        untracked = [
+            p
+            for p in (
+                await git("ls-files", "--others", "--exclude-standard", "-z", cwd=path)
+            ).split("\0")
+            if p
+        ]
+        for name in untracked:  # new files not yet added: shown as added whole
+            added = parse_numstat(
+                await git(
+                    "diff", "--no-index", "--numstat", "-z", "/dev/null", name, cwd=path, ok=(0, 1)
+                )
+            )
+            files += [FileChange(name, c.added, c.removed) for c in added]
+            if patch:
+                text += await git(
+                    "diff", "--no-index", colour, "/dev/null", name, cwd=path, ok=(0, 1)
+                )
+        return Diff(against=base, files=files, patch=text)
+
+
+@dataclass(frozen=True)
+class Standing:
+    """What a worktree holds that is nowhere else."""
+
+    worktree: Worktree
+    ahead: int | None  # commits on its branch not on its base (None: the base is gone)
+    behind: int | None  # commits on its base since it started
+    dirty: list[str]  # files changed and not committed
+    unmerged: list[str]  # "<short sha> <subject>" of commits in no other branch
+
+    @property
+    def empty(self) -> bool:
+        return not self.ahead and not self.dirty and not self.unmerged
+
+    @property
+    def merged(self) -> bool:
+        """Everything it holds is in another branch: removing it loses nothing."""
+        return not self.dirty and not self.unmerged
+
+
+async def standing(worktree: Worktree) -> Standing:
+    path = worktree.path
+    changed = dirty(await git("status", "--porcelain", "-z", cwd=path))
+    unmerged = (
+        await git(
+            "log", "--format=%h %s", worktree.branch, "--not",
+            f"--exclude={worktree.branch}", "--branches", "--remotes", cwd=path,
+        )
+    ).splitlines()  # fmt: skip
+    ahead: int | None
+    behind: int | None
+    try:
+        counts = await git(
+            "rev-list", "--left-right", "--count", f"{worktree.base}...{worktree.branch}", cwd=path
+        )
+        behind, ahead = (int(n) for n in counts.split())
+    except (GitFailed, ValueError):
+        behind = ahead = None
+    return Standing(worktree, ahead, behind, changed, unmerged)
+
+
+async def found_on_disk(root: Path) -> dict[str, Worktree]:
+    """The worktrees under ``root`` as git describes them, by agent id (the directory's
+    name): for those whose agent record is gone. Their base is unknown: where their
+    branch left the repository's current branch is taken."""
+    out: dict[str, Worktree] = {}
+    if not root.is_dir():
+        return out
+    for path in sorted(p for p in root.iterdir() if (p / ".git").exists()):
+        try:
+            branch = (await git("branch", "--show-current", cwd=path)).strip()
+            git_dir = (
+                await git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=path)
+            ).strip()
+            repo = str(Path(git_dir).parent)
+            head = (
+                await git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=repo, ok=(0, 1))
+            ).strip()
+            base = head or "HEAD"
+            fork = (await git("merge-base", base, branch, cwd=repo, ok=(0, 1))).strip()
+        except GitFailed:
+            continue
+        out[path.name] = Worktree(repo, str(path), branch, base, fork, git_dir)
+    return out
+
+
+async def remove(worktree: Worktree, *, force: bool = False) -> None:
+    """The worktree and its branch gone (``force``: even with work nowhere else)."""
+    repo = worktree.repo
+    await git("worktree", "remove", *(["--force"] if force else []), worktree.path, cwd=repo)
+    await git("branch", "-D" if force else "-d", worktree.branch, cwd=repo, ok=(0, 1))

@@ -1,0 +1,67 @@
+"""The agent page's diff, in a real browser: an agent in a worktree on the real
+Claude Code CLI edits a file and writes one; the page lists both with their line
+counts and shows the patch highlighted, with a secret it wrote redacted.
+
+Screenshots land in ``artifacts/screenshots/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Page, expect
+
+from agentdeck.core.agent import AgentSpec
+
+from ..worktrees.conftest import make_repo
+from ..worktrees.test_agents import scenario
+from .conftest import RunningDaemon
+from .dashboard_support import CHROMIUM, browser_tab, snap
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.browser,
+    pytest.mark.cli,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed"),
+]
+
+LIVE = 60_000  # ms
+KEY = "sk-ant-api03-" + "Wq7" * 30
+
+
+@pytest.fixture
+async def page(daemon: RunningDaemon) -> AsyncIterator[Page]:
+    async with browser_tab(daemon) as tab:
+        yield tab
+
+
+async def test_the_agent_page_shows_what_it_changed_on_its_branch(
+    daemon: RunningDaemon, page: Page, tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"calc.py": "def add(a, b):\n    return a - b\n"})
+    notes = f"add() adds now\nANTHROPIC_API_KEY={KEY}\n"
+    agent = await daemon.deck.create_agent(
+        AgentSpec(
+            prompt="fix add", name="fixer", cwd=str(repo), workspace="worktree",
+            scenario=str(scenario(tmp_path, "fixer", notes)),
+        ),
+        keep_alive=False,
+    )  # fmt: skip
+    await page.goto(f"{daemon.url}/agents/{agent.id}")
+    panel = page.locator("#agent-diff")
+    await expect(panel).to_contain_text("Changes on agentdeck/fixer-", timeout=LIVE)
+    files = panel.locator(".diff-files li")
+    await expect(files).to_have_count(2, timeout=LIVE)  # live: it polls while the agent works
+    await expect(files.filter(has_text="calc.py")).to_contain_text("+1 \u22121")
+    await expect(files.filter(has_text="fixer.md")).to_contain_text("+2 \u22120")
+    patch = panel.locator(".diff-patch")
+    await expect(patch).to_contain_text("return a + b")
+    await expect(patch).to_contain_text("ANTHROPIC_API_KEY=[REDACTED:anthropic-key]")
+    assert KEY not in await page.content()
+    # Highlighted on the server: added and removed lines carry their own colours.
+    added = patch.locator("span", has_text="+    return a + b")
+    assert await added.count() >= 1
+    assert (await added.first.get_attribute("style") or "").startswith("color")
+    await snap(page, "agent-diff.png")
