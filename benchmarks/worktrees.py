@@ -13,6 +13,9 @@ commit. Then, alternating, ``--runs`` times each:
 - **turn's commit**: ``Worktrees.commit_wip`` after one file changed (status, add,
   commit, as at each turn's end) in a worktree of that repository.
 - **diff --stat**: ``Worktrees.diff(patch=False)`` with that one file changed.
+- **merge queue**: ``--merges`` worktrees, each with a file of its own committed,
+  merged into ``main`` one after the other (the queue takes one at a time) with the
+  trivial test ``true``: merges per minute, and the time of one.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from pathlib import Path
 
 from _common import header, median
 from agentdeck.worktrees import Worktrees
+from agentdeck.worktrees.merge import merge
 
 ENV = {
     **os.environ,
@@ -86,12 +90,34 @@ async def measure(repo: Path, runs: int, scratch: Path) -> dict[str, list[float]
     return times
 
 
+async def merges(repo: Path, count: int, scratch: Path) -> list[float]:
+    """Seconds each merge took, landing ``count`` branches on main in turn."""
+    trees = Worktrees(scratch / "worktrees")
+    made = []
+    for n in range(count):
+        wt = await trees.create(f"merge{n:04d}bench0", f"m{n}", repo, base="main")
+        (Path(wt.path) / f"added{n:04d}.txt").write_text(f"{n}\n")
+        await trees.commit_wip(wt, f"change {n}")
+        made.append(wt)
+    took = []
+    for wt in made:
+        started = time.perf_counter()
+        outcome = await merge(wt, scratch=scratch / "merges", test="true")
+        took.append(time.perf_counter() - started)
+        if not outcome.landed:
+            raise SystemExit(f"a merge was refused: {outcome.reason}")
+    for wt in made:
+        git(repo, "worktree", "remove", "--force", wt.path)
+    return took
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--mb", type=int, default=200)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--repo", type=Path, default=None)
+    parser.add_argument("--merges", type=int, default=10)
     args = parser.parse_args()
     repo = args.repo or Path(tempfile.gettempdir()) / f"agentdeck-bench-repo-{args.files}-{args.mb}"
     header("worktrees: one per agent, on a large repository")
@@ -101,15 +127,23 @@ def main() -> None:
           f"{time.perf_counter() - started:.1f} s)")  # fmt: skip
     with tempfile.TemporaryDirectory(dir=repo.parent) as tmp:
         times = asyncio.run(measure(repo, args.runs, Path(tmp)))
+    main_before = git(repo, "rev-parse", "main").strip()
+    with tempfile.TemporaryDirectory(dir=repo.parent) as tmp:
+        merged = asyncio.run(merges(repo, args.merges, Path(tmp)))
+    git(repo, "update-ref", "refs/heads/main", main_before)  # the fixture stays as built
+    git(repo, "reset", "--hard", "--quiet", "main")
     plain, made = median(times["git"]), median(times["create"])
     print(f"  create, {args.runs} runs each (median):")
     print(f"    git worktree add alone   {plain * 1000:8.0f} ms")
     print(f"    Worktrees.create         {made * 1000:8.0f} ms   ratio {made / plain:.2f}x "
           f"(goal <= 1.20x: {'met' if made / plain <= 1.2 else 'not met'})")  # fmt: skip
+    commit, stat = median(times["commit"]) * 1000, median(times["stat"]) * 1000
+    print(f"  a turn's commit after one file changed: median {commit:.0f} ms")
+    print(f"  diff --stat with one file changed:     median {stat:.0f} ms")
     print(
-        f"  a turn's commit after one file changed: median {median(times['commit']) * 1000:.0f} ms"
+        f"  merge queue, {len(merged)} merges with test `true`: "
+        f"{len(merged) / sum(merged) * 60:.1f} per minute, median {median(merged) * 1000:.0f} ms"
     )
-    print(f"  diff --stat with one file changed:     median {median(times['stat']) * 1000:.0f} ms")
 
 
 if __name__ == "__main__":

@@ -93,3 +93,20 @@ async def test_a_worker_in_a_worktree_branches_off_its_parents_repository(team: 
     assert child.cwd == worktree["path"] and worktree["repo"] == str(repo)
     assert worktree["branch"].startswith("agentdeck/w1-") and worktree["base"] == "main"
     assert git(repo, "rev-parse", worktree["branch"]) == git(repo, "rev-parse", "main")
+    # The orchestrator reviews and lands its worker's work through its deck tools.
+    from agentdeck.core.worktree import Worktree
+    from agentdeck.orchestration.tools import call_tool
+
+    work = Worktree.from_extra(child.extra)
+    assert work is not None
+    (Path(work.path) / "calc.py").write_text("x = 2\n")
+    await team.runner.worktrees.commit_wip(work, "w1's turn")
+    text, error = await call_tool(team.orch, lead.id, "diff_agent", {"agent": "w1"})
+    assert not error and "calc.py  +1 -1" in text and "+x = 2" in text
+    text, error = await call_tool(
+        team.orch, lead.id, "merge_agent", {"agent": "w1", "test": "grep -q 2 calc.py"}
+    )
+    assert not error and text.startswith("Landed: landed on main as "), text
+    assert (repo / "calc.py").read_text() == "x = 2\n"
+    text, error = await call_tool(team.orch, lead.id, "diff_agent", {"agent": "nobody"})
+    assert error and "you have no child agent 'nobody'" in text

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentdeck.core.agent import AgentState
+from agentdeck.core.agent import Agent, AgentState
 from agentdeck.runner import procs
 from agentdeck.settings import Settings
 from tests.orchestration.conftest import Team, make_team
@@ -116,8 +116,13 @@ async def test_a_childs_budget_is_carved_from_what_its_parent_has_left(team: Tea
     ]
     assert refused["is_error"] is True
     assert [c.name for c in await team.children(lead.id)] == ["wa", "wb"]
-    b = await team.orch.agent(wb.id)
-    assert b.state == AgentState.ERROR and "budget exceeded" in (b.last_error or "")
+    # B's turn ends (idle, which wakes the lead) just before its guard stops it.
+    async def stopped() -> Agent | None:
+        found = await team.orch.agent(wb.id)
+        return found if found.state == AgentState.ERROR else None
+
+    b = await eventually(stopped, timeout=30, what="wb to be stopped by its budget")
+    assert "budget exceeded" in (b.last_error or "")
     assert (await team.orch.agent(wa.id)).state == AgentState.IDLE
 
 

@@ -122,6 +122,13 @@ class DaemonClient:
             body["agent"] = template
         return agent_from_json(await self._call("POST", "/api/agents", json=body))
 
+    async def merge(
+        self, ref: str, *, into: str | None, strategy: str, test: str | None
+    ) -> dict[str, Any]:
+        body = {"into": into, "strategy": strategy, "test": test}
+        outcome: dict[str, Any] = await self._call("POST", f"/api/agents/{ref}/merge", json=body)
+        return outcome
+
     async def act(self, ref: str, action: str, body: dict[str, Any] | None = None) -> Agent:
         return agent_from_json(
             await self._call("POST", f"/api/agents/{ref}/{action}", json=body or {})

@@ -1,23 +1,28 @@
-"""``agentdeck diff``: what an agent in a worktree changed."""
+"""``agentdeck diff`` and ``merge``: what an agent in a worktree changed, and
+landing it, test-gated."""
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated
+from typing import Annotated, cast
 
 import typer
 
 from agentdeck.cli.agents import AgentArg, JsonOpt, find
-from agentdeck.cli.context import run_async
+from agentdeck.cli.client import connect
+from agentdeck.cli.context import opened, run_async
 from agentdeck.core.agent import Agent
 from agentdeck.core.worktree import Worktree
+from agentdeck.errors import UsageError
 from agentdeck.settings import Settings
 from agentdeck.worktrees import Diff, Worktrees, worktree_of
+from agentdeck.worktrees.merge import STRATEGIES, Strategy
 
 
 def register(app: typer.Typer) -> None:
     app.command("diff")(diff)
+    app.command("merge")(merge)
 
 
 def diff(
@@ -65,3 +70,51 @@ def stat_text(agent: Agent, worktree: Worktree, changes: Diff) -> str:
     n = len(changes.files)
     lines.append(f"{n} file{'' if n == 1 else 's'} changed, +{added} -{removed}")
     return "\n".join(lines)
+
+
+def merge(
+    agent: AgentArg,
+    test: Annotated[
+        str | None,
+        typer.Option(
+            help="The command the combination must pass (default: `test` of the target's "
+            ".agentdeck/merge.yaml, or none)."
+        ),
+    ] = None,
+    strategy: Annotated[
+        str, typer.Option(help="merge (a merge commit), squash (one commit) or rebase.")
+    ] = "merge",
+    into: Annotated[
+        str | None, typer.Option(help="The branch to land on (default: the one it started from).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Land an agent's branch: combined with the latest target in a scratch worktree,
+    tested there, and the target moved to exactly that tested commit (one merge at a
+    time per repository). Exit 0 when it landed, 1 when it was refused."""
+    if strategy not in STRATEGIES:
+        raise UsageError(f"--strategy must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
+
+    async def go(settings: Settings) -> int:
+        client = await connect(settings)
+        if client is not None:
+            try:
+                outcome = await client.merge(agent, into=into, strategy=strategy, test=test)
+            finally:
+                await client.aclose()
+        else:
+            async with opened(settings) as (store, runner):
+                found = await store.find_agent(agent)
+                landed = await runner.merge(
+                    found, into=into, strategy=cast(Strategy, strategy), test=test
+                )
+                outcome = landed.to_dict()
+        if as_json:
+            print(json.dumps(outcome, indent=2))
+        else:
+            print(f"{'landed' if outcome['landed'] else 'refused'}: {outcome['reason']}")
+            if outcome.get("test_output"):
+                print(str(outcome["test_output"]).rstrip())
+        return 0 if outcome["landed"] else 1
+
+    raise typer.Exit(run_async(go))

@@ -149,6 +149,14 @@ def add_orchestrator_tools(server: MCPServer, link: DeckLink) -> None:
     async def answer_request(request_id: str, answer: str) -> str:
         return await link.call("answer_request", {"request_id": request_id, "answer": answer})
 
+    @server.tool(**described("diff_agent"))
+    async def diff_agent(agent: str) -> str:
+        return await link.call("diff_agent", {"agent": agent})
+
+    @server.tool(**described("merge_agent"))
+    async def merge_agent(agent: str, test: str | None = None) -> str:
+        return await link.call("merge_agent", {"agent": agent, "test": test})
+
 
 async def serve(settings: Settings, *, session_id: str, project: str) -> None:
     """Memory and the orchestrator's tools over stdio, until the client closes stdin."""

@@ -171,7 +171,7 @@ class Governor:
         if verdict.decision is not Decision.ASK:
             by = "grant" if verdict.source == "grant" else "policy"
             outcome = Outcome(verdict.decision is Decision.ALLOW, verdict.reason, verdict.rule, by)
-            await self._audit(
+            await self.audit(
                 agent, tool, tool_input, str(verdict.decision), verdict.reason, verdict.rule, by
             )
             if not outcome.allowed:
@@ -202,7 +202,7 @@ class Governor:
         grants = [Grant(rule=g.rule, decision=Decision(g.decision)) for g in records]
         verdict = await self._verdict(agent, tool, tool_input, grants)
         source = "grant" if verdict.source == "grant" else by
-        await self._audit(
+        await self.audit(
             agent, tool, tool_input, str(verdict.decision), verdict.reason, verdict.rule, source
         )
         return verdict
@@ -248,7 +248,7 @@ class Governor:
                 )
             ]
         )
-        await self._audit(agent, tool, tool_input, "ask", reason, rule, "policy")
+        await self.audit(agent, tool, tool_input, "ask", reason, rule, "policy")
         future: asyncio.Future[Approval] = asyncio.get_running_loop().create_future()
         self._waiters[approval.id] = future
         await waiting(True)
@@ -281,7 +281,7 @@ class Governor:
                 )
             ]
         )
-        await self._audit(agent, tool, tool_input, str(answered.state), why, rule, outcome.by)
+        await self.audit(agent, tool, tool_input, str(answered.state), why, rule, outcome.by)
         return outcome
 
     async def _wait(self, approval: Approval, future: asyncio.Future[Approval]) -> Approval:
@@ -358,7 +358,7 @@ class Governor:
                     expired.append(done)
         return expired
 
-    async def _audit(
+    async def audit(
         self,
         agent: Agent,
         tool: str,

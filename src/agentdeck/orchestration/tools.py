@@ -17,9 +17,11 @@ from claude_agent_sdk import SdkMcpTool, create_sdk_mcp_server
 
 from agentdeck import __version__
 from agentdeck.core.agent import Agent
+from agentdeck.core.redact import scrub
 from agentdeck.errors import AgentdeckError
 from agentdeck.orchestration import texts
 from agentdeck.runner.callbacks import held
+from agentdeck.worktrees import worktree_of
 
 if TYPE_CHECKING:
     from agentdeck.orchestration.service import Orchestrator
@@ -36,12 +38,15 @@ ORCHESTRATOR_TOOLS = (
     "interrupt_agent",
     "kill_agent",
     "answer_request",
+    "diff_agent",
+    "merge_agent",
 )
 WORKER_TOOLS = ("ask_orchestrator", "notify_parent", "message_agent")
 
 Handler = Callable[[dict[str, Any]], Awaitable[str]]
 
 _STR = {"type": "string"}
+DIFF_CHARS = 20_000  # of a patch told to the model
 
 
 def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -112,6 +117,27 @@ SCHEMAS: dict[str, tuple[str, dict[str, Any]]] = {
                     {"type": "integer", "minimum": 1, "maximum": 200},
                     "Most events to return.",
                     default=50,
+                ),
+            },
+            ["agent"],
+        ),
+    ),
+    "diff_agent": (
+        "What a child agent in a worktree changed on its branch, committed or not: the "
+        "files with lines added and removed, then the patch (cut when long).",
+        _schema({"agent": AGENT_REF}, ["agent"]),
+    ),
+    "merge_agent": (
+        "Land a child agent's branch on the branch it started from: combined with the "
+        "latest of that branch and tested first; refused (with why) on a conflict or a "
+        "failing test, and then nothing moves.",
+        _schema(
+            {
+                "agent": AGENT_REF,
+                "test": _described(
+                    {"type": ["string", "null"]},
+                    "The command the combination must pass (default: the repository's "
+                    ".agentdeck/merge.yaml, or none).",
                 ),
             },
             ["agent"],
@@ -274,6 +300,26 @@ def handlers(
         asker = await orch.agent(ask.agent_id)
         return f"Answered {asker.name}'s question {ask.id}; it goes on with your answer."
 
+    async def diff_agent(a: dict[str, Any]) -> str:
+        child = await orch.child(agent_id, str(a["agent"]))
+        worktree = worktree_of(child)
+        changes = await orch.runner.worktrees.diff(worktree)
+        files = "\n".join(
+            f"  {f.path}  " + ("binary" if f.added is None else f"+{f.added} -{f.removed}")
+            for f in changes.files
+        )
+        patch = scrub(changes.patch)
+        if len(patch) > DIFF_CHARS:
+            patch = patch[:DIFF_CHARS] + f"\n[cut at {DIFF_CHARS} characters]"
+        head = f"{child.name} on {worktree.branch}, {len(changes.files)} file(s) changed"
+        return f"{head}:\n{files}\n\n{patch}" if changes.files else f"{head}: none yet."
+
+    async def merge_agent(a: dict[str, Any]) -> str:
+        child = await orch.child(agent_id, str(a["agent"]))
+        outcome = await orch.runner.merge(child, test=a.get("test"), by=f"agent:{agent_id}")
+        text = f"{'Landed' if outcome.landed else 'Refused'}: {outcome.reason}"
+        return text + (f"\n{outcome.test_output[-2000:]}" if outcome.test_output else "")
+
     async def ask_orchestrator(a: dict[str, Any]) -> str:
         return await orch.inbox.ask(
             agent_id,
@@ -297,6 +343,8 @@ def handlers(
         "interrupt_agent": interrupt_agent,
         "kill_agent": kill_agent,
         "answer_request": answer_request,
+        "diff_agent": diff_agent,
+        "merge_agent": merge_agent,
         "ask_orchestrator": ask_orchestrator,
         "notify_parent": notify_parent,
         "message_agent": message_agent,

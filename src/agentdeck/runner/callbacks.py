@@ -8,8 +8,8 @@ catch it. A held callback, once it has its answer, checks whether the process
 can still hear it and, if not, waits instead of returning: the SDK cancels it
 when the client closes, and nothing is written. What the SDK answers on its own
 (an in-process MCP server's notifications) goes through ``HeldClient``, whose
-transport drops a write the dying process cannot take instead of raising it in a
-task nothing awaits.
+transport drops such an answer when the dying process cannot take it, instead of
+raising in a task nothing awaits.
 """
 
 from __future__ import annotations
@@ -49,8 +49,11 @@ def held_hooks(
     }
 
 
+_RESPONSE = '{"type": "control_response"'
+
+
 class HeldClient(ClaudeSDKClient):
-    """A client whose transport's writes fail quietly once ``stopping()``."""
+    """A client whose transport drops an answer to a process that is being stopped."""
 
     def __init__(self, options: ClaudeAgentOptions, stopping: Stopping) -> None:
         self._stopping = stopping
@@ -69,7 +72,9 @@ class HeldClient(ClaudeSDKClient):
                 try:
                     await write(data)
                 except CLIConnectionError:
-                    if not self._stopping():
+                    # Only an answer to the CLI is dropped: it is written from a task
+                    # nothing awaits. A request or a message still fails its caller.
+                    if not (self._stopping() and data.startswith(_RESPONSE)):
                         raise
 
             transport.write = quiet_write

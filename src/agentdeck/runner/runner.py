@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
-from agentdeck.core.events import ErrorOccurred, Event, StateChanged, spawned_events
+from agentdeck.core.events import ErrorOccurred, Event, Notice, StateChanged, spawned_events
 from agentdeck.core.guardrails import FleetBudget, day_start
 from agentdeck.core.ids import new_agent_id
 from agentdeck.core.worktree import Worktree
@@ -37,7 +37,8 @@ from agentdeck.runner.payloads import PayloadStore
 from agentdeck.runner.session import AgentSession
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
-from agentdeck.worktrees import Worktrees
+from agentdeck.worktrees import Worktrees, worktree_of
+from agentdeck.worktrees.merge import MergeOutcome, Strategy, merge
 
 if TYPE_CHECKING:  # the scripted model loads only for --scenario runs
     from agentdeck.mockmodel import MockModel, Scenario
@@ -438,6 +439,42 @@ class Runner:
             logger.warning("unknown steering command %r for %s", kind, agent_id)
 
     # -- stopping ----------------------------------------------------------------
+
+    async def merge(
+        self,
+        agent: Agent,
+        *,
+        into: str | None = None,
+        strategy: Strategy = "merge",
+        test: str | None = None,
+        by: str = "user:cli",
+    ) -> MergeOutcome:
+        """Land the agent's branch through its repository's test-gated merge; the
+        outcome is a ``merge`` notice on the agent and an audit entry either way."""
+        worktree = worktree_of(agent)
+        outcome = await merge(
+            worktree,
+            scratch=self.settings.worktrees_dir / ".merges",
+            into=into,
+            strategy=strategy,
+            test=test,
+            message=f"Merge {worktree.branch} ({agent.name}) into {into or worktree.base}",
+        )
+        notice = Notice(
+            agent_id=agent.id, ts=time.time(), kind="merge", message=outcome.reason,
+            detail=outcome.to_dict(),
+        )  # fmt: skip
+        await self.store.append([notice])
+        await self.governor.audit(
+            agent,
+            "merge",
+            {"branch": outcome.branch, "into": outcome.target, "strategy": strategy, "test": test},
+            "allowed" if outcome.landed else "denied",
+            outcome.reason,
+            None,
+            by,
+        )
+        return outcome
 
     async def shutdown(self, *, suspend: bool = False) -> None:
         """Close every session (gracefully, then by force) and the scripted models.
