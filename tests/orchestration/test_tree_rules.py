@@ -116,6 +116,7 @@ async def test_a_childs_budget_is_carved_from_what_its_parent_has_left(team: Tea
     ]
     assert refused["is_error"] is True
     assert [c.name for c in await team.children(lead.id)] == ["wa", "wb"]
+
     # B's turn ends (idle, which wakes the lead) just before its guard stops it.
     async def stopped() -> Agent | None:
         found = await team.orch.agent(wb.id)
