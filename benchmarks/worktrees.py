@@ -63,7 +63,17 @@ def build(repo: Path, files: int, mb: int) -> None:
     git(repo, "commit", "--quiet", "-m", "a large repository")
 
 
+def forget_branches(repo: Path) -> None:
+    """Every branch but main gone (left by an earlier run), and stale worktrees."""
+    git(repo, "worktree", "prune")
+    names = git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/").split()
+    stale = [n for n in names if n != "main"]
+    if stale:
+        git(repo, "branch", "-D", *stale)
+
+
 async def measure(repo: Path, runs: int, scratch: Path) -> dict[str, list[float]]:
+    forget_branches(repo)
     trees = Worktrees(scratch / "worktrees")
     times: dict[str, list[float]] = {"git": [], "create": [], "commit": [], "stat": []}
     for n in range(runs):
@@ -132,6 +142,7 @@ def main() -> None:
         merged = asyncio.run(merges(repo, args.merges, Path(tmp)))
     git(repo, "update-ref", "refs/heads/main", main_before)  # the fixture stays as built
     git(repo, "reset", "--hard", "--quiet", "main")
+    forget_branches(repo)
     plain, made = median(times["git"]), median(times["create"])
     print(f"  create, {args.runs} runs each (median):")
     print(f"    git worktree add alone   {plain * 1000:8.0f} ms")
