@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import psutil
 import pytest
+import yaml
 from pydantic import SecretStr
 
 from agentdeck.core.agent import AgentSpec, AgentState
@@ -139,3 +141,45 @@ async def test_no_answer_is_sent_to_a_process_being_stopped() -> None:
     assert matcher.on_failure == hooks["PreToolUse"][0].on_failure
     assert await matcher.hooks[0]("x") == "answer to ('x',)"
     assert held_hooks(lambda: False, None) is None
+
+
+async def test_a_rule_allowing_a_whole_tool_goes_through_the_policy_not_around_it(
+    deck: tuple[Store, Runner], tmp_path: Path
+) -> None:
+    # The SDK refuses to start with allowed_tools=["Read"] (the CLI would approve every
+    # Read before agentdeck's policy saw it): the policy applies such a rule instead,
+    # so the profile's deny rules still win over it.
+    store, runner = deck
+    (tmp_path / "notes.txt").write_text("NOTE-CONTENT\n")
+    secret = tmp_path / "home" / ".ssh" / "id_rsa"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("KEY-CONTENT\n")
+    reads = [
+        {"name": "Read", "input": {"file_path": str(p)}} for p in (tmp_path / "notes.txt", secret)
+    ]
+    scenario = tmp_path / "reads.yaml"
+    scenario.write_text(
+        yaml.safe_dump(
+            {
+                "name": "reads",
+                "turns": [{"reply": [{"tool_use": r}]} for r in reads]
+                + [{"reply": [{"text": "done"}]}],
+            }
+        )
+    )
+    deny_ssh = tmp_path / "profile.yaml"
+    deny_ssh.write_text(
+        yaml.safe_dump({"name": "p", "default": "deny", "deny": [f"Read(/{secret})"]})
+    )
+    session = await runner.start(
+        AgentSpec(prompt="read", scenario=str(scenario), allow=("Read",), profile=str(deny_ssh))
+    )
+    await session.wait_finished(timeout=60)
+    assert session.agent.state == AgentState.DONE, session.agent.last_error
+    outputs = [
+        e.data
+        for e in await store.read(agent_id=session.agent.id)
+        if e.type == EventType.TOOL_RETURNED
+    ]
+    assert "NOTE-CONTENT" in outputs[0]["output"] and not outputs[0]["is_error"]
+    assert outputs[1]["is_error"] and "KEY-CONTENT" not in outputs[1]["output"]

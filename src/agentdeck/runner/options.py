@@ -105,7 +105,10 @@ def build_options(
         cli_path=resolve_cli(settings),
         cwd=str(cwd),
         model=spec.model or settings.model,
-        allowed_tools=list(spec.allow),
+        # A rule that allows a whole tool ("Read", "Read(*)") would be approved by the CLI
+        # before agentdeck's policy sees the call (the SDK refuses to start then): the
+        # policy applies it instead, after its deny rules.
+        allowed_tools=[rule for rule in spec.allow if not _whole_tool(rule)],
         disallowed_tools=list(spec.deny),
         system_prompt=system_prompt,
         # Edits inside the agent's own workspace are its job; everything else
@@ -137,3 +140,11 @@ def _hooks(
             HookMatcher(matcher=None, hooks=[pre_tool], timeout=timeout, on_failure="block")
         ]
     return hooks or None
+
+
+def _whole_tool(rule: str) -> bool:
+    """Whether an allow rule allows every call of its tool (no specifier, ``()``, ``(*)``)."""
+    rule = rule.strip()
+    if "(" not in rule:
+        return bool(rule)
+    return rule.endswith(")") and rule[rule.index("(") + 1 : -1] in ("", "*")
