@@ -181,3 +181,16 @@ async def test_the_cli_lands_or_refuses_and_the_log_and_the_audit_say_so(
     assert [n["detail"]["landed"] for n in notices if n["kind"] == "merge"] == [False, True]
     assert [(a.tool, str(a.decision)) for a in audit] == [("merge", "denied"), ("merge", "allowed")]
     assert audit[1].answered_by == "user:cli"
+
+
+async def test_a_merge_with_nothing_to_test_needs_no_checkout(
+    repo: Path, trees: Worktrees, tmp_path: Path
+) -> None:
+    wt = await worker(trees, repo, "fixer", {"calc.py": FIXED})
+    main_commit(repo, {"docs.md": "docs\n"}, "main moves on meanwhile")
+    outcome = await merge(wt, scratch=tmp_path / "scratch", message="land fixer")
+    assert outcome.landed, outcome
+    assert not (tmp_path / "scratch").exists()  # combined in git's object store alone
+    assert git(repo, "log", "-1", "--format=%s", "main").strip() == "land fixer"
+    assert len(git(repo, "log", "-1", "--format=%P", "main").split()) == 2
+    assert (repo / "calc.py").read_text() == FIXED and (repo / "docs.md").exists()

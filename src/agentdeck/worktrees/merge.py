@@ -101,10 +101,38 @@ async def merge(
         )  # fmt: skip
 
 
+async def _attempt_in_place(
+    repo: str, branch: str, target: str, tip: str, message: str
+) -> MergeOutcome:
+    """A merge with no test to run needs no checkout: ``git merge-tree`` combines the
+    trees in the object database, ``commit-tree`` makes the merge commit."""
+    out = await git("merge-tree", "--write-tree", "--name-only", tip, branch, cwd=repo, ok=(0, 1))
+    tree, _, rest = out.partition("\n")
+    conflicts = rest.split("\n\n", 1)[0].split() if rest.strip() else []
+    if conflicts:
+        return MergeOutcome(
+            False, branch, target, "merge",
+            f"conflicts with {target} in {', '.join(conflicts)}", conflicts=conflicts,
+        )  # fmt: skip
+    commit = await git(
+        *AS_AGENTDECK, "commit-tree", tree.strip(), "-p", tip, "-p", branch, "-m", message,
+        cwd=repo,
+    )  # fmt: skip
+    tested = commit.strip()
+    moved = await _advance(repo, target, tip, tested)
+    if moved is not None:
+        return MergeOutcome(False, branch, target, "merge", moved)
+    return MergeOutcome(
+        True, branch, target, "merge", f"landed on {target} as {tested[:12]}", commit=tested
+    )
+
+
 async def _attempt(
     repo: str, branch: str, target: str, tip: str, strategy: Strategy, test: str | None,
     scratch_root: Path, timeout: float, message: str,
 ) -> MergeOutcome:  # fmt: skip
+    if strategy == "merge" and not test:
+        return await _attempt_in_place(repo, branch, target, tip, message)
     scratch = scratch_root / f"merge-{uuid.uuid4().hex[:12]}"
     scratch_root.mkdir(parents=True, exist_ok=True)
     await git("worktree", "add", "--quiet", "--detach", str(scratch), tip, cwd=repo)
