@@ -119,16 +119,20 @@ async def test_no_answer_is_sent_to_a_process_being_stopped() -> None:
     from agentdeck.runner.callbacks import held, held_hooks
 
     stopping = False
+    decided = asyncio.Event()
 
     async def decide(*args: object) -> str:
+        decided.set()
         return f"answer to {args}"
 
     answer = held(lambda: stopping, decide)
     assert await answer("Bash") == "answer to ('Bash',)"
     stopping = True
+    decided.clear()
     parked = asyncio.ensure_future(answer("Bash"))
-    await asyncio.sleep(0.05)
-    assert not parked.done()  # nothing returned, so nothing written
+    await asyncio.wait_for(decided.wait(), timeout=5)  # it has its answer…
+    done, _ = await asyncio.wait({parked}, timeout=0.2)
+    assert not done  # …and holds it: nothing returned, so nothing written
     parked.cancel()  # what the SDK's close does
     with pytest.raises(asyncio.CancelledError):
         await parked
