@@ -194,3 +194,45 @@ async def test_a_merge_with_nothing_to_test_needs_no_checkout(
     assert git(repo, "log", "-1", "--format=%s", "main").strip() == "land fixer"
     assert len(git(repo, "log", "-1", "--format=%P", "main").split()) == 2
     assert (repo / "calc.py").read_text() == FIXED and (repo / "docs.md").exists()
+
+
+async def test_a_malformed_merge_gate_is_a_clear_error_and_nothing_moves(
+    repo: Path, trees: Worktrees, tmp_path: Path
+) -> None:
+    from agentdeck.errors import WorktreeError
+
+    (repo / ".agentdeck").mkdir()
+    main_commit(repo, {".agentdeck/merge.yaml": "test: [unclosed\n"}, "a broken gate")
+    wt = await worker(trees, repo, "fixer", {"calc.py": FIXED})
+    before = git(repo, "rev-parse", "main")
+    with pytest.raises(WorktreeError, match=r"\.agentdeck/merge\.yaml: "):
+        await merge(wt, scratch=tmp_path / "s")
+    main_commit(repo, {".agentdeck/merge.yaml": "test: [1, 2]\n"}, "a gate that is no command")
+    with pytest.raises(WorktreeError, match="test must be a command line"):
+        await merge(wt, scratch=tmp_path / "s")
+    with pytest.raises(WorktreeError, match="has no branch 'nope' to merge into"):
+        await merge(wt, scratch=tmp_path / "s", into="nope")
+    assert git(repo, "rev-parse", "HEAD~1") == before
+
+
+async def test_bad_merge_and_diff_requests_say_what_is_wrong(
+    settings: Settings, tmp_path: Path
+) -> None:
+    from tests.support.served import serving
+
+    env = deck_env(tmp_path)
+    unknown = await asyncio.to_thread(deck, env, "diff", "no-such-agent")
+    assert unknown.code == 1 and "no agent" in unknown.err and "no-such-agent" in unknown.err
+    bogus = await asyncio.to_thread(deck, env, "merge", "x", "--strategy", "octopus")
+    assert bogus.code == 2 and "--strategy must be one of merge, squash, rebase" in bogus.err
+    async with serving(settings) as served, served.api() as api:
+        missing = await api.post("/api/agents/no-such-agent/merge", json={})
+        assert missing.status_code == 404
+        plain = await api.post(
+            "/api/agents", json={"prompt": "hi", "scenario": "chat", "keep_alive": False}
+        )
+        agent_id = plain.json()["id"]
+        typo = await api.post(f"/api/agents/{agent_id}/merge", json={"strategy": "octopus"})
+        assert typo.status_code == 422
+        refused = await api.post(f"/api/agents/{agent_id}/merge", json={})
+        assert refused.status_code == 400 and "has no worktree" in refused.text
