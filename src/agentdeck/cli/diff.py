@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, cast
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
@@ -13,11 +13,12 @@ from agentdeck.cli.agents import AgentArg, JsonOpt, find
 from agentdeck.cli.client import connect
 from agentdeck.cli.context import opened, run_async
 from agentdeck.core.agent import Agent
-from agentdeck.core.worktree import Worktree
+from agentdeck.core.worktree import STRATEGIES, Strategy, Worktree
 from agentdeck.errors import UsageError
 from agentdeck.settings import Settings
-from agentdeck.worktrees import Diff, Worktrees, worktree_of
-from agentdeck.worktrees.merge import STRATEGIES, Strategy
+
+if TYPE_CHECKING:  # git's adapter loads when a command needs it, not at start-up
+    from agentdeck.worktrees import Diff
 
 
 def register(app: typer.Typer) -> None:
@@ -43,6 +44,8 @@ def diff(
     Coloured in a terminal, plain when piped."""
 
     async def go(settings: Settings) -> None:
+        from agentdeck.worktrees import Worktrees, worktree_of
+
         found = await find(settings, agent)
         worktree = worktree_of(found)
         color = sys.stdout.isatty() and not as_json

@@ -4,7 +4,7 @@ nothing that is not elsewhere."""
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -14,7 +14,9 @@ from agentdeck.core.agent import Agent
 from agentdeck.core.worktree import Worktree
 from agentdeck.errors import NotFound
 from agentdeck.settings import Settings
-from agentdeck.worktrees import Standing, found_on_disk, remove, standing
+
+if TYPE_CHECKING:  # git's adapter loads when a command needs it, not at start-up
+    from agentdeck.worktrees import Standing
 
 worktrees_app = typer.Typer(
     help="The agents' git worktrees: what each holds, and pruning the merged or empty ones.",
@@ -29,6 +31,8 @@ def register(app: typer.Typer) -> None:
 
 async def _listed(settings: Settings) -> list[tuple[Agent | None, Standing]]:
     """Every worktree under AGENTDECK_HOME/worktrees, with its agent if it still has one."""
+    from agentdeck.worktrees import found_on_disk, standing
+
     rows = []
     for agent_id, described in (await found_on_disk(settings.worktrees_dir)).items():
         try:
@@ -107,6 +111,8 @@ def prune(
             if not s.merged:
                 verb += f" (losing {len(s.unmerged)} commit(s), {len(s.dirty)} file(s))"
             if not dry_run:
+                from agentdeck.worktrees import remove
+
                 await remove(s.worktree, force=force)
             console.print(f"{verb} {name} ({s.worktree.path})", markup=False)
 

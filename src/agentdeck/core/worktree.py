@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 BRANCH_PREFIX = "agentdeck/"
+Strategy = Literal["merge", "squash", "rebase"]  # how a branch is landed
+STRATEGIES: tuple[Strategy, ...] = ("merge", "squash", "rebase")
 _SLUG = re.compile(r"[^a-z0-9._-]+")
 
 
@@ -63,41 +65,33 @@ class FileChange:
 
 
 def parse_numstat(text: str) -> list[FileChange]:
-    """``git diff --numstat -z`` output: ``added\\tremoved\\tpath\\0`` (``-`` for binary;
-    a rename is ``added\\tremoved\\t\\0old\\0new\\0``)."""
+    """``git diff --numstat -z`` output: ``added\tremoved\tpath\0`` (``-`` for binary;
+    a rename is ``added\tremoved\t\0old\0new\0``)."""
     changes: list[FileChange] = []
-    parts = text.split("\0")
-    i = 0
-    while i < len(parts):
-        entry = parts[i]
-        i += 1
+    parts = iter(text.split("\0"))
+    for entry in parts:
         if not entry:
             continue
         added, removed, path = [*entry.split("\t", 2), "", ""][:3]
-        if not path and i + 1 < len(parts):  # a rename: old, then new
-            path = parts[i + 1]
-            i += 2
-        changes.append(
-            FileChange(
-                path=path,
-                added=int(added) if added.isdigit() else None,
-                removed=int(removed) if removed.isdigit() else None,
-            )
-        )
+        if not path:  # a rename: old, then new
+            next(parts, "")
+            path = next(parts, "")
+        changes.append(FileChange(path, _count(added), _count(removed)))
     return changes
+
+
+def _count(field: str) -> int | None:
+    return int(field) if field.isdigit() else None
 
 
 def dirty(status_porcelain: str) -> list[str]:
     """The paths ``git status --porcelain -z`` reports (tracked changes and untracked)."""
     paths: list[str] = []
-    parts = status_porcelain.split("\0")
-    i = 0
-    while i < len(parts):
-        entry = parts[i]
-        i += 1
+    parts = iter(status_porcelain.split("\0"))
+    for entry in parts:
         if len(entry) < 4:
             continue
         paths.append(entry[3:])
         if entry[0] in "RC":  # a rename or copy carries its source next
-            i += 1
+            next(parts, "")
     return paths

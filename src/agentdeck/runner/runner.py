@@ -21,7 +21,7 @@ from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
 from agentdeck.core.events import ErrorOccurred, Event, Notice, StateChanged, spawned_events
 from agentdeck.core.guardrails import FleetBudget, day_start
 from agentdeck.core.ids import new_agent_id
-from agentdeck.core.worktree import Worktree
+from agentdeck.core.worktree import Strategy, Worktree
 from agentdeck.errors import (
     InvalidState,
     NotFound,
@@ -38,7 +38,7 @@ from agentdeck.runner.session import AgentSession
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 from agentdeck.worktrees import Worktrees, worktree_of
-from agentdeck.worktrees.merge import MergeOutcome, Strategy, merge
+from agentdeck.worktrees.merge import MergeOutcome, merge
 
 if TYPE_CHECKING:  # the scripted model loads only for --scenario runs
     from agentdeck.mockmodel import MockModel, Scenario

@@ -19,16 +19,11 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
-import yaml
-
-from agentdeck.core.worktree import Worktree
+from agentdeck.core.worktree import STRATEGIES, Strategy, Worktree
 from agentdeck.errors import WorktreeError
 from agentdeck.worktrees.git import AS_AGENTDECK, GitFailed, git
 
-Strategy = Literal["merge", "squash", "rebase"]
-STRATEGIES: tuple[Strategy, ...] = ("merge", "squash", "rebase")
 ATTEMPTS = 5  # how often the target may move under a merge before it gives up
 TAIL = 4000  # characters of a failing test's output kept
 
@@ -253,6 +248,8 @@ async def _configured_test(repo: str, tip: str) -> str | None:
         text = await git("show", f"{tip}:.agentdeck/merge.yaml", cwd=repo)
     except GitFailed:
         return None
+    import yaml  # only a repository with a gate pays for it
+
     try:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
