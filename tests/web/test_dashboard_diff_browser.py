@@ -65,3 +65,30 @@ async def test_the_agent_page_shows_what_it_changed_on_its_branch(
     assert await added.count() >= 1
     assert (await added.first.get_attribute("style") or "").startswith("color")
     await snap(page, "agent-diff.png")
+
+    # The Merge button queues the branch; the queue view follows it to its end.
+    # Its turn's end commits what it wrote.
+    await expect(page.locator("#agent-state")).to_have_text("done", timeout=LIVE)
+    form = page.locator("#agent-merge form")
+    await form.locator("input[name=test]").fill("echo checking calc; exit 3")
+    await form.locator("button.merge-button").click()
+    await expect(page).to_have_url(f"{daemon.url}/merges", timeout=LIVE)
+    refused = page.locator(".merges-ended tr.merge-row").first
+    await expect(refused).to_contain_text("refused", timeout=LIVE)
+    await expect(refused).to_contain_text("tests failed on agentdeck/fixer-")
+    await refused.locator("summary").click()
+    await expect(refused.locator(".merge-output")).to_contain_text("checking calc")
+    await page.goto(f"{daemon.url}/agents/{agent.id}")
+    await expect(page.locator("#agent-merge .merge-recent")).to_contain_text("refused")
+    await snap(page, "agent-merge.png")
+    form = page.locator("#agent-merge form")
+    await form.locator("input[name=test]").fill(
+        "python3 -c 'import calc; assert calc.add(2, 3) == 5'"
+    )
+    await form.locator("button.merge-button").click()
+    await expect(page).to_have_url(f"{daemon.url}/merges", timeout=LIVE)
+    landed = page.locator(".merges-ended tr.merge-row").first
+    await expect(landed).to_contain_text("landed", timeout=LIVE)
+    assert "return a + b" in (repo / "calc.py").read_text()  # main moved, its files followed
+    await expect(page.locator(".merges-pending")).to_contain_text("Nothing waits to merge.")
+    await snap(page, "merge-queue.png")

@@ -25,6 +25,7 @@ from agentdeck.cli import (
     memory,
     mock,
     policy,
+    queue,
     run,
     sandbox,
     templates,
@@ -44,6 +45,7 @@ run.register(app)
 agents.register(app)
 diff.register(app)
 worktrees.register(app)
+queue.register(app)
 mock.register(app)
 daemon.register(app)
 approvals.register(app)

@@ -123,10 +123,14 @@ class DaemonClient:
         return agent_from_json(await self._call("POST", "/api/agents", json=body))
 
     async def merge(
-        self, ref: str, *, into: str | None, strategy: str, test: str | None
+        self, ref: str, *, into: str | None, strategy: str, test: str | None, wait: bool = True
     ) -> dict[str, Any]:
         body = {"into": into, "strategy": strategy, "test": test}
-        outcome: dict[str, Any] = await self._call("POST", f"/api/agents/{ref}/merge", json=body)
+        outcome: dict[str, Any] = await self._call(
+            "POST", f"/api/agents/{ref}/merge", json=body, params={"wait": wait},
+            # A merge waits for its turn in the queue and for its tests: no read limit.
+            timeout=httpx.Timeout(None, connect=3.0) if wait else _TIMEOUT,
+        )  # fmt: skip
         return outcome
 
     async def act(self, ref: str, action: str, body: dict[str, Any] | None = None) -> Agent:

@@ -90,11 +90,16 @@ def merge(
     into: Annotated[
         str | None, typer.Option(help="The branch to land on (default: the one it started from).")
     ] = None,
+    no_wait: Annotated[
+        bool,
+        typer.Option("--no-wait", help="Queue it and return (needs the daemon)."),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Land an agent's branch: combined with the latest target in a scratch worktree,
-    tested there, and the target moved to exactly that tested commit (one merge at a
-    time per repository). Exit 0 when it landed, 1 when it was refused."""
+    """Put an agent's branch in its repository's merge queue, which lands one at a
+    time: combined with the latest target in a scratch worktree, tested there, and
+    the target moved to exactly that tested commit. Exit 0 when it landed (or was
+    queued, with --no-wait), 1 when it was refused."""
     if strategy not in STRATEGIES:
         raise UsageError(f"--strategy must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
 
@@ -102,22 +107,32 @@ def merge(
         client = await connect(settings)
         if client is not None:
             try:
-                outcome = await client.merge(agent, into=into, strategy=strategy, test=test)
+                outcome = await client.merge(
+                    agent, into=into, strategy=strategy, test=test, wait=not no_wait
+                )
             finally:
                 await client.aclose()
+        elif no_wait:
+            raise UsageError(
+                "--no-wait needs the daemon to merge after this command ends",
+                hint="`agentdeck up` starts it; or merge without --no-wait",
+            )
         else:
             async with opened(settings) as (store, runner):
                 found = await store.find_agent(agent)
-                landed = await runner.merge(
+                entry = await runner.merge(
                     found, into=into, strategy=cast(Strategy, strategy), test=test
                 )
-                outcome = landed.to_dict()
+                outcome = entry.result()
         if as_json:
             print(json.dumps(outcome, indent=2))
+        elif outcome["state"] == "queued":
+            print(f"queued: {outcome['id']} ({outcome['branch']} → {outcome['target']}); "
+                  "`agentdeck queue` follows it")  # fmt: skip
         else:
             print(f"{'landed' if outcome['landed'] else 'refused'}: {outcome['reason']}")
             if outcome.get("test_output"):
                 print(str(outcome["test_output"]).rstrip())
-        return 0 if outcome["landed"] else 1
+        return 0 if outcome["landed"] or outcome["state"] == "queued" else 1
 
     raise typer.Exit(run_async(go))

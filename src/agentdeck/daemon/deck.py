@@ -106,6 +106,7 @@ class Deck:
                 except Exception as exc:  # noqa: BLE001 - one agent must not stop the daemon
                     logger.warning("could not resume agent %s: %s", agent.id, exc)
             out.append(agent)
+        await self.runner.merges.recover()
         return out
 
     # -- agents --------------------------------------------------------------------

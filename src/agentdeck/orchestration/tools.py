@@ -316,9 +316,10 @@ def handlers(
 
     async def merge_agent(a: dict[str, Any]) -> str:
         child = await orch.child(agent_id, str(a["agent"]))
-        outcome = await orch.runner.merge(child, test=a.get("test"), by=f"agent:{agent_id}")
-        text = f"{'Landed' if outcome.landed else 'Refused'}: {outcome.reason}"
-        return text + (f"\n{outcome.test_output[-2000:]}" if outcome.test_output else "")
+        entry = await orch.runner.merge(child, test=a.get("test"), by=f"agent:{agent_id}")
+        text = f"{'Landed' if entry.landed else 'Refused'}: {entry.reason}"
+        output = str(entry.outcome.get("test_output") or "")
+        return text + (f"\n{output[-2000:]}" if output else "")
 
     async def ask_orchestrator(a: dict[str, Any]) -> str:
         return await orch.inbox.ask(

@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
-from agentdeck.core.events import ErrorOccurred, Event, Notice, StateChanged, spawned_events
+from agentdeck.core.events import ErrorOccurred, Event, StateChanged, spawned_events
 from agentdeck.core.guardrails import FleetBudget, day_start
 from agentdeck.core.ids import new_agent_id
+from agentdeck.core.merge_queue import MergeEntry
 from agentdeck.core.worktree import Strategy, Worktree
 from agentdeck.errors import (
     InvalidState,
@@ -33,12 +34,12 @@ from agentdeck.errors import (
 from agentdeck.governance.governor import Governor
 from agentdeck.memory.service import Memory
 from agentdeck.runner.extension import SessionExtension
+from agentdeck.runner.merge_queue import MergeQueue
 from agentdeck.runner.payloads import PayloadStore
 from agentdeck.runner.session import AgentSession
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
-from agentdeck.worktrees import Worktrees, worktree_of
-from agentdeck.worktrees.merge import MergeOutcome, merge
+from agentdeck.worktrees import Worktrees
 
 if TYPE_CHECKING:  # the scripted model loads only for --scenario runs
     from agentdeck.mockmodel import MockModel, Scenario
@@ -98,6 +99,7 @@ class Runner:
         # Set by orchestration: the deck's MCP tools, tree budgets, notes.
         self.extension: SessionExtension | None = None
         self._launching: set[asyncio.Task[None]] = set()
+        self.merges = MergeQueue(store, self.governor, settings.worktrees_dir / ".merges")
 
     # -- starting ----------------------------------------------------------------
 
@@ -448,39 +450,20 @@ class Runner:
         strategy: Strategy = "merge",
         test: str | None = None,
         by: str = "user:cli",
-    ) -> MergeOutcome:
-        """Land the agent's branch through its repository's test-gated merge; the
-        outcome is a ``merge`` notice on the agent and an audit entry either way."""
-        worktree = worktree_of(agent)
-        outcome = await merge(
-            worktree,
-            scratch=self.settings.worktrees_dir / ".merges",
-            into=into,
-            strategy=strategy,
-            test=test,
-            message=f"Merge {worktree.branch} ({agent.name}) into {into or worktree.base}",
-        )
-        notice = Notice(
-            agent_id=agent.id, ts=time.time(), kind="merge", message=outcome.reason,
-            detail=outcome.to_dict(),
-        )  # fmt: skip
-        await self.store.append([notice])
-        await self.governor.audit(
-            agent,
-            "merge",
-            {"branch": outcome.branch, "into": outcome.target, "strategy": strategy, "test": test},
-            "allowed" if outcome.landed else "denied",
-            outcome.reason,
-            None,
-            by,
-        )
-        return outcome
+        wait: bool = True,
+    ) -> MergeEntry:
+        """Put the agent's branch in its repository's merge queue (test-gated, one
+        at a time); with ``wait``, its outcome. Either way a ``merge`` notice and an
+        audit entry record the outcome."""
+        entry = await self.merges.enqueue(agent, into=into, strategy=strategy, test=test, by=by)
+        return await self.merges.wait(entry.id) if wait else entry
 
     async def shutdown(self, *, suspend: bool = False) -> None:
         """Close every session (gracefully, then by force) and the scripted models.
 
         With ``suspend`` (the daemon stopping), an agent mid-turn that is to be
         resumed on restart is stopped at once and marked to be carried on."""
+        await self.merges.close()  # what was mid-merge is taken again at the next start
         if self._commands is not None:
             self._commands.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -164,6 +164,31 @@ asks = sa.Table(
     sa.Index(None, "to_agent_id", "state"),
 )
 
+# Worktrees (migration 0005): the merge queue. Rows are never deleted; an entry
+# is taken by one process through a conditional ``queued -> merging``.
+merges = sa.Table(
+    "merges",
+    metadata,
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("agent_id", sa.Text, nullable=False),
+    sa.Column("repo", sa.Text, nullable=False),
+    sa.Column("branch", sa.Text, nullable=False),
+    sa.Column("target", sa.Text, nullable=False),
+    sa.Column("strategy", sa.Text, nullable=False),
+    sa.Column("test", sa.Text, nullable=True),
+    sa.Column("state", sa.Text, nullable=False),
+    sa.Column("by", sa.Text, nullable=False),
+    sa.Column("enqueued_at", sa.Float, nullable=False),
+    sa.Column("started_at", sa.Float, nullable=True),
+    sa.Column("finished_at", sa.Float, nullable=True),
+    sa.Column("owner_pid", sa.Integer, nullable=True),
+    sa.Column("reason", sa.Text, nullable=True),
+    sa.Column("commit", sa.Text, nullable=True),
+    sa.Column("outcome", sa.JSON, nullable=False),
+    sa.Index(None, "state", "enqueued_at"),
+    sa.Index(None, "agent_id"),
+)
+
 # Memory (migration 0003): one observation per tool call, one summary per
 # session. ``fts_rowid`` is the record's row in ``memory_fts``: the index rows
 # are written, replaced and deleted with the record, in the same transaction.

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentdeck.core.merge_queue import MergeState
 from agentdeck.core.redact import scrub
 from agentdeck.daemon.deck import Deck
 from agentdeck.web.api import AgentRef
@@ -50,15 +51,59 @@ class MergeIn(BaseModel):
 
 
 @router.post("/agents/{ref}/merge", summary="Land an agent's branch, test-gated")
-async def agent_merge(request: Request, ref: AgentRef, body: MergeIn) -> dict[str, Any]:
-    """Combine its branch with the latest target in a scratch worktree, run the test
-    there, and move the target to exactly that tested commit; one merge at a time per
-    repository. ``landed`` false says why: conflicts (with the files), failing tests
-    (with the output's tail), nothing to merge. Either way a ``merge`` notice and an
-    audit entry record it."""
+async def agent_merge(
+    request: Request,
+    response: Response,
+    ref: AgentRef,
+    body: MergeIn,
+    wait: Annotated[
+        bool, Query(description="Answer with the outcome (true), or at once, queued (false: 202).")
+    ] = True,
+) -> dict[str, Any]:
+    """Put its branch in its repository's merge queue, which takes one entry at a
+    time: combined with the latest target in a scratch worktree, tested there, and
+    the target moved to exactly that tested commit. ``landed`` false says why:
+    conflicts (with the files), failing tests (with the output's tail), nothing to
+    merge. Either way a ``merge`` notice and an audit entry record it."""
     deck: Deck = request.app.state.deck
     agent = await deck.get_agent(ref)
-    outcome = await deck.runner.merge(
-        agent, into=body.into, strategy=body.strategy, test=body.test, by=channel_of(request)
+    entry = await deck.runner.merge(
+        agent, into=body.into, strategy=body.strategy, test=body.test, by=channel_of(request),
+        wait=wait,
+    )  # fmt: skip
+    if not wait:
+        response.status_code = 202
+    return entry.result()
+
+
+@router.get("/merges", summary="The merge queue")
+async def list_merges(
+    request: Request,
+    state: Annotated[
+        list[MergeState] | None,
+        Query(description="Only these states (repeat the parameter); default: all."),
+    ] = None,
+    agent: Annotated[str | None, Query(description="Only this agent's (id or prefix).")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> dict[str, Any]:
+    """Entries newest first: what waits (``queued``), what is being merged, and how
+    the others ended."""
+    deck: Deck = request.app.state.deck
+    agent_id = (await deck.get_agent(agent)).id if agent else None
+    found = await deck.runner.merges.records.list_merges(
+        states=state, agent_id=agent_id, limit=limit
     )
-    return outcome.to_dict()
+    return {"merges": [e.result() for e in found]}
+
+
+@router.get("/merges/{ref}", summary="One entry of the merge queue")
+async def get_merge(request: Request, ref: str) -> dict[str, Any]:
+    deck: Deck = request.app.state.deck
+    return (await deck.runner.merges.records.find(ref)).result()
+
+
+@router.post("/merges/{ref}/cancel", summary="Take a queued merge out of the queue")
+async def cancel_merge(request: Request, ref: str) -> dict[str, Any]:
+    """Only a ``queued`` entry can be cancelled (409 otherwise)."""
+    deck: Deck = request.app.state.deck
+    return (await deck.runner.merges.cancel(ref, by=channel_of(request))).result()

@@ -28,6 +28,7 @@ from agentdeck.web import (
     pages_asks,
     pages_diff,
     pages_memory,
+    pages_merges,
     pages_stream,
 )
 from agentdeck.web.pages_base import agent_names, agent_partial, deck_of, render, render_text
@@ -35,6 +36,7 @@ from agentdeck.web.pages_render import STATIC, parse_states, transcript_items
 from agentdeck.web.pages_tree import branches, speaker_of
 
 router = APIRouter(include_in_schema=False)
+router.include_router(pages_merges.router)  # before /ui/agents/{id}/{action}
 router.include_router(pages_actions.router)
 router.include_router(pages_stream.router)
 router.include_router(pages_approvals.router)
@@ -169,6 +171,7 @@ async def agent_page(request: Request, agent_id: str, before: int | None = None)
         agent=agent,
         family=await family_html(deck, agent),
         diff=await pages_diff.diff_html(deck, agent),
+        merge=await pages_merges.merge_panel_html(deck, agent),
         asks=await pages_asks.cards(deck, await agent_questions(deck, agent), here),
         approvals=[
             pages_approvals.card_html(a, agent.name, next_url=here) for a in reversed(waiting)

@@ -65,12 +65,7 @@ async def merge(
         raise WorktreeError(f"strategy must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
     repo, branch = worktree.repo, worktree.branch
     target = into or worktree.base
-    if not (
-        await git("rev-parse", "--verify", "--quiet", f"refs/heads/{target}", cwd=repo, ok=(0, 1))
-    ).strip():
-        raise WorktreeError(
-            f"{repo} has no branch {target!r} to merge into", hint="pass --into BRANCH"
-        )
+    await check_target(repo, target)
     async with _merge_lock(Path(worktree.git_dir)):
         outcome = MergeOutcome(False, branch, target, strategy, "")
         for attempt in range(1, ATTEMPTS + 1):
@@ -94,6 +89,16 @@ async def merge(
             f"{target} kept moving: {ATTEMPTS} attempts, each tested and overtaken",
             attempts=ATTEMPTS,
         )  # fmt: skip
+
+
+async def check_target(repo: str, target: str) -> None:
+    """A merge needs a branch to land on."""
+    if not (
+        await git("rev-parse", "--verify", "--quiet", f"refs/heads/{target}", cwd=repo, ok=(0, 1))
+    ).strip():
+        raise WorktreeError(
+            f"{repo} has no branch {target!r} to merge into", hint="pass --into BRANCH"
+        )
 
 
 async def _attempt_in_place(
@@ -200,11 +205,18 @@ async def _run_test(command: str, cwd: Path, timeout: float) -> tuple[bool, str]
     try:
         out, _ = await asyncio.wait_for(proc.communicate(), timeout)
     except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        _kill(proc.pid)
         await proc.wait()
         return False, f"(the test command ran past {timeout:g} s and was killed)"
+    except asyncio.CancelledError:  # the merge was stopped: so are its tests
+        _kill(proc.pid)
+        raise
     return proc.returncode == 0, out.decode("utf-8", "replace")
+
+
+def _kill(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signal.SIGKILL)
 
 
 async def _advance(repo: str, target: str, old: str, tested: str) -> str | None:

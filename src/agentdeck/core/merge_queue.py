@@ -1,0 +1,81 @@
+"""The merge queue: agents' branches waiting to be landed, one at a time per
+repository. Pure: the queue is rows in the store, the merging is git's.
+
+``queued → merging → landed | refused | failed``, or ``queued → cancelled``. An
+entry is taken by one process (a conditional ``queued → merging``); the queue
+keeps each repository's entries in the order they came. A process that dies
+mid-merge leaves its entry ``merging`` under a dead owner: the daemon takes it
+again at its next start (a merge that had landed then finds nothing to merge).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from enum import StrEnum
+from typing import Any
+
+
+class MergeState(StrEnum):
+    QUEUED = "queued"
+    MERGING = "merging"  # combined, tested, landed: under the repository's lock
+    LANDED = "landed"
+    REFUSED = "refused"  # conflicts, failing tests, nothing to merge
+    FAILED = "failed"  # git or the test runner broke: the reason says how
+    CANCELLED = "cancelled"
+
+    @property
+    def is_pending(self) -> bool:
+        return self in (MergeState.QUEUED, MergeState.MERGING)
+
+
+PENDING = (MergeState.QUEUED, MergeState.MERGING)
+
+
+@dataclass(frozen=True)
+class MergeEntry:
+    id: str
+    agent_id: str
+    repo: str  # the repository's top level: entries of one repository go one at a time
+    branch: str
+    target: str  # the branch to land on
+    strategy: str
+    test: str | None  # the command asked for; None: the target's .agentdeck/merge.yaml
+    state: MergeState
+    by: str  # who asked: "user:cli", "user:web", "agent:<id>"
+    enqueued_at: float
+    started_at: float | None = None
+    finished_at: float | None = None
+    owner_pid: int | None = None  # the process merging it
+    reason: str | None = None  # the outcome in one line
+    commit: str | None = None  # what the target now points at, when it landed
+    outcome: dict[str, Any] = field(default_factory=dict)  # MergeOutcome.to_dict()
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["state"] = str(self.state)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MergeEntry:
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values["state"] = MergeState(values["state"])
+        values["outcome"] = dict(values.get("outcome") or {})
+        return cls(**values)
+
+    @property
+    def landed(self) -> bool:
+        return self.state is MergeState.LANDED
+
+    def result(self) -> dict[str, Any]:
+        """What an API caller is told: the entry, with its outcome's fields
+        (conflicts, test output, attempts) alongside, and ``landed``."""
+        data = self.to_dict()
+        outcome = data.pop("outcome")
+        return {**outcome, **data, "landed": self.landed}
+
+    def describe(self) -> str:
+        """One line for a terminal: what, where, and how it stands."""
+        test = f", test: {self.test}" if self.test else ""
+        head = f"{self.id[:8]}  {self.branch} → {self.target} ({self.strategy}{test})"
+        return f"{head}  {self.state}" + (f": {self.reason}" if self.reason else "")

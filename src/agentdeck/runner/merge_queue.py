@@ -1,0 +1,204 @@
+"""The merge queue: agents' branches landed one at a time per repository, in the
+order they were asked for, each test-gated (``worktrees.merge``).
+
+An entry is a row first (``queued``), so the queue survives the process: one
+left queued or mid-merge by a process that died is taken again by the daemon at
+its next start. In one process the entries of a repository wait on one lock,
+first come first served; across processes the merge's own lock file serialises.
+Every outcome is a ``merge`` notice on the agent and an audit entry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import secrets
+import time
+from pathlib import Path
+
+from agentdeck.core.agent import Agent
+from agentdeck.core.events import Notice
+from agentdeck.core.merge_queue import PENDING, MergeEntry, MergeState
+from agentdeck.core.worktree import STRATEGIES, Strategy
+from agentdeck.errors import AgentdeckError, NotFound, Refused, WorktreeError
+from agentdeck.governance.governor import Governor
+from agentdeck.runner import procs
+from agentdeck.store.merges import MergeStore
+from agentdeck.store.store import Store
+from agentdeck.worktrees import worktree_of
+from agentdeck.worktrees.merge import check_target, merge
+
+logger = logging.getLogger(__name__)
+
+
+class MergeQueue:
+    def __init__(self, store: Store, governor: Governor, scratch: Path) -> None:
+        self.store = store
+        self.records = MergeStore(store)
+        self.governor = governor
+        self.scratch = scratch  # where the scratch worktrees of merges go
+        self._locks: dict[str, asyncio.Lock] = {}  # per repository: FIFO in this process
+        self._tasks: dict[str, asyncio.Task[MergeEntry]] = {}
+
+    async def enqueue(
+        self,
+        agent: Agent,
+        *,
+        into: str | None = None,
+        strategy: Strategy = "merge",
+        test: str | None = None,
+        by: str = "user:cli",
+    ) -> MergeEntry:
+        """The agent's branch in its repository's queue; merged in the background
+        (``wait`` for the outcome). What cannot be merged at all fails here, at once."""
+        if strategy not in STRATEGIES:
+            raise WorktreeError(
+                f"strategy must be one of {', '.join(STRATEGIES)}, not {strategy!r}"
+            )
+        worktree = worktree_of(agent)
+        target = into or worktree.base
+        await check_target(worktree.repo, target)
+        entry = MergeEntry(
+            id="mg" + secrets.token_hex(6), agent_id=agent.id, repo=worktree.repo,
+            branch=worktree.branch, target=target, strategy=strategy, test=test,
+            state=MergeState.QUEUED, by=by, enqueued_at=time.time(), owner_pid=os.getpid(),
+        )  # fmt: skip
+        await self.records.create(entry)
+        ahead = await self.records.list_merges(states=PENDING, repo=entry.repo, limit=1000)
+        await self.store.append(
+            [
+                Notice(
+                    agent_id=agent.id,
+                    ts=time.time(),
+                    kind="merge_queued",
+                    message=f"{entry.branch} queued to land on {target} "
+                    f"(position {len(ahead)} in {entry.repo}'s queue)",
+                    detail=entry.to_dict(),
+                )  # fmt: skip
+            ]
+        )
+        self._start(entry)
+        return entry
+
+    async def wait(self, entry_id: str) -> MergeEntry:
+        """Its outcome, once merged (or cancelled). A caller that gives up waiting
+        does not stop the merge."""
+        task = self._tasks.get(entry_id)
+        if task is None:
+            return await self.records.get(entry_id)
+        return await asyncio.shield(task)
+
+    async def cancel(self, ref: str, *, by: str) -> MergeEntry:
+        entry = await self.records.find(ref)
+        cancelled = await self.records.cancel(entry.id, by=by)
+        if cancelled is None:
+            raise Refused(
+                f"merge {entry.id} is {entry.state}, not queued: it can no longer be cancelled"
+            )
+        await self.store.append(
+            [
+                Notice(
+                    agent_id=entry.agent_id,
+                    ts=time.time(),
+                    kind="merge",
+                    message=f"merge of {entry.branch} into {entry.target} cancelled by {by}",
+                    detail=cancelled.result(),
+                )  # fmt: skip
+            ]
+        )
+        return cancelled
+
+    async def recover(self) -> list[MergeEntry]:
+        """Take again the entries a process that died left queued or mid-merge, in
+        the order they came (the daemon at its start)."""
+        found = await self.records.list_merges(states=PENDING, oldest_first=True, limit=10_000)
+        orphans = [
+            e for e in found
+            if e.id not in self._tasks
+            and (e.owner_pid is None or not procs.is_running(e.owner_pid))
+        ]  # fmt: skip
+        for entry in orphans:
+            logger.warning("taking again merge %s left %s by a process that ended", entry.id,
+                           entry.state)  # fmt: skip
+            self._start(entry, again=True)
+        return orphans
+
+    async def close(self) -> None:
+        """Stop the merges under way; their entries are taken again at the next start."""
+        tasks = [t for t in self._tasks.values() if not t.done()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    # -- merging -------------------------------------------------------------------
+
+    def _start(self, entry: MergeEntry, *, again: bool = False) -> None:
+        task = asyncio.create_task(self._run(entry, again=again), name=f"merge {entry.id}")
+        self._tasks[entry.id] = task
+        task.add_done_callback(lambda _t: self._tasks.pop(entry.id, None))
+
+    async def _run(self, entry: MergeEntry, *, again: bool) -> MergeEntry:
+        async with self._locks.setdefault(entry.repo, asyncio.Lock()):
+            taken = await self.records.take(entry.id, again=again)
+            if taken is None:  # cancelled while it waited
+                return await self.records.get(entry.id)
+            try:
+                agent = await self.store.get_agent(entry.agent_id)
+            except NotFound:
+                return await self.records.finish(
+                    entry.id, MergeState.FAILED,
+                    reason=f"the agent {entry.agent_id} is gone; {entry.branch} is still there",
+                )  # fmt: skip
+            try:
+                outcome = await merge(
+                    worktree_of(agent), scratch=self.scratch, into=entry.target,
+                    strategy=entry.strategy,  # type: ignore[arg-type]  # checked when queued
+                    test=entry.test,
+                    message=f"Merge {entry.branch} ({agent.name}) into {entry.target}",
+                )  # fmt: skip
+            except AgentdeckError as exc:
+                finished = await self.records.finish(
+                    entry.id, MergeState.FAILED, reason=exc.message
+                )
+            except Exception as exc:  # the entry must end, whatever broke
+                logger.exception("merge %s failed", entry.id)
+                finished = await self.records.finish(
+                    entry.id, MergeState.FAILED, reason=f"{type(exc).__name__}: {exc}"
+                )
+            else:
+                finished = await self.records.finish(
+                    entry.id,
+                    MergeState.LANDED if outcome.landed else MergeState.REFUSED,
+                    reason=outcome.reason, commit=outcome.commit, outcome=outcome.to_dict(),
+                )  # fmt: skip
+            await self._record(agent, finished)
+            return finished
+
+    async def _record(self, agent: Agent, entry: MergeEntry) -> None:
+        await self.store.append(
+            [
+                Notice(
+                    agent_id=agent.id,
+                    ts=time.time(),
+                    kind="merge",
+                    message=entry.reason or str(entry.state),
+                    detail=entry.result(),
+                )  # fmt: skip
+            ]
+        )
+        await self.governor.audit(
+            agent,
+            "merge",
+            {
+                "branch": entry.branch,
+                "into": entry.target,
+                "strategy": entry.strategy,
+                "test": entry.test,
+                "merge": entry.id,
+            },  # fmt: skip
+            "allowed" if entry.landed else "denied",
+            entry.reason or str(entry.state),
+            None,
+            entry.by,
+        )

@@ -1,0 +1,140 @@
+"""The merge queue in the store (the ``merges`` table of migration 0005).
+
+Writes go through the store's one write path. Taking an entry is conditional on
+it still being queued, so two processes never merge the same entry and a
+cancelled one is never merged.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from agentdeck.core.merge_queue import MergeEntry, MergeState
+from agentdeck.errors import NotFound
+from agentdeck.store.lookup import by_id_or_prefix
+from agentdeck.store.schema import merges
+from agentdeck.store.store import Store
+
+
+def _to_entry(row: Any) -> MergeEntry:
+    return MergeEntry.from_dict(dict(row._mapping))
+
+
+class MergeStore:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    async def create(self, entry: MergeEntry) -> MergeEntry:
+        row = entry.to_dict()
+
+        def op(conn: Connection) -> None:
+            conn.execute(sa.insert(merges).values(row))
+
+        await self.store._write(op)
+        return entry
+
+    async def get(self, entry_id: str) -> MergeEntry:
+        def query(conn: Connection) -> MergeEntry | None:
+            row = conn.execute(sa.select(merges).where(merges.c.id == entry_id)).first()
+            return None if row is None else _to_entry(row)
+
+        found = await self.store._read(query)
+        if found is None:
+            raise NotFound("merge", entry_id, hint="`agentdeck queue` lists the merge queue")
+        return found
+
+    async def find(self, ref: str) -> MergeEntry:
+        """By id, or a unique id prefix of at least 4 characters."""
+        return await by_id_or_prefix(self.store, merges, ref, _to_entry, self.get)
+
+    async def list_merges(
+        self,
+        *,
+        states: Sequence[MergeState] | None = None,
+        repo: str | None = None,
+        agent_id: str | None = None,
+        oldest_first: bool = False,
+        limit: int = 100,
+    ) -> list[MergeEntry]:
+        """Newest first, unless ``oldest_first`` (the queue's order)."""
+
+        def query(conn: Connection) -> list[MergeEntry]:
+            order = merges.c.enqueued_at.asc() if oldest_first else merges.c.enqueued_at.desc()
+            stmt = sa.select(merges).order_by(order, merges.c.id)
+            if states:
+                stmt = stmt.where(merges.c.state.in_([str(s) for s in states]))
+            if repo is not None:
+                stmt = stmt.where(merges.c.repo == repo)
+            if agent_id is not None:
+                stmt = stmt.where(merges.c.agent_id == agent_id)
+            return [_to_entry(r) for r in conn.execute(stmt.limit(limit))]
+
+        return await self.store._read(query)
+
+    async def take(self, entry_id: str, *, again: bool = False) -> MergeEntry | None:
+        """``queued → merging`` under this process; None if it is no longer queued
+        (cancelled, or taken elsewhere). ``again``: also an entry left ``merging``
+        by a process that died."""
+        now, pid = time.time(), os.getpid()
+        allowed = [str(MergeState.QUEUED)] + ([str(MergeState.MERGING)] if again else [])
+
+        def op(conn: Connection) -> bool:
+            result = conn.execute(
+                sa.update(merges)
+                .where(merges.c.id == entry_id, merges.c.state.in_(allowed))
+                .values(state=str(MergeState.MERGING), started_at=now, owner_pid=pid)
+            )
+            return bool(result.rowcount)
+
+        taken = await self.store._write(op)
+        return await self.get(entry_id) if taken else None
+
+    async def finish(
+        self,
+        entry_id: str,
+        state: MergeState,
+        *,
+        reason: str,
+        commit: str | None = None,
+        outcome: dict[str, Any] | None = None,
+    ) -> MergeEntry:
+        now = time.time()
+
+        def op(conn: Connection) -> None:
+            conn.execute(
+                sa.update(merges)
+                .where(merges.c.id == entry_id)
+                .values(
+                    state=str(state),
+                    finished_at=now,
+                    reason=reason,
+                    commit=commit,
+                    outcome=outcome or {},
+                )  # fmt: skip
+            )
+
+        await self.store._write(op)
+        return await self.get(entry_id)
+
+    async def cancel(self, entry_id: str, *, by: str) -> MergeEntry | None:
+        """A queued entry cancelled; None if it had already been taken or ended."""
+        now = time.time()
+
+        def op(conn: Connection) -> bool:
+            result = conn.execute(
+                sa.update(merges)
+                .where(merges.c.id == entry_id, merges.c.state == str(MergeState.QUEUED))
+                .values(
+                    state=str(MergeState.CANCELLED), finished_at=now, reason=f"cancelled by {by}"
+                )
+            )
+            return bool(result.rowcount)
+
+        cancelled = await self.store._write(op)
+        return await self.get(entry_id) if cancelled else None
