@@ -184,6 +184,10 @@ def test_demo_runs_a_crew_and_stops_cleanly(tmp_path: Path) -> None:
     for name in ("notes", "tests", "reporter", "chat"):
         assert f"  {name}: idle" in done.out
     assert (tmp_path / "home" / "demo" / "agentdeck.db").exists()
+    # tests worked in a worktree of the demo's repository; its fix landed, tested.
+    assert "merge queue: tests's branch landed: landed on main as" in done.out
+    repo = tmp_path / "home" / "demo" / "calc-repo"
+    assert "a + b" in (repo / "calc.py").read_text()
 
 
 async def test_a_pending_approval_survives_a_restart_and_reaches_the_agent(
