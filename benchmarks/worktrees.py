@@ -16,6 +16,11 @@ commit. Then, alternating, ``--runs`` times each:
 - **merge queue**: ``--merges`` worktrees, each with a file of its own committed,
   merged into ``main`` one after the other (the queue takes one at a time) with the
   trivial test ``true``: merges per minute, and the time of one.
+- **checkpoint**: ``Checkpoints.snapshot`` of a worktree of that repository after one
+  file changed (as before each tool call), once the first (every file hashed) is
+  done. Goal: <= 100 ms.
+- **rewind**: ``Checkpoints.rewind`` one checkpoint back after one file changed (the
+  checkpoint it takes first included); and the time of the first snapshot.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from pathlib import Path
 
 from _common import header, median
 from agentdeck.worktrees import Worktrees
+from agentdeck.worktrees.checkpoints import Checkpoints
 from agentdeck.worktrees.merge import merge
 
 ENV = {
@@ -121,6 +127,37 @@ async def merges(repo: Path, count: int, scratch: Path) -> list[float]:
     return took
 
 
+async def checkpoints(repo: Path, runs: int, scratch: Path) -> dict[str, list[float]]:
+    """Seconds the first snapshot of a worktree took, then each snapshot and each
+    rewind one checkpoint back, after one file changed."""
+    tree = scratch / "checkpointed"
+    git(repo, "worktree", "add", "--quiet", "--detach", str(tree), "main")
+    shadows = Checkpoints(scratch / "checkpoints")
+    times: dict[str, list[float]] = {"first": [], "snapshot": [], "rewind": []}
+    edited, other = (
+        tree / "pkg00" / "mod00" / "file00000.py",
+        tree / "pkg01" / "mod00" / "file00001.py",
+    )
+    try:
+        started = time.perf_counter()
+        await shadows.snapshot("bench", tree, tool="Bash", summary="Bash: true")
+        times["first"].append(time.perf_counter() - started)
+        for n in range(runs):
+            edited.write_text(f"changed {n}\n")
+            started = time.perf_counter()
+            taken = await shadows.snapshot("bench", tree, tool="Edit", summary="Edit file00000.py")
+            times["snapshot"].append(time.perf_counter() - started)
+            other.write_text(f"changed {n}\n")
+            started = time.perf_counter()
+            done = await shadows.rewind("bench", tree, to=taken.n)
+            times["rewind"].append(time.perf_counter() - started)
+            if done.restored != ["pkg01/mod00/file00001.py"] or done.removed:
+                raise SystemExit(f"the rewind did not do what it should: {done}")
+    finally:
+        git(repo, "worktree", "remove", "--force", str(tree))
+    return times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--files", type=int, default=10_000)
@@ -143,6 +180,8 @@ def main() -> None:
     git(repo, "update-ref", "refs/heads/main", main_before)  # the fixture stays as built
     git(repo, "reset", "--hard", "--quiet", "main")
     forget_branches(repo)
+    with tempfile.TemporaryDirectory(dir=repo.parent) as tmp:
+        checkpointed = asyncio.run(checkpoints(repo, args.runs, Path(tmp)))
     plain, made = median(times["git"]), median(times["create"])
     print(f"  create, {args.runs} runs each (median):")
     print(f"    git worktree add alone   {plain * 1000:8.0f} ms")
@@ -155,6 +194,12 @@ def main() -> None:
         f"  merge queue, {len(merged)} merges with test `true`: "
         f"{len(merged) / sum(merged) * 60:.1f} per minute, median {median(merged) * 1000:.0f} ms"
     )
+    snapshot = median(checkpointed["snapshot"]) * 1000
+    print(f"  checkpoint after one file changed:      median {snapshot:.0f} ms "
+          f"(goal <= 100 ms: {'met' if snapshot <= 100 else 'not met'})")  # fmt: skip
+    print(f"  rewind one checkpoint back:             median "
+          f"{median(checkpointed['rewind']) * 1000:.0f} ms")  # fmt: skip
+    print(f"  first checkpoint (every file hashed):   {checkpointed['first'][0]:.1f} s")
 
 
 if __name__ == "__main__":

@@ -66,6 +66,18 @@ class Settings(BaseSettings):
         description="Commit what an agent in a worktree left uncommitted at the end of each "
         "turn (a WIP commit on its branch), so nothing lives only in a working tree.",
     )
+    checkpoints: bool = Field(
+        default=True,
+        description="Snapshot an agent's workspace before each file-changing tool call "
+        "(Write, Edit, MultiEdit, NotebookEdit, Bash) into a shadow git repository under "
+        "checkpoints/, so `agentdeck rewind` can restore it.",
+    )
+    checkpoint_max_file_bytes: int = Field(
+        default=10 * 1024 * 1024,
+        ge=1,
+        description="Files larger than this are left out of checkpoints (each checkpoint "
+        "lists them) and rewind leaves them alone.",
+    )
     raw_payloads: bool = Field(
         default=False,
         description="Keep the full tool outputs in payloads/ unscrubbed (files mode 0600). "
@@ -215,6 +227,10 @@ class Settings(BaseSettings):
     @property
     def worktrees_dir(self) -> Path:
         return self.home_dir / "worktrees"
+
+    @property
+    def checkpoints_dir(self) -> Path:
+        return self.home_dir / "checkpoints"
 
     @property
     def logs_dir(self) -> Path:

@@ -92,3 +92,29 @@ async def test_the_agent_page_shows_what_it_changed_on_its_branch(
     assert "return a + b" in (repo / "calc.py").read_text()  # main moved, its files followed
     await expect(page.locator(".merges-pending")).to_contain_text("Nothing waits to merge.")
     await snap(page, "merge-queue.png")
+
+    # The timeline: a checkpoint before each of its two file changes; rewinding to the
+    # first shows what would change, and only the confirmation changes it.
+    await page.goto(f"{daemon.url}/agents/{agent.id}")
+    timeline = page.locator("#agent-checkpoints .checkpoint")
+    await expect(timeline).to_have_count(2)
+    await expect(timeline.first).to_contain_text("#2")  # newest first
+    await expect(timeline.first).to_contain_text("Write(fixer.md)")
+    await expect(timeline.first).to_contain_text("1 modified since #1")
+    await expect(timeline.last).to_contain_text("Edit(calc.py)")
+    await snap(page, "agent-checkpoints.png")
+    await timeline.last.locator(".rewind-button").click()
+    await expect(page.locator("h1")).to_contain_text("to checkpoint #1?")
+    files = page.locator(".rewind-files")
+    await expect(files).to_contain_text("restore calc.py")
+    await expect(files).to_contain_text("remove fixer.md")
+    await expect(page.locator(".diff-patch")).to_contain_text("+    return a - b")
+    work = Path((await daemon.deck.get_agent(agent.id)).cwd)
+    assert (work / "fixer.md").exists()  # the preview changed nothing
+    await snap(page, "rewind-preview.png")
+    await page.locator("button.confirm-rewind").click()
+    await expect(page).to_have_url(f"{daemon.url}/agents/{agent.id}#agent-checkpoints")
+    assert not (work / "fixer.md").exists()
+    assert (work / "calc.py").read_text().endswith("a - b\n")
+    await expect(page.locator("#agent-checkpoints .checkpoint")).to_have_count(3)  # its undo
+    await expect(page.locator("#transcript")).to_contain_text("rewound to checkpoint 1 by user:web")

@@ -18,6 +18,7 @@ from agentdeck.cli import (
     approvals,
     asks,
     audit,
+    checkpoints,
     daemon,
     diff,
     hooks,
@@ -46,6 +47,7 @@ agents.register(app)
 diff.register(app)
 worktrees.register(app)
 queue.register(app)
+checkpoints.register(app)
 mock.register(app)
 daemon.register(app)
 approvals.register(app)

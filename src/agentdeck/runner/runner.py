@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
+from agentdeck.core.checkpoint import Rewind
 from agentdeck.core.events import ErrorOccurred, Event, StateChanged, spawned_events
 from agentdeck.core.guardrails import FleetBudget, day_start
 from agentdeck.core.ids import new_agent_id
@@ -33,6 +34,7 @@ from agentdeck.errors import (
 )
 from agentdeck.governance.governor import Governor
 from agentdeck.memory.service import Memory
+from agentdeck.runner import checkpointing
 from agentdeck.runner.extension import SessionExtension
 from agentdeck.runner.merge_queue import MergeQueue
 from agentdeck.runner.payloads import PayloadStore
@@ -40,6 +42,7 @@ from agentdeck.runner.session import AgentSession
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 from agentdeck.worktrees import Worktrees
+from agentdeck.worktrees.checkpoints import Checkpoints
 
 if TYPE_CHECKING:  # the scripted model loads only for --scenario runs
     from agentdeck.mockmodel import MockModel, Scenario
@@ -89,6 +92,9 @@ class Runner:
         self.settings = settings
         self.payloads = PayloadStore(settings.payloads_dir, raw=settings.raw_payloads)
         self.worktrees = Worktrees(settings.worktrees_dir)
+        self.checkpoints = Checkpoints(
+            settings.checkpoints_dir, max_file_bytes=settings.checkpoint_max_file_bytes
+        )
         self.sessions: dict[str, AgentSession] = {}
         self._models: dict[str, MockModel] = {}
         self._commands: asyncio.Task[None] | None = None
@@ -341,6 +347,7 @@ class Runner:
             memory=self.memory,
             extension=self.extension,
             worktrees=self.worktrees,
+            checkpoints=self.checkpoints if self.settings.checkpoints else None,
         )
         self.sessions[agent.id] = session
         return session
@@ -457,6 +464,14 @@ class Runner:
         audit entry record the outcome."""
         entry = await self.merges.enqueue(agent, into=into, strategy=strategy, test=test, by=by)
         return await self.merges.wait(entry.id) if wait else entry
+
+    async def rewind(
+        self, agent: Agent, *, to: int | None = None, dry_run: bool = False, by: str = "user:cli"
+    ) -> Rewind:
+        """Its workspace back to checkpoint ``to`` (default: the last one)."""
+        return await checkpointing.rewind(
+            self.checkpoints, self.store, self.governor, agent, to=to, dry_run=dry_run, by=by
+        )
 
     async def shutdown(self, *, suspend: bool = False) -> None:
         """Close every session (gracefully, then by force) and the scripted models.

@@ -50,6 +50,7 @@ from agentdeck.governance.governor import Governor
 from agentdeck.memory.service import Memory
 from agentdeck.runner import procs, sandboxing
 from agentdeck.runner.callbacks import HeldClient
+from agentdeck.runner.checkpointing import SessionCheckpoints
 from agentdeck.runner.extension import SessionExtension
 from agentdeck.runner.mapping import MessageMapper, PayloadSink, is_heavy
 from agentdeck.runner.memory_hooks import SessionMemory
@@ -57,6 +58,7 @@ from agentdeck.runner.options import build_options
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 from agentdeck.worktrees import Worktrees
+from agentdeck.worktrees.checkpoints import Checkpoints
 
 logger = logging.getLogger(__name__)
 
@@ -93,8 +95,14 @@ class AgentSession:
         memory: Memory | None = None,
         extension: SessionExtension | None = None,
         worktrees: Worktrees | None = None,
+        checkpoints: Checkpoints | None = None,
     ) -> None:
         self.fleet = fleet
+        self.checkpoints = (
+            SessionCheckpoints(checkpoints, lambda: self.agent, self._commit)
+            if checkpoints
+            else None
+        )
         self.worktrees = worktrees
         self.extension = extension
         # A new session is told the project's memory; a resumed one has its history.
@@ -624,6 +632,8 @@ class AgentSession:
         outcome = await self.governor.authorize(
             self.agent, tool, tool_input, tool_use_id, waiting=self._waiting
         )
+        if outcome.allowed and self.checkpoints is not None:
+            await self.checkpoints.before(tool, tool_input, tool_use_id)
         return {
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",

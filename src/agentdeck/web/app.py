@@ -49,6 +49,7 @@ def error_body(status: int, message: str, **extra: object) -> dict[str, object]:
 def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
     from agentdeck.web import (
         api,
+        api_checkpoints,
         api_governance,
         api_memory,
         api_orchestration,
@@ -91,6 +92,7 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
     app.include_router(api_memory.router)
     app.include_router(api_orchestration.router)
     app.include_router(api_worktrees.router)
+    app.include_router(api_checkpoints.router)
     app.include_router(sse.router)
     app.include_router(dashboard.router)
     hosts = [settings.host, *settings.allowed_hosts]

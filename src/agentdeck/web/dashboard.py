@@ -26,6 +26,7 @@ from agentdeck.web import (
     pages_actions,
     pages_approvals,
     pages_asks,
+    pages_checkpoints,
     pages_diff,
     pages_memory,
     pages_merges,
@@ -37,6 +38,7 @@ from agentdeck.web.pages_tree import branches, speaker_of
 
 router = APIRouter(include_in_schema=False)
 router.include_router(pages_merges.router)  # before /ui/agents/{id}/{action}
+router.include_router(pages_checkpoints.router)  # so is /ui/agents/{id}/rewind
 router.include_router(pages_actions.router)
 router.include_router(pages_stream.router)
 router.include_router(pages_approvals.router)
@@ -172,6 +174,7 @@ async def agent_page(request: Request, agent_id: str, before: int | None = None)
         family=await family_html(deck, agent),
         diff=await pages_diff.diff_html(deck, agent),
         merge=await pages_merges.merge_panel_html(deck, agent),
+        checkpoints=await pages_checkpoints.timeline_html(deck, agent),
         asks=await pages_asks.cards(deck, await agent_questions(deck, agent), here),
         approvals=[
             pages_approvals.card_html(a, agent.name, next_url=here) for a in reversed(waiting)

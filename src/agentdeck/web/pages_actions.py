@@ -59,7 +59,8 @@ def spec_from_form(form: dict[str, str]) -> AgentSpec:
     )
 
 
-def _redirect(request: Request, url: str) -> Response:
+def redirect(request: Request, url: str) -> Response:
+    """After a form: htmx is told where to go (``HX-Redirect``), a plain post gets a 303."""
     if is_htmx(request):
         return Response(status_code=204, headers={"HX-Redirect": url})
     return RedirectResponse(url, status_code=303)
@@ -76,7 +77,7 @@ async def start_agent(request: Request) -> Response:
         return form_error(request, str(exc), htmx_status=200)
     except AgentdeckError as exc:
         return form_error(request, exc.message, htmx_status=200)
-    return _redirect(request, f"/agents/{agent.id}")
+    return redirect(request, f"/agents/{agent.id}")
 
 
 async def _act(deck: Deck, agent_id: str, action: str, form: dict[str, str]) -> Agent:

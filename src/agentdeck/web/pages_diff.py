@@ -20,7 +20,15 @@ from agentdeck.web.pages_base import agent_partial, render_text
 router = APIRouter()
 
 PAGE_PATCH_CHARS = 200_000  # past this the page shows the file list and points to the CLI
-_FORMATTER = HtmlFormatter(noclasses=True, nowrap=True, style="default")
+FORMATTER = HtmlFormatter(noclasses=True, nowrap=True, style="default")
+
+
+def highlighted(patch: str) -> tuple[Markup, bool]:
+    """A patch scrubbed of secrets (the page is a viewer like the event log) and
+    highlighted; whether it was cut at PAGE_PATCH_CHARS."""
+    clean = scrub(patch)
+    cut = len(clean) > PAGE_PATCH_CHARS
+    return Markup(highlight(clean[:PAGE_PATCH_CHARS], DiffLexer(), FORMATTER)), cut
 
 
 async def diff_html(deck: Deck, agent: Agent) -> str:
@@ -32,8 +40,7 @@ async def diff_html(deck: Deck, agent: Agent) -> str:
         changes = await deck.runner.worktrees.diff(worktree)
     except WorktreeError as exc:
         return render_text("_agent_diff.html", agent=agent, worktree=worktree, error=str(exc))
-    patch = scrub(changes.patch)  # the page is a viewer like the event log: no secrets
-    cut = len(patch) > PAGE_PATCH_CHARS
+    patch, cut = highlighted(changes.patch)
     return render_text(
         "_agent_diff.html",
         agent=agent,
@@ -41,7 +48,7 @@ async def diff_html(deck: Deck, agent: Agent) -> str:
         files=changes.files,
         added=sum(f.added or 0 for f in changes.files),
         removed=sum(f.removed or 0 for f in changes.files),
-        patch=Markup(highlight(patch[:PAGE_PATCH_CHARS], DiffLexer(), _FORMATTER)),
+        patch=patch,
         cut=cut,
         poll=agent.state.is_live,
         error=None,

@@ -7,15 +7,15 @@ from __future__ import annotations
 from typing import cast
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, Response
 
 from agentdeck.core.agent import Agent
 from agentdeck.core.merge_queue import PENDING, MergeEntry
 from agentdeck.core.worktree import STRATEGIES, Strategy, Worktree
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import AgentdeckError
-from agentdeck.web.pages_actions import form_of
-from agentdeck.web.pages_base import agent_names, deck_of, form_error, is_htmx, render, render_text
+from agentdeck.web.pages_actions import form_of, redirect
+from agentdeck.web.pages_base import agent_names, deck_of, form_error, render, render_text
 
 router = APIRouter(include_in_schema=False)
 
@@ -45,12 +45,6 @@ async def merges_partial(request: Request) -> HTMLResponse:
     return HTMLResponse(await _queue_html(deck_of(request)))
 
 
-def _redirect(request: Request, url: str) -> Response:
-    if is_htmx(request):
-        return Response(status_code=204, headers={"HX-Redirect": url})
-    return RedirectResponse(url, status_code=303)
-
-
 @router.post("/ui/agents/{agent_id}/merge")
 async def merge_agent(request: Request, agent_id: str) -> Response:
     """Queue the agent's branch (no waiting: the queue view follows it)."""
@@ -71,7 +65,7 @@ async def merge_agent(request: Request, agent_id: str) -> Response:
         )
     except AgentdeckError as exc:
         return form_error(request, exc.message, htmx_status=200)
-    return _redirect(request, "/merges")
+    return redirect(request, "/merges")
 
 
 @router.post("/ui/merges/{ref}/cancel")
@@ -80,7 +74,7 @@ async def cancel_merge(request: Request, ref: str) -> Response:
         await deck_of(request).runner.merges.cancel(ref, by="user:web")
     except AgentdeckError as exc:
         return form_error(request, exc.message, htmx_status=200)
-    return _redirect(request, "/merges")
+    return redirect(request, "/merges")
 
 
 async def merge_panel_html(deck: Deck, agent: Agent) -> str:
