@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -289,6 +290,41 @@ async def test_start_form_validation(daemon: RunningDaemon) -> None:
         unknown = await web.post("/ui/agents/zzzz/kill", headers={**origin, "hx-request": "true"})
         assert unknown.status_code == 200 and "zzzz" in unknown.text
     assert await daemon.deck.list_agents() == []
+
+
+async def test_the_start_form_starts_an_agent_in_a_worktree(
+    daemon: RunningDaemon, tmp_path: Path
+) -> None:
+    from ..worktrees.conftest import make_repo
+
+    repo = make_repo(tmp_path / "repo")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    async with logged_in(daemon) as web:
+        origin = {"origin": daemon.url}
+        form = (await web.get("/")).text
+        assert 'name="workspace"' in form and 'value="worktree"' in form
+        started = await web.post(
+            "/ui/agents",
+            data={"prompt": "hi", "scenario": "chat", "cwd": str(repo), "workspace": "worktree"},
+            headers=origin,
+        )
+        assert started.status_code == 303, started.text
+        agent_id = started.headers["location"].rsplit("/", 1)[-1]
+        agent = await daemon.deck.get_agent(agent_id)
+        assert agent.extra["worktree"]["repo"] == str(repo)
+        assert agent.extra["worktree"]["branch"].startswith("agentdeck/")
+        no_repo = await web.post(
+            "/ui/agents",
+            data={"prompt": "hi", "scenario": "chat", "cwd": str(plain), "workspace": "worktree"},
+            headers=origin,
+        )
+        assert no_repo.status_code == 400 and "not in a git repository" in no_repo.text
+        no_cwd = await web.post(
+            "/ui/agents", data={"prompt": "hi", "workspace": "worktree"}, headers=origin
+        )
+        assert no_cwd.status_code == 400 and "give its working directory" in no_cwd.text
+    await daemon.deck.kill(agent_id)
 
 
 async def test_a_hand_started_session_is_marked_external_and_offers_no_steering(

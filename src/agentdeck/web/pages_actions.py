@@ -51,11 +51,20 @@ def spec_from_form(form: dict[str, str]) -> AgentSpec:
         for line in form.get("allow", "").replace(",", "\n").splitlines()
         if line.strip()
     )
+    workspace = form.get("workspace", "").strip() or None
+    if workspace not in (None, "worktree"):
+        raise ValueError(f"unknown workspace {workspace!r}")
+    cwd = form.get("cwd", "").strip() or None
+    if workspace == "worktree" and cwd is None:
+        raise ValueError("a worktree is made from a repository: give its working directory")
     return AgentSpec(
         prompt=prompt,
         name=form.get("name", "").strip() or None,
         allow=allow,
         scenario=scenario,
+        cwd=cwd,
+        workspace=workspace,
+        base=(form.get("base", "").strip() or None) if workspace else None,
     )
 
 
