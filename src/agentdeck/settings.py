@@ -247,10 +247,12 @@ class Settings(BaseSettings):
         return self.home_dir / "hooks.json"
 
     def ensure_home(self) -> Path:
-        """Create the home layout; a clear ``ConfigError`` if that is impossible."""
+        """Create the home layout; a clear ``ConfigError`` if that is impossible. A
+        home made here is private (0700): it holds the API token and the event log."""
         home = self.home_dir
         try:
-            for d in (home, self.workspaces_dir, self.payloads_dir, self.logs_dir):
+            home.mkdir(mode=0o700, parents=True, exist_ok=True)
+            for d in (self.workspaces_dir, self.payloads_dir, self.logs_dir):
                 d.mkdir(parents=True, exist_ok=True)
             probe = home / ".write-probe"
             probe.write_text("ok")

@@ -21,6 +21,7 @@ from agentdeck.cli import (
     checkpoints,
     daemon,
     diff,
+    doctor,
     hooks,
     mcp,
     memory,
@@ -48,6 +49,7 @@ diff.register(app)
 worktrees.register(app)
 queue.register(app)
 checkpoints.register(app)
+doctor.register(app)
 mock.register(app)
 daemon.register(app)
 approvals.register(app)

@@ -1,0 +1,68 @@
+"""``agentdeck doctor``: every check on a healthy fresh home passes (warnings aside),
+and each problem fails with its fix: an endpoint that cannot be reached, a damaged
+database, a database from a newer agentdeck; a running daemon is found and asked."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from agentdeck.settings import Settings
+from tests.support.deckcli import Done, deck, deck_env
+from tests.support.mockmodel import running_mock
+from tests.support.served import serving
+
+pytestmark = [pytest.mark.anyio, pytest.mark.cli]
+
+
+async def doctor(env: dict[str, str]) -> tuple[Done, dict[str, dict[str, str]]]:
+    done = await asyncio.to_thread(deck, env, "doctor", "--json")
+    return done, {c["name"]: c for c in json.loads(done.out)["checks"]}
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_a_healthy_home_passes_and_each_problem_fails_with_its_fix(
+    settings: Settings, tmp_path: Path
+) -> None:
+    async with running_mock("chat") as model:
+        env = deck_env(tmp_path, ANTHROPIC_BASE_URL=model.url_for("chat"),
+                       ANTHROPIC_API_KEY="sk-test")  # fmt: skip
+        done, found = await doctor(env)
+        assert done.code == 0, done.out
+        assert set(found) == {
+            "claude", "model", "home", "database", "daemon", "hooks", "sandbox", "disk",
+        }  # fmt: skip
+        assert found["claude"]["status"] == "ok" and "Claude Code" in found["claude"]["detail"]
+        assert found["model"]["status"] == "ok" and "ANTHROPIC_API_KEY" in found["model"]["detail"]
+        assert found["home"]["status"] == "ok"  # made private
+        assert (tmp_path / "home").stat().st_mode & 0o077 == 0
+        assert found["hooks"]["status"] == "warn" and found["hooks"]["fix"]
+        async with serving(settings):
+            _, running = await doctor(env)
+        assert running["daemon"]["status"] == "ok" and "answers" in running["daemon"]["detail"]
+        assert running["database"]["status"] == "ok" and "intact" in running["database"]["detail"]
+
+    unreachable = deck_env(tmp_path, ANTHROPIC_BASE_URL=f"http://127.0.0.1:{closed_port()}")
+    db = Path(unreachable["AGENTDECK_HOME"]) / "agentdeck.db"
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE alembic_version SET version_num = '9999'")
+    done, found = await doctor(unreachable)
+    assert done.code == 1
+    assert found["model"]["status"] == "fail" and "cannot be reached" in found["model"]["detail"]
+    assert found["database"]["status"] == "fail" and found["database"]["fix"] == "upgrade agentdeck"
+    db.write_bytes(b"this is not a database" * 100)
+    _, found = await doctor(unreachable)
+    assert found["database"]["status"] == "fail" and found["database"]["fix"]
+    text = await asyncio.to_thread(deck, unreachable, "doctor")
+    assert text.code == 1 and "fail  model:" in text.out and "fix: " in text.out
