@@ -20,7 +20,6 @@ from agentdeck.web.schemas import (
     AgentOut,
     AgentPage,
     ArchiveIn,
-    ErrorOut,
     EventOut,
     EventPage,
     KillIn,
@@ -28,21 +27,37 @@ from agentdeck.web.schemas import (
     ResumeIn,
     SpawnIn,
     StatsOut,
+    errors,
 )
 
 logger = logging.getLogger(__name__)
 
-_ERRORS: dict[int | str, dict[str, object]] = {
-    code: {"model": ErrorOut, "description": text}
-    for code, text in (
-        (400, "Bad usage (e.g. the working directory does not exist)"),
-        (404, "No such agent"),
-        (409, "The agent's state does not allow this"),
-        (422, "Invalid request: the field and the problem"),
-    )
-}
+_ERRORS = errors(
+    400, 404, 409, 502,
+    e400="Bad usage (e.g. the working directory does not exist)", e404="No such agent",
+    e409="The agent's state does not allow this",
+)  # fmt: skip
 
 router = APIRouter(prefix="/api", tags=["api"], responses=_ERRORS)
+
+# OpenAPI links: what a client (and a stateful fuzzer) can do next with the agent
+# an answer names, by operation id.
+AGENT_LINKS = {
+    op: {"operationId": op, "parameters": {"ref": "$response.body#/id"}}
+    for op in (
+        "get_agent_api_agents__ref__get",
+        "send_message_api_agents__ref__messages_post",
+        "interrupt_api_agents__ref__interrupt_post",
+        "kill_api_agents__ref__kill_post",
+        "resume_api_agents__ref__resume_post",
+        "archive_api_agents__ref__archive_post",
+        "spawn_child_api_agents__ref__children_post",
+        "agent_checkpoints_api_agents__ref__checkpoints_get",
+        "agent_rewind_api_agents__ref__rewind_post",
+        "agent_diff_api_agents__ref__diff_get",
+        "agent_merge_api_agents__ref__merge_post",
+    )
+}
 
 AgentRef = Annotated[
     str, Path(description="An agent id, a unique id prefix (4+ characters) or a unique name.")
@@ -61,8 +76,8 @@ def _deck(request: Request) -> Deck:
 async def list_agents(
     request: Request,
     state: Annotated[
-        list[AgentState] | None, Query(description="Only these states (repeatable).")
-    ] = None,
+        list[AgentState], Query(description="Only these states (repeatable); default: all.")
+    ] = [],  # noqa: B006 - FastAPI copies the default
     q: Annotated[str | None, Query(description="Text in name, id, cwd or spec.")] = None,
     archived: Annotated[bool, Query(description="Include archived agents.")] = False,
     parent: Annotated[
@@ -97,6 +112,7 @@ async def list_agents(
     response_model=AgentOut,
     status_code=status.HTTP_201_CREATED,
     summary="Start an agent (the options of `agentdeck run`)",
+    responses={201: {"description": "The agent, starting", "links": AGENT_LINKS}},
 )
 async def create_agent(request: Request, body: AgentCreate) -> AgentOut:
     agent = await _deck(request).create_agent(
@@ -167,6 +183,7 @@ async def kill(request: Request, ref: AgentRef, body: KillIn | None = None) -> A
     response_model=AgentOut,
     status_code=status.HTTP_201_CREATED,
     summary="Start a child agent under the tree's rules (limits, carved budget, profile)",
+    responses={201: {"description": "The child, starting", "links": AGENT_LINKS}},
 )
 async def spawn_child(request: Request, ref: AgentRef, body: SpawnIn) -> AgentOut:
     agent = await _deck(request).spawn(

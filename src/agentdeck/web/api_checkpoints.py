@@ -5,14 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agentdeck.core.redact import scrub
 from agentdeck.daemon.deck import Deck
 from agentdeck.web.api import AgentRef
 from agentdeck.web.auth import channel_of
+from agentdeck.web.schemas import Body, errors
 
-router = APIRouter(prefix="/api", tags=["checkpoints"])
+router = APIRouter(prefix="/api", tags=["checkpoints"], responses=errors(400, 404, 409))
 
 
 @router.get("/agents/{ref}/checkpoints", summary="An agent's checkpoints")
@@ -26,8 +27,7 @@ async def agent_checkpoints(request: Request, ref: AgentRef) -> dict[str, Any]:
     return {"agent_id": agent.id, "checkpoints": [c.to_dict() for c in found]}
 
 
-class RewindIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class RewindIn(Body):
     to: int | None = Field(None, ge=1, description="The checkpoint (default: the last one).")
     dry_run: bool = Field(
         False, description="Say what would change, with the patch; change nothing."

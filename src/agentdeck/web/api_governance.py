@@ -5,17 +5,17 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agentdeck.core.approvals import ApprovalState, GrantScope
 from agentdeck.daemon.deck import Deck
 from agentdeck.web.auth import channel_of
+from agentdeck.web.schemas import Body, errors
 
-router = APIRouter(prefix="/api", tags=["governance"])
+router = APIRouter(prefix="/api", tags=["governance"], responses=errors(400, 404, 409))
 
 
-class AnswerBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class AnswerBody(Body):
     decision: Literal["allow", "deny"]
     always: bool = Field(False, description="Remember this answer as a grant.")
     scope: Literal["session", "persistent"] = Field(
@@ -24,8 +24,7 @@ class AnswerBody(BaseModel):
     message: str | None = Field(None, description="Passed to the agent with the answer.")
 
 
-class CheckBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class CheckBody(Body):
     tool: str = Field(min_length=1)
     input: dict[str, Any] = Field(default_factory=dict)
     profile: str | None = None

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Path, Query, Request
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import NotFound, UsageError
 from agentdeck.memory.projects import project_of
-from agentdeck.web.schemas import ErrorOut
+from agentdeck.web.schemas import errors
 from agentdeck.web.schemas_memory import (
     MAX_SEARCH_LIMIT,
     ForgetOut,
@@ -26,14 +26,10 @@ from agentdeck.web.schemas_memory import (
     record_to_dict,
 )
 
-_ERRORS: dict[int | str, dict[str, object]] = {
-    code: {"model": ErrorOut, "description": text}
-    for code, text in (
-        (400, "Bad usage (e.g. two selectors, a relative project)"),
-        (404, "No such memory record"),
-        (422, "Invalid request: the field and the problem"),
-    )
-}
+_ERRORS = errors(
+    400, 404, e400="Bad usage (e.g. two selectors, a relative project)",
+    e404="No such memory record",
+)  # fmt: skip
 
 router = APIRouter(prefix="/api/memory", tags=["memory"], responses=_ERRORS)
 

@@ -8,7 +8,7 @@ import contextlib
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from agentdeck.core.agent import AgentSource
 from agentdeck.core.asks import AskState
@@ -16,9 +16,9 @@ from agentdeck.daemon.deck import Deck
 from agentdeck.errors import NotFound, UsageError
 from agentdeck.orchestration.templates import catalog, resolve
 from agentdeck.web.auth import channel_of
-from agentdeck.web.schemas import AgentOut
+from agentdeck.web.schemas import AgentOut, Body, errors
 
-router = APIRouter(prefix="/api", tags=["orchestration"])
+router = APIRouter(prefix="/api", tags=["orchestration"], responses=errors(400, 404, 409))
 
 # One blocking deck call over HTTP (wait_for_agents) answers within this, with a
 # "still waiting" result the caller repeats: well inside the idle timeout Claude
@@ -32,13 +32,11 @@ def _deck(request: Request) -> Deck:
     return deck
 
 
-class AnswerIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class AnswerIn(Body):
     answer: str = Field(min_length=1, description="The answer; the worker goes on with it.")
 
 
-class ExternalIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ExternalIn(Body):
     session_id: str = Field(min_length=1, description="Claude Code's session id.")
     project: str = Field(default="", description="The session's project directory.")
     pid: int | None = Field(default=None, description="The Claude Code process.")

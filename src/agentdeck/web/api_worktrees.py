@@ -5,16 +5,17 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agentdeck.core.merge_queue import MergeState
 from agentdeck.core.redact import scrub
 from agentdeck.daemon.deck import Deck
 from agentdeck.web.api import AgentRef
 from agentdeck.web.auth import channel_of
+from agentdeck.web.schemas import Body, errors
 from agentdeck.worktrees import worktree_of
 
-router = APIRouter(prefix="/api", tags=["worktrees"])
+router = APIRouter(prefix="/api", tags=["worktrees"], responses=errors(400, 404, 409))
 
 
 @router.get("/agents/{ref}/diff", summary="What an agent in a worktree changed")
@@ -39,8 +40,7 @@ async def agent_diff(
     return found
 
 
-class MergeIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class MergeIn(Body):
     into: str | None = Field(None, min_length=1, description="Default: the branch it started from.")
     strategy: Literal["merge", "squash", "rebase"] = "merge"
     test: str | None = Field(
@@ -80,9 +80,9 @@ async def agent_merge(
 async def list_merges(
     request: Request,
     state: Annotated[
-        list[MergeState] | None,
+        list[MergeState],
         Query(description="Only these states (repeat the parameter); default: all."),
-    ] = None,
+    ] = [],  # noqa: B006 - FastAPI copies the default
     agent: Annotated[str | None, Query(description="Only this agent's (id or prefix).")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> dict[str, Any]:
@@ -91,7 +91,7 @@ async def list_merges(
     deck: Deck = request.app.state.deck
     agent_id = (await deck.get_agent(agent)).id if agent else None
     found = await deck.runner.merges.records.list_merges(
-        states=state, agent_id=agent_id, limit=limit
+        states=state or None, agent_id=agent_id, limit=limit
     )
     return {"merges": [e.result() for e in found]}
 

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+from typing import Any
+
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agentdeck import __version__
 from agentdeck.daemon.deck import Deck
@@ -23,6 +28,9 @@ from agentdeck.errors import (
 )
 from agentdeck.settings import Settings
 from agentdeck.web.auth import SecurityMiddleware
+from agentdeck.web.schemas import COMMON_ERRORS
+
+logger = logging.getLogger(__name__)
 
 _STATUS: list[tuple[type[AgentdeckError], int]] = [
     (NotFound, 404),
@@ -44,6 +52,18 @@ def status_for(exc: AgentdeckError) -> int:
 
 def error_body(status: int, message: str, **extra: object) -> dict[str, object]:
     return {"error": {"status": status, "message": message, **extra}}
+
+
+def _problem(err: dict[str, Any]) -> dict[str, str]:
+    """One invalid field, named as a caller would: ``budget_usd``, ``allow.0``; a body
+    that is not JSON at all is the ``body``, with where it breaks."""
+    loc: tuple[Any, ...] = tuple(err.get("loc") or ("body",))
+    if err.get("type") == "json_invalid":
+        error = (err.get("ctx") or {}).get("error", "")
+        where = f" at character {loc[1]}" if len(loc) > 1 else ""
+        detail = f" ({error})" if error else ""
+        return {"field": "body", "problem": f"not valid JSON{where}{detail}"}
+    return {"field": ".".join(str(p) for p in loc[1:]) or str(loc[0]), "problem": err["msg"]}
 
 
 def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
@@ -72,28 +92,40 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = [
-            {
-                "field": ".".join(str(p) for p in err["loc"][1:]) or str(err["loc"][0]),
-                "problem": err["msg"],
-            }
-            for err in exc.errors()
-        ]
+        problems = [_problem(err) for err in exc.errors()]
         first = problems[0] if problems else {"field": "?", "problem": "invalid"}
         message = f"invalid {first['field']}: {first['problem']}"
         return JSONResponse(error_body(422, message, problems=problems), status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        """Starlette's own refusals (no such route, a method a route does not take, a
+        body it cannot read) in the API's error shape; pages keep theirs."""
+        if not request.url.path.startswith("/api"):
+            return await http_exception_handler(request, exc)
+        message = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+        return JSONResponse(
+            error_body(exc.status_code, message), status_code=exc.status_code, headers=exc.headers
+        )
+
+    @app.exception_handler(Exception)
+    async def failed(request: Request, exc: Exception) -> JSONResponse:
+        """A bug: logged with its traceback; the caller gets the error shape, no trace."""
+        logger.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+        message = f"the daemon failed on this request ({type(exc).__name__}); its log has more"
+        return JSONResponse(error_body(500, message), status_code=500)
 
     @app.get("/healthz", tags=["meta"])
     async def healthz() -> dict[str, object]:
         return {"ok": True, "version": __version__}
 
-    app.include_router(api.router)
-    app.include_router(api_governance.router)
-    app.include_router(api_memory.router)
-    app.include_router(api_orchestration.router)
-    app.include_router(api_worktrees.router)
-    app.include_router(api_checkpoints.router)
-    app.include_router(sse.router)
+    app.include_router(api.router, responses=COMMON_ERRORS)
+    app.include_router(api_governance.router, responses=COMMON_ERRORS)
+    app.include_router(api_memory.router, responses=COMMON_ERRORS)
+    app.include_router(api_orchestration.router, responses=COMMON_ERRORS)
+    app.include_router(api_worktrees.router, responses=COMMON_ERRORS)
+    app.include_router(api_checkpoints.router, responses=COMMON_ERRORS)
+    app.include_router(sse.router, responses=COMMON_ERRORS)
     app.include_router(dashboard.router)
     hosts = [settings.host, *settings.allowed_hosts]
     app.add_middleware(SecurityMiddleware, token=token, hosts=hosts)

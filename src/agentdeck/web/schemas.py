@@ -6,9 +6,9 @@ output and SSE payloads describe an agent or an event the same way.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agentdeck.core.agent import Agent, AgentSpec, AgentState
 from agentdeck.core.events import StoredEvent
@@ -18,13 +18,34 @@ MAX_AGENT_PAGE = 10_000
 MAX_EVENT_PAGE = 5000
 
 
-class _Body(BaseModel):
-    """Request bodies refuse unknown fields, so a typo is a 422, not a silent no-op."""
+class Body(BaseModel):
+    """Request bodies refuse unknown fields, so a typo is a 422, not a silent no-op;
+    take each value as the type it is (no ``0`` for ``false``); and refuse text with
+    a NUL character, which no command line, file name or environment variable can
+    carry to Claude Code."""
 
-    model_config = ConfigDict(extra="forbid")
+    # strict: a 0 is not a false, a "3" is not a 3; what is typed is what is meant.
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    @model_validator(mode="after")
+    def _no_nul(self) -> Self:
+        def check(value: object, where: str) -> None:
+            if isinstance(value, str) and "\x00" in value:
+                raise ValueError(f"{where} must not contain a NUL character")
+            if isinstance(value, dict):
+                for k, v in value.items():
+                    check(k, where)
+                    check(v, f"{where}.{k}")
+            elif isinstance(value, list | tuple):
+                for i, v in enumerate(value):
+                    check(v, f"{where}[{i}]")
+
+        for name in type(self).model_fields:
+            check(getattr(self, name), name)
+        return self
 
 
-class AgentCreate(_Body):
+class AgentCreate(Body):
     """The options of ``agentdeck run``."""
 
     prompt: str = Field(min_length=1, description="The first user message.")
@@ -41,7 +62,9 @@ class AgentCreate(_Body):
         default=None, description="Appended to the system prompt."
     )
     max_turns: int | None = Field(default=None, ge=1, description="Most model turns per run.")
-    budget_usd: float | None = Field(default=None, ge=0, description="Spending cap in USD.")
+    budget_usd: float | None = Field(
+        default=None, gt=0, description="Spending cap in USD (more than 0)."
+    )
     scenario: str | None = Field(
         default=None, description="Scripted-model scenario: a built-in name or a YAML file path."
     )
@@ -107,7 +130,7 @@ class AgentCreate(_Body):
         )
 
 
-class SpawnIn(_Body):
+class SpawnIn(Body):
     """A child agent under the tree's rules: limits, carved budget, the parent's profile."""
 
     prompt: str = Field(min_length=1, description="The child's task.")
@@ -118,22 +141,22 @@ class SpawnIn(_Body):
     )
 
 
-class KillIn(_Body):
+class KillIn(Body):
     children: bool = Field(
         default=True, description="Kill every agent it started too (false: leave them running)."
     )
 
 
-class MessageIn(_Body):
+class MessageIn(Body):
     text: str = Field(min_length=1, description="The follow-up user message.")
 
 
-class ResumeIn(_Body):
+class ResumeIn(Body):
     text: str | None = Field(default=None, min_length=1, description="Default: ask it to continue.")
     fork: bool = Field(default=False, description="Branch into a new agent instead.")
 
 
-class ArchiveIn(_Body):
+class ArchiveIn(Body):
     archived: bool = Field(default=True, description="false restores it from the archive.")
 
 
@@ -255,3 +278,28 @@ class ErrorDetail(BaseModel):
 
 class ErrorOut(BaseModel):
     error: ErrorDetail
+
+
+def errors(*codes: int, **texts: str) -> dict[int | str, dict[str, object]]:
+    """OpenAPI ``responses`` for error codes, each with the error shape; ``texts`` (as
+    ``e404="..."``) says what a code means for this router."""
+    return {
+        code: {"model": ErrorOut, "description": texts.get(f"e{code}", ERROR_MEANINGS[code])}
+        for code in codes
+    }
+
+
+ERROR_MEANINGS = {
+    400: "Bad usage: what is wrong and what to do",
+    401: "No token, or a wrong one",
+    403: "Refused: a cross-origin request, or the policy",
+    404: "Nothing with that id",
+    409: "The state of what it acts on does not allow this now",
+    421: "An unknown Host header",
+    422: "Invalid request: each field and its problem",
+    500: "The daemon failed: the message says how",
+    502: "Claude Code failed to start or answer: the message says why",
+}
+# What any /api call can answer, whatever it does: the security middleware's refusals
+# and a failure of the daemon itself.
+COMMON_ERRORS = errors(401, 403, 421, 422, 500)

@@ -29,6 +29,7 @@ from starlette.types import Receive, Scope, Send
 from agentdeck.core.events import StoredEvent
 from agentdeck.daemon.deck import Deck
 from agentdeck.daemon.hub import SubscriptionDropped, follow
+from agentdeck.web.schemas import errors
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ HEARTBEAT_SECONDS = 15.0  # app.state.sse_heartbeat overrides it
 RETRY_MS = 2000  # how long a browser waits before it reconnects
 FINAL_SEND_SECONDS = 1.0  # closing words to a client that may no longer read
 
-router = APIRouter(prefix="/api", tags=["events"])
+router = APIRouter(prefix="/api", tags=["events"], responses=errors(400, 404))
 
 
 class EventStreams:
