@@ -225,7 +225,7 @@ class AgentSession:
             if isinstance(exc, SandboxUnavailable):
                 message, kind = f"sandbox unavailable: {exc.message}", "sandbox"
             else:
-                message, kind = f"could not start Claude Code: {exc or type(exc).__name__}", "spawn"
+                message, kind = f"could not start Claude Code: {self._why(exc)}", "spawn"
             await self._commit(
                 [
                     ErrorOccurred(
@@ -392,6 +392,15 @@ class AgentSession:
     async def wait_finished(self, timeout: float | None = None) -> None:
         async with asyncio.timeout(timeout):
             await self.finished.wait()
+
+    def _why(self, exc: BaseException) -> str:
+        """The SDK's error, with what Claude Code wrote on stderr last (scrubbed)
+        instead of its advice to go and read it."""
+        own = ("Check stderr output for details", "Fatal error in message reader")
+        lines = [ln.strip() for ln in self._stderr if ln.strip() and not ln.startswith(own)]
+        said = " | ".join(lines[-3:])
+        reason = (str(exc) or type(exc).__name__).strip().splitlines()[0]
+        return f"{reason}; Claude Code said: {scrub(said)[-600:]}" if said else reason
 
     def stderr_tail(self) -> str:
         return "\n".join(self._stderr)
