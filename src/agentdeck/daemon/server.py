@@ -14,6 +14,7 @@ import os
 import socket
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import uvicorn
 
@@ -125,13 +126,29 @@ async def _serve_app(
         )
         write_info(settings, info)
         logger.info("agentdeck daemon listening on %s", info.url)
-        if on_ready is not None:
-            await on_ready(deck, info, token)
+        # What the caller does once the daemon listens (the demo starts its crew) runs
+        # beside it: a stop asked for meanwhile cancels it, rather than waiting for it.
+        readying: asyncio.Future[None] | None = (
+            asyncio.ensure_future(on_ready(deck, info, token)) if on_ready is not None else None
+        )
         sweeper = asyncio.create_task(_sweep(deck), name="approval-sweeper")
         stopper = asyncio.create_task(stop.wait())
-        await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        waiting: set[asyncio.Future[Any]] = {task, stopper}
+        if readying is not None:
+            waiting.add(readying)
+        while True:
+            done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            if readying is not None and readying in done:
+                waiting.discard(readying)
+                readying.result()  # a failure of the caller's fails the daemon, as before
+            if task in done or stopper in done:
+                break
         stopper.cancel()
         sweeper.cancel()
+        if readying is not None and not readying.done():
+            await deck.runner.abort_starts(suspend=True)  # what it is starting stops now
+            readying.cancel()
+            await asyncio.gather(readying, return_exceptions=True)
     finally:
         # Stop accepting requests and end open streams, then the caller stops agents.
         close_streams(app.state)  # uvicorn waits for open responses before it stops

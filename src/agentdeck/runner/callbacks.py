@@ -16,15 +16,18 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, CLIConnectionError
+from claude_agent_sdk import ClaudeSDKClient, CLIConnectionError
 from claude_agent_sdk.types import HookMatcher
 
 T = TypeVar("T")
 Stopping = Callable[[], bool]
+
+logger = logging.getLogger(__name__)
 
 
 def held(stopping: Stopping, callback: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
@@ -53,11 +56,8 @@ _RESPONSE = '{"type": "control_response"'
 
 
 class HeldClient(ClaudeSDKClient):
-    """A client whose transport drops an answer to a process that is being stopped."""
-
-    def __init__(self, options: ClaudeAgentOptions, stopping: Stopping) -> None:
-        self._stopping = stopping
-        super().__init__(options)
+    """A client whose transport drops an answer a process can no longer take (it is
+    being stopped, or gone)."""
 
     @property
     def _transport(self) -> Any:
@@ -71,11 +71,14 @@ class HeldClient(ClaudeSDKClient):
             async def quiet_write(data: str) -> None:
                 try:
                     await write(data)
-                except CLIConnectionError:
-                    # Only an answer to the CLI is dropped: it is written from a task
-                    # nothing awaits. A request or a message still fails its caller.
-                    if not (self._stopping() and data.startswith(_RESPONSE)):
+                except CLIConnectionError as exc:
+                    # Only an answer to the CLI is dropped (the process is stopping or
+                    # gone, a Ctrl-C say): it is written from a task nothing awaits,
+                    # where raising only prints "Task exception was never retrieved".
+                    # A request or a message still fails its caller.
+                    if not data.startswith(_RESPONSE):
                         raise
+                    logger.debug("an answer to a Claude Code that is gone: %s", exc)
 
             transport.write = quiet_write
         self.__dict__["_held_transport"] = transport

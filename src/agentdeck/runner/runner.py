@@ -473,6 +473,13 @@ class Runner:
             self.checkpoints, self.store, self.governor, agent, to=to, dry_run=dry_run, by=by
         )
 
+    async def abort_starts(self, *, suspend: bool = False) -> None:
+        """Stop the Claude Code processes of the agents still starting (a stop is
+        asked for: their starts fail at once, and are marked interrupted; with
+        ``suspend``, those that resume on restart are started again then)."""
+        sessions = list(self.sessions.values())
+        await asyncio.gather(*(s.abort_start(suspend=suspend) for s in sessions))
+
     async def shutdown(self, *, suspend: bool = False) -> None:
         """Close every session (gracefully, then by force) and the scripted models.
 
@@ -483,10 +490,7 @@ class Runner:
             self._commands.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._commands
-        if self._launching:  # let agents still starting finish starting, then close them
-            await asyncio.wait(set(self._launching), timeout=self.settings.connect_timeout_seconds)
-            for task in list(self._launching):
-                task.cancel()  # start() disconnects what it began
+        starting = set(self._launching)
         sessions = list(self.sessions.values())
 
         def stop(session: AgentSession) -> Awaitable[None]:
@@ -495,10 +499,19 @@ class Runner:
                 return session.suspend()
             return session.close()
 
-        results = await asyncio.gather(*(stop(s) for s in sessions), return_exceptions=True)
+        # Every session is told it is stopping (its first step, before anything else
+        # runs: an orchestrator must not hear of a child's stop as the child's end),
+        # then the starts still under way are stopped at once, not waited for.
+        stopping = [asyncio.ensure_future(stop(s)) for s in sessions]
+        await self.abort_starts(suspend=suspend)
+        for task in starting:
+            task.cancel()  # start() stops what it began and marks it interrupted
+        results = await asyncio.gather(*stopping, return_exceptions=True)
+        if starting:
+            await asyncio.wait(starting, timeout=self.settings.stop_grace_seconds * 3)
         for session, outcome in zip(sessions, results, strict=True):
             if isinstance(outcome, BaseException):
-                logger.warning("agent %s did not stop gracefully: %s", session.agent.id, outcome)
+                logger.warning("agent %s did not stop gracefully: %r", session.agent.id, outcome)
                 with contextlib.suppress(Exception):
                     await session.kill()
         for model in self._models.values():

@@ -60,6 +60,8 @@ from agentdeck.store.store import Store
 from agentdeck.worktrees import Worktrees
 from agentdeck.worktrees.checkpoints import Checkpoints
 
+STOPPED_STARTING = "stopped while starting"
+ABORT_GRACE_SECONDS = 0.2
 logger = logging.getLogger(__name__)
 
 _STDERR_LINES = 40
@@ -129,6 +131,8 @@ class AgentSession:
         self._pending: set[asyncio.Future[None]] = set()
         self._started = asyncio.Event()  # start() is over, whatever its outcome
         self._stopping: AgentState | None = None  # set by kill()/close()/suspend()
+        self._connecting: ClaudeSDKClient | None = None  # its client, while it starts
+        self._aborted = False  # its start was stopped by abort_start()
         self._terminating = False  # its processes are being stopped (not a graceful close)
         self._input_ended = False  # its stdin is closed: nothing more reaches it
         self._suspended = False
@@ -142,9 +146,19 @@ class AgentSession:
 
     @property
     def pid(self) -> int | None:
-        transport = getattr(self._client, "_transport", None)
-        process = getattr(transport, "_process", None)
-        return getattr(process, "pid", None)
+        return _pid_of(self._client)
+
+    async def abort_start(self, *, suspend: bool = False) -> None:
+        """A process still starting is stopped now: its connect (and the SDK's own
+        clean-up, which waits for it to exit) ends at once instead of at a timeout.
+        With ``suspend`` (the daemon stopping), an agent that resumes on restart is
+        marked to be started again then."""
+        pid = _pid_of(self._connecting)
+        if pid is not None:
+            self._aborted = True
+            self._suspended = suspend and self.agent.spec.resume_on_restart
+            # Nothing to save yet: no grace beyond a moment to exit on SIGTERM.
+            await asyncio.to_thread(procs.terminate_tree, pid, ABORT_GRACE_SECONDS)
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -207,14 +221,33 @@ class AgentSession:
             # A tool may print megabytes on one stream-json line.
             options.max_buffer_size = 64 * 1024 * 1024
             self.sandboxing.apply(options)
-            client = HeldClient(options, lambda: self.unanswerable)
+            client = self._connecting = HeldClient(options)
             async with asyncio.timeout(self.settings.connect_timeout_seconds):
                 await client.connect()
+            self._connecting = None
         except asyncio.CancelledError:
             if client is not None:  # the process may be up already: never leave it
+                pid = _pid_of(client)
+                if pid is not None:  # at once: a process mid-start does not read its stdin
+                    await asyncio.shield(
+                        asyncio.to_thread(
+                            procs.terminate_tree, pid, self.settings.stop_grace_seconds
+                        )
+                    )
                 with contextlib.suppress(Exception):
                     await asyncio.shield(client.disconnect())
             await asyncio.shield(self.sandboxing.close())
+            # Never left ``starting`` with no process: stopped before it began.
+            with contextlib.suppress(Exception):
+                await asyncio.shield(
+                    self._commit(
+                        [],
+                        state=self._stopped_starting(),
+                        last_error=STOPPED_STARTING,
+                        pid=None,
+                    )
+                )
+            self.finished.set()
             raise
         except (Exception, TimeoutError) as exc:
             # Whatever stopped it, the agent says so: never left ``starting``.
@@ -222,6 +255,19 @@ class AgentSession:
                 with contextlib.suppress(Exception):
                     await client.disconnect()
             await self.sandboxing.close()
+            if self._aborted:  # a stop was asked for: no error of the agent's
+                extra = self.agent.extra
+                if self._suspended:
+                    extra = {**extra, "resume_at_start": True}
+                await self._commit(
+                    [],
+                    state=self._stopped_starting(),
+                    last_error=SUSPENDED if self._suspended else STOPPED_STARTING,
+                    pid=None,
+                    extra=extra,
+                )
+                self.finished.set()
+                raise AgentProcessError(STOPPED_STARTING) from exc
             if isinstance(exc, SandboxUnavailable):
                 message, kind = f"sandbox unavailable: {exc.message}", "sandbox"
             else:
@@ -392,6 +438,11 @@ class AgentSession:
     async def wait_finished(self, timeout: float | None = None) -> None:
         async with asyncio.timeout(timeout):
             await self.finished.wait()
+
+    def _stopped_starting(self) -> AgentState:
+        """A start stopped by a kill is ``killed``; by anything else (a close, a
+        suspend, a daemon stopping) ``interrupted``: it never ran, it is not done."""
+        return AgentState.KILLED if self._stopping == AgentState.KILLED else AgentState.INTERRUPTED
 
     def _why(self, exc: BaseException) -> str:
         """The SDK's error, with what Claude Code wrote on stderr last (scrubbed)
@@ -681,6 +732,14 @@ class AgentSession:
                 changes.pop("state")
             self.agent = agent.with_changes(updated_at=time.time(), **changes)
             await self.store.record(out, self.agent)
+
+
+def _pid_of(client: object) -> int | None:
+    """The Claude Code process of an SDK client, once it has one."""
+    transport = getattr(client, "_transport", None)
+    process = getattr(transport, "_process", None)
+    pid = getattr(process, "pid", None)
+    return pid if isinstance(pid, int) else None
 
 
 def _tokens(events: Sequence[Event], name: str) -> int:

@@ -1,0 +1,88 @@
+"""A stop asked for while agents are still starting takes effect at once: the
+daemon stops within seconds, not at Claude Code's connect timeout, leaves no agent
+``starting`` and no process behind; Ctrl-C in the demo's first seconds stops it
+cleanly, with no error printed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from agentdeck.core.agent import AgentSpec, AgentState
+from agentdeck.store import Store
+from tests.conftest import make_settings
+from tests.support.deckcli import deck_argv, deck_env
+from tests.support.served import serving
+from tests.support.waiting import eventually
+
+pytestmark = [pytest.mark.anyio, pytest.mark.cli]
+
+
+def silent_claude(tmp_path: Path) -> Path:
+    """A Claude Code that starts and never answers (its connect would wait 60 s)."""
+    script = tmp_path / "claude"
+    script.write_text("#!/bin/sh\nexec sleep 120\n")
+    script.chmod(0o755)
+    return script
+
+
+async def test_stopping_the_daemon_while_agents_start_takes_seconds(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, claude_cli_path=silent_claude(tmp_path), port=0)
+    async with serving(settings) as served:
+        ids = [
+            (await served.deck.runner.start(AgentSpec(prompt="hi"), background=True)).agent.id
+            for _ in range(2)
+        ]
+        me = psutil.Process()
+
+        def silent() -> list[psutil.Process]:
+            return [
+                p for p in me.children(recursive=True)
+                if p.name() == "sleep" and "120" in p.cmdline()
+            ]  # fmt: skip
+
+        async def both_started() -> list[psutil.Process]:
+            return found if len(found := silent()) >= 2 else []
+
+        started = await eventually(both_started, what="two Claude Code processes")
+        stopping = time.monotonic()
+    took = time.monotonic() - stopping
+    assert took < 5, f"the daemon took {took:.1f} s to stop"
+    gone = psutil.wait_procs(started, timeout=5)[1]
+    assert gone == []  # no Claude Code left behind
+    async with Store.open(settings.db_path) as store:
+        agents = [await store.get_agent(i) for i in ids]
+    assert [a.state for a in agents] == [AgentState.INTERRUPTED] * 2
+    assert {a.last_error for a in agents} == {"stopped while starting"}
+
+
+def test_ctrl_c_in_the_demos_first_seconds_stops_it_cleanly(tmp_path: Path) -> None:
+    env = deck_env(tmp_path)
+    proc = subprocess.Popen(
+        deck_argv("demo", "--port", "0"), env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:  # the banner: the daemon listens, its crew is starting
+            if "/login?token=" in line:
+                break
+        time.sleep(0.5)
+        os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
+        asked = time.monotonic()
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - asked
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert took < 10, f"Ctrl-C took {took:.1f} s"
+    assert proc.returncode == 0, err
+    assert "error" not in err.lower(), err
+    assert "demo stopped" in out
