@@ -1,0 +1,88 @@
+"""How long the CLI's commands take, whole process, against the interpreter itself.
+
+    .venv/bin/python benchmarks/cli.py [--runs 15]
+
+On a fresh home with a few finished agents (the scripted model), each command is run
+``--runs`` times, alternating with ``python -c pass``: first with a daemon running
+(every command then talks to it over HTTP), then without (read-only commands open
+the store themselves). Prints the median and p90 of each, and its median ratio to
+``python -c pass``. Goals (issue 14): <= 100 ms median with a daemon, <= 150 ms
+without.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _common import clean_env, header, median, percentile
+
+AGENTDECK = [sys.executable, "-m", "agentdeck"]
+WITH_DAEMON = (
+    ["--help"], ["status"], ["ls"], ["show", "bench-0"], ["logs", "bench-0"],
+    ["approvals"], ["asks"], ["queue"], ["memory", "search", "greeting"],
+    ["policy", "check", "Bash(git status)"],
+)  # fmt: skip
+EMBEDDED = (["ls"], ["show", "bench-0"], ["approvals"], ["asks"], ["queue"])
+
+
+def timed(argv: list[str], env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(argv, env=env, capture_output=True, stdin=subprocess.DEVNULL)
+    took = time.perf_counter() - started
+    if done.returncode not in (0, 1, 3):  # policy check: 1 deny, 3 ask
+        sys.exit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr.decode()[-800:]}")
+    return took
+
+
+def measure(commands: tuple[list[str], ...], env: dict[str, str], runs: int) -> None:
+    for args in commands:
+        mine, bare = [], []
+        for _ in range(runs):  # alternating: drift on a shared machine hits both alike
+            mine.append(timed([*AGENTDECK, *args], env))
+            bare.append(timed([sys.executable, "-c", "pass"], env))
+        ratio = median([m / b for m, b in zip(mine, bare, strict=True)])
+        print(
+            f"    {' '.join(args):<28} median {median(mine) * 1000:6.0f} ms  "
+            f"p90 {percentile(mine, 90) * 1000:6.0f} ms  {ratio:5.1f}x python -c pass "
+            f"({median(bare) * 1000:.0f} ms)"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args()
+    header("cli: how long each command takes, whole process")
+    with tempfile.TemporaryDirectory() as tmp:
+        env = clean_env(AGENTDECK_HOME=str(Path(tmp) / "home"), AGENTDECK_PORT="0")
+        for i in range(3):
+            subprocess.run(
+                [*AGENTDECK, "run", "--scenario", "chat", "--name", f"bench-{i}", "--json",
+                 "Hello! Who are you?"],
+                env=env, capture_output=True, check=True, stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+        up = subprocess.run(
+            [*AGENTDECK, "up", "--detach"], env=env, capture_output=True, text=True, check=True
+        )
+        try:
+            status = json.loads(
+                subprocess.run(
+                    [*AGENTDECK, "status", "--json"], env=env, capture_output=True, check=True
+                ).stdout
+            )
+            print(f"  with a daemon ({status.get('url', up.stdout.strip())}), {args.runs} runs:")
+            measure(WITH_DAEMON, env, args.runs)
+        finally:
+            subprocess.run([*AGENTDECK, "down"], env=env, capture_output=True)
+        print(f"  without a daemon (embedded), {args.runs} runs:")
+        measure(EMBEDDED, env, args.runs)
+
+
+if __name__ == "__main__":
+    main()
