@@ -15,7 +15,7 @@ import typer
 
 from agentdeck.cli.client import DaemonClient, connect
 from agentdeck.cli.context import console, opened, opened_orchestrator, opened_store, run_async
-from agentdeck.cli.render import agent_panel, agents_table, event_line, tree_table
+from agentdeck.cli.render import agent_panel, agents_table, event_line, tree_table, unsupervised
 from agentdeck.core.agent import Agent, AgentState
 from agentdeck.core.events import StoredEvent
 from agentdeck.errors import UsageError
@@ -90,14 +90,25 @@ def ls(
                     agents = roots + await store.descendants([a.id for a in roots])
                 else:
                     agents = await store.list_agents(states=states, limit=limit)
+        # Without a daemon nobody reconciled the store: say which live agents have no
+        # supervisor any more (a daemon's answers are reconciled already).
+        orphans = unsupervised(agents) if client is None else set()
         if as_json:
-            console.print_json(json.dumps([a.to_dict() for a in agents]))
+            rows = [a.to_dict() | ({"supervisor_gone": True} if a.id in orphans else {})
+                    for a in agents]  # fmt: skip
+            console.print_json(json.dumps(rows))
         elif agents and tree:
             console.print(tree_table(agents))
         elif agents:
-            console.print(agents_table(agents))
+            console.print(agents_table(agents, orphans))
         else:
             console.print("no agents yet: start one with `agentdeck run`")
+        if orphans and not as_json:
+            console.print(
+                f"{len(orphans)} agent(s) shown live have no supervisor: `agentdeck up` "
+                "reconciles them (an agent that resumes on restart carries on)",
+                markup=False, highlight=False,
+            )  # fmt: skip
 
     run_async(go)
 

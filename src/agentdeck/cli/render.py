@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Set
 from typing import Any
 
 from rich.table import Table
@@ -102,7 +103,26 @@ def ago(ts: float) -> str:
     return f"{secs // 86400}d"
 
 
-def agents_table(agents: list[Agent]) -> Table:
+def unsupervised(agents: list[Agent]) -> set[str]:
+    """Agents the store has as live whose supervisor is gone (an ``agentdeck run``
+    or a daemon that died): live only in name until something reconciles them."""
+    from agentdeck.core.agent import AgentSource
+    from agentdeck.runner import procs
+
+    def gone(a: Agent) -> bool:
+        watcher = a.pid if a.source is AgentSource.EXTERNAL else a.owner_pid
+        return watcher is None or not procs.is_running(watcher)
+
+    return {a.id for a in agents if a.state.is_live and gone(a)}
+
+
+def state_text(agent: Agent, orphans: Set[str]) -> Text:
+    if agent.id in orphans:
+        return Text(f"{agent.state}, supervisor gone", style="red")
+    return Text(str(agent.state), style=STATE_STYLE.get(agent.state, ""))
+
+
+def agents_table(agents: list[Agent], orphans: Set[str] = frozenset()) -> Table:
     table = Table(box=None, pad_edge=False)
     for col in ("ID", "NAME", "STATE", "TOOL", "TURNS", "COST", "AGE"):
         table.add_column(col, justify="right" if col in {"TURNS", "COST"} else "left")
@@ -110,7 +130,7 @@ def agents_table(agents: list[Agent]) -> Table:
         table.add_row(
             a.id,
             a.name,
-            Text(str(a.state), style=STATE_STYLE.get(a.state, "")),
+            state_text(a, orphans),
             a.current_tool or "",
             str(a.turns),
             f"${a.cost_usd:.4f}",
