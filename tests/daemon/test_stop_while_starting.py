@@ -5,6 +5,9 @@ cleanly, with no error printed."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import functools
 import os
 import signal
 import subprocess
@@ -62,26 +65,41 @@ async def test_stopping_the_daemon_while_agents_start_takes_seconds(tmp_path: Pa
     assert {a.last_error for a in agents} == {"stopped while starting"}
 
 
-def test_ctrl_c_in_the_demos_first_seconds_stops_it_cleanly(tmp_path: Path) -> None:
+def _claude_processes(pid: int) -> list[psutil.Process]:
+    """The bundled Claude Code processes under ``pid`` (sandboxed or not)."""
+    found = []
+    for child in psutil.Process(pid).children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if any("_bundled/claude" in part for part in child.cmdline()):
+                found.append(child)
+    return found
+
+
+async def test_ctrl_c_in_the_demos_first_seconds_stops_it_cleanly(tmp_path: Path) -> None:
     env = deck_env(tmp_path)
-    proc = subprocess.Popen(
-        deck_argv("demo", "--port", "0"), env=env, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, start_new_session=True,
+    proc = await asyncio.to_thread(
+        functools.partial(
+            subprocess.Popen, deck_argv("demo", "--port", "0"), env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdin=subprocess.DEVNULL, start_new_session=True,
+        )
     )  # fmt: skip
     try:
         assert proc.stdout is not None
-        for line in proc.stdout:  # the banner: the daemon listens, its crew is starting
-            if "/login?token=" in line:
-                break
-        time.sleep(0.5)
+
+        async def crew_starting() -> list[psutil.Process]:
+            return _claude_processes(proc.pid)
+
+        # Its crew is starting: Claude Code processes exist, the agents are not up yet.
+        await eventually(crew_starting, timeout=60, what="the demo's crew to start")
         os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
         asked = time.monotonic()
-        out, err = proc.communicate(timeout=60)
+        out, err = await asyncio.to_thread(proc.communicate, timeout=60)
         took = time.monotonic() - asked
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+            await asyncio.to_thread(proc.wait)
     assert took < 10, f"Ctrl-C took {took:.1f} s"
     assert proc.returncode == 0, err
     assert "error" not in err.lower(), err
