@@ -222,9 +222,11 @@ class AgentSession:
             options.max_buffer_size = 64 * 1024 * 1024
             self.sandboxing.apply(options)
             client = self._connecting = HeldClient(options)
-            async with asyncio.timeout(self.settings.connect_timeout_seconds):
-                await client.connect()
-            self._connecting = None
+            try:
+                async with asyncio.timeout(self.settings.connect_timeout_seconds):
+                    await client.connect()
+            finally:  # abort_start() must never signal a pid that is no longer its process
+                self._connecting = None
         except asyncio.CancelledError:
             if client is not None:  # the process may be up already: never leave it
                 pid = _pid_of(client)
