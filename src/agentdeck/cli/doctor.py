@@ -12,7 +12,6 @@ import asyncio
 import json
 import os
 import shutil
-import sqlite3
 import stat
 from dataclasses import asdict, dataclass
 from typing import Annotated, Literal
@@ -152,7 +151,8 @@ async def _model(settings: Settings) -> Check:
                 answer, problem = None, f"{type(exc).__name__}: {exc}"
             if answer is not None and answer.status_code != 429 and answer.status_code < 500:
                 break
-            await asyncio.sleep(0.5 * 2**attempt)
+            if attempt + 1 < MODEL_TRIES:
+                await asyncio.sleep(0.5 * 2**attempt)
     said = f"{base} ({credential or 'no credentials in the environment'})"
     if answer is None:
         return Check(
@@ -206,6 +206,8 @@ def _home(settings: Settings) -> Check:
 
 
 def _database(settings: Settings) -> Check:
+    import sqlite3
+
     from agentdeck.store.migrate import HEAD
 
     path = settings.db_path

@@ -50,15 +50,12 @@ async def merge_agent(request: Request, agent_id: str) -> Response:
     """Queue the agent's branch (no waiting: the queue view follows it)."""
     deck = deck_of(request)
     form = await form_of(request)
-    strategy = form.get("strategy", "merge")
-    if strategy not in STRATEGIES:
-        return form_error(request, f"unknown strategy {strategy!r}", htmx_status=200)
     try:
         agent = await deck.get_agent(agent_id)
         await deck.runner.merge(
             agent,
             into=form.get("into", "").strip() or None,
-            strategy=cast(Strategy, strategy),
+            strategy=cast(Strategy, form.get("strategy", "merge")),  # the queue checks it
             test=form.get("test", "").strip() or None,
             by="user:web",
             wait=False,
