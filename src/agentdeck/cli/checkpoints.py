@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from agentdeck.cli.agents import AgentArg, JsonOpt, find
 from agentdeck.cli.client import connect
 from agentdeck.cli.context import opened, run_async
-from agentdeck.core.checkpoint import Checkpoint
 from agentdeck.settings import Settings
+
+if TYPE_CHECKING:  # the checkpoint model loads when a command needs it
+    from agentdeck.core.checkpoint import Checkpoint
 
 
 def register(app: typer.Typer) -> None:

@@ -4,14 +4,16 @@ how the last ones ended — and taking a queued merge out of it."""
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agentdeck.cli.client import connect
 from agentdeck.cli.context import console, opened, opened_store, run_async
-from agentdeck.core.merge_queue import PENDING, MergeEntry, MergeState
 from agentdeck.settings import Settings
+
+if TYPE_CHECKING:  # the queue's model loads when a command needs it
+    from agentdeck.core.merge_queue import MergeEntry
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 RECENT = 5  # ended entries shown without --all
@@ -29,6 +31,8 @@ def register(app: typer.Typer) -> None:
 
 async def _entries(settings: Settings, limit: int) -> list[MergeEntry]:
     """Newest first."""
+    from agentdeck.core.merge_queue import MergeEntry
+
     client = await connect(settings)
     if client is not None:
         try:
@@ -45,6 +49,8 @@ async def _entries(settings: Settings, limit: int) -> list[MergeEntry]:
 def render(entries: list[MergeEntry], *, recent: int | None) -> str:
     """The pending entries in the order they will be taken, each with its place in
     its repository's queue; then how the last ones ended."""
+    from agentdeck.core.merge_queue import PENDING, MergeState
+
     pending = sorted((e for e in entries if e.state in PENDING), key=lambda e: e.enqueued_at)
     ended = [e for e in entries if e.state not in PENDING][:recent]
     lines: list[str] = []
@@ -91,6 +97,8 @@ def cancel(
     """Take a queued merge out of the queue (not one already merging)."""
 
     async def go(settings: Settings) -> None:
+        from agentdeck.core.merge_queue import MergeEntry
+
         client = await connect(settings)
         if client is not None:
             try:
