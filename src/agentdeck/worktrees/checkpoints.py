@@ -38,6 +38,7 @@ from agentdeck.core.checkpoint import (
 )
 from agentdeck.errors import NotFound, UsageError, WorktreeError
 from agentdeck.worktrees.git import AS_AGENTDECK, git
+from agentdeck.worktrees.workspace_files import remove_files, unblocked
 
 logger = logging.getLogger(__name__)
 
@@ -180,15 +181,15 @@ class Checkpoints:
             plan = await self._spare_ignored(shadow, target.tree, changes, plan)
             if dry_run:
                 restore, blocked = await asyncio.to_thread(
-                    _unblocked, workspace, plan.restore, set(plan.remove)
+                    unblocked, workspace, plan.restore, set(plan.remove)
                 )
                 patch = await _patch(shadow, taken.tree, target.tree, plan, blocked)
                 return Rewind(
                     to, True, [c.path for c in restore], plan.remove,
                     sorted([*plan.kept, *blocked]), patch, None,
                 )  # fmt: skip
-            removed = await asyncio.to_thread(_remove, workspace, plan.remove)
-            restore, blocked = await asyncio.to_thread(_unblocked, workspace, plan.restore, set())
+            removed = await asyncio.to_thread(remove_files, workspace, plan.remove)
+            restore, blocked = await asyncio.to_thread(unblocked, workspace, plan.restore, set())
             await _restore(shadow, workspace, restore)
             kept = sorted({*plan.kept, *blocked, *(set(plan.remove) - set(removed))})
             logger.info(
@@ -457,75 +458,6 @@ def _put_back(index: Path, saved: bytes | None) -> None:
 
 def _is_gitignore(path: str) -> bool:
     return path == ".gitignore" or path.endswith("/.gitignore")
-
-
-def _inside(workspace: Path, path: Path) -> bool:
-    """``path``'s directory is really in the workspace (not reached through a link)."""
-    return path.parent.resolve().is_relative_to(workspace)
-
-
-def _remove(workspace: Path, paths: list[str]) -> list[str]:
-    """Delete ``paths`` and the directories they leave empty, never the workspace
-    itself; the paths deleted."""
-    removed: list[str] = []
-    for path in paths:
-        target = workspace / path
-        if not _inside(workspace, target):
-            continue
-        try:
-            if target.is_dir() and not target.is_symlink():
-                continue  # not the file the snapshot took: something made since
-            target.unlink(missing_ok=True)
-        except OSError:
-            logger.warning("rewind could not remove %s", target, exc_info=True)
-            continue
-        removed.append(path)
-        parent = target.parent
-        while parent != workspace and parent.is_relative_to(workspace):
-            try:
-                parent.rmdir()
-            except OSError:
-                break  # not empty
-            parent = parent.parent
-    return removed
-
-
-def _unblocked(
-    workspace: Path, restore: list[TreeChange], removing: set[str]
-) -> tuple[list[TreeChange], list[str]]:
-    """The files a rewind can write, and those it must not: git would delete what is
-    in their way, and what is in the way of a file the snapshot did not have is
-    ignored or too large (an ignored file where a directory must go, an ignored
-    directory where a file must go). ``removing``: paths that will be out of the way."""
-    ok: list[TreeChange] = []
-    blocked: list[str] = []
-    for change in restore:
-        target = workspace / change.path
-        if change.status != "A":
-            ok.append(change)  # the snapshot of now has this very file
-        elif _blocked(workspace, change.path, removing) or not _inside(workspace, target):
-            blocked.append(change.path)
-        else:
-            ok.append(change)
-    return ok, blocked
-
-
-def _blocked(workspace: Path, path: str, removing: set[str]) -> bool:
-    parts = path.split("/")
-    for depth in range(1, len(parts)):
-        above = "/".join(parts[:depth])
-        where = workspace / above
-        if above in removing:
-            return False
-        if where.is_symlink() or (where.exists() and not where.is_dir()):
-            return True
-    target = workspace / path
-    if target.is_symlink() or target.is_file():
-        return True  # a file the snapshot of now did not take
-    if target.is_dir():
-        # A directory whose files are all being removed goes with them.
-        return not any(p.startswith(path + "/") for p in removing)
-    return False
 
 
 async def _restore(shadow: Path, workspace: Path, restore: list[TreeChange]) -> None:
