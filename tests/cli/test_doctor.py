@@ -5,8 +5,13 @@ database, a database from a newer agentdeck; a running daemon is found and asked
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import http.server
 import json
+import os
 import socket
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -66,3 +71,62 @@ async def test_a_healthy_home_passes_and_each_problem_fails_with_its_fix(
     assert found["database"]["status"] == "fail" and found["database"]["fix"]
     text = await asyncio.to_thread(deck, unreachable, "doctor")
     assert text.code == 1 and "fail  model:" in text.out and "fix: " in text.out
+
+
+class _Endpoint(http.server.BaseHTTPRequestHandler):
+    """A model endpoint that answers ``codes`` in turn (the last one from then on)."""
+
+    codes: list[int] = []
+    seen: list[str] = []
+
+    def do_GET(self) -> None:
+        type(self).seen.append(self.path)
+        code = self.codes.pop(0) if len(self.codes) > 1 else self.codes[0]
+        body = json.dumps({"data": []} if code == 200 else {"error": "busy"}).encode()
+        self.send_response(code)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def endpoint(*codes: int) -> Iterator[str]:
+    handler = type("Handler", (_Endpoint,), {"codes": list(codes), "seen": []})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+async def test_a_rate_limited_endpoint_is_tried_again_and_a_failing_one_fails(
+    tmp_path: Path,
+) -> None:
+    with endpoint(429, 503, 200) as url:
+        _, found = await doctor(deck_env(tmp_path, ANTHROPIC_BASE_URL=url))
+    assert found["model"]["status"] == "ok"  # the third try answered
+    with endpoint(500) as url:
+        done, found = await doctor(deck_env(tmp_path, ANTHROPIC_BASE_URL=url))
+    assert done.code == 1 and found["model"]["status"] == "fail"
+    assert "answers 500 after 3 tries" in found["model"]["detail"]
+    with endpoint(401) as url:
+        _, found = await doctor(deck_env(tmp_path, ANTHROPIC_BASE_URL=url))
+    assert "refuses the credentials (401)" in found["model"]["detail"]
+
+
+async def test_a_daemon_that_holds_the_home_but_does_not_answer_fails(tmp_path: Path) -> None:
+    env = deck_env(tmp_path, ANTHROPIC_BASE_URL=f"http://127.0.0.1:{closed_port()}")
+    home = Path(env["AGENTDECK_HOME"])
+    home.mkdir(parents=True)
+    info = {"pid": os.getpid(), "host": "127.0.0.1", "port": closed_port(), "started_at": 1.0}
+    (home / "daemon.json").write_text(json.dumps(info))  # a live pid, a port nobody serves
+    done, found = await doctor(env)
+    assert done.code == 1 and found["daemon"]["status"] == "fail"
+    assert "does not answer" in found["daemon"]["detail"] and found["daemon"]["fix"]

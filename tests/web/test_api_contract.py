@@ -88,3 +88,20 @@ async def test_malformed_bodies_and_unknown_routes_answer_in_the_error_shape(
     assert zero.status_code == 422 and "budget_usd" in zero.json()["error"]["message"]
     nul = await api.post("/api/agents", json={"prompt": "hi", "name": "a\u0000b"})
     assert nul.status_code == 422 and "NUL" in nul.json()["error"]["message"]
+
+
+async def test_every_openapi_link_names_an_operation_that_exists(api: object) -> None:
+    import httpx
+
+    assert isinstance(api, httpx.AsyncClient)
+    spec = (await api.get("/openapi.json")).json()
+    operations = {op["operationId"] for ops in spec["paths"].values() for op in ops.values()}
+    links = [
+        link
+        for ops in spec["paths"].values()
+        for op in ops.values()
+        for answer in op.get("responses", {}).values()
+        for link in answer.get("links", {}).values()
+    ]
+    assert len(links) >= 11  # a created agent's, and a spawned child's
+    assert {link["operationId"] for link in links} <= operations

@@ -153,3 +153,27 @@ async def test_the_api_lists_checkpoints_and_rewinds(settings: Settings, tmp_pat
         assert (await api.post(f"/api/agents/{agent.id}/rewind", json={"to": 0})).status_code == 422
         nobody = await api.get("/api/agents/no-such-agent/checkpoints")
         assert nobody.status_code == 404
+
+
+async def test_rewind_refuses_a_working_agent_and_one_without_checkpoints(
+    deck: tuple[Store, object], tmp_path: Path
+) -> None:
+    from agentdeck.core.agent import Agent, AgentSpec, AgentState
+    from agentdeck.errors import InvalidState, UsageError
+    from agentdeck.runner.runner import Runner
+
+    store, runner = deck
+    assert isinstance(runner, Runner)
+
+    def agent(state: AgentState) -> Agent:
+        return Agent(
+            id=f"agent0000{state:0>7}"[:16], name=str(state), state=state,
+            spec=AgentSpec(prompt="p"), cwd=str(tmp_path), created_at=1.0, updated_at=1.0,
+        )  # fmt: skip
+
+    (tmp_path / "kept.txt").write_text("as it is\n")
+    with pytest.raises(InvalidState, match="cannot rewind \\(interrupt it first\\)"):
+        await runner.rewind(agent(AgentState.RUNNING), to=1)
+    with pytest.raises(UsageError, match="has no checkpoints"):
+        await runner.rewind(agent(AgentState.IDLE))
+    assert (tmp_path / "kept.txt").read_text() == "as it is\n"
