@@ -12,6 +12,9 @@ from agentdeck.runner.runner import Runner
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 
+# Shared fixtures that live in support modules.
+pytest_plugins = ["tests.support.daemonproc"]
+
 
 @pytest.fixture
 def anyio_backend() -> str:

@@ -42,6 +42,19 @@ def test_the_cli_reference_is_current() -> None:
     )
 
 
+def test_the_quick_paths_argument_table_is_current() -> None:
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from cli_reference import SPEC, quick_spec
+    finally:
+        sys.path.pop(0)
+    assert SPEC.read_text() == quick_spec(), (
+        "src/agentdeck/cli/quick_spec.py is stale: run `python scripts/cli_reference.py`"
+    )
+
+
 def test_shipped_scenarios_are_documented() -> None:
     names = set(builtin_scenario_names())
     for doc in ("README.md", "docs/scenarios.md"):

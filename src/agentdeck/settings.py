@@ -1,7 +1,8 @@
 """The one settings object. Read once at start (``Settings()``), passed down.
 
 Every field is documented in ``docs/settings.md``; a test fails when one is not.
-Nothing else in agentdeck reads ``os.environ``.
+Nothing else in agentdeck reads ``os.environ`` for a setting, but ``homedir`` (the
+home alone, for the CLI's quick path, by the same rule).
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ from pydantic import AliasChoices, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agentdeck.errors import ConfigError
+from agentdeck.homedir import DEFAULT_HOME
 
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="AGENTDECK_", extra="ignore")
 
     home: Path = Field(
-        default=Path("~/.agentdeck"),
+        default=Path(DEFAULT_HOME),
         description="Where the database, token, workspaces, payloads and logs live.",
     )
     host: str = Field(default="127.0.0.1", description="Address the daemon binds to.")

@@ -1,80 +1,171 @@
-"""The CLI's daemon client, at our own seam: an HTTP transport that plays a daemon."""
+"""The CLI's quick HTTP path (``cli.wire``) against a real local server that plays a
+daemon: event streams (chunked, dropped and resumed), error bodies, a dead daemon,
+a hung daemon."""
 
 from __future__ import annotations
 
 import json
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
 
-import httpx
 import pytest
 
-from agentdeck.cli.client import DaemonClient
+from agentdeck.cli import remote, wire
 from agentdeck.daemon.home import DaemonInfo
-from agentdeck.errors import AgentdeckError
+from agentdeck.errors import AgentdeckError, NotFound, UsageError
 
-pytestmark = pytest.mark.anyio
+Reply = tuple[int, dict[str, str], list[bytes]]  # status, headers, body chunks
 
 
-def sse(*frames: tuple[str | None, dict[str, object]]) -> bytes:
+def sse(*frames: tuple[str | None, dict[str, object]]) -> list[bytes]:
     out = []
     for kind, data in frames:
         head = f"event: {kind}\n" if kind else ""
-        out.append(f"{head}data: {json.dumps(data)}\n\n")
-    return "".join(out).encode()
+        out.append(f"{head}data: {json.dumps(data)}\n\n".encode())
+    return out
 
 
 def event(i: int) -> dict[str, object]:
     return {"id": i, "agent_id": "a1", "type": "notice", "ts": 1.0, "data": {"n": i}}
 
 
-def client_with(handler: httpx.MockTransport) -> DaemonClient:
-    client = DaemonClient(DaemonInfo(pid=1, host="127.0.0.1", port=9, started_at=0.0), "tok")
-    client.http = httpx.AsyncClient(base_url="http://127.0.0.1:9", transport=handler)
-    return client
+class Played:
+    """A daemon played by ``answer(method, path, query, headers, body) -> Reply``."""
+
+    def __init__(self, answer: Callable[..., Reply]) -> None:
+        self.requests: list[tuple[str, str, dict[str, list[str]], dict[str, str], bytes]] = []
+        played = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _serve(self) -> None:
+                url = urlsplit(self.path)
+                size = int(self.headers.get("content-length") or 0)
+                body = self.rfile.read(size) if size else b""
+                query = parse_qs(url.query)
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                played.requests.append((self.command, url.path, query, headers, body))
+                status, extra, chunks = answer(self.command, url.path, query, headers, body)
+                self.send_response(status)
+                for k, v in extra.items():
+                    self.send_header(k, v)
+                if len(chunks) == 1:
+                    self.send_header("Content-Length", str(len(chunks[0])))
+                    self.end_headers()
+                    self.wfile.write(chunks[0])
+                    return
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for chunk in chunks:
+                    self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+
+            do_GET = do_POST = _serve
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def daemon(self) -> wire.Daemon:
+        port = self.server.server_address[1]
+        return wire.Daemon(DaemonInfo(pid=1, host="127.0.0.1", port=port, started_at=0.0), "tok")
 
 
-async def test_a_dropped_stream_resumes_from_its_position_without_gaps() -> None:
-    asked: list[str] = []
+Play = Callable[[Callable[..., Reply]], Played]
 
-    def handle(request: httpx.Request) -> httpx.Response:
-        after = request.url.params["after"]
-        asked.append(after)
-        if after == "0":
-            body = sse(("notice", event(3)), ("dropped", {"position": 5}))
+
+@pytest.fixture
+def play() -> Iterator[Play]:
+    servers: list[Played] = []
+
+    def start(answer: Callable[..., Reply]) -> Played:
+        played = Played(answer)
+        played.thread.start()
+        servers.append(played)
+        return played
+
+    yield start
+    for played in servers:
+        played.server.shutdown()
+        played.server.server_close()
+
+
+def test_a_dropped_stream_resumes_from_its_position_without_gaps(play: Play) -> None:
+    def answer(method: str, path: str, query: dict[str, list[str]], *_: object) -> Reply:
+        if query["after"] == ["0"]:
+            chunks = sse(("notice", event(3)), ("dropped", {"position": 5}))
         else:
-            body = sse(("notice", event(6)))
-        return httpx.Response(200, content=body, headers={"content-type": "text/event-stream"})
+            chunks = sse(("notice", event(6)), ("notice", event(7)))
+        return 200, {"Content-Type": "text/event-stream"}, chunks
 
-    client = client_with(httpx.MockTransport(handle))
-    try:
-        got = [e.id async for e in client.stream(agent_id="a1", after=0)]
-    finally:
-        await client.aclose()
-    assert got == [3, 6]
-    assert asked == ["0", "5"]
+    played = play(answer)
+    got = [e["id"] for e in remote.stream(played.daemon(), "a1", 0)]
+    assert got == [3, 6, 7]
+    assert [r[2]["after"] for r in played.requests] == [["0"], ["5"]]
 
 
-async def test_error_bodies_become_clear_errors() -> None:
-    def handle(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(
-            409, json={"error": {"status": 409, "message": "agent x is done", "hint": "resume it"}}
-        )
+def test_every_call_carries_the_token_and_says_it_is_the_cli(play: Play) -> None:
+    played = play(lambda *_: (200, {}, [b'{"agents": []}']))
+    d = played.daemon()
+    assert d.get("/api/agents", [("state", "idle"), ("state", "done"), ("limit", 5)]) == {
+        "agents": []
+    }
+    assert d.post("/api/asks/x y", {"answer": "é — ok"}) == {"agents": []}
+    (_, path, query, headers, _), (_, path2, _, headers2, body2) = played.requests
+    assert path == "/api/agents" and query == {"state": ["idle", "done"], "limit": ["5"]}
+    assert headers["authorization"] == "Bearer tok" and headers["x-agentdeck-client"] == "cli"
+    assert path2 == "/api/asks/x%20y"
+    assert json.loads(body2) == {"answer": "é — ok"}
+    assert headers2["content-type"] == "application/json"
 
-    client = client_with(httpx.MockTransport(handle))
-    try:
-        with pytest.raises(AgentdeckError) as info:
-            await client.act("x", "interrupt")
-    finally:
-        await client.aclose()
+
+@pytest.mark.parametrize(
+    ("status", "kind"), [(409, AgentdeckError), (404, NotFound), (422, UsageError)]
+)
+def test_error_bodies_become_clear_errors(play: Play, status: int, kind: type) -> None:
+    body = {"error": {"status": status, "message": "agent x is done", "hint": "resume it"}}
+    played = play(lambda *_: (status, {}, [json.dumps(body).encode()]))
+    with pytest.raises(kind) as info:
+        played.daemon().post("/api/agents/x/interrupt")
     assert info.value.message == "agent x is done" and info.value.hint == "resume it"
 
 
-async def test_a_dead_daemon_is_a_clear_error() -> None:
-    def handle(request: httpx.Request) -> httpx.Response:
-        raise httpx.ConnectError("connection refused")
+def test_an_error_without_our_shape_still_says_the_status(play: Play) -> None:
+    played = play(lambda *_: (502, {}, [b"<html>bad gateway</html>"]))
+    with pytest.raises(AgentdeckError, match="daemon answered 502"):
+        played.daemon().get("/api/stats")
 
-    client = client_with(httpx.MockTransport(handle))
-    try:
-        with pytest.raises(AgentdeckError, match="did not answer"):
-            await client.healthz()
-    finally:
-        await client.aclose()
+
+def test_a_dead_daemon_is_a_clear_error() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    d = wire.Daemon(DaemonInfo(pid=1, host="127.0.0.1", port=port, started_at=0.0), "tok")
+    with pytest.raises(AgentdeckError, match="did not answer") as info:
+        d.get("/api/stats")
+    assert info.value.hint and "agentdeck status" in info.value.hint
+
+
+def test_a_hung_daemon_times_out_with_a_clear_error() -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()  # accepts connections, never answers
+        port = listener.getsockname()[1]
+        d = wire.Daemon(DaemonInfo(pid=1, host="127.0.0.1", port=port, started_at=0.0), "tok")
+        with pytest.raises(AgentdeckError, match="did not answer: timed out"):
+            d.call("GET", "/api/stats", timeout=0.3)
+
+
+def test_a_stream_the_daemon_ends_mid_chunk_ends_without_a_traceback(play: Play) -> None:
+    def answer(*_: object) -> Reply:
+        return 200, {"Content-Type": "text/event-stream"}, [*sse(("notice", event(1))), b"data: {"]
+
+    played = play(answer)
+    assert [e["id"] for e in remote.stream(played.daemon(), "a1", 0)] == [1]

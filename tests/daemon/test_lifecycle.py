@@ -3,18 +3,15 @@ a hung daemon, kill -9 and restart."""
 
 from __future__ import annotations
 
-import json
 import signal
 import sqlite3
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from agentdeck.runner import procs
-from tests.support.deckcli import deck, deck_env, spawn
+from tests.support.daemonproc import Daemon
+from tests.support.deckcli import deck, deck_env
 from tests.support.governance import ask_profile_and_scenario
 from tests.support.waiting import eventually
 
@@ -24,55 +21,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.cli]
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     return deck_env(tmp_path, AGENTDECK_PORT="0")
-
-
-class Daemon:
-    def __init__(self, env: dict[str, str]) -> None:
-        self.env = env
-        self.home = Path(env["AGENTDECK_HOME"])
-        self.proc: subprocess.Popen[str] | None = None
-
-    async def start(self) -> Daemon:
-        self.proc = spawn(self.env, "up")
-
-        async def ready() -> dict[str, object] | None:
-            assert self.proc is not None
-            if self.proc.poll() is not None:
-                raise AssertionError(f"daemon exited: {self.proc.communicate()}")
-            try:
-                info = json.loads((self.home / "daemon.json").read_text())
-            except (OSError, ValueError):
-                return None
-            return info if info["pid"] == self.proc.pid else None
-
-        self.info = await eventually(ready, timeout=60, what="the daemon")
-        self.url = f"http://127.0.0.1:{self.info['port']}"
-        self.token = (self.home / "token").read_text().strip()
-        return self
-
-    def api(self) -> httpx.AsyncClient:
-        return httpx.AsyncClient(
-            base_url=self.url, timeout=30, headers={"Authorization": f"Bearer {self.token}"}
-        )
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGCONT)
-            self.proc.terminate()
-        if self.proc is not None:
-            try:
-                self.proc.communicate(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.communicate()
-
-
-@pytest.fixture
-def daemons(env: dict[str, str]) -> Iterator[list[Daemon]]:
-    started: list[Daemon] = []
-    yield started
-    for d in started:
-        d.stop()
 
 
 async def test_up_status_second_up_run_through_it_and_down(

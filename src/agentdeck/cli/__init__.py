@@ -1,87 +1,22 @@
-"""The ``agentdeck`` command line (Typer + Rich).
+"""The ``agentdeck`` command line.
 
-Errors from the one error tree become one clear line on stderr and a non-zero
-exit: 2 for bad usage, 1 otherwise. Tracebacks are for bugs only.
+``main`` answers the steering commands on the quick path when it can (``quick``:
+no Typer, no settings object, no HTTP library; a daemon answers them) and hands
+everything else to the Typer app (``app``). Both print the same output and take
+the same arguments: the quick path's argument table is generated from the app.
 """
 
 from __future__ import annotations
 
-import gc
-import logging
 import sys
-
-import typer
-from rich.markup import escape
-
-from agentdeck.cli import (
-    agents,
-    approvals,
-    asks,
-    audit,
-    checkpoints,
-    daemon,
-    diff,
-    doctor,
-    hooks,
-    mcp,
-    memory,
-    mock,
-    policy,
-    queue,
-    run,
-    sandbox,
-    templates,
-    worktrees,
-)
-from agentdeck.cli.context import console_err
-from agentdeck.errors import AgentdeckError
-
-app = typer.Typer(
-    name="agentdeck",
-    help="A self-hosted control plane for Claude Code agents.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-run.register(app)
-agents.register(app)
-diff.register(app)
-worktrees.register(app)
-queue.register(app)
-checkpoints.register(app)
-doctor.register(app)
-mock.register(app)
-daemon.register(app)
-approvals.register(app)
-asks.register(app)
-templates.register(app)
-sandbox.register(app)
-audit.register(app)
-policy.register(app)
-hooks.register(app)
-memory.register(app)
-mcp.register(app)
 
 
 def main() -> None:
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    # The SDK logs a process that we stopped on purpose as a "fatal error"; every
-    # real failure reaches the user as the agent's own error event instead.
-    logging.getLogger("claude_agent_sdk").setLevel(logging.CRITICAL)
-    try:
-        # Standalone mode: click reports usage errors (exit 2) and honours typer.Exit.
-        app()
-    except SystemExit:
-        # Interpreter shutdown would walk every object the SDK's imports made
-        # (~0.4 s); freezing them first skips that work.
-        gc.freeze()
-        raise
-    except AgentdeckError as exc:
-        # Messages quote user input (``[/]`` is Rich markup): print them as text.
-        console_err.print(f"[bold red]error:[/] {escape(exc.message)}", highlight=False)
-        if exc.hint:
-            console_err.print(f"  {escape(exc.hint)}", highlight=False)
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        console_err.print("interrupted")
-        sys.exit(130)
+    from agentdeck.cli.quick import run_quick
+
+    code = run_quick(sys.argv[1:])
+    if code is not None:
+        sys.exit(code)
+    from agentdeck.cli.app import main as run_app
+
+    run_app()

@@ -1,23 +1,22 @@
 """Steering commands: ls, show, logs, send, interrupt, kill, resume.
 
-Each goes through the daemon when one runs for this home, and works embedded
-(straight on the store, with a local runner) when none does.
+Each goes through the daemon when one runs for this home (``remote``, which the
+quick path calls too), and works embedded (straight on the store, with a local
+runner) when none does.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import Callable
 from typing import Annotated
 
 import typer
 
+from agentdeck.cli import out, remote
 from agentdeck.cli.client import DaemonClient, connect
-from agentdeck.cli.context import console, opened, opened_orchestrator, opened_store, run_async
-from agentdeck.cli.render import agent_panel, agents_table, event_line, tree_table, unsupervised
-from agentdeck.core.agent import Agent, AgentState
-from agentdeck.core.events import StoredEvent
+from agentdeck.cli.context import opened, opened_orchestrator, opened_store, run_async
+from agentdeck.cli.render import unsupervised
+from agentdeck.core.agent import Agent
 from agentdeck.errors import UsageError
 from agentdeck.settings import Settings
 
@@ -48,17 +47,6 @@ async def find(settings: Settings, ref: str) -> Agent:
         return await store.find_agent(ref)
 
 
-def _states(values: list[str] | None) -> list[AgentState] | None:
-    if not values:
-        return None
-    try:
-        return [AgentState(v) for v in values]
-    except ValueError:
-        raise UsageError(
-            f"unknown state in {values}; states are: {', '.join(s.value for s in AgentState)}"
-        ) from None
-
-
 def ls(
     state: Annotated[list[str] | None, typer.Option(help="Only agents in this state.")] = None,
     limit: Annotated[int, typer.Option(min=1, help="Most agents to list.")] = 50,
@@ -71,69 +59,45 @@ def ls(
     as_json: JsonOpt = False,
 ) -> None:
     """List agents, newest first."""
-    states = _states(state)
+    if (d := remote.daemon()) is not None:
+        raise typer.Exit(remote.ls(d, state, limit, tree, as_json))
+    states = remote.states_of(state)
     if tree and states:
         raise UsageError("--tree shows every state; leave out --state")
 
     async def go(settings: Settings) -> None:
-        client = await connect(settings)
-        if client is not None:
-            async with _closing(client):
-                if tree:
-                    agents = await client.tree(limit=limit)
-                else:
-                    agents = await client.list_agents(states=states, limit=limit)
-        else:
-            async with opened_store(settings) as store:
-                if tree:
-                    roots = await store.list_agents(limit=limit, roots=True)
-                    agents = roots + await store.descendants([a.id for a in roots])
-                else:
-                    agents = await store.list_agents(states=states, limit=limit)
+        async with opened_store(settings) as store:
+            if tree:
+                roots = await store.list_agents(limit=limit, roots=True)
+                agents = roots + await store.descendants([a.id for a in roots])
+            else:
+                agents = await store.list_agents(states=states, limit=limit)
         # Without a daemon nobody reconciled the store: say which live agents have no
         # supervisor any more (a daemon's answers are reconciled already).
-        orphans = unsupervised(agents) if client is None else set()
+        orphans = unsupervised(agents)
         if as_json:
             rows = [a.to_dict() | ({"supervisor_gone": True} if a.id in orphans else {})
                     for a in agents]  # fmt: skip
-            console.print_json(json.dumps(rows))
-        elif agents and tree:
-            console.print(tree_table(agents))
-        elif agents:
-            console.print(agents_table(agents, orphans))
+            out.print_json(rows)
         else:
-            console.print("no agents yet: start one with `agentdeck run`")
-        if orphans and not as_json:
-            console.print(
-                f"{len(orphans)} agent(s) shown live have no supervisor: `agentdeck up` "
-                "reconciles them (an agent that resumes on restart carries on)",
-                markup=False, highlight=False,
-            )  # fmt: skip
+            remote.print_agents(agents, tree=tree, orphans=orphans)
 
     run_async(go)
 
 
 def show(agent: AgentArg, as_json: JsonOpt = False) -> None:
     """Show one agent, its parent and its children."""
+    if (d := remote.daemon()) is not None:
+        raise typer.Exit(remote.show(d, agent, as_json))
 
     async def go(settings: Settings) -> None:
-        client = await connect(settings)
-        if client is not None:
-            async with _closing(client):
-                a = await client.get_agent(agent)
-                children = await client.children(a.id)
-        else:
-            async with opened_store(settings) as store:
-                a = await store.find_agent(agent)
-                children = await store.children([a.id])
+        async with opened_store(settings) as store:
+            a = await store.find_agent(agent)
+            children = await store.children([a.id])
         if as_json:
-            console.print_json(json.dumps({**a.to_dict(), "children": [c.id for c in children]}))
-            return
-        console.print(agent_panel(a))
-        if children:
-            console.print()
-            console.print(f"children ({len(children)}):")
-            console.print(agents_table(children))
+            out.print_json({**a.to_dict(), "children": [c.id for c in children]})
+        else:
+            remote.print_show(a, children)
 
     run_async(go)
 
@@ -147,30 +111,19 @@ def logs(
     as_json: JsonOpt = False,
 ) -> None:
     """Print an agent's events."""
-
-    def emit(event: StoredEvent) -> None:
-        if as_json:
-            console.print(json.dumps(event.to_dict()), soft_wrap=True)
-        else:
-            line = event_line(event)
-            if line is not None:
-                console.print(line)
+    if (d := remote.daemon()) is not None:
+        raise typer.Exit(remote.logs(d, agent, follow, as_json))
 
     async def go(settings: Settings) -> None:
-        client = await connect(settings)
-        if client is not None:
-            async with _closing(client):
-                await _remote_logs(client, agent, follow, emit)
-            return
         async with opened_store(settings) as store:
             a = await store.find_agent(agent)
             after = 0
             finished = not follow
             while True:
-                batch = await store.read(agent_id=a.id, after=after, limit=1000)
+                batch = await store.read(agent_id=a.id, after=after, limit=remote.EVENT_PAGE)
                 for event in batch:
                     after = event.id
-                    emit(event)
+                    remote.print_event(event.to_dict(), as_json)
                 if batch:
                     continue
                 if finished:
@@ -184,50 +137,24 @@ def logs(
     run_async(go)
 
 
-async def _remote_logs(
-    client: DaemonClient, ref: str, follow: bool, emit: Callable[[StoredEvent], None]
-) -> None:
-    a = await client.get_agent(ref)
-    # Read the state first: what is committed after it is in the log we read next.
-    live = follow and a.state.is_live
-    after = 0
-    while batch := await client.events(agent_id=a.id, after=after):
-        for event in batch:
-            after = event.id
-            emit(event)
-    if not live:
-        return
-    async for event in client.stream(agent_id=a.id, after=after):
-        emit(event)
-        if event.type == "state_changed" and AgentState(event.data["new"]).is_final:
-            return
-
-
 def send(
     agent: AgentArg,
     text: Annotated[str, typer.Argument(help="The message.")],
     as_json: JsonOpt = False,
 ) -> None:
     """Send a follow-up and follow the turn. A finished agent is resumed with it."""
+    if (d := remote.daemon()) is not None:
+        raise typer.Exit(remote.send(d, agent, text, as_json))
 
     async def go(settings: Settings) -> int:
-        from agentdeck.cli.follow import follow_remote, follow_session
+        from agentdeck.cli.follow import follow_session
 
-        client = await connect(settings)
-        if client is not None:
-            async with _closing(client):
-                a = await client.get_agent(agent)
-                mark = await _last_id(client, a.id)
-                a = await client.act(a.id, "messages", {"text": text})
-                return await follow_remote(
-                    client, a.id, after=mark, as_json=as_json, until_turn=True
-                )
         async with opened(settings) as (store, runner):
             from agentdeck.runner.steering import Steering
 
             taken = await Steering(store, runner).send(agent, text)
             if taken is not None:
-                _say(taken, f"sent to {taken.id} ({taken.state})", as_json)
+                remote.say_agent(taken, f"sent to {taken.id} ({taken.state})", as_json)
                 return 0
             session = next(iter(runner.sessions.values()))
             return await follow_session(store, session, as_json=as_json)
@@ -237,7 +164,7 @@ def send(
 
 def interrupt(agent: AgentArg, as_json: JsonOpt = False) -> None:
     """Interrupt an agent's current turn."""
-    _act(agent, "interrupt", "interrupted", as_json)
+    _act(agent, "interrupt", "interrupted", as_json, body={})
 
 
 def kill(
@@ -255,15 +182,12 @@ def kill(
     _act(agent, "kill", "killed", as_json, body={"children": tree})
 
 
-def _act(
-    ref: str, action: str, done: str, as_json: bool, body: dict[str, object] | None = None
-) -> None:
+def _act(ref: str, action: str, done: str, as_json: bool, body: dict[str, object]) -> None:
+    if (d := remote.daemon()) is not None:
+        raise typer.Exit(remote.act(d, ref, action, body, as_json))
+
     async def go(settings: Settings) -> None:
-        client = await connect(settings)
-        if client is not None:
-            async with _closing(client):
-                a = await client.act(ref, action, body)
-        elif action == "interrupt":
+        if action == "interrupt":
             async with opened(settings) as (store, runner):
                 from agentdeck.runner.steering import Steering
 
@@ -271,9 +195,8 @@ def _act(
         else:
             async with opened_orchestrator(settings) as orchestration:
                 found = await orchestration.store.find_agent(ref)
-                children = bool((body or {}).get("children", True))
-                a = await orchestration.kill_tree(found, children=children)
-        _say(a, f"{done} {a.id} ({a.state})", as_json)
+                a = await orchestration.kill_tree(found, children=bool(body.get("children", True)))
+        remote.say_agent(a, f"{done} {a.id} ({a.state})", as_json)
 
     run_async(go)
 
@@ -285,29 +208,17 @@ def resume(
     as_json: JsonOpt = False,
 ) -> None:
     """Resume a finished agent's Claude session in a new process."""
+    if (d := remote.daemon()) is not None:
+        raise typer.Exit(remote.resume(d, agent, text, fork, as_json))
 
     async def go(settings: Settings) -> int:
-        from agentdeck.cli.follow import follow_remote, follow_session
+        from agentdeck.cli.follow import follow_session
 
-        client = await connect(settings)
-        if client is not None:
-            async with _closing(client):
-                a = await client.get_agent(agent)
-                mark = 0 if fork else await _last_id(client, a.id)
-                a = await client.act(a.id, "resume", {"text": text, "fork": fork})
-                return await follow_remote(
-                    client, a.id, after=mark, as_json=as_json, until_turn=True
-                )
         async with opened(settings) as (store, runner):
             session = await runner.resume(agent, text, fork=fork)
             return await follow_session(store, session, as_json=as_json)
 
     raise typer.Exit(run_async(go))
-
-
-async def _last_id(client: DaemonClient, agent_id: str) -> int:
-    """Where the log ends now: follow only what comes after."""
-    return int((await client.stats())["last_event_id"])
 
 
 class _closing:
@@ -319,10 +230,3 @@ class _closing:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.client.aclose()
-
-
-def _say(agent: Agent, text: str, as_json: bool) -> None:
-    if as_json:
-        console.print_json(json.dumps(agent.to_dict()))
-    else:
-        console.print(text)

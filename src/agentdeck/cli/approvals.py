@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import time
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from agentdeck.cli.client import connect
-from agentdeck.cli.context import console, opened_store, run_async
-from agentdeck.core.approvals import Approval, GrantScope
-from agentdeck.core.summary import short
+from agentdeck.cli import remote
+from agentdeck.cli.context import opened_store, run_async
+from agentdeck.core.approvals import GrantScope
 from agentdeck.settings import Settings
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -34,33 +30,18 @@ def approvals(
     as_json: JsonOpt = False,
 ) -> None:
     """List approval requests waiting for an answer."""
+    if (d := remote.daemon()) is not None:
+        raise typer.Exit(remote.approvals(d, all_, as_json))
 
     async def go(settings: Settings) -> None:
-        client = await connect(settings)
-        if client is not None:
-            try:
-                params = (
-                    {}
-                    if not all_
-                    else {"state": ["pending", "allowed", "denied", "expired", "cancelled"]}
-                )
-                data = await client.call("GET", "/api/approvals", params=params)
-                items = [_from_json(a) for a in data["approvals"]]
-            finally:
-                await client.aclose()
-        else:
-            async with opened_store(settings) as store:
-                from agentdeck.store.approvals import ApprovalStore
+        async with opened_store(settings) as store:
+            from agentdeck.core.approvals import ApprovalState
+            from agentdeck.store.approvals import ApprovalStore
 
-                items = await ApprovalStore(store).list_approvals(
-                    states=None if all_ else _pending()
-                )
-        if as_json:
-            console.print_json(json.dumps([a.to_dict() for a in items]))
-        elif not items:
-            console.print("no approval requests waiting")
-        else:
-            console.print(_table(items))
+            items = await ApprovalStore(store).list_approvals(
+                states=None if all_ else [ApprovalState.PENDING]
+            )
+        remote.print_approvals(items, as_json)
 
     run_async(go)
 
@@ -91,67 +72,21 @@ def deny(
 def _answer(
     ref: str, decision: str, message: str | None, remember: GrantScope | None, as_json: bool
 ) -> None:
-    async def go(settings: Settings) -> None:
-        client = await connect(settings)
-        if client is not None:
-            try:
-                body = {
-                    "decision": decision,
-                    "always": remember is not None,
-                    "scope": str(remember or GrantScope.PERSISTENT),
-                    "message": message,
-                }
-                answered = _from_json(await client.call("POST", f"/api/approvals/{ref}", json=body))
-            finally:
-                await client.aclose()
-        else:
-            # No daemon: answer in the store; the waiting `agentdeck run` sees it.
-            async with opened_store(settings) as store:
-                from agentdeck.governance.governor import Governor
-
-                answered = await Governor(store, settings).answer(
-                    ref, decision, by="user:cli", message=message, remember=remember
-                )
-        if as_json:
-            console.print_json(json.dumps(answered.to_dict()))
-        else:
-            remembered = f" and remembered ({answered.remember})" if answered.remember else ""
-            console.print(
-                f"{answered.state} {answered.id}: {answered.tool} for agent "
-                f"{answered.agent_id}{remembered}"
+    if (d := remote.daemon()) is not None:
+        raise typer.Exit(
+            remote.answer_approval(
+                d, ref, decision, message, None if remember is None else str(remember), as_json
             )
+        )
+
+    async def go(settings: Settings) -> None:
+        # No daemon: answer in the store; the waiting `agentdeck run` sees it.
+        async with opened_store(settings) as store:
+            from agentdeck.governance.governor import Governor
+
+            answered = await Governor(store, settings).answer(
+                ref, decision, by="user:cli", message=message, remember=remember
+            )
+        remote.say_answered(answered, as_json)
 
     run_async(go)
-
-
-def _pending() -> list[Any]:
-    from agentdeck.core.approvals import ApprovalState
-
-    return [ApprovalState.PENDING]
-
-
-def _from_json(data: dict[str, Any]) -> Approval:
-    from agentdeck.core.approvals import ApprovalState
-
-    fields = dict(data)
-    fields["state"] = ApprovalState(fields["state"])
-    return Approval(**fields)
-
-
-def _table(items: list[Approval]) -> Table:
-    table = Table(box=None, pad_edge=False)
-    for col in ("ID", "AGENT", "TOOL", "STATE", "WHY", "EXPIRES"):
-        table.add_column(col)
-    now = time.time()
-    for a in items:
-        what = a.input.get("command") or a.input.get("file_path") or a.input
-        left = f"{int(a.expires_at - now)}s" if a.state.is_open else "-"
-        table.add_row(
-            a.id,
-            a.agent_id,
-            f"{a.tool}({short(what, 60)})",
-            str(a.state),
-            short(a.reason, 60),
-            left,
-        )
-    return table

@@ -8,17 +8,13 @@ inbox. Without a daemon the answer is written to the store, where the waiting
 
 from __future__ import annotations
 
-import json
-import time
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from agentdeck.cli.client import connect
-from agentdeck.cli.context import console, opened_orchestrator, opened_store, run_async
-from agentdeck.core.asks import Ask, AskState
-from agentdeck.core.summary import short
+from agentdeck.cli import remote
+from agentdeck.cli.context import opened_orchestrator, opened_store, run_async
+from agentdeck.core.asks import AskState
 from agentdeck.settings import Settings
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -34,28 +30,16 @@ def asks(
     as_json: JsonOpt = False,
 ) -> None:
     """List workers' questions waiting for an answer."""
+    if (d := remote.daemon()) is not None:
+        raise typer.Exit(remote.asks(d, all_, as_json))
     states: list[AskState] = [*AskState] if all_ else [AskState.PENDING]
 
     async def go(settings: Settings) -> None:
-        client = await connect(settings)
-        if client is not None:
-            try:
-                params = {"state": [str(s) for s in states]}
-                data = await client.call("GET", "/api/asks", params=params)
-                items = [Ask.from_dict(a) for a in data["asks"]]
-            finally:
-                await client.aclose()
-        else:
-            async with opened_store(settings) as store:
-                from agentdeck.store.asks import AskStore
+        async with opened_store(settings) as store:
+            from agentdeck.store.asks import AskStore
 
-                items = await AskStore(store).list_asks(states=states)
-        if as_json:
-            console.print_json(json.dumps([a.to_dict() for a in items]))
-        elif not items:
-            console.print("no questions waiting")
-        else:
-            console.print(_table(items))
+            items = await AskStore(store).list_asks(states=states)
+        remote.print_asks(items, as_json)
 
     run_async(go)
 
@@ -66,39 +50,12 @@ def answer(
     as_json: JsonOpt = False,
 ) -> None:
     """Answer a worker's question; the worker goes on with the answer."""
+    if (d := remote.daemon()) is not None:
+        raise typer.Exit(remote.answer_ask(d, ref, text, as_json))
 
     async def go(settings: Settings) -> None:
-        client = await connect(settings)
-        if client is not None:
-            try:
-                data = await client.call("POST", f"/api/asks/{ref}", json={"answer": text})
-                answered = Ask.from_dict(data)
-            finally:
-                await client.aclose()
-        else:
-            async with opened_orchestrator(settings) as orchestration:
-                answered = await orchestration.inbox.answer(ref, text, by="user:cli")
-        if as_json:
-            console.print_json(json.dumps(answered.to_dict()))
-        else:
-            console.print(f"answered {answered.id} (asked by agent {answered.agent_id})")
+        async with opened_orchestrator(settings) as orchestration:
+            answered = await orchestration.inbox.answer(ref, text, by="user:cli")
+        remote.say_answered_ask(answered, as_json)
 
     run_async(go)
-
-
-def _table(items: list[Ask]) -> Table:
-    table = Table(box=None, pad_edge=False)
-    for col in ("ID", "AGENT", "TO", "QUESTION", "STATE", "EXPIRES"):
-        table.add_column(col)
-    now = time.time()
-    for a in items:
-        left = f"{int(a.expires_at - now)}s" if a.state.is_open else "-"
-        table.add_row(
-            a.id,
-            a.agent_id,
-            a.to_agent_id or "a person",
-            short(a.text, 70),
-            str(a.state) if not a.answer else f"{a.state}: {short(a.answer, 30)}",
-            left,
-        )
-    return table

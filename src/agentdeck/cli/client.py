@@ -1,4 +1,7 @@
-"""The CLI's way to a running daemon: HTTP with the home's token.
+"""The CLI's asynchronous way to a running daemon: HTTP (httpx) with the home's token.
+
+For the commands that live in an event loop (merges, worktrees, the orchestrator's
+MCP server); the steering commands take ``wire``'s quicker path.
 
 ``connect(settings)`` finds the daemon of this home, or returns None when there
 is none (then commands run embedded). A daemon that holds the home but does not
@@ -7,55 +10,19 @@ answer is an error, not a reason to run a second supervisor beside it.
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 
-from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
-from agentdeck.core.events import StoredEvent
-from agentdeck.daemon.home import DaemonInfo, DaemonLock, read_info, read_token
-from agentdeck.errors import AgentdeckError, NotFound, UsageError
+from agentdeck.cli import wire
+from agentdeck.cli.remote import agent_from_json
+from agentdeck.cli.wire import error_from
+from agentdeck.core.agent import Agent
+from agentdeck.daemon.home import DaemonInfo
+from agentdeck.errors import AgentdeckError
 from agentdeck.settings import Settings
 
 _TIMEOUT = httpx.Timeout(30.0, connect=3.0)
-# Spec fields the daemon fills from a template, never sent by a client.
-_RESOLVED_FROM_TEMPLATES = frozenset({"template", "tools", "orchestrator"})
-
-
-def agent_from_json(data: dict[str, Any]) -> Agent:
-    return Agent(
-        id=data["id"],
-        name=data["name"],
-        state=AgentState(data["state"]),
-        spec=AgentSpec.from_dict(data.get("spec") or {}),
-        cwd=data.get("cwd", ""),
-        created_at=data.get("created_at", 0.0),
-        updated_at=data.get("updated_at", 0.0),
-        source=AgentSource(data.get("source", "agentdeck")),
-        session_id=data.get("session_id"),
-        cost_usd=data.get("cost_usd", 0.0),
-        input_tokens=data.get("input_tokens", 0),
-        output_tokens=data.get("output_tokens", 0),
-        turns=data.get("turns", 0),
-        current_tool=data.get("current_tool"),
-        last_error=data.get("last_error"),
-        pid=data.get("pid"),
-        owner_pid=data.get("owner_pid"),
-        parent_id=data.get("parent_id"),
-        extra=data.get("extra") or {},
-    )
-
-
-def event_from_json(data: dict[str, Any]) -> StoredEvent:
-    return StoredEvent(
-        id=int(data["id"]),
-        agent_id=data["agent_id"],
-        type=data["type"],
-        ts=float(data["ts"]),
-        data=data.get("data") or {},
-    )
 
 
 class DaemonClient:
@@ -91,36 +58,8 @@ class DaemonClient:
         data: dict[str, Any] = await self._call("GET", "/healthz", timeout=5.0)
         return data
 
-    async def stats(self) -> dict[str, Any]:
-        data: dict[str, Any] = await self._call("GET", "/api/stats")
-        return data
-
-    async def list_agents(self, *, states: list[AgentState] | None, limit: int) -> list[Agent]:
-        params: list[tuple[str, str | int]] = [("limit", limit)]
-        params += [("state", str(s)) for s in states or []]
-        data = await self._call("GET", "/api/agents", params=params)
-        return [agent_from_json(a) for a in data["agents"]]
-
     async def get_agent(self, ref: str) -> Agent:
         return agent_from_json(await self._call("GET", f"/api/agents/{ref}"))
-
-    async def tree(self, *, limit: int) -> list[Agent]:
-        data = await self._call("GET", "/api/tree", params={"limit": limit})
-        return [agent_from_json(a) for a in data["agents"]]
-
-    async def children(self, agent_id: str) -> list[Agent]:
-        data = await self._call("GET", "/api/agents", params={"parent": agent_id, "limit": 10_000})
-        return [agent_from_json(a) for a in data["agents"]]
-
-    async def create_agent(
-        self, spec: AgentSpec, *, keep_alive: bool, template: str | None = None
-    ) -> Agent:
-        fields = set(AgentSpec.__dataclass_fields__) - _RESOLVED_FROM_TEMPLATES
-        body = {k: v for k, v in spec.to_dict().items() if v is not None and k in fields}
-        body["keep_alive"] = keep_alive
-        if template:
-            body["agent"] = template
-        return agent_from_json(await self._call("POST", "/api/agents", json=body))
 
     async def merge(
         self, ref: str, *, into: str | None, strategy: str, test: str | None, wait: bool = True
@@ -133,88 +72,17 @@ class DaemonClient:
         )  # fmt: skip
         return outcome
 
-    async def act(self, ref: str, action: str, body: dict[str, Any] | None = None) -> Agent:
-        return agent_from_json(
-            await self._call("POST", f"/api/agents/{ref}/{action}", json=body or {})
-        )
-
-    async def events(
-        self, *, agent_id: str, after: int = 0, limit: int = 1000
-    ) -> list[StoredEvent]:
-        data = await self._call(
-            "GET", "/api/events", params={"agent": agent_id, "after": after, "limit": limit}
-        )
-        return [event_from_json(e) for e in data["events"]]
-
-    async def stream(self, *, agent_id: str, after: int) -> AsyncIterator[StoredEvent]:
-        """Events of one agent after ``after``, live, until the caller stops.
-
-        When the daemon drops us for reading too slowly, reconnect from the
-        position it reached: nothing is lost or repeated.
-        """
-        while True:
-            position = None
-            async for kind, data in self._sse(agent_id, after):
-                if kind == "dropped":
-                    position = int(json.loads(data)["position"])
-                    break
-                event = event_from_json(json.loads(data))
-                after = event.id
-                yield event
-            if position is None:
-                return  # the daemon ended the stream (shutting down)
-            after = max(after, position)
-
-    async def _sse(self, agent_id: str, after: int) -> AsyncIterator[tuple[str, str]]:
-        params: dict[str, str | int] = {"agent": agent_id, "after": after}
-        try:
-            async with self.http.stream(
-                "GET", "/api/events/stream", params=params, timeout=httpx.Timeout(None, connect=3.0)
-            ) as response:
-                if response.status_code >= 400:
-                    await response.aread()
-                    raise _error(response)
-                kind, data = "message", []
-                async for line in response.aiter_lines():
-                    if line.startswith("event:"):
-                        kind = line[6:].strip()
-                    elif line.startswith("data:"):
-                        data.append(line[5:].strip())
-                    elif not line:
-                        if data:
-                            yield kind, "\n".join(data)
-                        kind, data = "message", []
-        except httpx.HTTPError as exc:
-            raise AgentdeckError(f"lost the daemon's event stream: {exc!r}") from exc
-
 
 def _error(response: httpx.Response) -> AgentdeckError:
-    try:
-        body = response.json()["error"]
-        message, hint = str(body["message"]), body.get("hint")
-    except (ValueError, KeyError, TypeError):
-        message, hint = f"daemon answered {response.status_code}", None
-    if response.status_code == 404:
-        err: AgentdeckError = NotFound("agent", "?", hint=hint)
-        err.message = message
-        return err
-    if response.status_code in (400, 422):
-        return UsageError(message, hint=hint)
-    return AgentdeckError(message, hint=hint)
+    return error_from(response.status_code, response.content)
 
 
 async def connect(settings: Settings) -> DaemonClient | None:
-    """The daemon of this home, or None if none runs."""
-    info = read_info(settings)
-    if info is None or not DaemonLock(settings).held_elsewhere():
+    """The daemon of this home, or None if none runs; checked to answer."""
+    found = wire.connect(settings.home_dir)
+    if found is None:
         return None
-    token = read_token(settings)
-    if token is None:
-        raise AgentdeckError(
-            f"a daemon runs for {settings.home_dir} but its token is missing",
-            hint="restart it: `agentdeck down && agentdeck up`",
-        )
-    client = DaemonClient(info, token)
+    client = DaemonClient(found.info, found.token)
     try:
         await client.healthz()
     except BaseException:

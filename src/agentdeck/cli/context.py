@@ -8,8 +8,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from rich.console import Console
-
+from agentdeck.cli import out
 from agentdeck.settings import Settings
 
 if TYPE_CHECKING:  # the SDK and SQLAlchemy load only when a command needs them
@@ -17,8 +16,8 @@ if TYPE_CHECKING:  # the SDK and SQLAlchemy load only when a command needs them
     from agentdeck.runner.runner import Runner
     from agentdeck.store.store import Store
 
-console = Console(highlight=False, soft_wrap=True)
-console_err = Console(stderr=True, highlight=False, soft_wrap=True)
+console = out.console()
+console_err = out.console_err()
 T = TypeVar("T")
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import subprocess
@@ -13,8 +12,8 @@ from typing import Annotated
 
 import typer
 
-from agentdeck.cli.client import connect
-from agentdeck.cli.context import console, load_settings, run_async
+from agentdeck.cli import out, remote
+from agentdeck.cli.context import console, load_settings
 from agentdeck.daemon.home import DaemonInfo, DaemonLock, read_info, read_token
 from agentdeck.errors import AgentdeckError
 from agentdeck.settings import Settings
@@ -131,45 +130,14 @@ def down(
 
 def status(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
     """Is a daemon running for this home, where, and what it runs."""
-
-    async def go(settings: Settings) -> int:
-        client = await connect(settings)
-        if client is None:
-            if as_json:
-                console.print_json(json.dumps({"running": False, "home": str(settings.home_dir)}))
-            else:
-                console.print(f"no daemon running for {settings.home_dir}")
-            return 1
-        try:
-            stats = await client.stats()
-        finally:
-            await client.aclose()
-        info = client.info
-        if as_json:
-            console.print_json(
-                json.dumps(
-                    {
-                        "running": True,
-                        "url": info.url,
-                        "pid": info.pid,
-                        "started_at": info.started_at,
-                        "stats": stats,
-                    }
-                )
-            )
-        else:
-            console.print(
-                f"agentdeck daemon on {info.url} (pid {info.pid}), "
-                f"up {int(time.time() - info.started_at)}s"
-            )
-            by_state = stats.get("agents_by_state", {})
-            console.print(
-                "agents: " + (", ".join(f"{n} {s}" for s, n in by_state.items()) or "none")
-            )
-            console.print(f"cost: ${stats.get('cost_usd', 0.0):.4f}")
-        return 0
-
-    raise typer.Exit(run_async(go))
+    if (d := remote.daemon()) is not None:
+        raise typer.Exit(remote.status(d, as_json))
+    home = load_settings().home_dir
+    if as_json:
+        out.print_json({"running": False, "home": str(home)})
+    else:
+        out.say(f"no daemon running for {home}")
+    raise typer.Exit(1)
 
 
 def demo(

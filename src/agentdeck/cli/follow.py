@@ -1,10 +1,12 @@
-"""Follow a session this process supervises until it finishes, showing progress."""
+"""Follow a session this process supervises until it finishes, showing progress.
+
+(An agent a daemon runs is followed by ``remote.follow``.)
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import signal
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -12,18 +14,13 @@ from typing import TYPE_CHECKING
 from rich.status import Status
 
 from agentdeck.cli.context import console
+from agentdeck.cli.remote import report
 from agentdeck.cli.render import event_line
-from agentdeck.core.agent import Agent, AgentState
 from agentdeck.core.events import EventType, StoredEvent
 
 if TYPE_CHECKING:
-    from agentdeck.cli.client import DaemonClient
     from agentdeck.runner.session import AgentSession
     from agentdeck.store.store import Store
-
-
-def exit_code_for(agent: Agent) -> int:
-    return 0 if agent.state in {AgentState.DONE, AgentState.IDLE} else 1
 
 
 async def follow_session(store: Store, session: AgentSession, *, as_json: bool) -> int:
@@ -104,7 +101,7 @@ async def follow_session(store: Store, session: AgentSession, *, as_json: bool) 
         unsubscribe()
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
-    return _report(session.agent, last_result, as_json)
+    return report(session.agent, last_result, as_json)
 
 
 _background: set[asyncio.Task[None]] = set()
@@ -113,59 +110,3 @@ _background: set[asyncio.Task[None]] = set()
 async def _quietly(action: object) -> None:
     with contextlib.suppress(Exception):
         await action  # type: ignore[misc]
-
-
-async def follow_remote(
-    client: DaemonClient, agent_id: str, *, after: int, as_json: bool, until_turn: bool = False
-) -> int:
-    """Follow an agent the daemon runs: until its state is final, or (with
-    ``until_turn``) until the turn in progress completes. Ctrl-C once interrupts
-    the agent, twice kills it."""
-    loop = asyncio.get_running_loop()
-    presses = 0
-
-    def on_sigint() -> None:
-        nonlocal presses
-        presses += 1
-        action = "interrupt" if presses == 1 else "kill"
-        console.print(
-            "[yellow]interrupting… (Ctrl-C again to kill)[/]"
-            if presses == 1
-            else "[red]killing…[/]"
-        )
-        task = loop.create_task(_quietly(client.act(agent_id, action)))
-        _background.add(task)
-        task.add_done_callback(_background.discard)
-
-    with contextlib.suppress(NotImplementedError, RuntimeError):
-        loop.add_signal_handler(signal.SIGINT, on_sigint)
-    last_result: dict[str, object] | None = None
-    try:
-        async for event in client.stream(agent_id=agent_id, after=after):
-            line = None if as_json else event_line(event)
-            if line is not None:
-                console.print(line)
-            if event.type == EventType.TURN_COMPLETED:
-                last_result = event.data
-                if until_turn:
-                    break
-            if event.type == EventType.STATE_CHANGED and AgentState(event.data["new"]).is_final:
-                break
-    finally:
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.remove_signal_handler(signal.SIGINT)
-    agent = await client.get_agent(agent_id)
-    return _report(agent, last_result, as_json)
-
-
-def _report(agent: Agent, last_result: dict[str, object] | None, as_json: bool) -> int:
-    if as_json:
-        console.print_json(json.dumps({"agent": agent.to_dict(), "result": last_result}))
-    else:
-        console.print(
-            f"[dim]agent {agent.id} ({agent.name}) {agent.state} · "
-            f"{agent.turns} turns · ${agent.cost_usd:.4f}[/]"
-        )
-    if last_result is not None and last_result.get("is_error"):
-        return 1
-    return exit_code_for(agent)

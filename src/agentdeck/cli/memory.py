@@ -10,25 +10,21 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
+from agentdeck.cli import remote
 from agentdeck.cli.client import connect
 from agentdeck.cli.context import console, opened_store, run_async
 from agentdeck.core.memory import MemoryHit
-from agentdeck.core.snippets import snippet_parts
-from agentdeck.core.summary import short
 from agentdeck.errors import UsageError
 from agentdeck.memory.projects import project_of
 from agentdeck.settings import Settings
 from agentdeck.web.schemas_memory import (
     MAX_SEARCH_LIMIT,
     MemoryRecord,
-    hit_from_dict,
-    hit_to_dict,
     record_from_dict,
     record_to_dict,
 )
@@ -64,30 +60,16 @@ def search(
 ) -> None:
     """Full-text search over observations and session summaries, best first."""
     where = project_dir(project)
+    if (d := remote.daemon()) is not None:
+        raise typer.Exit(remote.memory_search(d, query, where, limit, as_json))
 
     async def go(settings: Settings) -> list[MemoryHit]:
-        client = await connect(settings)
-        if client is not None:
-            try:
-                params: dict[str, Any] = {"q": query, "limit": limit}
-                if where is not None:
-                    params["project"] = where
-                data = await client.call("GET", "/api/memory/search", params=params)
-            finally:
-                await client.aclose()
-            return [hit_from_dict(h) for h in data["hits"]]
         async with opened_store(settings) as store:
             from agentdeck.store.memory import MemoryStore
 
             return await MemoryStore(store).search(query, project=where, limit=limit)
 
-    hits = run_async(go)
-    if as_json:
-        console.print_json(json.dumps([hit_to_dict(h) for h in hits]))
-    elif not hits:
-        console.print(Text(f"no memory matches {query!r}"))
-    else:
-        console.print(hits_table(hits))
+    remote.print_hits(query, run_async(go), as_json)
 
 
 @memory_app.command("show")
@@ -164,34 +146,3 @@ def forget(
         console.print_json(json.dumps({"forgotten": forgotten}))
     else:
         console.print(f"forgot {forgotten} record{'' if forgotten == 1 else 's'}")
-
-
-def project_label(project: str) -> str:
-    """A project's short name: its directory's name (``/`` for the root)."""
-    return Path(project).name or project
-
-
-def marked(snippet: str) -> Text:
-    """The snippet with its matched terms in bold (and no Rich markup read)."""
-    text = Text()
-    for part, matched in snippet_parts(snippet):
-        text.append(part, style="bold" if matched else "")
-    return text
-
-
-def hits_table(hits: list[MemoryHit]) -> Table:
-    from agentdeck.memory.mcp_server import age
-
-    table = Table(box=None, pad_edge=False)
-    for col in ("ID", "KIND", "AGE", "PROJECT", "TITLE", "SNIPPET"):
-        table.add_column(col)
-    for h in hits:
-        table.add_row(
-            h.id,
-            str(h.kind),
-            age(h.ts),
-            Text(project_label(h.project)),
-            Text(short(h.title, 60)),
-            marked(short(h.snippet, 120)),
-        )
-    return table

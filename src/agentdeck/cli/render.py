@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Set
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 from rich.text import Text
 
 from agentdeck.core.agent import Agent, AgentState
-from agentdeck.core.events import EventType, StoredEvent
-from agentdeck.core.summary import deck_summary, short, tool_summary
+from agentdeck.core.event_types import EventType, StoredEvent
+from agentdeck.core.summary import age, deck_summary, short, tool_summary
+
+if TYPE_CHECKING:
+    from agentdeck.core.approvals import Approval
+    from agentdeck.core.asks import Ask
+    from agentdeck.core.memory import MemoryHit
 
 _STATE_VALUES = {s.value for s in AgentState}
 STATE_STYLE = {
@@ -93,14 +99,7 @@ def event_line(event: StoredEvent) -> Text | None:
 
 
 def ago(ts: float) -> str:
-    secs = max(0, int(time.time() - ts))
-    if secs < 60:
-        return f"{secs}s"
-    if secs < 3600:
-        return f"{secs // 60}m"
-    if secs < 86400:
-        return f"{secs // 3600}h"
-    return f"{secs // 86400}d"
+    return age(time.time() - ts)
 
 
 def unsupervised(agents: list[Agent]) -> set[str]:
@@ -187,4 +186,73 @@ def agent_panel(agent: Agent) -> Table:
         rows.append(("error", Text(agent.last_error, style="red")))
     for key, value in rows:
         table.add_row(Text(key, style="dim"), value)
+    return table
+
+
+def approvals_table(items: list[Approval]) -> Table:
+    table = Table(box=None, pad_edge=False)
+    for col in ("ID", "AGENT", "TOOL", "STATE", "WHY", "EXPIRES"):
+        table.add_column(col)
+    now = time.time()
+    for a in items:
+        what = a.input.get("command") or a.input.get("file_path") or a.input
+        left = f"{int(a.expires_at - now)}s" if a.state.is_open else "-"
+        table.add_row(
+            a.id,
+            a.agent_id,
+            f"{a.tool}({short(what, 60)})",
+            str(a.state),
+            short(a.reason, 60),
+            left,
+        )
+    return table
+
+
+def asks_table(items: list[Ask]) -> Table:
+    table = Table(box=None, pad_edge=False)
+    for col in ("ID", "AGENT", "TO", "QUESTION", "STATE", "EXPIRES"):
+        table.add_column(col)
+    now = time.time()
+    for a in items:
+        left = f"{int(a.expires_at - now)}s" if a.state.is_open else "-"
+        table.add_row(
+            a.id,
+            a.agent_id,
+            a.to_agent_id or "a person",
+            short(a.text, 70),
+            str(a.state) if not a.answer else f"{a.state}: {short(a.answer, 30)}",
+            left,
+        )
+    return table
+
+
+def project_label(project: str) -> str:
+    """A project's short name: its directory's name (``/`` for the root)."""
+    return Path(project).name or project
+
+
+def marked(snippet: str) -> Text:
+    """The snippet with its matched terms in bold (and no Rich markup read)."""
+    from agentdeck.core.snippets import snippet_parts
+
+    text = Text()
+    for part, matched in snippet_parts(snippet):
+        text.append(part, style="bold" if matched else "")
+    return text
+
+
+def hits_table(hits: list[MemoryHit]) -> Table:
+    table = Table(box=None, pad_edge=False)
+    for col in ("ID", "KIND", "AGE", "PROJECT", "TITLE", "SNIPPET"):
+        table.add_column(col)
+    now = time.time()
+    for h in hits:
+        table.add_row(
+            h.id,
+            str(h.kind),
+            age(now - h.ts),
+            Text(project_label(h.project)),
+            Text(short(h.title, 60)),
+            marked(short(h.snippet, 120)),
+        )
     return table

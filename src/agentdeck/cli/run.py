@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from agentdeck.cli.client import connect
+from agentdeck.cli import remote
 from agentdeck.cli.context import opened, run_async
-from agentdeck.core.agent import AgentSpec
-from agentdeck.errors import UsageError
 from agentdeck.settings import Settings
 
 
@@ -74,43 +71,17 @@ def run(
     as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
 ) -> None:
     """Run one agent to the end of its turn; exit 0 on success, 1 if it ended in error."""
-    if not prompt.strip():
-        raise UsageError("the prompt is empty")
-    if base and not worktree:
-        raise UsageError("--base is for --worktree: the ref the worktree starts from")
-    if worktree and not cwd:
-        cwd = "."  # the repository is where the command runs
-    resolved_cwd = str(Path(cwd).expanduser().resolve()) if cwd else None
-    if scenario and Path(scenario).is_file():
-        scenario = str(Path(scenario).resolve())  # the daemon has its own cwd
-    spec = AgentSpec(
-        prompt=prompt,
-        name=name,
-        cwd=resolved_cwd,
-        model=model,
-        allow=tuple(allow or ()),
-        deny=tuple(deny or ()),
-        append_system_prompt=append_system_prompt,
-        max_turns=max_turns,
-        budget_usd=budget_usd,
-        scenario=scenario,
-        profile=str(Path(profile).resolve()) if profile and Path(profile).is_file() else profile,
-        # Templates come from the project: --cwd, or where the command runs.
-        project=resolved_cwd or str(Path.cwd().resolve()),
-        workspace="worktree" if worktree else None,
-        base=base,
-    )
+    spec = remote.run_spec(
+        prompt, name=name, cwd=cwd, model=model, allow=allow, deny=deny,
+        append_system_prompt=append_system_prompt, max_turns=max_turns,
+        budget_usd=budget_usd, scenario=scenario, profile=profile, worktree=worktree, base=base,
+    )  # fmt: skip
+    if (d := remote.daemon()) is not None:
+        raise typer.Exit(remote.run(d, spec, agent, as_json))
 
     async def go(settings: Settings) -> int:
-        from agentdeck.cli.follow import follow_remote, follow_session
+        from agentdeck.cli.follow import follow_session
 
-        client = await connect(settings)
-        if client is not None:
-            try:
-                started = await client.create_agent(spec, keep_alive=False, template=agent)
-                return await follow_remote(client, started.id, after=0, as_json=as_json)
-            finally:
-                await client.aclose()
         run_spec = spec
         if agent:
             from agentdeck.core.templates import apply_template

@@ -71,6 +71,10 @@ class Approval:
             "remember": self.remember,
         }
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Approval:
+        return cls(**{**data, "state": ApprovalState(data["state"])})
+
 
 @dataclass(frozen=True)
 class GrantRecord:

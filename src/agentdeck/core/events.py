@@ -9,30 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any, ClassVar
 
 from agentdeck.core.agent import Agent, AgentState
-
-
-class EventType(StrEnum):
-    AGENT_SPAWNED = "agent_spawned"
-    STATE_CHANGED = "state_changed"
-    USER_MESSAGE_SENT = "user_message_sent"
-    ASSISTANT_TEXT = "assistant_text"
-    TOOL_CALLED = "tool_called"
-    TOOL_RETURNED = "tool_returned"
-    PERMISSION_REQUESTED = "permission_requested"
-    PERMISSION_RESOLVED = "permission_resolved"
-    COST_UPDATED = "cost_updated"
-    TURN_COMPLETED = "turn_completed"
-    ERROR_OCCURRED = "error_occurred"
-    NOTICE = "notice"  # retries, hook output, anything informational from the CLI
-    HOOK_RECEIVED = "hook_received"
-    OBSERVATION_RECORDED = "observation_recorded"
-    SANDBOX_BLOCKED = "sandbox_blocked"
-    QUESTION_ASKED = "question_asked"
-    QUESTION_ANSWERED = "question_answered"
+from agentdeck.core.event_types import EventType as EventType  # re-exported
+from agentdeck.core.event_types import StoredEvent as StoredEvent  # re-exported
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -260,26 +241,6 @@ EVENT_CLASSES: dict[EventType, type[Event]] = {
         QuestionAnswered,
     )
 }
-
-
-@dataclass(frozen=True)
-class StoredEvent:
-    """An event as the log holds it: with its monotonic id."""
-
-    id: int
-    agent_id: str
-    type: str
-    ts: float
-    data: dict[str, Any]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "agent_id": self.agent_id,
-            "type": self.type,
-            "ts": self.ts,
-            "data": self.data,
-        }
 
 
 def to_record(event: Event) -> tuple[str, dict[str, Any]]:

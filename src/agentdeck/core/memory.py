@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from agentdeck.core.summary import short, tool_summary
+from agentdeck.core.summary import age, short, tool_summary
 
 
 class MemoryKind(StrEnum):
@@ -89,6 +89,18 @@ class MemoryHit:
     title: str  # ``Bash(pytest -x)`` or the summary's first line
     snippet: str  # matched text with the terms marked ``[...]``
     score: float  # higher is better
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form (the API's, the CLI's ``--json``): the fields, ``kind`` as text."""
+        return {
+            "id": self.id, "kind": str(self.kind), "project": self.project,
+            "session_id": self.session_id, "ts": self.ts, "title": self.title,
+            "snippet": self.snippet, "score": self.score,
+        }  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MemoryHit:
+        return cls(**{**data, "kind": MemoryKind(data["kind"])})
 
 
 # --- building records ---------------------------------------------------------------
@@ -334,15 +346,6 @@ _CHARS_PER_TOKEN = 3.5
 def estimate_tokens(text: str) -> int:
     """A conservative token count (no tokenizer here): about 3.5 characters each."""
     return math.ceil(len(text) / _CHARS_PER_TOKEN)
-
-
-def age(seconds: float) -> str:
-    """``45s``, ``12m``, ``3h``, ``5d``: compact, for tables, index lines and context."""
-    secs = max(0, int(seconds))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if secs >= size:
-            return f"{secs // size}{unit}"
-    return f"{secs}s"
 
 
 def _summary_entry(summary: SessionSummary, now: float) -> str:

@@ -64,3 +64,12 @@ def deck_summary(tool: str, tool_input: dict[str, Any]) -> str | None:
     }
     make = lines.get(name)
     return make() if make is not None else None
+
+
+def age(seconds: float) -> str:
+    """``45s``, ``12m``, ``3h``, ``5d``: compact, for tables, index lines and context."""
+    secs = max(0, int(seconds))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if secs >= size:
+            return f"{secs // size}{unit}"
+    return f"{secs}s"

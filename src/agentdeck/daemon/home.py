@@ -1,4 +1,7 @@
-"""Files in AGENTDECK_HOME that belong to the daemon: token, lock, address."""
+"""Files in AGENTDECK_HOME that belong to the daemon: token, lock, address.
+
+Imports nothing heavy: the CLI's quick path reads these on every command.
+"""
 
 from __future__ import annotations
 
@@ -6,30 +9,38 @@ import contextlib
 import fcntl
 import json
 import os
-import secrets
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol
 
 from agentdeck.errors import AgentdeckError, ConfigError
-from agentdeck.settings import Settings
+
+
+class Home(Protocol):
+    """What these files need of the settings: where the home is. (The CLI's quick
+    path gives just that, without loading the settings.)"""
+
+    @property
+    def home_dir(self) -> Path: ...
 
 
 class DaemonRunning(AgentdeckError):
     """Another daemon already owns this home."""
 
 
-def token_path(settings: Settings) -> Path:
+def token_path(settings: Home) -> Path:
     return settings.home_dir / "token"
 
 
-def ensure_token(settings: Settings) -> str:
+def ensure_token(settings: Home) -> str:
     """The API token; created (mode 0600) on first use."""
     path = token_path(settings)
     try:
         return path.read_text().strip()
     except FileNotFoundError:
         pass
+    import secrets  # not at the top: the CLI's quick path reads this module
+
     token = secrets.token_urlsafe(32)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -42,7 +53,7 @@ def ensure_token(settings: Settings) -> str:
     return token
 
 
-def read_token(settings: Settings) -> str | None:
+def read_token(settings: Home) -> str | None:
     try:
         return token_path(settings).read_text().strip() or None
     except OSError:
@@ -62,18 +73,18 @@ class DaemonInfo:
         return f"http://{host}:{self.port}"
 
 
-def info_path(settings: Settings) -> Path:
+def info_path(settings: Home) -> Path:
     return settings.home_dir / "daemon.json"
 
 
-def write_info(settings: Settings, info: DaemonInfo) -> None:
+def write_info(settings: Home, info: DaemonInfo) -> None:
     path = info_path(settings)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(asdict(info)))
     tmp.replace(path)
 
 
-def read_info(settings: Settings) -> DaemonInfo | None:
+def read_info(settings: Home) -> DaemonInfo | None:
     try:
         data = json.loads(info_path(settings).read_text())
         return DaemonInfo(
@@ -83,7 +94,7 @@ def read_info(settings: Settings) -> DaemonInfo | None:
         return None
 
 
-def clear_info(settings: Settings) -> None:
+def clear_info(settings: Home) -> None:
     with contextlib.suppress(FileNotFoundError):
         info_path(settings).unlink()
 
@@ -92,7 +103,7 @@ class DaemonLock:
     """An exclusive lock on the home: one daemon per home. Released when the
     process ends, however it ends (the kernel drops ``flock`` locks)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Home) -> None:
         self.path = settings.home_dir / "daemon.lock"
         self._file: IO[str] | None = None
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from agentdeck import __version__
 from agentdeck.core.memory import MemoryHit, Observation, SessionSummary, render_summary
-from agentdeck.core.memory import age as elapsed
+from agentdeck.core.summary import age as elapsed
 from agentdeck.core.summary import short
 from agentdeck.errors import NotFound
 from agentdeck.memory.projects import project_of

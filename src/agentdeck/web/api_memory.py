@@ -22,7 +22,6 @@ from agentdeck.web.schemas_memory import (
     MemoryStatsOut,
     ObservationOut,
     SummaryOut,
-    hit_to_dict,
     record_to_dict,
 )
 
@@ -63,7 +62,7 @@ async def search(
     limit: Annotated[int, Query(ge=1, le=MAX_SEARCH_LIMIT)] = 10,
 ) -> dict[str, Any]:
     hits = await _deck(request).memory.search(q, project=_project(project), limit=limit)
-    return {"hits": [hit_to_dict(h) for h in hits]}
+    return {"hits": [h.to_dict() for h in hits]}
 
 
 @router.get("/stats", response_model=MemoryStatsOut, summary="How much memory is kept")

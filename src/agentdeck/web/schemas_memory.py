@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from agentdeck.core.memory import MemoryHit, MemoryKind, Observation, SessionSummary
+from agentdeck.core.memory import MemoryKind, Observation, SessionSummary
 
 MAX_SEARCH_LIMIT = 100
 
@@ -89,13 +89,3 @@ def record_from_dict(data: dict[str, Any]) -> MemoryRecord:
     if data.get("kind") == MemoryKind.SUMMARY:
         return SessionSummary(**fields)
     return Observation(**fields)
-
-
-def hit_to_dict(hit: MemoryHit) -> dict[str, Any]:
-    out = dataclasses.asdict(hit)
-    out["kind"] = str(hit.kind)
-    return out
-
-
-def hit_from_dict(data: dict[str, Any]) -> MemoryHit:
-    return MemoryHit(**{**data, "kind": MemoryKind(data["kind"])})

@@ -1,0 +1,85 @@
+"""The ``agentdeck`` command line (Typer + Rich): every command, its options and help.
+
+``agentdeck.cli.main`` tries the quick path first (``cli.quick``); this is where
+everything else runs, and what ``--help`` describes. Errors from the one error
+tree become one clear line on stderr and a non-zero exit: 2 for bad usage, 1
+otherwise. Tracebacks are for bugs only.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import sys
+
+import typer
+
+from agentdeck.cli import (
+    agents,
+    approvals,
+    asks,
+    audit,
+    checkpoints,
+    daemon,
+    diff,
+    doctor,
+    hooks,
+    mcp,
+    memory,
+    mock,
+    out,
+    policy,
+    queue,
+    run,
+    sandbox,
+    templates,
+    worktrees,
+)
+from agentdeck.errors import AgentdeckError
+
+app = typer.Typer(
+    name="agentdeck",
+    help="A self-hosted control plane for Claude Code agents.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+run.register(app)
+agents.register(app)
+diff.register(app)
+worktrees.register(app)
+queue.register(app)
+checkpoints.register(app)
+doctor.register(app)
+mock.register(app)
+daemon.register(app)
+approvals.register(app)
+asks.register(app)
+templates.register(app)
+sandbox.register(app)
+audit.register(app)
+policy.register(app)
+hooks.register(app)
+memory.register(app)
+mcp.register(app)
+
+
+def main() -> None:
+    """Run the Typer app on ``sys.argv``; exits."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    # The SDK logs a process that we stopped on purpose as a "fatal error"; every
+    # real failure reaches the user as the agent's own error event instead.
+    logging.getLogger("claude_agent_sdk").setLevel(logging.CRITICAL)
+    try:
+        # Standalone mode: click reports usage errors (exit 2) and honours typer.Exit.
+        app()
+    except SystemExit:
+        # Interpreter shutdown would walk every object the SDK's imports made
+        # (~0.4 s); freezing them first skips that work.
+        gc.freeze()
+        raise
+    except AgentdeckError as exc:
+        sys.exit(out.report(exc))
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)

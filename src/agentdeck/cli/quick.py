@@ -1,0 +1,240 @@
+"""The quick path: steering commands answered without loading the Typer app.
+
+A person typing ``agentdeck ls`` feels every 100 ms, and scripts and chat
+bridges call these commands in loops; importing Typer, the settings and an HTTP
+library costs several times what the answer does. So ``run_quick`` parses the
+arguments with a table generated from the Typer app itself (``quick_spec``,
+written by ``scripts/cli_reference.py``, held current by a test) and calls the
+same functions the Typer commands call (``remote``) when a daemon runs.
+
+It steps aside (returns None) for anything it is not sure of: an option it does
+not know, a value Typer would refuse, ``--help`` of a command, no daemon for a
+command that needs one. The Typer app then does what it always did, error
+messages included, so the quick path never changes what a command means.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from agentdeck.errors import AgentdeckError
+
+Handler = Callable[..., int]
+
+
+def _with_daemon(fn: Callable[[Any], int]) -> int | None:
+    from agentdeck.cli import remote
+
+    d = remote.daemon()
+    return None if d is None else fn(d)
+
+
+def _remote(name: str) -> Callable[..., int | None]:
+    """A command whose ``remote`` function takes the command's own parameters."""
+
+    def handle(**kw: Any) -> int | None:
+        from agentdeck.cli import remote
+
+        return _with_daemon(lambda d: getattr(remote, name)(d, **kw))
+
+    return handle
+
+
+def _act(action: str) -> Callable[..., int | None]:
+    def handle(agent: str, as_json: bool, tree: bool = True) -> int | None:
+        from agentdeck.cli import remote
+
+        body = {"children": tree} if action == "kill" else {}
+        return _with_daemon(lambda d: remote.act(d, agent, action, body, as_json))
+
+    return handle
+
+
+def _answer(decision: str) -> Callable[..., int | None]:
+    def handle(
+        ref: str,
+        always: bool,
+        scope: str,
+        as_json: bool,
+        message: str | None = None,
+        reason: str | None = None,
+    ) -> int | None:
+        from agentdeck.cli import remote
+
+        note = message if decision == "allow" else reason
+        remember = scope if always else None
+        return _with_daemon(
+            lambda d: remote.answer_approval(d, ref, decision, note, remember, as_json)
+        )
+
+    return handle
+
+
+def _run(agent: str | None, as_json: bool, **kw: Any) -> int | None:
+    from agentdeck.cli import remote
+
+    d = remote.daemon()
+    if d is None:
+        return None
+    return remote.run(d, remote.run_spec(**kw), agent, as_json)
+
+
+def _answer_ask(ref: str, text: str, as_json: bool) -> int | None:
+    from agentdeck.cli import remote
+
+    return _with_daemon(lambda d: remote.answer_ask(d, ref, text, as_json))
+
+
+def _status(as_json: bool) -> int:
+    from agentdeck.cli import out, remote
+    from agentdeck.homedir import home_dir
+
+    d = remote.daemon()
+    if d is not None:
+        return remote.status(d, as_json)
+    if as_json:
+        out.print_json({"running": False, "home": str(home_dir())})
+    else:
+        out.say(f"no daemon running for {home_dir()}")
+    return 1
+
+
+def _memory_search(query: str, project: str | None, limit: int, as_json: bool) -> int | None:
+    from agentdeck.cli import remote
+    from agentdeck.memory.projects import project_of
+
+    where = None if project is None else project_of(project)
+    return _with_daemon(lambda d: remote.memory_search(d, query, where, limit, as_json))
+
+
+def _policy_check(**kw: Any) -> int:
+    from agentdeck.cli.verdict import judge
+
+    return judge(**kw)
+
+
+HANDLERS: dict[str, Callable[..., int | None]] = {
+    "ls": _remote("ls"),
+    "show": _remote("show"),
+    "logs": _remote("logs"),
+    "send": _remote("send"),
+    "interrupt": _act("interrupt"),
+    "kill": _act("kill"),
+    "resume": _remote("resume"),
+    "run": _run,
+    "approvals": _remote("approvals"),
+    "approve": _answer("allow"),
+    "deny": _answer("deny"),
+    "asks": _remote("asks"),
+    "answer": _answer_ask,
+    "status": _status,
+    "memory search": _memory_search,
+    "policy check": _policy_check,
+}
+
+
+def run_quick(argv: list[str]) -> int | None:
+    """The exit code of a command answered here, or None to hand it to Typer."""
+    from agentdeck.cli import quick_spec
+
+    if argv == ["--help"]:
+        sys.stdout.write(quick_spec.HELP)
+        return 0
+    for words in (2, 1):
+        name = " ".join(argv[:words])
+        if len(argv) >= words and name in HANDLERS:
+            params = parse(json.loads(quick_spec.COMMANDS[name]), argv[words:])
+            if params is None:
+                return None
+            return _call(HANDLERS[name], params)
+    return None
+
+
+def _call(handler: Callable[..., int | None], params: dict[str, Any]) -> int | None:
+    from agentdeck.cli import out
+
+    try:
+        return handler(**params)
+    except AgentdeckError as exc:
+        return out.report(exc)
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
+    except BrokenPipeError:  # `agentdeck logs x | head`
+        return 0
+
+
+# --- arguments, by the app's own table --------------------------------------------------
+
+
+def parse(spec: list[dict[str, Any]], args: list[str]) -> dict[str, Any] | None:
+    """The command's parameters from ``args``, as Typer would pass them; None when
+    anything is unsure (then Typer parses, and explains what is wrong)."""
+    values: dict[str, Any] = {p["name"]: p["default"] for p in spec}
+    options = {opt: p for p in spec if p["kind"] == "option" for opt in p["opts"]}
+    negations = {opt: p for p in spec if p["kind"] == "option" for opt in p["secondary"]}
+    positional: list[str] = []
+    seen_multiple: set[str] = set()
+    rest = iter(args)
+    for arg in rest:
+        if arg == "--":
+            positional += list(rest)
+            break
+        if not arg.startswith("-") or arg == "-":
+            positional.append(arg)
+            continue
+        flag, eq, inline = arg.partition("=")
+        if flag in negations and not eq:
+            values[negations[flag]["name"]] = False
+            continue
+        p = options.get(flag)
+        if p is None:
+            return None  # --help, an unknown option, a short cluster: Typer's
+        if p["flag"]:
+            if eq:
+                return None
+            values[p["name"]] = True
+            continue
+        if not eq:
+            inline = next(rest, "\0")
+            if inline == "\0":  # an option without its value (no argv holds a NUL)
+                return None
+        value = convert(p, inline)
+        if value is None:
+            return None
+        if p["multiple"]:  # repeated: each value adds to the list
+            earlier = values[p["name"]] if p["name"] in seen_multiple else []
+            values[p["name"]] = [*earlier, value]
+            seen_multiple.add(p["name"])
+        else:
+            values[p["name"]] = value
+    arguments = [p for p in spec if p["kind"] == "argument"]
+    if len(positional) > len(arguments):
+        return None
+    for p, raw in zip(arguments, positional, strict=False):
+        value = convert(p, raw)
+        if value is None:
+            return None
+        values[p["name"]] = value
+    if any(p["required"] for p in arguments[len(positional) :]):
+        return None
+    return values
+
+
+def convert(p: dict[str, Any], raw: str) -> Any:
+    """``raw`` as the parameter's type, or None when Typer would refuse it."""
+    kind = p["type"]
+    try:
+        value: Any = int(raw) if kind == "int" else float(raw) if kind == "float" else raw
+    except ValueError:
+        return None
+    if kind == "choice" and raw not in p["choices"]:
+        return None
+    if p["min"] is not None and value < p["min"]:
+        return None
+    if p["max"] is not None and value > p["max"]:
+        return None
+    return value

@@ -1,0 +1,487 @@
+"""The steering commands against a running daemon, cheap to start.
+
+Both ways into the CLI end here when a daemon runs: the quick path
+(``cli.quick``, which parses the arguments without Typer) and the Typer
+commands themselves (when the quick path stepped aside). So what a command does
+through a daemon is written once. Each function takes the command's own
+parameters and returns the exit code. Nothing heavy is imported at the top:
+Rich and the domain's records load when there is something to show.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from agentdeck.cli import out
+from agentdeck.cli.wire import Daemon, connect
+from agentdeck.errors import AgentdeckError, UsageError
+from agentdeck.homedir import home_dir
+
+if TYPE_CHECKING:
+    from collections.abc import Set
+
+    from agentdeck.core.agent import Agent, AgentSpec, AgentState
+    from agentdeck.core.approvals import Approval
+    from agentdeck.core.asks import Ask
+    from agentdeck.core.event_types import StoredEvent
+    from agentdeck.core.memory import MemoryHit
+
+EVENT_PAGE = 1000
+# Spec fields the daemon fills from a template, never sent by a client.
+_RESOLVED_FROM_TEMPLATES = frozenset({"template", "tools", "orchestrator"})
+
+
+def daemon() -> Daemon | None:
+    """The daemon of this home (``AGENTDECK_HOME``), or None when none runs."""
+    return connect(home_dir())
+
+
+# --- records off the wire -----------------------------------------------------------
+
+
+def agent_from_json(data: dict[str, Any]) -> Agent:
+    from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
+
+    return Agent(
+        id=data["id"],
+        name=data["name"],
+        state=AgentState(data["state"]),
+        spec=AgentSpec.from_dict(data.get("spec") or {}),
+        cwd=data.get("cwd", ""),
+        created_at=data.get("created_at", 0.0),
+        updated_at=data.get("updated_at", 0.0),
+        source=AgentSource(data.get("source", "agentdeck")),
+        session_id=data.get("session_id"),
+        cost_usd=data.get("cost_usd", 0.0),
+        input_tokens=data.get("input_tokens", 0),
+        output_tokens=data.get("output_tokens", 0),
+        turns=data.get("turns", 0),
+        current_tool=data.get("current_tool"),
+        last_error=data.get("last_error"),
+        pid=data.get("pid"),
+        owner_pid=data.get("owner_pid"),
+        parent_id=data.get("parent_id"),
+        extra=data.get("extra") or {},
+    )
+
+
+def event_from_json(data: dict[str, Any]) -> StoredEvent:
+    from agentdeck.core.event_types import StoredEvent
+
+    return StoredEvent(
+        id=int(data["id"]),
+        agent_id=data["agent_id"],
+        type=data["type"],
+        ts=float(data["ts"]),
+        data=data.get("data") or {},
+    )
+
+
+def spec_body(spec: AgentSpec, *, keep_alive: bool, template: str | None) -> dict[str, Any]:
+    """``POST /api/agents``'s body for a spec (what a client may set)."""
+    from agentdeck.core.agent import AgentSpec
+
+    fields = set(AgentSpec.__dataclass_fields__) - _RESOLVED_FROM_TEMPLATES
+    body = {k: v for k, v in spec.to_dict().items() if v is not None and k in fields}
+    body["keep_alive"] = keep_alive
+    if template:
+        body["agent"] = template
+    return body
+
+
+def states_of(values: list[str] | None) -> list[AgentState] | None:
+    from agentdeck.core.agent import AgentState
+
+    if not values:
+        return None
+    try:
+        return [AgentState(v) for v in values]
+    except ValueError:
+        raise UsageError(
+            f"unknown state in {values}; states are: {', '.join(s.value for s in AgentState)}"
+        ) from None
+
+
+# --- agents ---------------------------------------------------------------------------
+
+
+def ls(d: Daemon, state: list[str] | None, limit: int, tree: bool, as_json: bool) -> int:
+    states = states_of(state)
+    if tree and states:
+        raise UsageError("--tree shows every state; leave out --state")
+    if tree:
+        data = d.get("/api/tree", {"limit": limit})
+    else:
+        data = d.get("/api/agents", [("limit", limit), *[("state", s) for s in states or []]])
+    agents = [agent_from_json(a) for a in data["agents"]]
+    if as_json:
+        out.print_json([a.to_dict() for a in agents])
+    else:
+        print_agents(agents, tree=tree)
+    return 0
+
+
+def print_agents(agents: list[Agent], *, tree: bool, orphans: Set[str] = frozenset()) -> None:
+    from agentdeck.cli.render import agents_table, tree_table
+
+    if agents and tree:
+        out.console().print(tree_table(agents))
+    elif agents:
+        out.console().print(agents_table(agents, orphans))
+    else:
+        out.say("no agents yet: start one with `agentdeck run`")
+    if orphans:
+        out.say(
+            f"{len(orphans)} agent(s) shown live have no supervisor: `agentdeck up` "
+            "reconciles them (an agent that resumes on restart carries on)"
+        )
+
+
+def show(d: Daemon, agent: str, as_json: bool) -> int:
+    found = agent_from_json(d.get(f"/api/agents/{agent}"))
+    children = d.get("/api/agents", {"parent": found.id, "limit": 10_000})["agents"]
+    if as_json:
+        out.print_json({**found.to_dict(), "children": [c["id"] for c in children]})
+    else:
+        print_show(found, [agent_from_json(c) for c in children])
+    return 0
+
+
+def print_show(agent: Agent, children: list[Agent]) -> None:
+    from agentdeck.cli.render import agent_panel, agents_table
+
+    console = out.console()
+    console.print(agent_panel(agent))
+    if children:
+        console.print()
+        console.print(f"children ({len(children)}):")
+        console.print(agents_table(children))
+
+
+def logs(d: Daemon, agent: str, follow: bool, as_json: bool) -> int:
+    from agentdeck.core.agent import AgentState
+
+    found = d.get(f"/api/agents/{agent}")
+    # Read the state first: what is committed after it is in the log we read next.
+    live = follow and AgentState(found["state"]).is_live
+    after = 0
+    while batch := d.get(
+        "/api/events", {"agent": found["id"], "after": after, "limit": EVENT_PAGE}
+    )["events"]:
+        for event in batch:
+            after = int(event["id"])
+            print_event(event, as_json)
+    if live:
+        for event in stream(d, found["id"], after):
+            print_event(event, as_json)
+            if event["type"] == "state_changed" and AgentState(event["data"]["new"]).is_final:
+                break
+    return 0
+
+
+def print_event(event: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        out.say(json.dumps(event))
+        return
+    from agentdeck.cli.render import event_line
+
+    line = event_line(event_from_json(event))
+    if line is not None:
+        out.console().print(line)
+
+
+def stream(d: Daemon, agent_id: str, after: int) -> Iterator[dict[str, Any]]:
+    """Events of one agent after ``after``, live, until the daemon ends the stream.
+
+    When the daemon drops us for reading too slowly, reconnect from the position
+    it reached: nothing is lost or repeated.
+    """
+    while True:
+        position = None
+        for kind, data in d.events("/api/events/stream", {"agent": agent_id, "after": after}):
+            if kind == "dropped":
+                position = int(json.loads(data)["position"])
+                break
+            event = json.loads(data)
+            after = int(event["id"])
+            yield event
+        if position is None:
+            return  # the daemon ended the stream (shutting down)
+        after = max(after, position)
+
+
+def follow(d: Daemon, agent_id: str, *, after: int, as_json: bool, until_turn: bool) -> int:
+    """Follow an agent the daemon runs: until its state is final, or (with
+    ``until_turn``) until the turn in progress completes. Ctrl-C once interrupts
+    the agent, twice kills it; the log is read on from where it was."""
+    from agentdeck.core.agent import AgentState
+
+    presses = 0
+    last_result: dict[str, Any] | None = None
+    while True:
+        try:
+            for event in stream(d, agent_id, after):
+                after = int(event["id"])
+                if not as_json:
+                    print_event(event, as_json=False)
+                if event["type"] == "turn_completed":
+                    last_result = event["data"]
+                    if until_turn:
+                        break
+                if event["type"] == "state_changed" and AgentState(event["data"]["new"]).is_final:
+                    break
+            break
+        except KeyboardInterrupt:
+            presses += 1
+            action = "interrupt" if presses == 1 else "kill"
+            out.say("interrupting… (Ctrl-C again to kill)" if presses == 1 else "killing…")
+            with contextlib.suppress(AgentdeckError):
+                d.post(f"/api/agents/{agent_id}/{action}")
+    return report(agent_from_json(d.get(f"/api/agents/{agent_id}")), last_result, as_json)
+
+
+def report(agent: Agent, last_result: dict[str, Any] | None, as_json: bool) -> int:
+    """How a followed agent ended; the exit code: 0 when its turn succeeded."""
+    from agentdeck.core.agent import AgentState
+
+    if as_json:
+        out.print_json({"agent": agent.to_dict(), "result": last_result})
+    else:
+        out.console().print(
+            f"[dim]agent {agent.id} ({agent.name}) {agent.state} · "
+            f"{agent.turns} turns · ${agent.cost_usd:.4f}[/]"
+        )
+    if last_result is not None and last_result.get("is_error"):
+        return 1
+    return 0 if agent.state in {AgentState.DONE, AgentState.IDLE} else 1
+
+
+def run_spec(
+    prompt: str,
+    *,
+    name: str | None,
+    cwd: str | None,
+    model: str | None,
+    allow: list[str] | None,
+    deny: list[str] | None,
+    append_system_prompt: str | None,
+    max_turns: int | None,
+    budget_usd: float | None,
+    scenario: str | None,
+    profile: str | None,
+    worktree: bool,
+    base: str | None,
+) -> AgentSpec:
+    """What ``agentdeck run`` asks for, its paths made absolute (a daemon has its own cwd)."""
+    from pathlib import Path
+
+    from agentdeck.core.agent import AgentSpec
+
+    if not prompt.strip():
+        raise UsageError("the prompt is empty")
+    if base and not worktree:
+        raise UsageError("--base is for --worktree: the ref the worktree starts from")
+    if worktree and not cwd:
+        cwd = "."  # the repository is where the command runs
+    resolved_cwd = str(Path(cwd).expanduser().resolve()) if cwd else None
+    if scenario and Path(scenario).is_file():
+        scenario = str(Path(scenario).resolve())
+    return AgentSpec(
+        prompt=prompt,
+        name=name,
+        cwd=resolved_cwd,
+        model=model,
+        allow=tuple(allow or ()),
+        deny=tuple(deny or ()),
+        append_system_prompt=append_system_prompt,
+        max_turns=max_turns,
+        budget_usd=budget_usd,
+        scenario=scenario,
+        profile=str(Path(profile).resolve()) if profile and Path(profile).is_file() else profile,
+        # Templates come from the project: --cwd, or where the command runs.
+        project=resolved_cwd or str(Path.cwd().resolve()),
+        workspace="worktree" if worktree else None,
+        base=base,
+    )
+
+
+def run(d: Daemon, spec: AgentSpec, template: str | None, as_json: bool) -> int:
+    started = d.post("/api/agents", spec_body(spec, keep_alive=False, template=template))
+    return follow(d, started["id"], after=0, as_json=as_json, until_turn=False)
+
+
+def send(d: Daemon, agent: str, text: str, as_json: bool) -> int:
+    found = d.get(f"/api/agents/{agent}")
+    mark = _last_event_id(d)
+    d.post(f"/api/agents/{found['id']}/messages", {"text": text})
+    return follow(d, found["id"], after=mark, as_json=as_json, until_turn=True)
+
+
+def resume(d: Daemon, agent: str, text: str | None, fork: bool, as_json: bool) -> int:
+    found = d.get(f"/api/agents/{agent}")
+    mark = 0 if fork else _last_event_id(d)
+    resumed = d.post(f"/api/agents/{found['id']}/resume", {"text": text, "fork": fork})
+    return follow(d, resumed["id"], after=mark, as_json=as_json, until_turn=True)
+
+
+def _last_event_id(d: Daemon) -> int:
+    """Where the log ends now: follow only what comes after."""
+    return int(d.get("/api/stats")["last_event_id"])
+
+
+def act(d: Daemon, agent: str, action: str, body: dict[str, Any], as_json: bool) -> int:
+    """interrupt / kill: the agent as it is afterwards."""
+    done = {"interrupt": "interrupted", "kill": "killed"}[action]
+    acted = agent_from_json(d.post(f"/api/agents/{agent}/{action}", body))
+    say_agent(acted, f"{done} {acted.id} ({acted.state})", as_json)
+    return 0
+
+
+def say_agent(agent: Agent, text: str, as_json: bool) -> None:
+    if as_json:
+        out.print_json(agent.to_dict())
+    else:
+        out.say(text)
+
+
+# --- the daemon -----------------------------------------------------------------------
+
+
+def status(d: Daemon, as_json: bool) -> int:
+    stats = d.get("/api/stats")
+    info = d.info
+    if as_json:
+        out.print_json(
+            {
+                "running": True,
+                "url": info.url,
+                "pid": info.pid,
+                "started_at": info.started_at,
+                "stats": stats,
+            }
+        )
+        return 0
+    out.say(
+        f"agentdeck daemon on {info.url} (pid {info.pid}), up {int(time.time() - info.started_at)}s"
+    )
+    by_state = stats.get("agents_by_state", {})
+    out.say("agents: " + (", ".join(f"{n} {s}" for s, n in by_state.items()) or "none"))
+    out.say(f"cost: ${stats.get('cost_usd', 0.0):.4f}")
+    return 0
+
+
+# --- the inboxes ----------------------------------------------------------------------
+
+ALL_APPROVAL_STATES = ("pending", "allowed", "denied", "expired", "cancelled")
+
+
+def approvals(d: Daemon, all_: bool, as_json: bool) -> int:
+    params = [("state", s) for s in ALL_APPROVAL_STATES] if all_ else []
+    from agentdeck.core.approvals import Approval
+
+    items = [Approval.from_dict(a) for a in d.get("/api/approvals", params)["approvals"]]
+    print_approvals(items, as_json)
+    return 0
+
+
+def print_approvals(items: list[Approval], as_json: bool) -> None:
+    if as_json:
+        out.print_json([a.to_dict() for a in items])
+    elif not items:
+        out.say("no approval requests waiting")
+    else:
+        from agentdeck.cli.render import approvals_table
+
+        out.console().print(approvals_table(items))
+
+
+def answer_approval(
+    d: Daemon,
+    ref: str,
+    decision: str,
+    message: str | None,
+    remember: str | None,
+    as_json: bool,
+) -> int:
+    body = {
+        "decision": decision,
+        "always": remember is not None,
+        "scope": remember or "persistent",
+        "message": message,
+    }
+    from agentdeck.core.approvals import Approval
+
+    say_answered(Approval.from_dict(d.post(f"/api/approvals/{ref}", body)), as_json)
+    return 0
+
+
+def say_answered(answered: Approval, as_json: bool) -> None:
+    if as_json:
+        out.print_json(answered.to_dict())
+        return
+    remembered = f" and remembered ({answered.remember})" if answered.remember else ""
+    out.say(
+        f"{answered.state} {answered.id}: {answered.tool} for agent {answered.agent_id}{remembered}"
+    )
+
+
+def asks(d: Daemon, all_: bool, as_json: bool) -> int:
+    from agentdeck.core.asks import Ask, AskState
+
+    states = [*AskState] if all_ else [AskState.PENDING]
+    data = d.get("/api/asks", [("state", str(s)) for s in states])
+    items = [Ask.from_dict(a) for a in data["asks"]]
+    print_asks(items, as_json)
+    return 0
+
+
+def print_asks(items: list[Ask], as_json: bool) -> None:
+    if as_json:
+        out.print_json([a.to_dict() for a in items])
+    elif not items:
+        out.say("no questions waiting")
+    else:
+        from agentdeck.cli.render import asks_table
+
+        out.console().print(asks_table(items))
+
+
+def answer_ask(d: Daemon, ref: str, text: str, as_json: bool) -> int:
+    from agentdeck.core.asks import Ask
+
+    say_answered_ask(Ask.from_dict(d.post(f"/api/asks/{ref}", {"answer": text})), as_json)
+    return 0
+
+
+def say_answered_ask(answered: Ask, as_json: bool) -> None:
+    if as_json:
+        out.print_json(answered.to_dict())
+    else:
+        out.say(f"answered {answered.id} (asked by agent {answered.agent_id})")
+
+
+# --- memory ---------------------------------------------------------------------------
+
+
+def memory_search(d: Daemon, query: str, project: str | None, limit: int, as_json: bool) -> int:
+    params: dict[str, Any] = {"q": query, "limit": limit, "project": project}
+    from agentdeck.core.memory import MemoryHit
+
+    hits = [MemoryHit.from_dict(h) for h in d.get("/api/memory/search", params)["hits"]]
+    print_hits(query, hits, as_json)
+    return 0
+
+
+def print_hits(query: str, hits: list[MemoryHit], as_json: bool) -> None:
+    if as_json:
+        out.print_json([h.to_dict() for h in hits])
+    elif not hits:
+        out.say(f"no memory matches {query!r}")
+    else:
+        from agentdeck.cli.render import hits_table
+
+        out.console().print(hits_table(hits))

@@ -1,0 +1,242 @@
+"""The CLI's quick way to a running daemon: HTTP/1.1 over a plain socket.
+
+Steering commands are typed by people and called in loops by scripts, so this
+path imports only the standard library's socket and json (``http.client`` alone
+costs more than the whole request): one request per connection
+(``Connection: close``), bodies by ``Content-Length`` or chunked, and server-sent
+events read line by line. It talks to our own daemon only.
+
+``connect(home)`` finds the daemon of a home, or returns None when there is none
+(then commands run embedded). A daemon that holds the home but does not answer is
+an error, not a reason to run a second supervisor beside it.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agentdeck.daemon.home import DaemonInfo, DaemonLock, read_info, read_token
+from agentdeck.errors import AgentdeckError, NotFound, UsageError
+
+CONNECT_TIMEOUT = 3.0
+READ_TIMEOUT = 30.0
+_MAX_HEADER = 64 * 1024
+
+Params = Mapping[str, Any] | Sequence[tuple[str, Any]]
+
+
+class _Home:
+    """What ``daemon.home`` needs of the settings: the home directory."""
+
+    def __init__(self, home_dir: Path) -> None:
+        self.home_dir = home_dir
+
+
+def error_from(status: int, body: bytes) -> AgentdeckError:
+    """The daemon's error answer as one of ours, with its message and hint."""
+    try:
+        error = json.loads(body)["error"]
+        message, hint = str(error["message"]), error.get("hint")
+    except (ValueError, KeyError, TypeError):
+        message, hint = f"daemon answered {status}", None
+    if status == 404:
+        err: AgentdeckError = NotFound("agent", "?", hint=hint)
+        err.message = message
+        return err
+    if status in (400, 422):
+        return UsageError(message, hint=hint)
+    return AgentdeckError(message, hint=hint)
+
+
+class Daemon:
+    """One running daemon: its address and the home's token."""
+
+    def __init__(self, info: DaemonInfo, token: str) -> None:
+        self.info = info
+        self.token = token
+
+    # --- calls ----------------------------------------------------------------
+
+    def get(self, path: str, params: Params | None = None, **kw: Any) -> Any:
+        return self.call("GET", path, params=params, **kw)
+
+    def post(self, path: str, body: Any = None, params: Params | None = None) -> Any:
+        return self.call("POST", path, body={} if body is None else body, params=params)
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Params | None = None,
+        body: Any = None,
+        timeout: float | None = READ_TIMEOUT,
+    ) -> Any:
+        """One API call; the JSON answer, or the daemon's error as an AgentdeckError."""
+        with self._open(method, path, params, body, timeout) as response:
+            try:
+                data = response.read_all()
+            except OSError as exc:
+                raise self._unreachable(exc) from exc
+        if response.status >= 400:
+            raise error_from(response.status, data)
+        return json.loads(data) if data else None
+
+    def events(self, path: str, params: Params) -> Iterator[tuple[str, str]]:
+        """Server-sent events as ``(kind, data)`` until the daemon ends the stream."""
+        with self._open("GET", path, params, None, None) as response:
+            if response.status >= 400:
+                raise error_from(response.status, response.read_all())
+            kind, data = "message", []
+            try:
+                for raw in response.lines():
+                    line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                    if line.startswith("event:"):
+                        kind = line[6:].strip()
+                    elif line.startswith("data:"):
+                        data.append(line[5:].strip())
+                    elif not line:
+                        if data:
+                            yield kind, "\n".join(data)
+                        kind, data = "message", []
+            except OSError as exc:
+                raise AgentdeckError(f"lost the daemon's event stream: {exc!r}") from exc
+
+    # --- the wire -------------------------------------------------------------
+
+    def _open(
+        self,
+        method: str,
+        path: str,
+        params: Params | None,
+        body: Any,
+        timeout: float | None,
+    ) -> _Response:
+        target = _escape(path, safe="/")
+        if params:
+            items = params.items() if isinstance(params, Mapping) else params
+            target += "?" + "&".join(
+                f"{_escape(k)}={_escape(_text(v))}" for k, v in items if v is not None
+            )
+        payload = b"" if body is None else json.dumps(body).encode()
+        host = f"[{self.info.host}]" if ":" in self.info.host else self.info.host
+        head = [
+            f"{method} {target} HTTP/1.1",
+            f"Host: {host}:{self.info.port}",
+            f"Authorization: Bearer {self.token}",
+            "X-Agentdeck-Client: cli",
+            "Accept: application/json",
+            "Connection: close",
+        ]
+        if body is not None:
+            head += ["Content-Type: application/json", f"Content-Length: {len(payload)}"]
+        try:
+            sock = socket.create_connection((self.info.host, self.info.port), CONNECT_TIMEOUT)
+            sock.settimeout(timeout)
+            sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + payload)
+            return _Response(sock)
+        except OSError as exc:
+            raise self._unreachable(exc) from exc
+
+    def _unreachable(self, exc: BaseException) -> AgentdeckError:
+        what = "timed out" if isinstance(exc, TimeoutError) else repr(exc)
+        return AgentdeckError(
+            f"the agentdeck daemon at {self.info.url} did not answer: {what}",
+            hint="`agentdeck status` checks it; `agentdeck down` stops it",
+        )
+
+
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def _escape(text: str, safe: str = "") -> str:
+    """Percent-encoding (RFC 3986), as ``urllib.parse.quote`` does it: that module
+    costs more to import than this whole request takes."""
+    keep = _UNRESERVED | frozenset(safe.encode())
+    return "".join(chr(b) if b in keep else f"%{b:02X}" for b in text.encode())
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+class _Response:
+    """An HTTP/1.1 answer read off a socket: status, headers, then the body."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._file = sock.makefile("rb")
+        try:
+            status_line = self._file.readline(_MAX_HEADER)
+            parts = status_line.split(None, 2)
+            if len(parts) < 2 or not parts[0].startswith(b"HTTP/"):
+                raise OSError(f"not an HTTP answer: {status_line[:80]!r}")
+            self.status = int(parts[1])
+            self.headers: dict[str, str] = {}
+            while (line := self._file.readline(_MAX_HEADER)) not in (b"\r\n", b"\n", b""):
+                name, _, value = line.decode("latin-1").partition(":")
+                self.headers[name.strip().lower()] = value.strip()
+        except BaseException:
+            self.close()
+            raise
+
+    def __enter__(self) -> _Response:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._file.close()
+        self._sock.close()
+
+    def read_all(self) -> bytes:
+        return b"".join(self._chunks())
+
+    def lines(self) -> Iterator[bytes]:
+        """The body's lines as they arrive (for event streams)."""
+        pending = b""
+        for chunk in self._chunks():
+            pending += chunk
+            *complete, pending = pending.split(b"\n")
+            for line in complete:
+                yield line + b"\n"
+        if pending:
+            yield pending
+
+    def _chunks(self) -> Iterator[bytes]:
+        if self.headers.get("transfer-encoding", "").lower() == "chunked":
+            while True:
+                size_line = self._file.readline(_MAX_HEADER)
+                if not size_line:
+                    return  # the daemon went away mid-stream
+                size = int(size_line.split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    return
+                yield self._file.read(size)
+                self._file.readline(_MAX_HEADER)  # the CRLF after each chunk
+        elif "content-length" in self.headers:
+            yield self._file.read(int(self.headers["content-length"]))
+        else:
+            yield self._file.read()
+
+
+def connect(home_dir: Path) -> Daemon | None:
+    """The daemon of this home, or None if none runs."""
+    home = _Home(home_dir)
+    info = read_info(home)
+    if info is None or not DaemonLock(home).held_elsewhere():
+        return None
+    token = read_token(home)
+    if token is None:
+        raise AgentdeckError(
+            f"a daemon runs for {home_dir} but its token is missing",
+            hint="restart it: `agentdeck down && agentdeck up`",
+        )
+    return Daemon(info, token)

@@ -1,0 +1,21 @@
+"""Where the home is, without loading the settings.
+
+The CLI's quick path (a steering command against a running daemon) needs only
+this of the settings, and loading them costs more than the whole command. The
+rule is ``Settings.home``'s: ``AGENTDECK_HOME`` (any case, as pydantic-settings
+reads it), else ``~/.agentdeck``; a test holds the two equal.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+DEFAULT_HOME = "~/.agentdeck"
+
+
+def home_dir(environ: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    lowered = {k.lower(): v for k, v in env.items()}
+    return Path(lowered.get("agentdeck_home", DEFAULT_HOME)).expanduser().resolve()

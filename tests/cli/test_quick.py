@@ -1,0 +1,180 @@
+"""The quick path: what it may load, that it parses as Typer does, that it says
+what the Typer path says, and that it steps aside when unsure."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from typer._click.exceptions import ClickException
+
+from agentdeck.cli import quick, quick_spec
+from agentdeck.cli.app import app
+from agentdeck.homedir import home_dir
+from agentdeck.settings import Settings
+from tests.support.daemonproc import Daemon
+from tests.support.deckcli import deck, deck_env
+
+# What a steering command must not load when a daemon answers it: the store, the
+# SDK, the web framework, and the frameworks the quick path exists to avoid.
+HEAVY = (
+    "agentdeck.store", "agentdeck.runner", "agentdeck.web", "agentdeck.settings",
+    "agentdeck.daemon.server", "claude_agent_sdk", "sqlalchemy", "fastapi", "starlette",
+    "uvicorn", "typer", "click", "pydantic", "pydantic_settings", "httpx", "asyncio",
+)  # fmt: skip
+
+
+def loaded_modules(env: dict[str, str], *args: str) -> tuple[int, set[str], str]:
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "agentdeck", *args],
+        env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    modules = {
+        line.rsplit("|", 1)[-1].strip()
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    errors = "\n".join(ln for ln in proc.stderr.splitlines() if not ln.startswith("import time:"))
+    return proc.returncode, modules, errors
+
+
+def typer_path(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """The command as the Typer app runs it, bypassing the quick path."""
+    argv = [sys.executable, "-c", "from agentdeck.cli.app import main; main()", *args]
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+
+
+def heavy(modules: set[str]) -> set[str]:
+    return {m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY)}
+
+
+@pytest.mark.cli
+@pytest.mark.anyio
+async def test_daemon_commands_load_no_store_sdk_web_or_framework(
+    tmp_path: Path, daemons: list[Daemon]
+) -> None:
+    env = deck_env(tmp_path, AGENTDECK_PORT="0")
+    daemons.append(await Daemon(env).start())
+    commands: list[tuple[tuple[str, ...], int]] = [
+        (("run", "--scenario", "chat", "--name", "q", "Hello! Who are you?"), 0),
+        (("ls",), 0), (("ls", "--json", "--state", "done"), 0), (("ls", "--tree"), 0),
+        (("show", "q"), 0), (("logs", "q"), 0), (("logs", "q", "--json"), 0),
+        (("resume", "q", "And again"), 0), (("send", "q", "Hello again"), 0),
+        (("interrupt", "q"), 0), (("kill", "q", "--keep-children"), 0),
+        (("approvals", "--all"), 0), (("approve", "nope", "--always"), 1),
+        (("deny", "nope", "--reason", "no"), 1), (("asks",), 0), (("answer", "nope", "x"), 1),
+        (("status", "--json"), 0), (("memory", "search", "hello", "--limit", "3"), 0),
+        (("policy", "check", "Bash(git status)"), 0),
+    ]  # fmt: skip
+    for args, code in commands:
+        got, modules, errors = loaded_modules(env, *args)
+        assert got == code, (args, errors)
+        assert heavy(modules) == set(), args
+        assert "agentdeck.cli.quick" in modules
+
+
+@pytest.mark.cli
+@pytest.mark.anyio
+async def test_the_quick_path_says_what_the_typer_path_says(
+    tmp_path: Path, daemons: list[Daemon]
+) -> None:
+    env = deck_env(tmp_path, AGENTDECK_PORT="0")
+    daemons.append(await Daemon(env).start())
+    assert deck(env, "run", "--scenario", "chat", "--name", "q", "Hello! Who are you?").code == 0
+    for args in (
+        ("ls", "--json"), ("show", "q", "--json"), ("logs", "q"), ("logs", "q", "--json"),
+        ("approvals", "--json"), ("asks", "--all", "--json"), ("show", "nope"),
+        ("memory", "search", "hello", "--json"), ("policy", "check", "Bash(rm -rf /)"),
+        ("kill", "q"), ("ls", "--state", "bogus"),
+    ):  # fmt: skip
+        quick_run, slow = deck(env, *args), typer_path(env, *args)
+        assert (quick_run.code, quick_run.out, quick_run.err) == (
+            slow.returncode, slow.stdout, slow.stderr
+        ), args  # fmt: skip
+
+
+def click_params(name: str, args: list[str]) -> dict[str, Any] | None:
+    command: Any = typer.main.get_command(app)
+    for word in name.split():
+        command = command.commands[word]
+    try:
+        ctx = command.make_context(name, list(args))
+    except (ClickException, typer.Exit):  # usage errors, --help: the quick path steps aside
+        return None
+    return {k: plain(v) for k, v in ctx.params.items()}
+
+
+def plain(value: Any) -> Any:
+    """Typer's value as the quick path carries it: an enum as its value, a path as
+    text, a repeated option as a list (None when not given)."""
+    if isinstance(value, tuple):
+        return [plain(v) for v in value] or None
+    if isinstance(value, Path):
+        return str(value)
+    return value.value if hasattr(value, "value") else value
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("ls", []), ("ls", ["--state", "idle", "--state=done", "--limit", "5"]),
+        ("ls", ["--limit=0"]), ("ls", ["--limit", "x"]), ("ls", ["--tree", "--json"]),
+        ("ls", ["extra"]), ("ls", ["--limit"]),
+        ("show", ["a1"]), ("show", []), ("show", ["--json", "a1"]), ("show", ["--", "-odd"]),
+        ("logs", ["a1", "--follow"]), ("kill", ["a1", "--keep-children"]),
+        ("kill", ["a1", "--tree"]), ("resume", ["a1", "go on", "--fork"]),
+        ("resume", ["a1", "--no-fork"]), ("send", ["a1", "-", "--json"]),
+        ("run", ["do it", "--allow", "Bash(ls)", "--allow", "Read", "--budget-usd", "0.5"]),
+        ("run", ["do it", "--max-turns", "0"]), ("run", ["x", "--budget-usd=-1"]),
+        ("approve", ["r1", "--always", "--scope", "session", "--message", "ok"]),
+        ("approve", ["r1", "--scope", "forever"]), ("deny", ["r1", "--reason", "--json"]),
+        ("memory search", ["tests", "--limit", "101"]), ("memory search", ["q", "--project", "."]),
+        ("policy check", ["Bash(ls)", "--profile", "strict", "--cwd", "/tmp"]),
+        ("policy check", ["--tool", "Bash", "--input", '{"command": "ls"}']),
+        ("answer", ["k1", "yes", "no"]), ("status", ["--json"]),
+    ],
+)  # fmt: skip
+def test_the_quick_path_parses_as_typer_does(name: str, args: list[str]) -> None:
+    parsed = quick.parse(json.loads(quick_spec.COMMANDS[name]), args)
+    expected = click_params(name, args)
+    if parsed is None:
+        return  # stepped aside: Typer parses (and explains) it, whatever it is
+    assert expected is not None, f"the quick path took what Typer refuses: {args}"
+    assert expected == parsed
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["ls", "--help"], ["ls", "--limit", "0"], ["show"], ["ls", "-x"], ["queue"], ["up"], []],
+)
+def test_the_quick_path_steps_aside_when_unsure(args: list[str]) -> None:
+    assert quick.run_quick(args) is None
+
+
+def test_every_quick_command_is_a_command_of_the_app() -> None:
+    group: Any = typer.main.get_command(app)
+    for name in quick.HANDLERS:
+        command = group
+        for word in name.split():
+            command = command.commands[word]
+        assert not hasattr(command, "commands"), name
+
+
+@pytest.mark.parametrize(
+    "env",
+    [{}, {"AGENTDECK_HOME": "/tmp/x/../y"}, {"agentdeck_home": "~/deck"}, {"AGENTDECK_HOME": ""}],
+)
+def test_the_quick_home_is_the_settings_home(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key in [k for k in os.environ if k.lower() == "agentdeck_home"]:
+        monkeypatch.delenv(key)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert home_dir() == Settings.load().home_dir
