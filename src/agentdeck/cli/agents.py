@@ -12,12 +12,10 @@ from typing import Annotated
 
 import typer
 
-from agentdeck.cli import out, remote
+from agentdeck.cli import local, remote
 from agentdeck.cli.client import DaemonClient, connect
-from agentdeck.cli.context import opened, opened_orchestrator, opened_store, run_async
-from agentdeck.cli.render import unsupervised
+from agentdeck.cli.context import opened, opened_orchestrator, opened_store, peeked, run_async
 from agentdeck.core.agent import Agent
-from agentdeck.errors import UsageError
 from agentdeck.settings import Settings
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -61,45 +59,14 @@ def ls(
     """List agents, newest first."""
     if (d := remote.daemon()) is not None:
         raise typer.Exit(remote.ls(d, state, limit, tree, as_json))
-    states = remote.states_of(state)
-    if tree and states:
-        raise UsageError("--tree shows every state; leave out --state")
-
-    async def go(settings: Settings) -> None:
-        async with opened_store(settings) as store:
-            if tree:
-                roots = await store.list_agents(limit=limit, roots=True)
-                agents = roots + await store.descendants([a.id for a in roots])
-            else:
-                agents = await store.list_agents(states=states, limit=limit)
-        # Without a daemon nobody reconciled the store: say which live agents have no
-        # supervisor any more (a daemon's answers are reconciled already).
-        orphans = unsupervised(agents)
-        if as_json:
-            rows = [a.to_dict() | ({"supervisor_gone": True} if a.id in orphans else {})
-                    for a in agents]  # fmt: skip
-            out.print_json(rows)
-        else:
-            remote.print_agents(agents, tree=tree, orphans=orphans)
-
-    run_async(go)
+    raise typer.Exit(peeked(lambda db: local.ls(db, state, limit, tree, as_json)))
 
 
 def show(agent: AgentArg, as_json: JsonOpt = False) -> None:
     """Show one agent, its parent and its children."""
     if (d := remote.daemon()) is not None:
         raise typer.Exit(remote.show(d, agent, as_json))
-
-    async def go(settings: Settings) -> None:
-        async with opened_store(settings) as store:
-            a = await store.find_agent(agent)
-            children = await store.children([a.id])
-        if as_json:
-            out.print_json({**a.to_dict(), "children": [c.id for c in children]})
-        else:
-            remote.print_show(a, children)
-
-    run_async(go)
+    raise typer.Exit(peeked(lambda db: local.show(db, agent, as_json)))
 
 
 def logs(
@@ -113,12 +80,14 @@ def logs(
     """Print an agent's events."""
     if (d := remote.daemon()) is not None:
         raise typer.Exit(remote.logs(d, agent, follow, as_json))
+    if not follow:
+        raise typer.Exit(peeked(lambda db: local.logs(db, agent, as_json)))
 
     async def go(settings: Settings) -> None:
         async with opened_store(settings) as store:
             a = await store.find_agent(agent)
             after = 0
-            finished = not follow
+            finished = False
             while True:
                 batch = await store.read(agent_id=a.id, after=after, limit=remote.EVENT_PAGE)
                 for event in batch:

@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from agentdeck.cli import remote
-from agentdeck.cli.context import opened_store, run_async
+from agentdeck.cli import local, remote
+from agentdeck.cli.context import opened_store, peeked, run_async
 from agentdeck.core.approvals import GrantScope
 from agentdeck.settings import Settings
 
@@ -32,18 +32,7 @@ def approvals(
     """List approval requests waiting for an answer."""
     if (d := remote.daemon()) is not None:
         raise typer.Exit(remote.approvals(d, all_, as_json))
-
-    async def go(settings: Settings) -> None:
-        async with opened_store(settings) as store:
-            from agentdeck.core.approvals import ApprovalState
-            from agentdeck.store.approvals import ApprovalStore
-
-            items = await ApprovalStore(store).list_approvals(
-                states=None if all_ else [ApprovalState.PENDING]
-            )
-        remote.print_approvals(items, as_json)
-
-    run_async(go)
+    raise typer.Exit(peeked(lambda db: local.approvals(db, all_, as_json)))
 
 
 def approve(

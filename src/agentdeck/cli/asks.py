@@ -12,9 +12,8 @@ from typing import Annotated
 
 import typer
 
-from agentdeck.cli import remote
-from agentdeck.cli.context import opened_orchestrator, opened_store, run_async
-from agentdeck.core.asks import AskState
+from agentdeck.cli import local, remote
+from agentdeck.cli.context import opened_orchestrator, peeked, run_async
 from agentdeck.settings import Settings
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -32,16 +31,7 @@ def asks(
     """List workers' questions waiting for an answer."""
     if (d := remote.daemon()) is not None:
         raise typer.Exit(remote.asks(d, all_, as_json))
-    states: list[AskState] = [*AskState] if all_ else [AskState.PENDING]
-
-    async def go(settings: Settings) -> None:
-        async with opened_store(settings) as store:
-            from agentdeck.store.asks import AskStore
-
-            items = await AskStore(store).list_asks(states=states)
-        remote.print_asks(items, as_json)
-
-    run_async(go)
+    raise typer.Exit(peeked(lambda db: local.asks(db, all_, as_json)))
 
 
 def answer(

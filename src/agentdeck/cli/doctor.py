@@ -208,7 +208,7 @@ def _home(settings: Settings) -> Check:
 def _database(settings: Settings) -> Check:
     import sqlite3
 
-    from agentdeck.store.migrate import HEAD
+    from agentdeck.store.head import HEAD
 
     path = settings.db_path
     if not path.exists():

@@ -16,6 +16,7 @@ messages included, so the quick path never changes what a command means.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -39,6 +40,28 @@ def _remote(name: str) -> Callable[..., int | None]:
         from agentdeck.cli import remote
 
         return _with_daemon(lambda d: getattr(remote, name)(d, **kw))
+
+    return handle
+
+
+def _read(name: str) -> Callable[..., int | None]:
+    """A read-only command: through the daemon when one runs, else on the database."""
+
+    def handle(**kw: Any) -> int | None:
+        from agentdeck.cli import remote
+
+        d = remote.daemon()
+        if d is not None:
+            return int(getattr(remote, name)(d, **kw))
+        from agentdeck.cli import local
+
+        if kw.pop("follow", False):
+            return None  # following a log without a daemon: the Typer path polls the store
+        db = local.peek()
+        if db is None:
+            return None  # no database yet, or an older one: the Typer path makes it
+        with db:
+            return int(getattr(local, name)(db, **kw))
 
     return handle
 
@@ -117,18 +140,18 @@ def _policy_check(**kw: Any) -> int:
 
 
 HANDLERS: dict[str, Callable[..., int | None]] = {
-    "ls": _remote("ls"),
-    "show": _remote("show"),
-    "logs": _remote("logs"),
+    "ls": _read("ls"),
+    "show": _read("show"),
+    "logs": _read("logs"),
     "send": _remote("send"),
     "interrupt": _act("interrupt"),
     "kill": _act("kill"),
     "resume": _remote("resume"),
     "run": _run,
-    "approvals": _remote("approvals"),
+    "approvals": _read("approvals"),
     "approve": _answer("allow"),
     "deny": _answer("deny"),
-    "asks": _remote("asks"),
+    "asks": _read("asks"),
     "answer": _answer_ask,
     "status": _status,
     "memory search": _memory_search,
@@ -157,14 +180,19 @@ def _call(handler: Callable[..., int | None], params: dict[str, Any]) -> int | N
     from agentdeck.cli import out
 
     try:
-        return handler(**params)
+        code = handler(**params)
+        sys.stdout.flush()
+        return code
     except AgentdeckError as exc:
         return out.report(exc)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return 130
-    except BrokenPipeError:  # `agentdeck logs x | head`
-        return 0
+    except BrokenPipeError:  # `agentdeck logs x --json | head`: the reader has had enough
+        # Python's docs: point stdout at devnull so the exit's flush fails no more;
+        # exit 1, as Rich does when its own write meets a closed pipe.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 # --- arguments, by the app's own table --------------------------------------------------

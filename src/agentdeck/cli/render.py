@@ -102,19 +102,6 @@ def ago(ts: float) -> str:
     return age(time.time() - ts)
 
 
-def unsupervised(agents: list[Agent]) -> set[str]:
-    """Agents the store has as live whose supervisor is gone (an ``agentdeck run``
-    or a daemon that died): live only in name until something reconciles them."""
-    from agentdeck.core.agent import AgentSource
-    from agentdeck.runner import procs
-
-    def gone(a: Agent) -> bool:
-        watcher = a.pid if a.source is AgentSource.EXTERNAL else a.owner_pid
-        return watcher is None or not procs.is_running(watcher)
-
-    return {a.id for a in agents if a.state.is_live and gone(a)}
-
-
 def state_text(agent: Agent, orphans: Set[str]) -> Text:
     if agent.id in orphans:
         return Text(f"{agent.state}, supervisor gone", style="red")

@@ -9,9 +9,14 @@ finished agent with a Claude session id can be resumed, which moves it back to
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
+
+from agentdeck.errors import NotFound, UsageError
+
+MIN_PREFIX = 4  # characters of an id that may name an agent
 
 
 class AgentState(StrEnum):
@@ -245,3 +250,35 @@ def external_agent(
         pid=pid,
         extra=dict(extra),
     )
+
+
+def find_agent(
+    ref: str,
+    *,
+    by_id: Callable[[str], Agent | None],
+    by_prefix: Callable[[str], list[Agent]],
+    by_name: Callable[[str], list[Agent]],
+) -> Agent:
+    """The agent ``ref`` names, asking the store as little as it can: exact id, else
+    unique id prefix (``MIN_PREFIX``+ characters), else unique exact name.
+    Ambiguous → ``UsageError`` listing the candidates; nothing → ``NotFound``."""
+    exact = by_id(ref)
+    if exact is not None:
+        return exact
+    if len(ref) >= MIN_PREFIX:
+        with_prefix = by_prefix(ref)
+        if len(with_prefix) == 1:
+            return with_prefix[0]
+        if with_prefix:
+            raise _ambiguous(ref, "id prefix", with_prefix)
+    named = by_name(ref)
+    if len(named) == 1:
+        return named[0]
+    if named:
+        raise _ambiguous(ref, "name", named)
+    raise NotFound("agent", ref, hint="use an id, an id prefix of 4+ characters, or a name")
+
+
+def _ambiguous(ref: str, what: str, candidates: list[Agent]) -> UsageError:
+    listed = ", ".join(f"{a.id} ({a.name}, {a.state})" for a in candidates)
+    return UsageError(f"{what} {ref!r} matches several agents: {listed}", hint="use the full id")

@@ -20,10 +20,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from agentdeck.core.agent import Agent
+from agentdeck.core.agent import MIN_PREFIX, Agent
 from agentdeck.core.guardrails import Stop, StopKind
 
-MIN_PREFIX = 4
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 

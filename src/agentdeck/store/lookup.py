@@ -9,10 +9,10 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentdeck.core.agent import MIN_PREFIX
 from agentdeck.store.store import Store
 
 T = TypeVar("T")
-MIN_PREFIX = 4
 
 
 async def by_id_or_prefix(

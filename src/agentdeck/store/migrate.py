@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection, Engine
 
+from agentdeck.store.head import HEAD as HEAD  # re-exported
+
 if TYPE_CHECKING:
     from alembic.config import Config
 
 logger = logging.getLogger(__name__)
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
-# The newest revision in migrations/versions; a test keeps the two in step.
-HEAD = "0005"
 
 
 def alembic_config(connection: Connection | None = None) -> Config:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
-from agentdeck.core.events import Event, StoredEvent, to_record
-from agentdeck.core.ports import Command
+from agentdeck.core.event_types import StoredEvent
+
+if TYPE_CHECKING:  # the event classes load where events are written, not read
+    from agentdeck.core.events import Event
+    from agentdeck.core.ports import Command
 
 
 def agent_to_row(agent: Agent) -> dict[str, Any]:
@@ -60,6 +63,8 @@ def row_to_agent(row: Mapping[Any, Any]) -> Agent:
 
 
 def event_to_row(event: Event) -> dict[str, Any]:
+    from agentdeck.core.events import to_record
+
     type_, data = to_record(event)
     return {"agent_id": event.agent_id, "type": type_, "ts": event.ts, "data": data}
 
@@ -75,6 +80,8 @@ def row_to_event(row: Mapping[Any, Any]) -> StoredEvent:
 
 
 def row_to_command(row: Mapping[Any, Any]) -> Command:
+    from agentdeck.core.ports import Command
+
     return Command(
         id=row["id"],
         agent_id=row["agent_id"],

@@ -28,12 +28,12 @@ import anyio.to_thread
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from agentdeck.core.agent import Agent, AgentSource, AgentState
+from agentdeck.core.agent import Agent, AgentSource, AgentState, find_agent
 from agentdeck.core.audit import AuditEntry, AuditRecord, ChainVerifier, VerifyResult
 from agentdeck.core.event_scrub import LARGE_TEXT, scrub_event, text_weight
 from agentdeck.core.events import Event, StoredEvent
 from agentdeck.core.ports import Command, Subscriber
-from agentdeck.errors import NotFound, StoreError, UsageError
+from agentdeck.errors import NotFound, StoreError
 from agentdeck.store import audit, dialect, migrate, reads, writes
 from agentdeck.store.reads import StoreStats
 from agentdeck.store.rows import agent_to_row, event_to_row
@@ -43,7 +43,6 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-MIN_PREFIX = 4
 CLOSE_TIMEOUT_SECONDS = 30.0
 
 
@@ -371,26 +370,12 @@ class Store:
 
 
 def _find_agent(conn: Connection, ref: str) -> Agent:
-    exact = reads.get_agent(conn, ref)
-    if exact is not None:
-        return exact
-    if len(ref) >= MIN_PREFIX:
-        by_prefix = reads.agents_with_id_prefix(conn, ref)
-        if len(by_prefix) == 1:
-            return by_prefix[0]
-        if by_prefix:
-            raise _ambiguous(ref, "id prefix", by_prefix)
-    named = reads.agents_named(conn, ref)
-    if len(named) == 1:
-        return named[0]
-    if named:
-        raise _ambiguous(ref, "name", named)
-    raise NotFound("agent", ref, hint="use an id, an id prefix of 4+ characters, or a name")
-
-
-def _ambiguous(ref: str, what: str, candidates: list[Agent]) -> UsageError:
-    listed = ", ".join(f"{a.id} ({a.name}, {a.state})" for a in candidates)
-    return UsageError(f"{what} {ref!r} matches several agents: {listed}", hint="use the full id")
+    return find_agent(
+        ref,
+        by_id=lambda r: reads.get_agent(conn, r),
+        by_prefix=lambda r: reads.agents_with_id_prefix(conn, r),
+        by_name=lambda r: reads.agents_named(conn, r),
+    )
 
 
 async def _scrubbed(events: Sequence[Event]) -> list[Event]:

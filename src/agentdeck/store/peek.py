@@ -1,0 +1,155 @@
+"""Read-only looks at the database with the standard library's ``sqlite3``.
+
+For the CLI's quick path when no daemon runs: ``agentdeck ls`` should not pay for
+SQLAlchemy (200 ms to import) to read a few rows. A peek never writes, never
+migrates: ``Peek.open`` returns None unless the file exists at the schema's head
+(``store.head``), and the caller then goes the long way (``Store.open``), which
+creates or migrates it. Rows become the same domain objects as the store's
+(``rows``, the records' ``from_dict``), and an agent is found by the same rule
+(``core.agent.find_agent``).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentdeck.core.agent import find_agent
+from agentdeck.store.head import HEAD
+from agentdeck.store.rows import row_to_agent, row_to_event
+
+if TYPE_CHECKING:
+    from agentdeck.core.agent import Agent
+    from agentdeck.core.approvals import Approval
+    from agentdeck.core.asks import Ask
+    from agentdeck.core.event_types import StoredEvent
+
+# The JSON columns of the tables read here (SQLAlchemy's JSON type: text in SQLite).
+_JSON = frozenset({"spec", "extra", "data", "input"})
+_BUSY_MS = 5000
+_NEWEST_FIRST = "ORDER BY created_at DESC, id DESC"
+
+
+def _row(cursor: sqlite3.Cursor, values: tuple[Any, ...]) -> dict[str, Any]:
+    row = {}
+    for (name, *_), value in zip(cursor.description, values, strict=True):
+        row[name] = json.loads(value) if name in _JSON and isinstance(value, str) else value
+    return row
+
+
+class Peek:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    @classmethod
+    def open(cls, db_path: Path) -> Peek | None:
+        """A read-only connection, or None when the database is missing or not at head."""
+        if not db_path.is_file():
+            return None
+        try:
+            conn = sqlite3.connect(f"{db_path.absolute().as_uri()}?mode=ro", uri=True)
+        except sqlite3.Error:
+            return None
+        conn.row_factory = _row
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
+            found = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+        except sqlite3.Error:
+            found = None
+        if found is None or found["version_num"] != HEAD:
+            conn.close()
+            return None
+        return cls(conn)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> Peek:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _all(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        return self._conn.execute(sql, tuple(params)).fetchall()
+
+    # --- agents -----------------------------------------------------------------
+
+    def agents(
+        self, *, states: Sequence[str] | None = None, limit: int = 100, roots: bool = False
+    ) -> list[Agent]:
+        """Newest first, archived left out (``Store.list_agents``)."""
+        where, params = ["archived = 0"], []
+        if roots:
+            where.append("parent_id IS NULL")
+        if states:
+            where.append(f"state IN ({', '.join('?' * len(states))})")
+            params += list(states)
+        sql = f"SELECT * FROM agents WHERE {' AND '.join(where)} {_NEWEST_FIRST} LIMIT ?"
+        return [row_to_agent(r) for r in self._all(sql, [*params, limit])]
+
+    def find_agent(self, ref: str) -> Agent:
+        def by_id(agent_id: str) -> Agent | None:
+            rows = self._all("SELECT * FROM agents WHERE id = ?", [agent_id])
+            return row_to_agent(rows[0]) if rows else None
+
+        def by_prefix(prefix: str) -> list[Agent]:
+            pattern = prefix.replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_") + "%"
+            sql = f"SELECT * FROM agents WHERE id LIKE ? ESCAPE '\\' {_NEWEST_FIRST} LIMIT 10"
+            return [row_to_agent(r) for r in self._all(sql, [pattern])]
+
+        def by_name(name: str) -> list[Agent]:
+            sql = f"SELECT * FROM agents WHERE name = ? {_NEWEST_FIRST} LIMIT 10"
+            return [row_to_agent(r) for r in self._all(sql, [name])]
+
+        return find_agent(ref, by_id=by_id, by_prefix=by_prefix, by_name=by_name)
+
+    def children(self, parent_ids: Sequence[str], limit: int = 10_000) -> list[Agent]:
+        """Oldest first, archived included (``Store.children``)."""
+        if not parent_ids:
+            return []
+        marks = ", ".join("?" * len(parent_ids))
+        sql = f"SELECT * FROM agents WHERE parent_id IN ({marks}) ORDER BY created_at, id LIMIT ?"
+        return [row_to_agent(r) for r in self._all(sql, [*parent_ids, limit])]
+
+    def descendants(self, root_ids: Sequence[str], limit: int = 10_000) -> list[Agent]:
+        """Level by level (``Store.descendants``)."""
+        found: list[Agent] = []
+        level, seen = list(root_ids), set(root_ids)
+        while level and len(found) < limit:
+            below = [a for a in self.children(level, limit - len(found)) if a.id not in seen]
+            seen.update(a.id for a in below)
+            found += below
+            level = [a.id for a in below]
+        return found
+
+    # --- the log and the inboxes --------------------------------------------------
+
+    def events(self, agent_id: str, *, after: int = 0, limit: int = 1000) -> list[StoredEvent]:
+        sql = "SELECT * FROM events WHERE agent_id = ? AND id > ? ORDER BY id LIMIT ?"
+        return [row_to_event(r) for r in self._all(sql, [agent_id, after, limit])]
+
+    def approvals(self, states: Sequence[str] | None, limit: int = 100) -> list[Approval]:
+        from agentdeck.core.approvals import Approval
+
+        where, params = self._states(states)
+        sql = f"SELECT * FROM approvals {where} ORDER BY created_at DESC LIMIT ?"
+        return [Approval.from_dict(r) for r in self._all(sql, [*params, limit])]
+
+    def asks(self, states: Sequence[str] | None, limit: int = 100) -> list[Ask]:
+        """Questions (not grants or other kinds), newest first (``AskStore.list_asks``)."""
+        from agentdeck.core.asks import Ask
+
+        where, params = self._states(states, "kind = 'question'")
+        sql = f"SELECT * FROM asks {where} ORDER BY created_at DESC, id DESC LIMIT ?"
+        return [Ask.from_dict(r) for r in self._all(sql, [*params, limit])]
+
+    @staticmethod
+    def _states(states: Sequence[str] | None, *more: str) -> tuple[str, list[str]]:
+        where = list(more)
+        if states:
+            where.append(f"state IN ({', '.join('?' * len(states))})")
+        return ("WHERE " + " AND ".join(where) if where else ""), list(states or ())
