@@ -10,12 +10,23 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 DEFAULT_HOME = "~/.agentdeck"
 
 
-def home_dir(environ: Mapping[str, str] | None = None) -> Path:
+def home_path(environ: Mapping[str, str] | None = None) -> str:
+    """The home as absolute text (what ``pathlib``'s ``expanduser().resolve()`` gives,
+    without importing it: the quick path needs no more)."""
     env = os.environ if environ is None else environ
     lowered = {k.lower(): v for k, v in env.items()}
-    return Path(lowered.get("agentdeck_home", DEFAULT_HOME)).expanduser().resolve()
+    return os.path.realpath(os.path.expanduser(lowered.get("agentdeck_home", DEFAULT_HOME)))
+
+
+def home_dir(environ: Mapping[str, str] | None = None) -> Path:
+    from pathlib import Path
+
+    return Path(home_path(environ))

@@ -113,15 +113,15 @@ def _answer_ask(ref: str, text: str, as_json: bool) -> int | None:
 
 def _status(as_json: bool) -> int:
     from agentdeck.cli import out, remote
-    from agentdeck.homedir import home_dir
+    from agentdeck.homedir import home_path
 
     d = remote.daemon()
     if d is not None:
         return remote.status(d, as_json)
     if as_json:
-        out.print_json({"running": False, "home": str(home_dir())})
+        out.print_json({"running": False, "home": home_path()})
     else:
-        out.say(f"no daemon running for {home_dir()}")
+        out.say(f"no daemon running for {home_path()}")
     return 1
 
 

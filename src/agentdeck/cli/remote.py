@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from agentdeck.cli import out
 from agentdeck.cli.wire import Daemon, connect
 from agentdeck.errors import AgentdeckError, UsageError
-from agentdeck.homedir import home_dir
+from agentdeck.homedir import home_path
 
 if TYPE_CHECKING:
     from collections.abc import Set
@@ -37,7 +37,7 @@ _RESOLVED_FROM_TEMPLATES = frozenset({"template", "tools", "orchestrator"})
 
 def daemon() -> Daemon | None:
     """The daemon of this home (``AGENTDECK_HOME``), or None when none runs."""
-    return connect(home_dir())
+    return connect(home_path())
 
 
 # --- records off the wire -----------------------------------------------------------

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Set
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
@@ -215,7 +215,7 @@ def asks_table(items: list[Ask]) -> Table:
 
 def project_label(project: str) -> str:
     """A project's short name: its directory's name (``/`` for the root)."""
-    return Path(project).name or project
+    return os.path.basename(project.rstrip("/")) or project  # noqa: PTH119 - no pathlib here
 
 
 def marked(snippet: str) -> Text:

@@ -16,11 +16,13 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentdeck.daemon.home import DaemonInfo, DaemonLock, read_info, read_token
 from agentdeck.errors import AgentdeckError, NotFound, UsageError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 CONNECT_TIMEOUT = 3.0
 READ_TIMEOUT = 30.0
@@ -32,7 +34,7 @@ Params = Mapping[str, Any] | Sequence[tuple[str, Any]]
 class _Home:
     """What ``daemon.home`` needs of the settings: the home directory."""
 
-    def __init__(self, home_dir: Path) -> None:
+    def __init__(self, home_dir: str | Path) -> None:
         self.home_dir = home_dir
 
 
@@ -135,7 +137,7 @@ class Daemon:
         if body is not None:
             head += ["Content-Type: application/json", f"Content-Length: {len(payload)}"]
         try:
-            sock = socket.create_connection((self.info.host, self.info.port), CONNECT_TIMEOUT)
+            sock = _connect(self.info.host, self.info.port)
             sock.settimeout(timeout)
             sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + payload)
             return _Response(sock)
@@ -158,6 +160,22 @@ def _escape(text: str, safe: str = "") -> str:
     costs more to import than this whole request takes."""
     keep = _UNRESERVED | frozenset(safe.encode())
     return "".join(chr(b) if b in keep else f"%{b:02X}" for b in text.encode())
+
+
+def _connect(host: str, port: int) -> socket.socket:
+    """A connection to the daemon. An address is connected to as it is: the name
+    lookup (``create_connection``) would load the IDNA codec for nothing."""
+    if ":" in host or host.replace(".", "").isdigit():  # an IPv6 or IPv4 address
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.settimeout(CONNECT_TIMEOUT)
+        try:
+            sock.connect((host, port))
+        except BaseException:
+            sock.close()
+            raise
+        return sock
+    return socket.create_connection((host, port), CONNECT_TIMEOUT)
 
 
 def _text(value: Any) -> str:
@@ -227,7 +245,7 @@ class _Response:
             yield self._file.read()
 
 
-def connect(home_dir: Path) -> Daemon | None:
+def connect(home_dir: str | Path) -> Daemon | None:
     """The daemon of this home, or None if none runs."""
     home = _Home(home_dir)
     info = read_info(home)
