@@ -91,3 +91,8 @@ def approvals(db: Peek, all_: bool, as_json: bool) -> int:
 def asks(db: Peek, all_: bool, as_json: bool) -> int:
     remote.print_asks(db.asks(None if all_ else ["pending"]), as_json)
     return 0
+
+
+def queue(db: Peek, all_: bool, limit: int, as_json: bool) -> int:
+    remote.print_queue(db.merges(limit), all_, as_json)
+    return 0

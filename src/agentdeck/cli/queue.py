@@ -3,20 +3,16 @@ how the last ones ended — and taking a queued merge out of it."""
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
+from agentdeck.cli import local, remote
 from agentdeck.cli.client import connect
-from agentdeck.cli.context import console, opened, opened_store, run_async
+from agentdeck.cli.context import console, opened, peeked, run_async
 from agentdeck.settings import Settings
 
-if TYPE_CHECKING:  # the queue's model loads when a command needs it
-    from agentdeck.core.merge_queue import MergeEntry
-
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
-RECENT = 5  # ended entries shown without --all
 
 queue_app = typer.Typer(
     help="The merge queue: agents' branches waiting to land, one at a time per repository.",
@@ -27,44 +23,6 @@ queue_app = typer.Typer(
 
 def register(app: typer.Typer) -> None:
     app.add_typer(queue_app, name="queue")
-
-
-async def _entries(settings: Settings, limit: int) -> list[MergeEntry]:
-    """Newest first."""
-    from agentdeck.core.merge_queue import MergeEntry
-
-    client = await connect(settings)
-    if client is not None:
-        try:
-            data = await client.call("GET", "/api/merges", params={"limit": limit})
-        finally:
-            await client.aclose()
-        return [MergeEntry.from_dict(e) for e in data["merges"]]
-    async with opened_store(settings) as store:
-        from agentdeck.store.merges import MergeStore
-
-        return await MergeStore(store).list_merges(limit=limit)
-
-
-def render(entries: list[MergeEntry], *, recent: int | None) -> str:
-    """The pending entries in the order they will be taken, each with its place in
-    its repository's queue; then how the last ones ended."""
-    from agentdeck.core.merge_queue import PENDING, MergeState
-
-    pending = sorted((e for e in entries if e.state in PENDING), key=lambda e: e.enqueued_at)
-    ended = [e for e in entries if e.state not in PENDING][:recent]
-    lines: list[str] = []
-    places: dict[str, int] = {}
-    for e in pending:
-        places[e.repo] = places.get(e.repo, 0) + 1
-        where = "merging now" if e.state is MergeState.MERGING else f"#{places[e.repo]}"
-        lines.append(f"{where:>11}  {e.describe()}\n             in {e.repo}")
-    if not pending:
-        lines.append("nothing waiting to merge")
-    if ended:
-        lines.append("recent:" if recent else "ended:")
-        lines += [f"  {e.describe()}" for e in ended]
-    return "\n".join(lines)
 
 
 @queue_app.callback()
@@ -78,16 +36,9 @@ def queue(
     repository), then the last outcomes (--all: every one)."""
     if ctx.invoked_subcommand is not None:
         return
-
-    async def go(settings: Settings) -> None:
-        entries = await _entries(settings, limit)
-        if as_json:
-            print(json.dumps([e.result() for e in entries], indent=2))
-            return
-        console.print(render(entries, recent=None if all_ else RECENT), markup=False,
-                      highlight=False)  # fmt: skip
-
-    run_async(go)
+    if (d := remote.daemon()) is not None:
+        raise typer.Exit(remote.queue(d, all_, limit, as_json))
+    raise typer.Exit(peeked(lambda db: local.queue(db, all_, limit, as_json)))
 
 
 @queue_app.command("cancel")

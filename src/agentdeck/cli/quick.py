@@ -156,6 +156,7 @@ HANDLERS: dict[str, Callable[..., int | None]] = {
     "status": _status,
     "memory search": _memory_search,
     "policy check": _policy_check,
+    "queue": _read("queue"),
 }
 
 

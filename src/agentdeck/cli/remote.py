@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from agentdeck.core.asks import Ask
     from agentdeck.core.event_types import StoredEvent
     from agentdeck.core.memory import MemoryHit
+    from agentdeck.core.merge_queue import MergeEntry
 
 EVENT_PAGE = 1000
 # Spec fields the daemon fills from a template, never sent by a client.
@@ -485,3 +486,44 @@ def print_hits(query: str, hits: list[MemoryHit], as_json: bool) -> None:
         from agentdeck.cli.render import hits_table
 
         out.console().print(hits_table(hits))
+
+
+# --- the merge queue ------------------------------------------------------------------
+
+RECENT_MERGES = 5  # ended entries shown without --all
+
+
+def queue(d: Daemon, all_: bool, limit: int, as_json: bool) -> int:
+    from agentdeck.core.merge_queue import MergeEntry
+
+    data = d.get("/api/merges", {"limit": limit})
+    print_queue([MergeEntry.from_dict(e) for e in data["merges"]], all_, as_json)
+    return 0
+
+
+def print_queue(entries: list[MergeEntry], all_: bool, as_json: bool) -> None:
+    if as_json:
+        out.say(json.dumps([e.result() for e in entries], indent=2))
+    else:
+        out.say(queue_text(entries, recent=None if all_ else RECENT_MERGES))
+
+
+def queue_text(entries: list[MergeEntry], *, recent: int | None) -> str:
+    """The pending entries in the order they will be taken, each with its place in
+    its repository's queue; then how the last ones ended."""
+    from agentdeck.core.merge_queue import PENDING, MergeState
+
+    pending = sorted((e for e in entries if e.state in PENDING), key=lambda e: e.enqueued_at)
+    ended = [e for e in entries if e.state not in PENDING][:recent]
+    lines: list[str] = []
+    places: dict[str, int] = {}
+    for e in pending:
+        places[e.repo] = places.get(e.repo, 0) + 1
+        where = "merging now" if e.state is MergeState.MERGING else f"#{places[e.repo]}"
+        lines.append(f"{where:>11}  {e.describe()}\n             in {e.repo}")
+    if not pending:
+        lines.append("nothing waiting to merge")
+    if ended:
+        lines.append("recent:" if recent else "ended:")
+        lines += [f"  {e.describe()}" for e in ended]
+    return "\n".join(lines)

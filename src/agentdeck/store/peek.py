@@ -26,9 +26,10 @@ if TYPE_CHECKING:
     from agentdeck.core.approvals import Approval
     from agentdeck.core.asks import Ask
     from agentdeck.core.event_types import StoredEvent
+    from agentdeck.core.merge_queue import MergeEntry
 
 # The JSON columns of the tables read here (SQLAlchemy's JSON type: text in SQLite).
-_JSON = frozenset({"spec", "extra", "data", "input"})
+_JSON = frozenset({"spec", "extra", "data", "input", "outcome"})
 _BUSY_MS = 5000
 _NEWEST_FIRST = "ORDER BY created_at DESC, id DESC"
 
@@ -146,6 +147,13 @@ class Peek:
         where, params = self._states(states, "kind = 'question'")
         sql = f"SELECT * FROM asks {where} ORDER BY created_at DESC, id DESC LIMIT ?"
         return [Ask.from_dict(r) for r in self._all(sql, [*params, limit])]
+
+    def merges(self, limit: int = 100) -> list[MergeEntry]:
+        """The merge queue's entries, newest first (``MergeStore.list_merges``)."""
+        from agentdeck.core.merge_queue import MergeEntry
+
+        sql = "SELECT * FROM merges ORDER BY enqueued_at DESC, id LIMIT ?"
+        return [MergeEntry.from_dict(r) for r in self._all(sql, [limit])]
 
     @staticmethod
     def _states(states: Sequence[str] | None, *more: str) -> tuple[str, list[str]]:
