@@ -59,15 +59,23 @@ def heavy(modules: set[str], allowed: frozenset[str] = frozenset()) -> set[str]:
     return {m for m in modules - allowed if any(m == h or m.startswith(h + ".") for h in HEAVY)}
 
 
+@pytest.fixture
+async def served_env(tmp_path: Path, daemons: list[Daemon]) -> dict[str, str]:
+    """A home with a daemon running and one finished agent, ``q``."""
+    env = deck_env(tmp_path, AGENTDECK_PORT="0")
+    daemons.append(await Daemon(env).start())
+    assert deck(env, "run", "--scenario", "chat", "--name", "q", "Hello! Who are you?").code == 0
+    return env
+
+
 @pytest.mark.cli
 @pytest.mark.anyio
 async def test_daemon_commands_load_no_store_sdk_web_or_framework(
-    tmp_path: Path, daemons: list[Daemon]
+    served_env: dict[str, str],
 ) -> None:
-    env = deck_env(tmp_path, AGENTDECK_PORT="0")
-    daemons.append(await Daemon(env).start())
+    env = served_env
     commands: list[tuple[tuple[str, ...], int]] = [
-        (("run", "--scenario", "chat", "--name", "q", "Hello! Who are you?"), 0),
+        (("run", "--scenario", "chat", "--name", "r", "Hello! Who are you?"), 0),
         (("ls",), 0), (("ls", "--json", "--state", "done"), 0), (("ls", "--tree"), 0),
         (("show", "q"), 0), (("logs", "q"), 0), (("logs", "q", "--json"), 0),
         (("resume", "q", "And again"), 0), (("send", "q", "Hello again"), 0),
@@ -106,12 +114,8 @@ def test_without_a_daemon_reads_load_no_store_sdk_or_framework(tmp_path: Path) -
 
 @pytest.mark.cli
 @pytest.mark.anyio
-async def test_the_quick_path_says_what_the_typer_path_says(
-    tmp_path: Path, daemons: list[Daemon]
-) -> None:
-    env = deck_env(tmp_path, AGENTDECK_PORT="0")
-    daemons.append(await Daemon(env).start())
-    assert deck(env, "run", "--scenario", "chat", "--name", "q", "Hello! Who are you?").code == 0
+async def test_the_quick_path_says_what_the_typer_path_says(served_env: dict[str, str]) -> None:
+    env = served_env
     for args in (
         ("ls", "--json"), ("show", "q", "--json"), ("logs", "q"), ("logs", "q", "--json"),
         ("approvals", "--json"), ("asks", "--all", "--json"), ("show", "nope"),

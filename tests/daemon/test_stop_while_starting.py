@@ -18,6 +18,7 @@ import psutil
 import pytest
 
 from agentdeck.core.agent import AgentSpec, AgentState
+from agentdeck.runner import sandboxing
 from agentdeck.store import Store
 from tests.conftest import make_settings
 from tests.support.deckcli import deck_argv, deck_env
@@ -63,6 +64,42 @@ async def test_stopping_the_daemon_while_agents_start_takes_seconds(tmp_path: Pa
         agents = [await store.get_agent(i) for i in ids]
     assert [a.state for a in agents] == [AgentState.INTERRUPTED] * 2
     assert {a.last_error for a in agents} == {"stopped while starting"}
+
+
+@pytest.mark.parametrize("started", [True, False], ids=["process-up", "before-its-process"])
+async def test_a_daemon_stopping_mid_start_carries_on_an_agent_that_resumes(
+    tmp_path: Path, started: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether the stop reaches the start as an abort (its process is up) or as a
+    cancellation (it is not yet: held here in the sandbox's preparation), an agent
+    that resumes on restart is marked to be started again, not left interrupted."""
+    settings = make_settings(tmp_path, claude_cli_path=silent_claude(tmp_path), port=0)
+    preparing = asyncio.Event()
+    if not started:
+
+        async def held_prepare(*args: object, **kwargs: object) -> None:
+            preparing.set()
+            await asyncio.Event().wait()  # until the stop cancels the start
+
+        monkeypatch.setattr(sandboxing, "prepare", held_prepare)
+    async with serving(settings) as served:
+        session = await served.deck.runner.start(
+            AgentSpec(prompt="hi", resume_on_restart=True), background=True
+        )
+        me = psutil.Process()
+
+        async def its_process() -> list[psutil.Process]:
+            return [p for p in me.children(recursive=True) if p.name() == "sleep"]
+
+        if started:
+            await eventually(its_process, what="its Claude Code process")
+        else:
+            await asyncio.wait_for(preparing.wait(), 30)
+    async with Store.open(settings.db_path) as store:
+        agent = await store.get_agent(session.agent.id)
+    assert agent.state == AgentState.INTERRUPTED
+    assert agent.extra.get("resume_at_start") is True
+    assert agent.last_error and "carries on" in agent.last_error
 
 
 def _claude_processes(pid: int) -> list[psutil.Process]:

@@ -108,10 +108,18 @@ def state_text(agent: Agent, orphans: Set[str]) -> Text:
     return Text(str(agent.state), style=STATE_STYLE.get(agent.state, ""))
 
 
-def agents_table(agents: list[Agent], orphans: Set[str] = frozenset()) -> Table:
+def plain_table(*columns: str, right: Set[str] = frozenset()) -> Table:
+    """A table without borders; the ``right`` columns (numbers) right-aligned."""
     table = Table(box=None, pad_edge=False)
-    for col in ("ID", "NAME", "STATE", "TOOL", "TURNS", "COST", "AGE"):
-        table.add_column(col, justify="right" if col in {"TURNS", "COST"} else "left")
+    for col in columns:
+        table.add_column(col, justify="right" if col in right else "left")
+    return table
+
+
+def agents_table(agents: list[Agent], orphans: Set[str] = frozenset()) -> Table:
+    table = plain_table(
+        "ID", "NAME", "STATE", "TOOL", "TURNS", "COST", "AGE", right={"TURNS", "COST"}
+    )
     for a in agents:
         table.add_row(
             a.id,
@@ -132,9 +140,10 @@ def tree_table(agents: list[Agent]) -> Table:
 
     ids = {a.id for a in agents}
     roots = [a for a in agents if not a.parent_id or a.parent_id not in ids]
-    table = Table(box=None, pad_edge=False)
-    for col in ("ID", "NAME", "STATE", "TOOL", "TURNS", "COST", "TREE", "AGE"):
-        table.add_column(col, justify="right" if col in {"TURNS", "COST", "TREE"} else "left")
+    table = plain_table(
+        "ID", "NAME", "STATE", "TOOL", "TURNS", "COST", "TREE", "AGE",
+        right={"TURNS", "COST", "TREE"},
+    )  # fmt: skip
     for row in tree_rows(roots, agents):
         a = row.agent
         indent = "  " * (row.depth - 1) + "└ " if row.depth else ""
@@ -177,9 +186,7 @@ def agent_panel(agent: Agent) -> Table:
 
 
 def approvals_table(items: list[Approval]) -> Table:
-    table = Table(box=None, pad_edge=False)
-    for col in ("ID", "AGENT", "TOOL", "STATE", "WHY", "EXPIRES"):
-        table.add_column(col)
+    table = plain_table("ID", "AGENT", "TOOL", "STATE", "WHY", "EXPIRES")
     now = time.time()
     for a in items:
         what = a.input.get("command") or a.input.get("file_path") or a.input
@@ -196,9 +203,7 @@ def approvals_table(items: list[Approval]) -> Table:
 
 
 def asks_table(items: list[Ask]) -> Table:
-    table = Table(box=None, pad_edge=False)
-    for col in ("ID", "AGENT", "TO", "QUESTION", "STATE", "EXPIRES"):
-        table.add_column(col)
+    table = plain_table("ID", "AGENT", "TO", "QUESTION", "STATE", "EXPIRES")
     now = time.time()
     for a in items:
         left = f"{int(a.expires_at - now)}s" if a.state.is_open else "-"
@@ -229,9 +234,7 @@ def marked(snippet: str) -> Text:
 
 
 def hits_table(hits: list[MemoryHit]) -> Table:
-    table = Table(box=None, pad_edge=False)
-    for col in ("ID", "KIND", "AGE", "PROJECT", "TITLE", "SNIPPET"):
-        table.add_column(col)
+    table = plain_table("ID", "KIND", "AGE", "PROJECT", "TITLE", "SNIPPET")
     now = time.time()
     for h in hits:
         table.add_row(

@@ -153,10 +153,11 @@ class AgentSession:
         clean-up, which waits for it to exit) ends at once instead of at a timeout.
         With ``suspend`` (the daemon stopping), an agent that resumes on restart is
         marked to be started again then."""
+        if suspend and self._connecting is not None and self.agent.spec.resume_on_restart:
+            self._suspended = True  # however the start ends now, it is carried on later
         pid = _pid_of(self._connecting)
         if pid is not None:
             self._aborted = True
-            self._suspended = suspend and self.agent.spec.resume_on_restart
             # Nothing to save yet: no grace beyond a moment to exit on SIGTERM.
             await asyncio.to_thread(procs.terminate_tree, pid, ABORT_GRACE_SECONDS)
 
@@ -236,38 +237,20 @@ class AgentSession:
                             procs.terminate_tree, pid, self.settings.stop_grace_seconds
                         )
                     )
-                with contextlib.suppress(Exception):
-                    await asyncio.shield(client.disconnect())
+                await asyncio.shield(self._disconnect(client))
             await asyncio.shield(self.sandboxing.close())
             # Never left ``starting`` with no process: stopped before it began.
             with contextlib.suppress(Exception):
-                await asyncio.shield(
-                    self._commit(
-                        [],
-                        state=self._stopped_starting(),
-                        last_error=STOPPED_STARTING,
-                        pid=None,
-                    )
-                )
+                await asyncio.shield(self._record_stopped_start())
             self.finished.set()
             raise
         except (Exception, TimeoutError) as exc:
             # Whatever stopped it, the agent says so: never left ``starting``.
             if client is not None:
-                with contextlib.suppress(Exception):
-                    await client.disconnect()
+                await self._disconnect(client)
             await self.sandboxing.close()
             if self._aborted:  # a stop was asked for: no error of the agent's
-                extra = self.agent.extra
-                if self._suspended:
-                    extra = {**extra, "resume_at_start": True}
-                await self._commit(
-                    [],
-                    state=self._stopped_starting(),
-                    last_error=SUSPENDED if self._suspended else STOPPED_STARTING,
-                    pid=None,
-                    extra=extra,
-                )
+                await self._record_stopped_start()
                 self.finished.set()
                 raise AgentProcessError(STOPPED_STARTING) from exc
             if isinstance(exc, SandboxUnavailable):
@@ -307,6 +290,29 @@ class AgentSession:
             await self._commit([], state=AgentState.IDLE)
         else:
             await self.send(prompt)
+
+    async def _record_stopped_start(self) -> None:
+        """A start stopped before the agent ran: ``interrupted`` (or ``killed``), and
+        marked to be started again by the next daemon when it was suspended (the
+        daemon stopping), whichever way the stop reached the start."""
+        extra = self.agent.extra
+        if self._suspended:
+            extra = {**extra, "resume_at_start": True}
+        await self._commit(
+            [],
+            state=self._stopped_starting(),
+            last_error=SUSPENDED if self._suspended else STOPPED_STARTING,
+            pid=None,
+            extra=extra,
+        )
+
+    async def _disconnect(self, client: ClaudeSDKClient) -> None:
+        """The SDK's clean-up of a start that failed or was stopped: its process is
+        gone or going, so it gets a bounded moment, never a stop's whole time."""
+        with contextlib.suppress(Exception, TimeoutError):
+            await asyncio.wait_for(
+                asyncio.shield(client.disconnect()), self.settings.stop_grace_seconds * 2
+            )
 
     def _network_blocked(self, host: str, port: int) -> None:
         """The sandbox's proxy refused a connection: the log says where to."""
