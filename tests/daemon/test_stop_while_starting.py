@@ -10,6 +10,7 @@ import contextlib
 import functools
 import os
 import signal
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -112,8 +113,26 @@ def _claude_processes(pid: int) -> list[psutil.Process]:
     return found
 
 
-async def test_ctrl_c_in_the_demos_first_seconds_stops_it_cleanly(tmp_path: Path) -> None:
+def _demo_waits(db: Path) -> bool:
+    """The demo's lead waits for its workers and one worker waits for an answer."""
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+        try:
+            states = {s for (s,) in conn.execute("SELECT state FROM agents")}
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
+    return {"awaiting_agents", "awaiting_input"} <= states
+
+
+@pytest.mark.parametrize("when", ["crew-starting", "crew-waiting"])
+async def test_ctrl_c_in_the_demo_stops_it_cleanly(tmp_path: Path, when: str) -> None:
+    """In its first seconds (agents still starting) and once the lead waits for its
+    workers and a worker for an answer (tool calls that cannot end by themselves):
+    Ctrl-C takes effect in seconds, prints no error, and leaves every agent final."""
     env = deck_env(tmp_path)
+    db = Path(env["AGENTDECK_HOME"]) / "demo" / "agentdeck.db"
     proc = await asyncio.to_thread(
         functools.partial(
             subprocess.Popen, deck_argv("demo", "--port", "0"), env=env,
@@ -127,8 +146,13 @@ async def test_ctrl_c_in_the_demos_first_seconds_stops_it_cleanly(tmp_path: Path
         async def crew_starting() -> list[psutil.Process]:
             return _claude_processes(proc.pid)
 
-        # Its crew is starting: Claude Code processes exist, the agents are not up yet.
-        await eventually(crew_starting, timeout=60, what="the demo's crew to start")
+        async def crew_waiting() -> bool:
+            return await asyncio.to_thread(_demo_waits, db)
+
+        if when == "crew-starting":  # Claude Code processes exist, the agents are not up
+            await eventually(crew_starting, timeout=60, what="the demo's crew to start")
+        else:
+            await eventually(crew_waiting, timeout=60, what="the lead and a worker to wait")
         os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
         asked = time.monotonic()
         out, err = await asyncio.to_thread(proc.communicate, timeout=60)
@@ -139,5 +163,10 @@ async def test_ctrl_c_in_the_demos_first_seconds_stops_it_cleanly(tmp_path: Path
             await asyncio.to_thread(proc.wait)
     assert took < 10, f"Ctrl-C took {took:.1f} s"
     assert proc.returncode == 0, err
-    assert "error" not in err.lower(), err
+    assert "error" not in err.lower() and "traceback" not in err.lower(), err
+    assert "did not stop" not in err, err
     assert "demo stopped" in out
+    async with Store.open(db) as store:
+        agents = await store.list_agents(limit=50)
+    assert agents and all(a.state.is_final for a in agents), [(a.name, a.state) for a in agents]
+    assert all(a.pid is None for a in agents)

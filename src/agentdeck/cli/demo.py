@@ -82,6 +82,14 @@ async def run_demo(settings: Settings, *, exit_when_done: bool) -> int:
             task = asyncio.create_task(_until_settled(deck, ids, merged, stop))
             watchers.add(task)
 
+    async def quiet_on_stop() -> None:
+        # The demo's own helpers (auto-answer, merge) stop first: nothing of theirs
+        # runs, or prints, while the daemon stops the agents.
+        await stop.wait()
+        for task in watchers:
+            task.cancel()
+
+    watchers.add(asyncio.create_task(quiet_on_stop()))
     try:
         await serve(settings, on_ready=ready, stop=stop)
     except ConfigError:

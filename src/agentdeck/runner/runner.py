@@ -51,6 +51,11 @@ logger = logging.getLogger(__name__)
 
 RESUME_PROMPT = "Continue where you left off."
 TRANSIENT_EXTRA = ("resume_at_start", "waiting_for", "asking")
+# Agents whose turn waits on the deck itself (an answer, their workers, an approval):
+# a graceful close would wait for nothing but its timeout.
+WAITING_IN_A_TOOL = frozenset(
+    {AgentState.AWAITING_INPUT, AgentState.AWAITING_AGENTS, AgentState.AWAITING_PERMISSION}
+)
 
 
 def default_name(prompt: str) -> str:
@@ -497,6 +502,8 @@ class Runner:
             agent = session.agent
             if suspend and agent.spec.resume_on_restart and agent.state.is_busy:
                 return session.suspend()
+            if agent.state in WAITING_IN_A_TOOL:  # its turn cannot end by itself
+                return session.halt()
             return session.close()
 
         # Every session is told it is stopping (its first step, before anything else

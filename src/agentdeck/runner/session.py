@@ -61,6 +61,9 @@ from agentdeck.worktrees import Worktrees
 from agentdeck.worktrees.checkpoints import Checkpoints
 
 STOPPED_STARTING = "stopped while starting"
+# After its process is gone, how long the SDK's reader gets to notice before it is
+# ended for it (it misses it when a tool call of ours holds it).
+READER_GRACE_SECONDS = 0.5
 ABORT_GRACE_SECONDS = 0.2
 logger = logging.getLogger(__name__)
 
@@ -393,20 +396,28 @@ class AgentSession:
         pid = self.pid
         if pid is not None:
             await asyncio.to_thread(procs.terminate_tree, pid, self.settings.stop_grace_seconds)
-        await self._await_exit(self._exit_deadline(3))
+        await self._ended_after_stop()
 
     async def suspend(self) -> None:
         """The daemon stops while the agent is mid-turn: stop its processes now and
         leave it ``interrupted``, marked to be carried on when the daemon starts again."""
+        await self.halt(carry_on=True)
+
+    async def halt(self, *, carry_on: bool = False) -> None:
+        """Stop its processes now, mid-turn, and leave it ``interrupted`` (with
+        ``carry_on``, marked to be carried on when the daemon starts again). For a
+        daemon stopping while the agent waits in a tool call (an answer, its
+        workers): its turn cannot end by itself, so a graceful close would only
+        wait for the timeout."""
         if self.finished.is_set():
             return
-        self._suspended = True
+        self._suspended = carry_on
         self._stopping = AgentState.INTERRUPTED
         self._terminating = True
         pid = self.pid
         if pid is not None:
             await asyncio.to_thread(procs.terminate_tree, pid, self.settings.stop_grace_seconds)
-        await self._await_exit(self._exit_deadline(3))
+        await self._ended_after_stop()
 
     async def close(self) -> None:
         """Graceful stop: close stdin, let the CLI finish, escalate if it does not."""
@@ -421,7 +432,7 @@ class AgentSession:
             pid = self.pid
             if pid is not None:
                 await asyncio.to_thread(procs.terminate_tree, pid, self.settings.stop_grace_seconds)
-            await self._await_exit(self.settings.stop_grace_seconds * 3)
+            await self._ended_after_stop()
 
     async def next_result(self, timeout: float | None = None) -> ResultMessage | None:
         """The next turn's result, or None if the process ended first."""
@@ -473,6 +484,20 @@ class AgentSession:
         return self.settings.stop_grace_seconds * graces + (
             self.settings.connect_timeout_seconds if starting else 0.0
         )
+
+    async def _ended_after_stop(self) -> None:
+        """Its processes were told to stop; the reader records the end. When the SDK
+        does not see the process go (its reader waits on a tool call of ours, a
+        worker's question say), the reader is ended here after a grace, so that the
+        end is recorded now, while the store is open, not at the loop's close."""
+        pid = self.spawned_pid
+        gone = pid is not None and not procs.is_running(pid)
+        try:  # its process is gone: the reader sees it at once, or never
+            await self._await_exit(READER_GRACE_SECONDS if gone else self._exit_deadline(1))
+        except TimeoutError:
+            if self._reader is not None and not self._reader.done():
+                self._reader.cancel()
+            await self._await_exit(self.settings.stop_grace_seconds * 3)
 
     async def _await_exit(self, timeout: float) -> None:
         async with asyncio.timeout(timeout):
@@ -674,8 +699,10 @@ class AgentSession:
         if self._clock is not None:
             self._clock.cancel()
         if self._client is not None:
+            # Its processes were stopped by us: the SDK's clean-up gets a grace, no more.
+            graces = 1 if self._terminating else 3
             with contextlib.suppress(Exception):
-                async with asyncio.timeout(self.settings.stop_grace_seconds * 3):
+                async with asyncio.timeout(self.settings.stop_grace_seconds * graces):
                     await self._client.disconnect()
         self.finished.set()
 

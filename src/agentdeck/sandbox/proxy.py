@@ -82,6 +82,11 @@ class _Server:
             self._tasks.add(task)
         try:
             await self.handle(reader, writer)
+        except asyncio.CancelledError:
+            # close() ends the connections still open. Ended quietly: on Python 3.11
+            # asyncio's stream callback calls exception() on a cancelled handler and
+            # logs the CancelledError it gets as an error.
+            writer.close()
         except Exception:  # noqa: BLE001 - one connection's failure is that connection's
             logger.debug("sandbox relay connection failed", exc_info=True)
             writer.close()
