@@ -169,3 +169,27 @@ def test_a_stream_the_daemon_ends_mid_chunk_ends_without_a_traceback(play: Play)
 
     played = play(answer)
     assert [e["id"] for e in remote.stream(played.daemon(), "a1", 0)] == [1]
+
+
+def test_logs_follow_of_an_agent_that_ends_while_its_log_is_read_returns(
+    play: Play, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Live when first asked, final by the time its log is read: the log has the end,
+    so nothing is followed (a stream would wait for an end already printed)."""
+    asked: list[str] = []
+
+    def answer(method: str, path: str, query: dict[str, list[str]], *_: object) -> Reply:
+        asked.append(path)
+        if path in ("/api/agents/x", "/api/agents/a1"):  # by the name given, then by id
+            state = "running" if path.endswith("/x") else "done"
+            return 200, {}, [json.dumps({"id": "a1", "state": state}).encode()]
+        if path == "/api/events":
+            final = {**event(9), "type": "state_changed", "data": {"new": "done", "old": "running"}}
+            events = [event(8), final] if query["after"] == ["0"] else []
+            return 200, {}, [json.dumps({"events": events}).encode()]
+        return 500, {}, [b'{"error": {"message": "no stream here"}}']
+
+    played = play(answer)
+    assert remote.logs(played.daemon(), "x", follow=True, as_json=True) == 0
+    assert "/api/events/stream" not in asked
+    assert [json.loads(line)["id"] for line in capsys.readouterr().out.splitlines()] == [8, 9]

@@ -167,21 +167,26 @@ def logs(d: Daemon, agent: str, follow: bool, as_json: bool) -> int:
     from agentdeck.core.agent import AgentState
 
     found = d.get(f"/api/agents/{agent}")
-    # Read the state first: what is committed after it is in the log we read next.
-    live = follow and AgentState(found["state"]).is_live
     after = 0
-    while batch := d.get(
-        "/api/events", {"agent": found["id"], "after": after, "limit": EVENT_PAGE}
-    )["events"]:
-        for event in batch:
-            after = int(event["id"])
-            print_event(event, as_json)
-    if live:
+    while True:
+        while batch := d.get(
+            "/api/events", {"agent": found["id"], "after": after, "limit": EVENT_PAGE}
+        )["events"]:
+            for event in batch:
+                after = int(event["id"])
+                print_event(event, as_json)
+        if not follow:
+            return 0
+        # The final state is committed with its events: read after the log, a final
+        # state means the log above has it all; a live one, that the stream will.
+        if not AgentState(d.get(f"/api/agents/{found['id']}")["state"]).is_live:
+            follow = False  # one more page: what came between the log and the state
+            continue
         for event in stream(d, found["id"], after):
             print_event(event, as_json)
             if event["type"] == "state_changed" and AgentState(event["data"]["new"]).is_final:
-                break
-    return 0
+                return 0
+        return 0  # the daemon ended the stream (it is stopping)
 
 
 def print_event(event: dict[str, Any], as_json: bool) -> None:
