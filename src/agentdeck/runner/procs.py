@@ -56,13 +56,26 @@ def terminate_tree(pid: int, grace: float = 3.0) -> list[int]:
         return []
     # Children first so a shell does not get the chance to respawn anything.
     _signal_all(list(reversed(procs)), signal.SIGTERM)
-    _, survivors = psutil.wait_procs(procs, timeout=grace)
-    survivors = alive(survivors)
+    survivors = _wait_ended(procs, grace)
     if survivors:
         logger.warning("SIGKILL for %d process(es) that ignored SIGTERM", len(survivors))
         _signal_all(survivors, signal.SIGKILL)
-        psutil.wait_procs(survivors, timeout=grace)
+        _wait_ended(survivors, grace)
     return [p.pid for p in survivors]
+
+
+def _wait_ended(procs: list[psutil.Process], timeout: float) -> list[psutil.Process]:
+    """Those of ``procs`` still running at the deadline. A process that exited is
+    ended even while nobody has reaped it yet: the tree's root is our child,
+    whose exit status is asyncio's to collect (``psutil.wait_procs`` would reap
+    it first, and the SDK would read 255), and a sandbox's inner processes are
+    reaped by whichever init inherits them, which may take its time."""
+    deadline = time.monotonic() + timeout
+    left = alive(procs)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.02)
+        left = alive(left)
+    return left
 
 
 def wait_gone(pids: list[int], timeout: float) -> list[int]:
