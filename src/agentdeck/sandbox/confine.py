@@ -3,8 +3,8 @@
 ``Confinement.open`` makes a private directory (mode 0700: the relay's sockets
 and the sandbox's ``/tmp``), starts the allow-list proxy and, for a model
 endpoint on loopback, a forward to it, and writes the launcher that the SDK
-runs in place of the Claude Code binary: ``exec bwrap … -- relay … -- claude
-"$@"``. ``close`` stops the servers and removes the directory.
+runs in place of the Claude Code binary: ``exec setsid bwrap … -- relay … --
+claude "$@"``. ``close`` stops the servers and removes the directory.
 
 The model endpoint is always reachable: on loopback through a forward (the
 agent uses the same URL inside), elsewhere through the proxy, which lets its
@@ -177,9 +177,17 @@ class Confinement:
 
     def write_launcher(self, program: str) -> Path:
         """A script the SDK runs as if it were Claude Code: the same arguments
-        reach Claude Code, inside the sandbox."""
+        reach Claude Code, inside the sandbox.
+
+        bubblewrap runs in a session of its own (``setsid``, which keeps the
+        pid: the launcher is no process group leader): a terminal's Ctrl-C or
+        hang-up reaches the deck, which stops the sandbox itself. Otherwise it
+        would kill bubblewrap's outer process only, and the sandbox, in a session
+        of its own already, would run on out of reach of the pid the deck holds,
+        keeping Claude Code's output open."""
         launcher = self.directory / "claude"
-        line = shlex.join(self.command([program]))
+        setsid = shutil.which("setsid")
+        line = shlex.join([*([setsid] if setsid else []), *self.command([program])])
         launcher.write_text(f'#!/bin/sh\nexec {line} "$@"\n')
         launcher.chmod(0o700)
         self.launcher = launcher
