@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentdeck.cli import out
@@ -382,27 +382,30 @@ def status(d: Daemon, as_json: bool) -> int:
 
 # --- the inboxes ----------------------------------------------------------------------
 
-ALL_APPROVAL_STATES = ("pending", "allowed", "denied", "expired", "cancelled")
-
 
 def approvals(d: Daemon, all_: bool, as_json: bool) -> int:
-    params = [("state", s) for s in ALL_APPROVAL_STATES] if all_ else []
-    from agentdeck.core.approvals import Approval
+    from agentdeck.core.approvals import Approval, ApprovalState
 
+    params = [("state", str(s)) for s in ApprovalState] if all_ else []
     items = [Approval.from_dict(a) for a in d.get("/api/approvals", params)["approvals"]]
     print_approvals(items, as_json)
     return 0
 
 
-def print_approvals(items: list[Approval], as_json: bool) -> None:
+def print_records(items: Sequence[Any], as_json: bool, *, none: str, table: str) -> None:
+    """A list of records: JSON, a line saying there are none, or ``render``'s table."""
     if as_json:
-        out.print_json([a.to_dict() for a in items])
+        out.print_json([item.to_dict() for item in items])
     elif not items:
-        out.say("no approval requests waiting")
+        out.say(none)
     else:
-        from agentdeck.cli.render import approvals_table
+        from agentdeck.cli import render
 
-        out.console().print(approvals_table(items))
+        out.console().print(getattr(render, table)(items))
+
+
+def print_approvals(items: list[Approval], as_json: bool) -> None:
+    print_records(items, as_json, none="no approval requests waiting", table="approvals_table")
 
 
 def answer_approval(
@@ -446,14 +449,7 @@ def asks(d: Daemon, all_: bool, as_json: bool) -> int:
 
 
 def print_asks(items: list[Ask], as_json: bool) -> None:
-    if as_json:
-        out.print_json([a.to_dict() for a in items])
-    elif not items:
-        out.say("no questions waiting")
-    else:
-        from agentdeck.cli.render import asks_table
-
-        out.console().print(asks_table(items))
+    print_records(items, as_json, none="no questions waiting", table="asks_table")
 
 
 def answer_ask(d: Daemon, ref: str, text: str, as_json: bool) -> int:
@@ -483,14 +479,7 @@ def memory_search(d: Daemon, query: str, project: str | None, limit: int, as_jso
 
 
 def print_hits(query: str, hits: list[MemoryHit], as_json: bool) -> None:
-    if as_json:
-        out.print_json([h.to_dict() for h in hits])
-    elif not hits:
-        out.say(f"no memory matches {query!r}")
-    else:
-        from agentdeck.cli.render import hits_table
-
-        out.console().print(hits_table(hits))
+    print_records(hits, as_json, none=f"no memory matches {query!r}", table="hits_table")
 
 
 # --- the merge queue ------------------------------------------------------------------

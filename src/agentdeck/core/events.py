@@ -1,8 +1,8 @@
 """Events: the spine. Every change is one of these, appended to the log first.
 
 Each event type is a past-tense dataclass; ``EventType`` names it on the wire and
-in the database. ``to_record`` / ``from_record`` convert to and from the stored
-``(type, data)`` pair, so the store never needs to know the classes.
+in the database. An event is stored as its ``(type, data())`` pair (``store.rows``);
+``from_record`` rebuilds the class from one, so the store never needs to know them.
 """
 
 from __future__ import annotations
@@ -241,10 +241,6 @@ EVENT_CLASSES: dict[EventType, type[Event]] = {
         QuestionAnswered,
     )
 }
-
-
-def to_record(event: Event) -> tuple[str, dict[str, Any]]:
-    return str(event.type), event.data()
 
 
 def from_record(stored: StoredEvent) -> Event:

@@ -63,10 +63,12 @@ def row_to_agent(row: Mapping[Any, Any]) -> Agent:
 
 
 def event_to_row(event: Event) -> dict[str, Any]:
-    from agentdeck.core.events import to_record
-
-    type_, data = to_record(event)
-    return {"agent_id": event.agent_id, "type": type_, "ts": event.ts, "data": data}
+    return {
+        "agent_id": event.agent_id,
+        "type": str(event.type),
+        "ts": event.ts,
+        "data": event.data(),
+    }
 
 
 def stored_event(event_id: int, row: Mapping[Any, Any]) -> StoredEvent:
