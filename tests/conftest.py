@@ -22,7 +22,9 @@ def anyio_backend() -> str:
 
 
 def make_settings(base: Path, **extra: Any) -> Settings:
-    """Settings for tests: a home and Claude config dir under ``base``, fast failure."""
+    """Settings for tests: a home and Claude config dir under ``base``, fast failure,
+    and any free port (suites and helpers running at once never clash on 8765)."""
+    extra.setdefault("port", 0)
     return Settings(
         home=base / "home",
         claude_config_dir=base / "claude-config",

@@ -62,7 +62,7 @@ def heavy(modules: set[str], allowed: frozenset[str] = frozenset()) -> set[str]:
 @pytest.fixture
 async def served_env(tmp_path: Path, daemons: list[Daemon]) -> dict[str, str]:
     """A home with a daemon running and one finished agent, ``q``."""
-    env = deck_env(tmp_path, AGENTDECK_PORT="0")
+    env = deck_env(tmp_path)
     daemons.append(await Daemon(env).start())
     assert deck(env, "run", "--scenario", "chat", "--name", "q", "Hello! Who are you?").code == 0
     return env

@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.cli]
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    return deck_env(tmp_path, AGENTDECK_PORT="0")
+    return deck_env(tmp_path)
 
 
 async def test_up_status_second_up_run_through_it_and_down(

@@ -29,7 +29,7 @@ async def seeded(settings: Settings, tmp_path: Path) -> Seeded:
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    return deck_env(tmp_path, AGENTDECK_PORT="0")
+    return deck_env(tmp_path)
 
 
 def deck_in(cwd: Path, env: dict[str, str], *args: str) -> Done:

@@ -29,6 +29,7 @@ def deck_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         AGENTDECK_MAX_RETRIES="1",
         AGENTDECK_STOP_GRACE_SECONDS="1",
         AGENTDECK_COMMAND_POLL_SECONDS="0.05",
+        AGENTDECK_PORT="0",
         COLUMNS="200",
     )
     env.update(extra)
