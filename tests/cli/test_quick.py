@@ -84,6 +84,7 @@ async def test_daemon_commands_load_no_store_sdk_web_or_framework(
         (("deny", "nope", "--reason", "no"), 1), (("asks",), 0), (("answer", "nope", "x"), 1),
         (("status", "--json"), 0), (("memory", "search", "hello", "--limit", "3"), 0),
         (("policy", "check", "Bash(git status)"), 0), (("queue", "--all"), 0),
+        (("down",), 0),  # last: it stops the daemon
     ]  # fmt: skip
     for args, code in commands:
         got, modules, errors = loaded_modules(env, *args)
@@ -99,7 +100,8 @@ def test_without_a_daemon_reads_load_no_store_sdk_or_framework(tmp_path: Path) -
     assert fresh[0] == 0 and "sqlalchemy" in fresh[1]
     assert deck(env, "run", "--scenario", "chat", "--name", "q", "Hello! Who are you?").code == 0
     reads = (("ls",), ("ls", "--tree", "--json"), ("show", "q"), ("logs", "q"),
-             ("approvals", "--all"), ("asks",), ("show", "nope"), ("queue", "--json"))  # fmt: skip
+             ("approvals", "--all"), ("asks",), ("show", "nope"), ("queue", "--json"),
+             ("down",))  # fmt: skip
     for args in reads:
         got, modules, errors = loaded_modules(env, *args)
         assert got == (1 if "nope" in args else 0), (args, errors)

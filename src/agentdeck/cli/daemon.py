@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
 import subprocess
 import sys
 import time
@@ -110,22 +108,7 @@ def down(
     timeout: Annotated[float, typer.Option(help="Seconds to wait for a clean stop.")] = 30.0,
 ) -> None:
     """Stop the daemon of this home: agents are brought to a safe stop first."""
-    settings = load_settings()
-    info = read_info(settings)
-    lock = DaemonLock(settings)
-    if info is None or not lock.held_elsewhere():
-        console.print(f"no daemon running for {settings.home_dir}")
-        return
-    os.kill(info.pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while lock.held_elsewhere():
-        if time.monotonic() > deadline:
-            raise AgentdeckError(
-                f"the daemon (pid {info.pid}) did not stop within {timeout:.0f}s",
-                hint=f"kill -9 {info.pid}; the next `up` reconciles its agents",
-            )
-        time.sleep(0.05)
-    console.print(f"agentdeck daemon (pid {info.pid}) stopped")
+    raise typer.Exit(remote.down(load_settings().home_dir, timeout))
 
 
 def status(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:

@@ -125,6 +125,13 @@ def _status(as_json: bool) -> int:
     return 1
 
 
+def _down(timeout: float) -> int:
+    from agentdeck.cli import remote
+    from agentdeck.homedir import home_path
+
+    return remote.down(home_path(), timeout)
+
+
 def _memory_search(query: str, project: str | None, limit: int, as_json: bool) -> int | None:
     from agentdeck.cli import remote
     from agentdeck.memory.projects import project_of
@@ -154,6 +161,7 @@ HANDLERS: dict[str, Callable[..., int | None]] = {
     "asks": _read("asks"),
     "answer": _answer_ask,
     "status": _status,
+    "down": _down,
     "memory search": _memory_search,
     "policy check": _policy_check,
     "queue": _read("queue"),

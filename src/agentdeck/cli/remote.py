@@ -17,12 +17,13 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentdeck.cli import out
-from agentdeck.cli.wire import Daemon, connect
+from agentdeck.cli.wire import Daemon, HomeDir, connect
 from agentdeck.errors import AgentdeckError, UsageError
 from agentdeck.homedir import home_path
 
 if TYPE_CHECKING:
     from collections.abc import Set
+    from pathlib import Path
 
     from agentdeck.core.agent import Agent, AgentSpec, AgentState
     from agentdeck.core.approvals import Approval
@@ -355,6 +356,19 @@ def say_agent(agent: Agent, text: str, as_json: bool) -> None:
 
 
 # --- the daemon -----------------------------------------------------------------------
+
+
+def down(home_dir: str | Path, timeout: float) -> int:
+    """Stop the home's daemon: its agents are brought to a safe stop first."""
+    from agentdeck.daemon.home import stop_daemon
+
+    info = stop_daemon(HomeDir(home_dir), timeout)
+    out.say(
+        f"agentdeck daemon (pid {info.pid}) stopped"
+        if info is not None
+        else f"no daemon running for {home_dir}"
+    )
+    return 0
 
 
 def status(d: Daemon, as_json: bool) -> int:

@@ -31,7 +31,7 @@ _MAX_HEADER = 64 * 1024
 Params = Mapping[str, Any] | Sequence[tuple[str, Any]]
 
 
-class _Home:
+class HomeDir:
     """What ``daemon.home`` needs of the settings: the home directory."""
 
     def __init__(self, home_dir: str | Path) -> None:
@@ -247,7 +247,7 @@ class _Response:
 
 def connect(home_dir: str | Path) -> Daemon | None:
     """The daemon of this home, or None if none runs."""
-    home = _Home(home_dir)
+    home = HomeDir(home_dir)
     info = read_info(home)
     if info is None or not DaemonLock(home).held_elsewhere():
         return None

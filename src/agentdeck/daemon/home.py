@@ -149,3 +149,25 @@ class DaemonLock:
         except OSError:
             return False
         return False
+
+
+def stop_daemon(settings: Home, timeout: float) -> DaemonInfo | None:
+    """SIGTERM the home's daemon and wait until it has let go of the home (its
+    agents brought to a safe stop); None when none runs."""
+    import signal
+    import time
+
+    info = read_info(settings)
+    lock = DaemonLock(settings)
+    if info is None or not lock.held_elsewhere():
+        return None
+    os.kill(info.pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while lock.held_elsewhere():
+        if time.monotonic() > deadline:
+            raise AgentdeckError(
+                f"the daemon (pid {info.pid}) did not stop within {timeout:.0f}s",
+                hint=f"kill -9 {info.pid}; the next `up` reconciles its agents",
+            )
+        time.sleep(0.05)
+    return info
