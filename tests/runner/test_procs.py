@@ -49,3 +49,18 @@ async def test_an_ended_process_nobody_reaped_yet_does_not_hold_up_the_stop() ->
         code = await asyncio.to_thread(child.wait, 5)
     assert code == -signal.SIGTERM
     assert took < 5, f"a stop of a tree that ended at once took {took:.1f} s"
+
+
+def test_a_reused_pid_is_not_the_process_a_row_names() -> None:
+    """A pid read from the database is the process it names only if that process
+    already ran when the row was written: one started since is a reuse."""
+    proc = subprocess.Popen(["sleep", "30"])
+    try:
+        started = psutil.Process(proc.pid).create_time()
+        assert procs.runs_since(proc.pid, started + 5)  # written while it ran
+        assert not procs.runs_since(proc.pid, started - 60)  # written before it began
+    finally:
+        proc.kill()
+        proc.wait()
+    assert not procs.runs_since(proc.pid, time.time())  # gone
+    assert not procs.runs_since(None, time.time())

@@ -58,7 +58,7 @@ def unsupervised(agents: list[Agent]) -> set[str]:
 
     def gone(a: Agent) -> bool:
         watcher = a.pid if a.source is AgentSource.EXTERNAL else a.owner_pid
-        return watcher is None or not procs.is_running(watcher)
+        return not procs.runs_since(watcher, a.updated_at)  # a reused pid is not it
 
     return {a.id for a in live if gone(a)}
 

@@ -51,7 +51,12 @@ def terminate_tree(pid: int, grace: float = 3.0) -> list[int]:
     Blocking (call it in a thread from async code). Returns the pids that had
     to be killed with SIGKILL.
     """
-    procs = process_tree(pid)
+    return terminate_trees([pid], grace)
+
+
+def terminate_trees(pids: list[int], grace: float = 3.0) -> list[int]:
+    """``terminate_tree`` for several trees at once: one grace for all of them."""
+    procs = [p for pid in pids for p in process_tree(pid)]
     if not procs:
         return []
     # Children first so a shell does not get the chance to respawn anything.
@@ -98,6 +103,28 @@ def _running(pid: int) -> bool:
 
 def is_running(pid: int | None) -> bool:
     return pid is not None and _running(pid)
+
+
+# Clock slack between a process's start time (the kernel's, in jiffies since boot)
+# and a row's timestamps (wall clock).
+_START_SLACK_SECONDS = 1.0
+
+
+def runs_since(pid: int | None, at: float) -> bool:
+    """Whether ``pid`` runs a process that was already running at ``at`` (a wall
+    clock time: when a row naming it was written). A pid from the database may
+    have been reused since: a process started after the row is not the one the
+    row means."""
+    if pid is None:
+        return False
+    try:
+        proc = psutil.Process(pid)
+        return (
+            proc.status() != psutil.STATUS_ZOMBIE
+            and proc.create_time() <= at + _START_SLACK_SECONDS
+        )
+    except psutil.NoSuchProcess:
+        return False
 
 
 def looks_like_claude(pid: int) -> bool:

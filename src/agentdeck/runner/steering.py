@@ -24,12 +24,12 @@ from agentdeck.store.store import Store
 def owned_elsewhere(agent: Agent) -> bool:
     if agent.source is AgentSource.EXTERNAL:
         # A hand-started session belongs to its terminal while its process lives.
-        return agent.state.is_live and agent.pid is not None and procs.is_running(agent.pid)
+        return agent.state.is_live and procs.runs_since(agent.pid, agent.updated_at)
     return (
         agent.state.is_live
         and agent.owner_pid is not None
         and agent.owner_pid != os.getpid()
-        and procs.is_running(agent.owner_pid)
+        and procs.runs_since(agent.owner_pid, agent.updated_at)
     )
 
 
@@ -66,8 +66,9 @@ async def reconcile_stale(store: Store, agent: Agent, *, grace: float = 3.0) -> 
         return agent
     if agent.source is AgentSource.EXTERNAL:
         return await _ended_quietly(store, agent)
-    if agent.pid is not None and procs.is_running(agent.pid) and procs.looks_like_claude(agent.pid):
-        await asyncio.to_thread(procs.terminate_tree, agent.pid, grace)
+    pid = agent.pid
+    if pid is not None and procs.runs_since(pid, agent.updated_at) and procs.looks_like_claude(pid):
+        await asyncio.to_thread(procs.terminate_tree, pid, grace)
     now = time.time()
     reason = "its supervising process is gone"
     updated = agent.with_changes(
