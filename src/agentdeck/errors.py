@@ -117,6 +117,13 @@ class Refused(AgentdeckError):
     a used-up budget, a question already answered by someone else."""
 
 
+class ShuttingDown(AgentdeckError):
+    """The daemon is stopping: it starts no agent now."""
+
+    def __init__(self, message: str = "the daemon is stopping: it starts no agent now") -> None:
+        super().__init__(message, hint="start it again (agentdeck up), then retry")
+
+
 class PolicyDenied(AgentdeckError):
     """A tool call was refused by policy."""
 

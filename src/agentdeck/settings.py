@@ -132,6 +132,12 @@ class Settings(BaseSettings):
         description="Agents that may run at once on this deck (each is a Claude Code process "
         "of about 220 MB); starting or spawning one more is refused with a clear error.",
     )
+    max_concurrent_starts: int = Field(
+        default=8,
+        ge=1,
+        description="Claude Code processes that may boot at once; more starts wait their "
+        "turn as `starting` (a burst of starts does not stall a small machine).",
+    )
     deck_tool_timeout_seconds: float = Field(
         default=3600.0,
         ge=10,

@@ -67,6 +67,38 @@ async def test_stopping_the_daemon_while_agents_start_takes_seconds(tmp_path: Pa
     assert {a.last_error for a in agents} == {"stopped while starting"}
 
 
+async def test_creations_under_way_when_the_daemon_stops_answer_503(tmp_path: Path) -> None:
+    """Requests creating agents when the daemon is told to stop answer at once,
+    in the error shape (503: the daemon is stopping), and leave no agent live."""
+    settings = make_settings(
+        tmp_path, claude_cli_path=silent_claude(tmp_path), max_concurrent_starts=2
+    )
+    async with serving(settings) as served:
+        api = served.api()  # open until the answers are read, after the daemon stops
+        creating = [
+            asyncio.create_task(api.post("/api/agents", json={"prompt": f"hi {i}"}))
+            for i in range(6)
+        ]
+
+        async def recorded() -> bool:
+            return len(await served.deck.store.list_agents()) == 6
+
+        await eventually(recorded, what="six agents starting")
+    try:
+        answers = await asyncio.gather(*creating)
+    finally:
+        await api.aclose()
+    assert {a.status_code for a in answers} == {503}
+    body = answers[0].json()
+    assert body["error"]["status"] == 503
+    assert "stopping" in body["error"]["message"]
+    assert body["error"]["hint"]
+    async with Store.open(settings.db_path) as store:
+        agents = await store.list_agents()
+    assert {a.state for a in agents} == {AgentState.INTERRUPTED}
+    assert all(a.pid is None for a in agents)
+
+
 @pytest.mark.parametrize("started", [True, False], ids=["process-up", "before-its-process"])
 async def test_a_daemon_stopping_mid_start_carries_on_an_agent_that_resumes(
     tmp_path: Path, started: bool, monkeypatch: pytest.MonkeyPatch

@@ -47,7 +47,7 @@ def write_scenario(tmp_path: Path, *commands: str, files: dict[str, str] | None 
 
 
 def model_bodies(runner: Runner) -> str:
-    (model,) = runner._models.values()
+    (model,) = runner.scripted_models().values()
     return str([r.body for r in model.requests])
 
 

@@ -63,7 +63,7 @@ async def finished(runner: Runner, spec: AgentSpec) -> AgentSession:
 
 def message_requests(runner: Runner, scenario: str) -> list[dict[str, Any]]:
     """The bodies of the /v1/messages requests the scripted model got, in order."""
-    model = runner._models[scenario]
+    model = runner.scripted_models()[scenario]
     return [r.body for r in model.requests if r.path.endswith("/messages")]
 
 
@@ -129,7 +129,7 @@ async def test_a_second_agent_in_the_project_is_told_and_a_resumed_one_is_not(
     assert "hello" in texts(prompt) and not any(TOLD in t for t in texts(prompt))
     assert opening["messages"].index(prompt) < opening["messages"].index(told)
 
-    runner._models[CHAT].clear_requests()
+    runner.scripted_models()[CHAT].clear_requests()
     resumed = await runner.resume(second.agent.id, "say it again")
     await resumed.wait_finished(timeout=FINISH_SECONDS)
     assert resumed.last_result is not None

@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.cli]
 
 
 def model_requests(runner: Runner) -> list[dict[str, object]]:
-    (model,) = runner._models.values()
+    (model,) = runner.scripted_models().values()
     return [r.body for r in model.requests if r.path.endswith("/v1/messages")]
 
 
@@ -94,7 +94,7 @@ async def test_environment_passthrough(
     assert session.pid is not None
     env = psutil.Process(session.pid).environ()
     assert "CLAUDECODE" not in env
-    assert env["ANTHROPIC_BASE_URL"] == runner._models["long-tool"].url_for("long-tool")
+    assert env["ANTHROPIC_BASE_URL"] == runner.scripted_models()["long-tool"].url_for("long-tool")
     assert env["CLAUDE_CODE_MAX_RETRIES"] == str(runner.settings.max_retries)
     assert env["CLAUDE_CODE_OAUTH_TOKEN"] == "oauth-test-token"
     assert env["CLAUDE_CONFIG_DIR"] == str(runner.settings.claude_config_dir)

@@ -161,7 +161,7 @@ async def test_resume_from_a_new_process_sends_the_earlier_conversation(
         assert resumed.spawned_pid and first_pid and resumed.spawned_pid != first_pid
         assert resumed.last_result is not None
         assert resumed.last_result.result == "Hello again! This is my answer to your follow-up."
-        (model,) = fresh._models.values()
+        (model,) = fresh.scripted_models().values()
         request = [r for r in model.requests if r.turn is not None][-1]
         history = str(request.body["messages"])
         assert "hello" in history and "Hello! I am the scripted model" in history

@@ -26,7 +26,7 @@ from agentdeck.daemon.home import (
     ensure_token,
     write_info,
 )
-from agentdeck.errors import ConfigError
+from agentdeck.errors import ConfigError, ShuttingDown
 from agentdeck.hooks.config import write_client_config
 from agentdeck.hooks.socket_server import HookSocketServer
 from agentdeck.settings import Settings
@@ -145,10 +145,14 @@ async def _serve_app(
                 break
         stopper.cancel()
         sweeper.cancel()
-        if readying is not None and not readying.done():
-            await deck.runner.abort_starts(suspend=True)  # what it is starting stops now
+        # No agent starts from now on and those starting stop now, so the requests
+        # creating them answer at once (503) before the web server stops.
+        await deck.runner.refuse_starts(suspend=True)
+        if readying is not None:  # over, whether it ended meanwhile or not
             readying.cancel()
-            await asyncio.gather(readying, return_exceptions=True)
+            (outcome,) = await asyncio.gather(readying, return_exceptions=True)
+            if isinstance(outcome, Exception) and not isinstance(outcome, ShuttingDown):
+                logger.warning("stopped while getting ready: %s", outcome)
     finally:
         # Stop accepting requests and end open streams, then the caller stops agents.
         close_streams(app.state)  # uvicorn waits for open responses before it stops

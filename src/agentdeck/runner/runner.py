@@ -13,7 +13,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,20 +25,22 @@ from agentdeck.core.ids import new_agent_id
 from agentdeck.core.merge_queue import MergeEntry
 from agentdeck.core.worktree import Strategy, Worktree
 from agentdeck.errors import (
+    AgentProcessError,
     InvalidState,
     NotFound,
     PolicyDenied,
     Refused,
+    ShuttingDown,
     UsageError,
     WorktreeError,
 )
 from agentdeck.governance.governor import Governor
 from agentdeck.memory.service import Memory
-from agentdeck.runner import checkpointing
+from agentdeck.runner import checkpointing, procs
 from agentdeck.runner.extension import SessionExtension
 from agentdeck.runner.merge_queue import MergeQueue
 from agentdeck.runner.payloads import PayloadStore
-from agentdeck.runner.session import AgentSession
+from agentdeck.runner.session import ABORT_GRACE_SECONDS, STOPPED_STARTING, AgentSession
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 from agentdeck.worktrees import Worktrees
@@ -101,7 +103,16 @@ class Runner:
             settings.checkpoints_dir, max_file_bytes=settings.checkpoint_max_file_bytes
         )
         self.sessions: dict[str, AgentSession] = {}
-        self._models: dict[str, MockModel] = {}
+        # One scripted model per scenario, however many agents start on it at once.
+        self._models: dict[str, asyncio.Task[MockModel]] = {}
+        self.start_slots = asyncio.Semaphore(settings.max_concurrent_starts)
+        # Set once the runner is to stop: no agent starts any more (``ShuttingDown``);
+        # the creations under way are counted, and the shutdown waits for them.
+        self._closing = False
+        self._suspending = False
+        self._creations = 0
+        self._no_creation = asyncio.Event()
+        self._no_creation.set()
         self._commands: asyncio.Task[None] | None = None
         self.claimer = f"pid:{os.getpid()}"
         self.governor = Governor(store, settings)
@@ -128,6 +139,28 @@ class Runner:
                 hint="stop an agent or wait for one to finish, then start this one",
             )
 
+    @contextlib.asynccontextmanager
+    async def _creation(self) -> AsyncIterator[None]:
+        """One agent being started (started, resumed, relaunched): refused once the
+        runner is stopping; the shutdown waits for those under way, which stop at
+        their next step. One stopped so says the daemon is stopping."""
+        if self._closing:
+            raise ShuttingDown()
+        self._creations += 1
+        self._no_creation.clear()
+        try:
+            yield
+        except AgentProcessError as exc:
+            if self._closing and exc.message == STOPPED_STARTING:
+                raise ShuttingDown(
+                    "the daemon is stopping: the agent was stopped while starting"
+                ) from exc
+            raise
+        finally:
+            self._creations -= 1
+            if not self._creations:
+                self._no_creation.set()
+
     async def start(
         self,
         spec: AgentSpec,
@@ -138,12 +171,23 @@ class Runner:
     ) -> AgentSession:
         """Create the agent and start its Claude Code process. With ``background``
         the process is started in a task and the session is returned as soon as
-        the agent exists (``starting``); a failure to start is the agent's error."""
+        the agent exists (``starting``); a failure to start is the agent's error.
+        Raises ``ShuttingDown`` once the runner stops."""
+        async with self._creation():
+            return await self._create(
+                spec, keep_alive=keep_alive, parent_id=parent_id, background=background
+            )
+
+    async def _create(
+        self, spec: AgentSpec, *, keep_alive: bool, parent_id: str | None, background: bool
+    ) -> AgentSession:
         self.check_capacity()
         scenario = _scenario(spec.scenario)
         agent_id = new_agent_id()
         name = spec.name or default_name(spec.prompt)
         extra: dict[str, Any] = {}
+        # Before the agent exists: a model that cannot start leaves nothing behind.
+        base_url = await self._model_url(scenario) if scenario else None
         if spec.workspace == "worktree":
             worktree = await self._worktree(agent_id, name, spec)
             cwd, extra["worktree"] = Path(worktree.path), worktree.to_dict()
@@ -164,7 +208,6 @@ class Runner:
             extra=extra,
         )
         await self.store.record(spawned_events(agent), agent)
-        base_url = await self._model_url(scenario) if scenario else None
         if not background:
             return await self._launch(agent, spec.prompt, base_url=base_url, keep_alive=keep_alive)
         session = await self._prepare(agent, base_url=base_url, keep_alive=keep_alive)
@@ -196,6 +239,12 @@ class Runner:
         With ``idle`` (and ``keep_alive``) nothing is said: the process waits for
         a message; otherwise ``text`` (default: a request to continue) is sent.
         """
+        async with self._creation():
+            return await self._resume(ref, text, fork=fork, keep_alive=keep_alive, idle=idle)
+
+    async def _resume(
+        self, ref: str, text: str | None, *, fork: bool, keep_alive: bool, idle: bool
+    ) -> AgentSession:
         agent = await self.store.find_agent(ref)
         if agent.source is AgentSource.EXTERNAL and not fork:
             raise UsageError(
@@ -256,6 +305,10 @@ class Runner:
     async def relaunch(self, ref: str, *, keep_alive: bool = False) -> AgentSession:
         """A new process for an agent that was stopped before it had a Claude
         session (nothing to resume): it is given its first prompt again."""
+        async with self._creation():
+            return await self._relaunch(ref, keep_alive=keep_alive)
+
+    async def _relaunch(self, ref: str, *, keep_alive: bool) -> AgentSession:
         agent = await self.store.find_agent(ref)
         if agent.session_id or agent.state.is_live or agent.source is not AgentSource.AGENTDECK:
             raise InvalidState(agent.id, agent.state, "start it afresh")
@@ -353,7 +406,10 @@ class Runner:
             extension=self.extension,
             worktrees=self.worktrees,
             checkpoints=self.checkpoints if self.settings.checkpoints else None,
+            start_slots=self.start_slots,
         )
+        if self._closing:  # created as the runner stops: it stops at its first step
+            session.refuse_start(suspend=self._suspending)
         self.sessions[agent.id] = session
         return session
 
@@ -401,14 +457,25 @@ class Runner:
         return cwd
 
     async def _model_url(self, scenario: Scenario) -> str:
-        model = self._models.get(scenario.name)
-        if model is None:
-            from agentdeck.mockmodel import MockModel
-
-            model = MockModel([scenario], host="127.0.0.1", port=0)
-            await model.start()
-            self._models[scenario.name] = model
+        """The URL of the scenario's scripted model, started by the first agent that
+        needs it (those starting meanwhile wait for the same one)."""
+        starting = self._models.get(scenario.name)
+        if starting is None or (starting.done() and starting.exception() is not None):
+            starting = self._models[scenario.name] = asyncio.create_task(
+                _serve_model(scenario), name=f"model-{scenario.name}"
+            )
+        model = await asyncio.shield(starting)
+        if self._closing:  # the shutdown stops it, with the others
+            raise ShuttingDown()
         return model.url_for(scenario.name)
+
+    def scripted_models(self) -> dict[str, MockModel]:
+        """The scripted models started so far, by scenario."""
+        return {
+            name: task.result()
+            for name, task in self._models.items()
+            if task.done() and not task.cancelled() and task.exception() is None
+        }
 
     # -- steering ----------------------------------------------------------------
 
@@ -478,18 +545,34 @@ class Runner:
             self.checkpoints, self.store, self.governor, agent, to=to, dry_run=dry_run, by=by
         )
 
+    async def refuse_starts(self, *, suspend: bool = False) -> None:
+        """From now on no agent starts (``ShuttingDown``), and those starting stop
+        now: the daemon is stopping (``suspend`` as for ``shutdown``)."""
+        self._closing = True
+        self._suspending = self._suspending or suspend
+        await self.abort_starts(suspend=suspend)
+
     async def abort_starts(self, *, suspend: bool = False) -> None:
         """Stop the Claude Code processes of the agents still starting (a stop is
         asked for: their starts fail at once, and are marked interrupted; with
         ``suspend``, those that resume on restart are started again then)."""
-        sessions = list(self.sessions.values())
-        await asyncio.gather(*(s.abort_start(suspend=suspend) for s in sessions))
+        starting = [s for s in self.sessions.values() if s.starting]
+        # Every start told at once, the processes booting stopped together (one
+        # grace for all, not a thread and a grace each).
+        booting = [pid for s in starting if (pid := s.stop_starting(suspend=suspend))]
+        if booting:
+            await asyncio.to_thread(procs.terminate_trees, booting, ABORT_GRACE_SECONDS)
+        await asyncio.gather(*(s.abort_start(suspend=suspend) for s in starting))
 
     async def shutdown(self, *, suspend: bool = False) -> None:
         """Close every session (gracefully, then by force) and the scripted models.
 
         With ``suspend`` (the daemon stopping), an agent mid-turn that is to be
-        resumed on restart is stopped at once and marked to be carried on."""
+        resumed on restart is stopped at once and marked to be carried on. Agents
+        being created meanwhile are refused, or stopped at their next step, and
+        waited for: it returns once every agent has its final state."""
+        self._closing = True  # before anything awaits: no session is added unseen
+        self._suspending = self._suspending or suspend
         await self.merges.close()  # what was mid-merge is taken again at the next start
         if self._commands is not None:
             self._commands.cancel()
@@ -516,11 +599,33 @@ class Runner:
         results = await asyncio.gather(*stopping, return_exceptions=True)
         if starting:
             await asyncio.wait(starting, timeout=self.settings.stop_grace_seconds * 3)
+        await self._creations_ended()
         for session, outcome in zip(sessions, results, strict=True):
             if isinstance(outcome, BaseException):
                 logger.warning("agent %s did not stop gracefully: %r", session.agent.id, outcome)
                 with contextlib.suppress(Exception):
                     await session.kill()
-        for model in self._models.values():
-            await model.stop()
+        for started in self._models.values():
+            await asyncio.wait({started})
+            if not started.cancelled() and started.exception() is None:
+                await started.result().stop()
         self._models.clear()
+
+    async def _creations_ended(self) -> None:
+        """Creations under way end at their next step (refused, or their start
+        stopped); a session one of them added after the stop began is stopped too."""
+        try:
+            async with asyncio.timeout(self.settings.stop_grace_seconds * 3):
+                await self._no_creation.wait()
+        except TimeoutError:
+            logger.warning("%d agent creation(s) did not end in time", self._creations)
+        late = [s for s in self.sessions.values() if not s.finished.is_set()]
+        await asyncio.gather(*(s.kill() for s in late), return_exceptions=True)
+
+
+async def _serve_model(scenario: Scenario) -> MockModel:
+    from agentdeck.mockmodel import MockModel
+
+    model = MockModel([scenario], host="127.0.0.1", port=0)
+    await model.start()
+    return model

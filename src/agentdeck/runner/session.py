@@ -101,8 +101,10 @@ class AgentSession:
         extension: SessionExtension | None = None,
         worktrees: Worktrees | None = None,
         checkpoints: Checkpoints | None = None,
+        start_slots: asyncio.Semaphore | None = None,
     ) -> None:
         self.fleet = fleet
+        self._start_slots = start_slots  # how many Claude Codes may boot at once
         self.checkpoints = (
             SessionCheckpoints(checkpoints, lambda: self.agent, self._commit)
             if checkpoints
@@ -136,6 +138,7 @@ class AgentSession:
         self._stopping: AgentState | None = None  # set by kill()/close()/suspend()
         self._connecting: ClaudeSDKClient | None = None  # its client, while it starts
         self._aborted = False  # its start was stopped by abort_start()
+        self._waiting_slot: asyncio.Future[Any] | None = None
         self._terminating = False  # its processes are being stopped (not a graceful close)
         self._input_ended = False  # its stdin is closed: nothing more reaches it
         self._suspended = False
@@ -151,18 +154,47 @@ class AgentSession:
     def pid(self) -> int | None:
         return _pid_of(self._client)
 
+    @property
+    def starting(self) -> bool:
+        """Its start is under way: it has no connected Claude Code to steer yet."""
+        return self._client is None and not self.finished.is_set()
+
+    def refuse_start(self, *, suspend: bool = False) -> None:
+        """Its start, whenever it comes, stops at its first step (the daemon is
+        stopping); ``suspend`` as for ``abort_start``."""
+        if suspend and self.agent.spec.resume_on_restart:
+            self._suspended = True
+        self._aborted = True
+
+    def stop_starting(self, *, suspend: bool = False) -> int | None:
+        """``abort_start``'s first step, for many sessions at once: the start is
+        told to stop; the pid of its process booting, if it has one, is returned
+        for the caller to stop (0: no process yet; None: not starting)."""
+        if not self.starting:
+            return None
+        self.refuse_start(suspend=suspend)
+        if self._waiting_slot is not None:
+            self._waiting_slot.cancel()  # waiting for its turn to boot: no longer
+        return _pid_of(self._connecting) or 0
+
     async def abort_start(self, *, suspend: bool = False) -> None:
-        """A process still starting is stopped now: its connect (and the SDK's own
-        clean-up, which waits for it to exit) ends at once instead of at a timeout.
-        With ``suspend`` (the daemon stopping), an agent that resumes on restart is
-        marked to be started again then."""
-        if suspend and self._connecting is not None and self.agent.spec.resume_on_restart:
-            self._suspended = True  # however the start ends now, it is carried on later
-        pid = _pid_of(self._connecting)
-        if pid is not None:
-            self._aborted = True
-            # Nothing to save yet: no grace beyond a moment to exit on SIGTERM.
-            await asyncio.to_thread(procs.terminate_tree, pid, ABORT_GRACE_SECONDS)
+        """A start under way stops now, at whatever step it is: before its process
+        exists it goes no further; a process still connecting is stopped (its
+        connect, and the SDK's clean-up that waits for it, end at once instead of at
+        a timeout). It ends ``interrupted`` (``killed`` by a kill). With ``suspend``
+        (the daemon stopping), an agent that resumes on restart is marked to be
+        started again then."""
+        if self.stop_starting(suspend=suspend) is None:
+            return
+        while self.starting:
+            pid = _pid_of(self._connecting)
+            if pid is not None:
+                # Nothing to save yet: no grace beyond a moment to exit on SIGTERM.
+                await asyncio.to_thread(procs.terminate_tree, pid, ABORT_GRACE_SECONDS)
+                return
+            if self._connecting is None:
+                return  # not connecting: its next step sees the stop
+            await asyncio.sleep(0.02)  # its process is being spawned: a moment
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -179,7 +211,9 @@ class AgentSession:
     async def _start(self, prompt: str | None) -> None:
         extension = self.extension
         client: ClaudeSDKClient | None = None
+        slot = False
         try:
+            self._go_on()
             tree = await extension.budget(self.agent) if extension else None
             sandbox = self.governor.profile_for(self.agent).sandbox
             worktree = Worktree.from_extra(self.agent.extra)
@@ -225,12 +259,15 @@ class AgentSession:
             # A tool may print megabytes on one stream-json line.
             options.max_buffer_size = 64 * 1024 * 1024
             self.sandboxing.apply(options)
+            slot = await self._take_slot()
+            self._go_on()
             client = self._connecting = HeldClient(options)
             try:
                 async with asyncio.timeout(self.settings.connect_timeout_seconds):
                     await client.connect()
             finally:  # abort_start() must never signal a pid that is no longer its process
                 self._connecting = None
+            self._go_on()  # stopped while it connected: it goes no further
         except asyncio.CancelledError:
             if client is not None:  # the process may be up already: never leave it
                 pid = _pid_of(client)
@@ -250,6 +287,8 @@ class AgentSession:
         except (Exception, TimeoutError) as exc:
             # Whatever stopped it, the agent says so: never left ``starting``.
             if client is not None:
+                if self._aborted and (pid := _pid_of(client)) is not None:
+                    await asyncio.to_thread(procs.terminate_tree, pid, ABORT_GRACE_SECONDS)
                 await self._disconnect(client)
             await self.sandboxing.close()
             if self._aborted:  # a stop was asked for: no error of the agent's
@@ -276,6 +315,9 @@ class AgentSession:
             )
             self.finished.set()
             raise AgentProcessError(message, stderr=self.stderr_tail()) from exc
+        finally:
+            if slot and self._start_slots is not None:
+                self._start_slots.release()
         self._client = client
         self.spawned_pid = self.pid
         self.guard = self._make_guard(tree)
@@ -293,6 +335,42 @@ class AgentSession:
             await self._commit([], state=AgentState.IDLE)
         else:
             await self.send(prompt)
+
+    async def _stop_start(self, state: AgentState, *, suspend: bool = False) -> bool:
+        """When it is still starting, the start is stopped (not waited for) and
+        ``state`` recorded (``killed``, else ``interrupted``: it never ran; with
+        ``suspend``, marked to be started again as for ``abort_start``). True when
+        it was starting."""
+        if not self.starting:
+            return False
+        self._stopping = state
+        await self.abort_start(suspend=suspend)
+        try:
+            await self._await_exit(self.settings.stop_grace_seconds * 3)
+        except TimeoutError:
+            logger.warning("agent %s: its start did not stop in time", self.agent.id)
+        return True
+
+    def _go_on(self) -> None:
+        """The start's next step, unless a stop was asked for meanwhile."""
+        if self._aborted:
+            raise _StartStopped(STOPPED_STARTING)
+
+    async def _take_slot(self) -> bool:
+        """Its turn to boot (``start_slots``: a burst of starts does not boot every
+        Claude Code at once on a small machine); a stop meanwhile ends the wait."""
+        if self._start_slots is None:
+            return False
+        waiting = self._waiting_slot = asyncio.ensure_future(self._start_slots.acquire())
+        try:
+            await waiting
+            return True
+        except asyncio.CancelledError:
+            if self._aborted and waiting.cancelled():
+                raise _StartStopped(STOPPED_STARTING) from None
+            raise
+        finally:
+            self._waiting_slot = None
 
     async def _record_stopped_start(self) -> None:
         """A start stopped before the agent ran: ``interrupted`` (or ``killed``), and
@@ -372,6 +450,8 @@ class AgentSession:
         await self._commit([], extra=merged)
 
     async def interrupt(self) -> None:
+        if await self._stop_start(AgentState.INTERRUPTED):
+            return  # still starting: it stops there, interrupted
         if self._client is None or self.finished.is_set():
             raise InvalidState(self.agent.id, self.agent.state, "interrupt")
         await self._commit(
@@ -389,7 +469,7 @@ class AgentSession:
 
     async def kill(self) -> None:
         """Stop the CLI and every process it started, now."""
-        if self.finished.is_set():
+        if self.finished.is_set() or await self._stop_start(AgentState.KILLED):
             return
         self._stopping = AgentState.KILLED
         self._terminating = True
@@ -409,7 +489,9 @@ class AgentSession:
         daemon stopping while the agent waits in a tool call (an answer, its
         workers): its turn cannot end by itself, so a graceful close would only
         wait for the timeout."""
-        if self.finished.is_set():
+        if self.finished.is_set() or await self._stop_start(
+            AgentState.INTERRUPTED, suspend=carry_on
+        ):
             return
         self._suspended = carry_on
         self._stopping = AgentState.INTERRUPTED
@@ -421,7 +503,7 @@ class AgentSession:
 
     async def close(self) -> None:
         """Graceful stop: close stdin, let the CLI finish, escalate if it does not."""
-        if self.finished.is_set():
+        if self.finished.is_set() or await self._stop_start(AgentState.INTERRUPTED):
             return
         self._stopping = self._final or AgentState.DONE
         await self._end_input()
@@ -767,6 +849,10 @@ class AgentSession:
                 changes.pop("state")
             self.agent = agent.with_changes(updated_at=time.time(), **changes)
             await self.store.record(out, self.agent)
+
+
+class _StartStopped(Exception):
+    """A stop was asked for while the agent started: its start goes no further."""
 
 
 def _pid_of(client: object) -> int | None:

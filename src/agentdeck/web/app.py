@@ -23,6 +23,7 @@ from agentdeck.errors import (
     PolicyError,
     Refused,
     ScenarioError,
+    ShuttingDown,
     TemplateError,
     UsageError,
 )
@@ -42,6 +43,7 @@ _STATUS: list[tuple[type[AgentdeckError], int]] = [
     (UsageError, 400),
     (PolicyDenied, 403),
     (AgentProcessError, 502),
+    (ShuttingDown, 503),
     (ConfigError, 500),
 ]
 
