@@ -59,6 +59,8 @@ _PROMPT_EVENTS = frozenset(
 class BridgeConfig:
     channels: frozenset[str]  # channels served (threads in them too); empty: none
     approvers: frozenset[str] = frozenset()  # member ids, or "role:<name>"; empty: nobody
+    admins: frozenset[str] = frozenset()  # who may /project; empty: nobody
+    project_roots: tuple[str, ...] = ()  # where /project may point
     on_busy: Literal["queue", "interrupt"] = "queue"
     edit_interval: float = 1.0
     attach_over: int = 1500  # characters of tool output shown as an attachment, not at all
@@ -316,6 +318,12 @@ class _Worker:
         if state.agent_id is None:
             body = {**bridge.config.agent, "prompt": message.text, "keep_alive": True}
             body.setdefault("name", f"{bridge.platform.name}-{self.conversation.key}")
+            channel = bridge.state.conversations.get(self.conversation.channel)
+            project = state.project or (channel.project if channel else None)
+            if project:
+                body["cwd"] = project
+            if state.template:
+                body["agent"] = state.template
             agent = await bridge.client.create_agent(body)
             state.agent_id, state.cursor, state.busy = agent["id"], 0, True
             bridge._roots[agent["id"]] = self.conversation.key

@@ -33,6 +33,8 @@ class ConversationState:
     last_was_tool: bool = False
     sealed: list[str] = field(default_factory=list)  # chunks to deliver, in order
     queue: list[Queued] = field(default_factory=list)
+    project: str | None = None  # /project: where new agents here work
+    template: str | None = None  # /new TEMPLATE: the agent template to start with
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ConversationState:

@@ -1,0 +1,101 @@
+"""The Discord bridge's token and allow-lists: where the token may come from,
+and that it reaches no log and no error message."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import SecretStr
+
+from agentdeck.bridges.discord.setup import bridge_config, read_token
+from agentdeck.errors import ConfigError
+from agentdeck.settings import Settings
+from tests.conftest import make_settings
+from tests.support.deckcli import deck, deck_env
+
+TOKEN = "MTIzNDU2Nzg5.secret-discord-token.XYZ"
+
+
+def test_the_token_comes_from_the_environment_first(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, discord_token=SecretStr(f" {TOKEN}\n"))
+    assert read_token(settings) == TOKEN
+
+
+def test_a_token_file_must_be_private(tmp_path: Path) -> None:
+    path = tmp_path / "discord-token"
+    path.write_text(TOKEN + "\n")
+    path.chmod(0o644)
+    settings = make_settings(tmp_path, discord_token_file=path)
+    with pytest.raises(ConfigError) as refused:
+        read_token(settings)
+    assert "may be read by others (mode 644)" in str(refused.value)
+    assert f"chmod 600 {path}" in str(refused.value)
+    assert TOKEN not in str(refused.value)
+    path.chmod(0o600)
+    assert read_token(settings) == TOKEN
+
+
+def test_no_token_or_an_empty_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no Discord bot token"):
+        read_token(make_settings(tmp_path))
+    empty = tmp_path / "empty"
+    empty.write_text("\n")
+    empty.chmod(0o600)
+    with pytest.raises(ConfigError, match="is empty"):
+        read_token(make_settings(tmp_path, discord_token_file=empty))
+    with pytest.raises(ConfigError, match="cannot read"):
+        read_token(make_settings(tmp_path, discord_token_file=tmp_path / "missing"))
+
+
+def test_a_bridge_that_would_serve_nothing_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="would serve no channel"):
+        bridge_config(make_settings(tmp_path, discord_guilds=[1]))
+    config = bridge_config(
+        make_settings(
+            tmp_path,
+            discord_guilds=[1],
+            discord_channels=[100, 200],
+            bridge_approvers=["role:deckhands", "42"],
+            bridge_scenario="chat",
+        )
+    )
+    assert config.channels == {"100", "200"}
+    assert config.approvers == {"role:deckhands", "42"}
+    assert config.agent == {"scenario": "chat"}
+
+
+def test_the_settings_log_shows_the_token_as_stars(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, discord_token=SecretStr(TOKEN))
+    assert settings.redacted()["discord_token"] == "***"
+    assert TOKEN not in repr(settings) and TOKEN not in str(settings.redacted())
+
+
+def test_the_command_never_prints_or_logs_the_token(tmp_path: Path) -> None:
+    env = deck_env(
+        tmp_path,
+        AGENTDECK_DISCORD_TOKEN=TOKEN,
+        AGENTDECK_DISCORD_GUILDS="[1]",
+        AGENTDECK_DISCORD_CHANNELS="[100]",
+        AGENTDECK_LOG_LEVEL="DEBUG",
+    )
+    done = deck(env, "bridge", "discord", timeout=60)
+    assert done.code == 1
+    assert "no agentdeck daemon runs" in done.err
+    assert "discord_token" in done.err, "the effective settings are logged (redacted)"
+    assert TOKEN not in done.out and TOKEN not in done.err
+    logs = Path(env["AGENTDECK_HOME"]) / "logs"
+    for log in logs.rglob("*") if logs.exists() else []:
+        assert TOKEN not in log.read_text(errors="replace")
+
+
+def test_settings_read_the_discord_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTDECK_DISCORD_TOKEN", TOKEN)
+    monkeypatch.setenv("AGENTDECK_DISCORD_CHANNELS", "[100, 200]")
+    monkeypatch.setenv("AGENTDECK_BRIDGE_ON_BUSY", "interrupt")
+    settings = Settings.load()
+    assert settings.discord_channels == [100, 200] and settings.bridge_on_busy == "interrupt"
+    monkeypatch.setenv("AGENTDECK_BRIDGE_ON_BUSY", "shout")
+    with pytest.raises(ConfigError) as bad:
+        Settings.load()
+    assert "AGENTDECK_BRIDGE_ON_BUSY" in str(bad.value) and TOKEN not in str(bad.value)
