@@ -306,3 +306,86 @@ def _async(probe: Any) -> Any:
         return probe()
 
     return run
+
+
+async def test_a_question_for_a_person_is_answered_from_the_chat(
+    settings: Settings, tmp_path: Path
+) -> None:
+    ask = {
+        "tool_use": {
+            "name": "mcp__deck__ask_orchestrator",
+            "input": {"question": "Which colour, red or blue?"},
+        }
+    }
+    play = scenario(
+        tmp_path,
+        "asks",
+        [
+            {"reply": [ask]},
+            {"when": {"tool_result_contains": "blue"}, "reply": [{"text": "Going with blue."}]},
+        ],
+    )
+    platform = MemoryPlatform()
+    async with (
+        serving(settings) as served,
+        bridged(served, platform, tmp_path / "b.json", agent={"scenario": play}) as bridge,
+    ):
+        await bridge.handle(message(platform, "paint it"))
+        [asked] = await eventually(
+            _async(lambda: platform.prompts()), timeout=60, what="the question"
+        )
+        assert asked.prompt is not None and asked.prompt.kind is PromptKind.ASK
+        assert asked.text.endswith("asks: Which colour, red or blue?")
+        ask_id = asked.prompt.request_id
+        refused = await bridge.reply(MALLORY, ask_id, "red")
+        assert refused.startswith("You may not answer agents' questions here")
+        assert await bridge.reply(ALICE, ask_id, "  ") == "An empty answer is no answer."
+        assert await bridge.reply(ALICE, ask_id, "blue") == "Answered."
+        await eventually(_async(lambda: asked.closed), timeout=30, what="the question to close")
+        await eventually(
+            _async(lambda: "Going with blue." in texts(platform)), timeout=60, what="the reply"
+        )
+        async with served.api() as api:
+            answered = (await api.get(f"/api/asks/{ask_id}")).json()
+    assert asked.text.endswith("↳ alice answered: blue")
+    assert answered["answered_by"] == "user:bridge:memory:1:alice"
+    assert answered["answer"] == "blue"
+
+
+async def test_with_interrupt_a_message_while_busy_stops_the_turn_and_goes_next(
+    settings: Settings, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    hang = {"tool_use": {"name": "Bash", "input": {"command": "sleep 600"}}}
+    play = scenario(
+        tmp_path,
+        "hang",
+        [
+            {"reply": [{"text": "Starting a long job."}, hang]},
+            {"when": {"user_text_contains": "instead"}, "reply": [{"text": "OK, instead."}]},
+        ],
+    )
+    platform = MemoryPlatform()
+    defaults = {"scenario": play, "allow": ["Bash(sleep *)"], "cwd": str(work)}
+    async with (
+        serving(settings) as served,
+        bridged(
+            served, platform, tmp_path / "b.json", agent=defaults, on_busy="interrupt"
+        ) as bridge,
+    ):
+        await bridge.handle(message(platform, "run the job"))
+        await eventually(
+            _async(lambda: "▸ Bash: sleep 600" in texts(platform)), timeout=60, what="the job"
+        )
+        await bridge.handle(message(platform, "do this instead"))
+        await eventually(
+            _async(lambda: "OK, instead." in texts(platform)), timeout=60, what="the new turn"
+        )
+        agent = await agent_of(served, bridge)
+        async with served.api() as api:
+            events = (await api.get("/api/events", params={"agent": agent["id"]})).json()
+    sent = [e["data"]["text"] for e in events["events"] if e["type"] == "user_message_sent"]
+    assert sent == ["run the job", "do this instead"]
+    turns = [e["data"] for e in events["events"] if e["type"] == "turn_completed"]
+    assert [t["terminal_reason"] for t in turns] == ["aborted_streaming", "completed"]

@@ -48,6 +48,7 @@ from agentdeck.errors import AgentdeckError
 
 logger = logging.getLogger(__name__)
 
+PROMPT_ANSWER_ROOM = 300  # characters of a prompt kept for who answered, and how
 QUEUED = "⏳"
 TAKEN = "👀"
 _PROMPT_EVENTS = frozenset(
@@ -255,6 +256,10 @@ class Bridge:
                 )
 
     async def _post_prompt(self, key: str, prompt: Prompt) -> None:
+        # Room is left for the line that says who answered.
+        room = max(self.platform.message_limit - PROMPT_ANSWER_ROOM, 32)
+        if len(prompt.text) > room:
+            prompt = Prompt(prompt.kind, prompt.request_id, prompt.text[: room - 1] + "…")
         message_id = await self.platform.prompt(Conversation.from_key(key), prompt)
         self.state.prompts[prompt.request_id] = OpenPrompt(
             conversation=key, message_id=message_id, kind=str(prompt.kind), text=prompt.text
@@ -287,8 +292,11 @@ class _Worker:
             self._follower = self.bridge._spawn(self._pump(agent_id), f"bridge-follow-{agent_id}")
 
     async def _pump(self, agent_id: str) -> None:
-        async for event in self.bridge.client.events(after=self.state.cursor, agent=agent_id):
-            self.inbox.put_nowait(_Event(event.id, event.type, event.data))
+        try:
+            async for event in self.bridge.client.events(after=self.state.cursor, agent=agent_id):
+                self.inbox.put_nowait(_Event(event.id, event.type, event.data))
+        except AgentdeckError as exc:  # the agent is gone: this conversation alone stops
+            logger.warning("%s: no more events of %s: %s", self.conversation.key, agent_id, exc)
 
     async def run(self) -> None:
         if self.state.sealed or self.state.draft:
@@ -348,7 +356,12 @@ class _Worker:
         assert self.state.agent_id is not None
         self.state.busy = True
         self.bridge.save()
-        await self.bridge.client.send(self.state.agent_id, text)
+        try:
+            await self.bridge.client.send(self.state.agent_id, text)
+        except AgentdeckError:
+            self.state.busy = False  # nothing was sent: the next message goes straight on
+            self.bridge.save()
+            raise
 
     async def _ack(self, message: Incoming, emoji: str) -> None:
         if message.message_id:

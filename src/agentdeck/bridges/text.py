@@ -17,6 +17,8 @@ from typing import Any
 
 TOOL_MARK = "▸"
 DETAIL_LIMIT = 120  # characters of a tool call's detail on its line
+ANSWER_SHOWN = 200  # characters of an answer repeated under its question
+REASON_SHOWN = 200
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 
 
@@ -192,6 +194,8 @@ def resolved_text(prompt: str, decision: str, by: str | None, reason: str | None
     elif decision == "cancelled":
         outcome = "✖ Cancelled: the agent stopped before an answer."
     else:
+        if reason and len(reason) > REASON_SHOWN:
+            reason = reason[: REASON_SHOWN - 1] + "…"
         outcome = f"⛔ Denied by {who}" + (f": {reason}" if reason else ".")
     return f"{prompt}\n{outcome}"
 
@@ -203,6 +207,8 @@ def ask_text(agent: str, question: str) -> str:
 def answered_text(prompt: str, answer: str | None, by: str | None) -> str:
     if by == "timeout" or answer is None:
         return f"{prompt}\n⌛ Nobody answered before the timeout; the agent goes on."
+    if len(answer) > ANSWER_SHOWN:
+        answer = answer[: ANSWER_SHOWN - 1] + "…"
     return f"{prompt}\n↳ {_who(by)} answered: {answer}"
 
 
