@@ -105,9 +105,9 @@ class FakeChannel:
         self.threads.append(thread)
         return thread
 
-    def post(self, author: FakeMember, content: str) -> FakeMessage:
+    def post(self, author: FakeMember, content: str, *files: FakeAttachment) -> FakeMessage:
         """A member's (or another bot's) message in this channel."""
-        message = FakeMessage(content, author, self)
+        message = FakeMessage(content, author, self, attachments=list(files))
         self.sent[message.id] = Sent(message.id, content, by_member=True)
         return message
 
@@ -124,12 +124,26 @@ class FakeChannel:
 
 
 @dataclass
+class FakeAttachment:
+    filename: str
+    data: bytes
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+    async def read(self) -> bytes:
+        return self.data
+
+
+@dataclass
 class FakeMessage:
     content: str
     author: FakeMember
     channel: FakeChannel
     id: int = field(default_factory=lambda: next(_ids))
     webhook_id: int | None = None
+    attachments: list[FakeAttachment] = field(default_factory=list)
 
     @property
     def guild(self) -> FakeGuild:

@@ -383,9 +383,16 @@ async def test_with_interrupt_a_message_while_busy_stops_the_turn_and_goes_next(
             _async(lambda: "OK, instead." in texts(platform)), timeout=60, what="the new turn"
         )
         agent = await agent_of(served, bridge)
-        async with served.api() as api:
-            events = (await api.get("/api/events", params={"agent": agent["id"]})).json()
-    sent = [e["data"]["text"] for e in events["events"] if e["type"] == "user_message_sent"]
+
+        async def two_turns() -> list[dict[str, Any]] | None:
+            async with served.api() as api:
+                found = (await api.get("/api/events", params={"agent": agent["id"]})).json()
+            events: list[dict[str, Any]] = found["events"]
+            done = [e for e in events if e["type"] == "turn_completed"]
+            return events if len(done) == 2 else None
+
+        events = await eventually(two_turns, timeout=30, what="both turns' ends")
+    sent = [e["data"]["text"] for e in events if e["type"] == "user_message_sent"]
     assert sent == ["run the job", "do this instead"]
-    turns = [e["data"] for e in events["events"] if e["type"] == "turn_completed"]
+    turns = [e["data"] for e in events if e["type"] == "turn_completed"]
     assert [t["terminal_reason"] for t in turns] == ["aborted_streaming", "completed"]

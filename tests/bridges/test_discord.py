@@ -15,6 +15,7 @@ from agentdeck.bridges.discord.bot import AnswerModal, Frontend, ReasonModal
 from agentdeck.bridges.discord.platform import DiscordPlatform
 from agentdeck.settings import Settings
 from tests.bridges.discordfakes import (
+    FakeAttachment,
     FakeChannel,
     FakeGuild,
     FakeInteraction,
@@ -110,7 +111,8 @@ async def test_messages_become_prompts_and_commands_answer_in_allowed_channels_o
         await eventually(_async(lambda: thread.texts()), timeout=60, what="the thread's reply")
         key = f"100/{thread.id}"
         assert bridge.state.conversations[key].agent_id not in (None, agent_id)
-        in_thread = thread.post(MALLORY, "again please")
+        notes = FakeAttachment("notes.txt", b"remember the milk")
+        in_thread = thread.post(MALLORY, "again please", notes)
         await front.on_message(in_thread)
         await eventually(
             _async(lambda: len(thread.texts()) == 2), timeout=60, what="the follow-up's reply"
@@ -118,6 +120,12 @@ async def test_messages_become_prompts_and_commands_answer_in_allowed_channels_o
         assert thread.texts()[1] == "Hello again! This is my answer to your follow-up."
         async with served.api() as api:
             agents = (await api.get("/api/agents")).json()["agents"]
+            threaded = bridge.state.conversations[key].agent_id
+            events = (await api.get("/api/events", params={"agent": threaded})).json()["events"]
+    [workspace] = [a["cwd"] for a in agents if a["id"] == threaded]
+    assert (Path(workspace) / "uploads" / "notes.txt").read_bytes() == b"remember the milk"
+    said = [e["data"]["text"] for e in events if e["type"] == "user_message_sent"]
+    assert said[-1] == "again please\n\n(Attached, saved in your workspace: uploads/notes.txt)"
     assert len(agents) == 2, "nothing from the unlisted channel, the other guild or the bot"
     assert server.unlisted.texts() == [] and server.foreign.texts() == []
 

@@ -324,7 +324,11 @@ class _Worker:
         state = self.state
         bridge = self.bridge
         if state.agent_id is None:
-            body = {**bridge.config.agent, "prompt": message.text, "keep_alive": True}
+            prompt = message.text.strip() or "I attached files."
+            if message.uploads:
+                names = ", ".join(u.filename for u in message.uploads)
+                prompt += f"\n\n(Attached files are being saved under uploads/: {names})"
+            body = {**bridge.config.agent, "prompt": prompt, "keep_alive": True}
             body.setdefault("name", f"{bridge.platform.name}-{self.conversation.key}")
             channel = bridge.state.conversations.get(self.conversation.channel)
             project = state.project or (channel.project if channel else None)
@@ -338,19 +342,34 @@ class _Worker:
             bridge.save()
             bridge.record(message.author, "started", agent=agent["id"])
             self.follow(agent["id"])
+            await self._upload(message)
             await self._ack(message, TAKEN)
             return
+        text = message.text.strip() or "I attached files."
+        saved = await self._upload(message)
+        if saved:
+            text += f"\n\n(Attached, saved in your workspace: {', '.join(saved)})"
         if state.busy:
-            state.queue.append(Queued(message.text, message.author.tag))
+            state.queue.append(Queued(text, message.author.tag))
             bridge.save()
             bridge.record(message.author, "queued", agent=state.agent_id)
             await self._ack(message, QUEUED)
             if bridge.config.on_busy == "interrupt":
                 await bridge.client.interrupt(state.agent_id)
             return
-        await self._send(message.text)
+        await self._send(text)
         bridge.record(message.author, "sent", agent=state.agent_id)
         await self._ack(message, TAKEN)
+
+    async def _upload(self, message: Incoming) -> list[str]:
+        """The message's files, saved in the agent's workspace: their paths there."""
+        agent_id = self.state.agent_id
+        assert agent_id is not None
+        saved = []
+        for upload in message.uploads:
+            saved.append(await self.bridge.client.upload(agent_id, upload.filename, upload.data))
+            self.bridge.record(message.author, "uploaded", agent=agent_id, path=saved[-1])
+        return saved
 
     async def _send(self, text: str) -> None:
         assert self.state.agent_id is not None

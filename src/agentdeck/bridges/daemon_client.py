@@ -9,6 +9,7 @@ the chat member. The stream is resumed with ``Last-Event-ID`` after any drop.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -122,6 +123,12 @@ class DaemonClient:
             "POST", f"/api/agents/{ref}/messages", body={"text": text}
         )
         return data
+
+    async def upload(self, ref: str, name: str, data: bytes) -> str:
+        """Save a file under ``uploads/`` in the agent's workspace; its path there."""
+        body = {"name": name, "content_base64": base64.b64encode(data).decode()}
+        saved = await self.call("POST", f"/api/agents/{ref}/files", body=body)
+        return str(saved["path"])
 
     async def interrupt(self, ref: str) -> dict[str, Any]:
         data: dict[str, Any] = await self.call("POST", f"/api/agents/{ref}/interrupt", body={})

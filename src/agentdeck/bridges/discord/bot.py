@@ -21,10 +21,11 @@ from agentdeck.bridges import commands
 from agentdeck.bridges.core import Bridge
 from agentdeck.bridges.daemon_client import Actor
 from agentdeck.bridges.discord.platform import custom_id, parse_custom_id
-from agentdeck.bridges.platform import Conversation, Incoming
+from agentdeck.bridges.platform import Conversation, Incoming, Upload
 
 logger = logging.getLogger(__name__)
 
+MAX_UPLOAD_BYTES = 25 * 1024 * 1024  # what the daemon takes for one file
 INPUT_LIMIT = 1000  # characters of a reason or an answer typed in a modal
 THREAD_NAME_LIMIT = 90
 
@@ -121,12 +122,21 @@ class Frontend:
         if not self.serves(guild, conversation):
             return
         assert conversation is not None
+        uploads = []
+        for attachment in message.attachments:
+            if attachment.size > MAX_UPLOAD_BYTES:
+                logger.info(
+                    "attachment %s too large (%d bytes)", attachment.filename, attachment.size
+                )
+                continue
+            uploads.append(Upload(attachment.filename, await attachment.read()))
         await self.bridge.handle(
             Incoming(
                 conversation,
                 actor_of(message.author),
                 message.content,
                 message_id=str(message.id),
+                uploads=tuple(uploads),
             )
         )
 
