@@ -45,6 +45,7 @@ bench: setup
 	$(RUN) python benchmarks/hooks.py
 	$(RUN) python benchmarks/sandbox.py
 	$(RUN) python benchmarks/scrubbing.py
+	$(RUN) python benchmarks/bridge.py
 	$(RUN) python benchmarks/memory_search.py --observations $(MEMORY_OBSERVATIONS)
 
 clean:
