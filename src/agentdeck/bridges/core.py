@@ -280,8 +280,9 @@ class _Worker:
         self.conversation = conversation
         self.inbox: asyncio.Queue[Incoming | _Event | _Flush] = asyncio.Queue()
         self._follower: asyncio.Task[None] | None = None
-        self._last_show = 0.0
+        self._last_show = float("-inf")  # the first text shows at once
         self._flush_due = False
+        self._timer: asyncio.Task[None] | None = None
 
     @property
     def state(self) -> ConversationState:
@@ -441,7 +442,7 @@ class _Worker:
             await self._show(final=False)
         elif not self._flush_due:
             self._flush_due = True
-            self.bridge._spawn(self._flush_later(wait), "bridge-flush")
+            self._timer = self.bridge._spawn(self._flush_later(wait), "bridge-flush")
 
     async def _flush_later(self, wait: float) -> None:
         await asyncio.sleep(wait)
@@ -451,6 +452,9 @@ class _Worker:
         """Seal what is complete (everything, when ``final``), deliver the sealed
         chunks in order, then show the rest in the draft message. State is saved
         before each platform call: a restart repeats at most one edit."""
+        if self._timer is not None and not self._timer.done():
+            self._timer.cancel()  # what it would show is shown now
+        self._flush_due = False
         state = self.state
         platform = self.bridge.platform
         limit = platform.message_limit
