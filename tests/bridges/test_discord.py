@@ -111,6 +111,14 @@ async def test_messages_become_prompts_and_commands_answer_in_allowed_channels_o
         await eventually(_async(lambda: thread.texts()), timeout=60, what="the thread's reply")
         key = f"100/{thread.id}"
         assert bridge.state.conversations[key].agent_id not in (None, agent_id)
+        # /new without a prompt: the thread waits for its first message.
+        empty = FakeInteraction(ALICE, server.served)
+        await front.new(empty, "", "reviewer")
+        waiting = server.served.threads[-1]
+        assert empty.said() == (
+            f"Ready: the first message here starts the agent (reviewer). <#{waiting.id}>"
+        )
+        assert bridge.state.conversations[f"100/{waiting.id}"].template == "reviewer"
         notes = FakeAttachment("notes.txt", b"remember the milk")
         in_thread = thread.post(MALLORY, "again please", notes)
         await front.on_message(in_thread)

@@ -99,3 +99,25 @@ def test_settings_read_the_discord_variables(monkeypatch: pytest.MonkeyPatch) ->
     with pytest.raises(ConfigError) as bad:
         Settings.load()
     assert "AGENTDECK_BRIDGE_ON_BUSY" in str(bad.value) and TOKEN not in str(bad.value)
+
+
+@pytest.mark.anyio
+async def test_the_bot_asks_for_few_intents_and_registers_the_slash_commands() -> None:
+    from agentdeck.bridges.discord.bot import DeckBot, Frontend
+
+    bot = DeckBot()
+    bot.attach(Frontend(None, frozenset({1})))  # type: ignore[arg-type]
+    intents = bot.intents
+    assert intents.message_content and intents.guilds and intents.guild_messages
+    assert not intents.members and not intents.presences and not intents.dm_messages
+    commands = {c.name: c for c in bot.tree.get_commands()}
+    assert set(commands) == {
+        "new", "project", "status", "stop", "resume", "cost", "approve", "memory",
+    }  # fmt: skip
+    params = {
+        name: [(p.name, p.required) for p in getattr(c, "parameters", [])]
+        for name, c in commands.items()
+    }
+    assert params["new"] == [("prompt", False), ("agent_template", False)]
+    assert params["project"] == [("path", True)] and params["memory"] == [("query", True)]
+    assert params["status"] == []

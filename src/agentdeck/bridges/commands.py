@@ -35,6 +35,10 @@ async def new(
     if template:
         conv.template = template
     bridge.save()
+    if not prompt.strip():
+        return "Ready: the first message here starts the agent" + (
+            f" ({template})." if template else "."
+        )
     await bridge.handle(Incoming(conversation, actor, prompt))
     return "Starting an agent" + (f" ({template})" if template else "") + "."
 

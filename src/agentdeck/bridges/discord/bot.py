@@ -201,7 +201,7 @@ class Frontend:
         if where.thread is None:  # a thread per session
             await interaction.response.defer(ephemeral=True, thinking=True)
             thread = await channel.create_thread(
-                name=(prompt or template or "agent")[:THREAD_NAME_LIMIT],
+                name=(prompt.strip() or template or "agent")[:THREAD_NAME_LIMIT],
                 type=discord.ChannelType.public_thread,
             )
             where = Conversation(where.channel, str(thread.id))
@@ -250,7 +250,7 @@ def install_commands(tree: app_commands.CommandTree[Any], frontend: Frontend) ->
     @tree.command(name="new", description="Start an agent in a new thread")
     @app_commands.describe(prompt="What the agent should do", agent_template="An agent template")
     async def new(
-        interaction: discord.Interaction, prompt: str, agent_template: str | None = None
+        interaction: discord.Interaction, prompt: str = "", agent_template: str | None = None
     ) -> None:
         await frontend.new(interaction, prompt, agent_template)
 
