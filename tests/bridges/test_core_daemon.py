@@ -395,4 +395,38 @@ async def test_with_interrupt_a_message_while_busy_stops_the_turn_and_goes_next(
     sent = [e["data"]["text"] for e in events if e["type"] == "user_message_sent"]
     assert sent == ["run the job", "do this instead"]
     turns = [e["data"] for e in events if e["type"] == "turn_completed"]
-    assert [t["terminal_reason"] for t in turns] == ["aborted_streaming", "completed"]
+    # The first turn was cut short: its `sleep 600` did not run out (how the CLI
+    # reports the stop varies with when it lands: aborted_streaming, or completed).
+    assert turns[0]["duration_ms"] < 60_000 and turns[1]["terminal_reason"] == "completed"
+
+
+async def test_always_allows_the_same_call_again_for_this_agent_only(
+    settings: Settings, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    touch = {"tool_use": {"name": "Bash", "input": {"command": "touch made.txt"}}}
+    play = scenario(
+        tmp_path,
+        "twice",
+        [{"reply": [touch]}, {"reply": [touch]}, {"reply": [{"text": "Touched twice."}]}],
+    )
+    defaults = {"scenario": play, "profile": ask_profile(tmp_path), "cwd": str(work)}
+    platform = MemoryPlatform()
+    async with (
+        serving(settings) as served,
+        bridged(served, platform, tmp_path / "b.json", agent=defaults) as bridge,
+    ):
+        await bridge.handle(message(platform, "touch it twice"))
+        [asked] = await eventually(_async(lambda: platform.prompts()), timeout=60, what="prompt")
+        assert asked.prompt is not None
+        request = asked.prompt.request_id
+        assert await bridge.decide(ALICE, request, "allow", always=True) == "Allowed."
+        await eventually(
+            _async(lambda: "Touched twice." in texts(platform)), timeout=60, what="the reply"
+        )
+        async with served.api() as api:
+            answered = (await api.get(f"/api/approvals/{request}")).json()
+    assert len(platform.prompts()) == 1, "the second call was allowed by the grant"
+    assert answered["remember"] == "session"
+    assert texts(platform).count("▸ Bash: touch made.txt") == 2

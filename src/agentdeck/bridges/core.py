@@ -48,6 +48,7 @@ from agentdeck.errors import AgentdeckError
 
 logger = logging.getLogger(__name__)
 
+POSITION_SAVE_EVERY = 500  # events of no interest between two saves of the position
 PROMPT_ANSWER_ROOM = 300  # characters of a prompt kept for who answered, and how
 QUEUED = "⏳"
 TAKEN = "👀"
@@ -195,7 +196,9 @@ class Bridge:
             stats = await self.client.call("GET", "/api/stats")
             self.state.position = int(stats["last_event_id"])
             self.save()
+        saved = self.state.position
         async for event in self.client.events(after=self.state.position):
+            self.state.position = event.id
             if event.type in _PROMPT_EVENTS:
                 try:
                     await self._on_prompt_event(event.agent_id, event.type, event.data)
@@ -203,10 +206,10 @@ class Bridge:
                     logger.warning("could not show %s %d: %s", event.type, event.id, exc)
                 except Exception:  # the bridge serves on
                     logger.exception("prompt event %d failed", event.id)
-                self.state.position = event.id
-                self.save()
-            else:
-                self.state.position = event.id
+            elif event.id - saved < POSITION_SAVE_EVERY:
+                continue  # other agents' chatter: the position is saved now and then
+            self.save()
+            saved = event.id
 
     async def _conversation_of(self, agent_id: str) -> str | None:
         """The conversation whose agent this is, or started it (however deep)."""
@@ -301,7 +304,7 @@ class _Worker:
 
     async def run(self) -> None:
         if self.state.sealed or self.state.draft:
-            await self._show(final=False)  # what a restart interrupted
+            self.inbox.put_nowait(_Flush())  # what a restart interrupted, first
         while True:
             item = await self.inbox.get()
             try:

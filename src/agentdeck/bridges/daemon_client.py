@@ -137,7 +137,10 @@ class DaemonClient:
     async def answer_approval(
         self, ref: str, decision: str, *, actor: Actor, always: bool, message: str | None
     ) -> dict[str, Any]:
+        # "Always" is for this agent (its session), never every agent of its profile.
         body: dict[str, Any] = {"decision": decision, "always": always}
+        if always:
+            body["scope"] = "session"
         if message:
             body["message"] = message
         data: dict[str, Any] = await self.call(
