@@ -195,6 +195,13 @@ class Settings(BaseSettings):
         description="Model used for the optional model-written summaries.",
     )
 
+    bridges: list[Literal["discord"]] = Field(
+        default_factory=list,
+        description="Chat bridges `agentdeck up` runs beside the daemon (JSON list; so far "
+        "discord). Each also runs alone with `agentdeck bridge NAME`. A bridge that is not "
+        "configured stops the daemon's start; one that fails later is logged, and the "
+        "daemon serves on.",
+    )
     bridge_approvers: list[str] = Field(
         default_factory=list,
         description="Chat members who may answer approvals and agents' questions from a chat "

@@ -13,6 +13,7 @@ from agentdeck.errors import ConfigError
 from agentdeck.settings import Settings
 from tests.conftest import make_settings
 from tests.support.deckcli import deck, deck_env
+from tests.support.waiting import eventually
 
 TOKEN = "MTIzNDU2Nzg5.secret-discord-token.XYZ"
 
@@ -121,3 +122,46 @@ async def test_the_bot_asks_for_few_intents_and_registers_the_slash_commands() -
     assert params["new"] == [("prompt", False), ("agent_template", False)]
     assert params["project"] == [("path", True)] and params["memory"] == [("query", True)]
     assert params["status"] == []
+
+
+def test_the_daemon_refuses_to_start_with_a_bridge_that_cannot_run(tmp_path: Path) -> None:
+    env = deck_env(tmp_path, AGENTDECK_BRIDGES='["discord"]', AGENTDECK_DISCORD_TOKEN=TOKEN)
+    done = deck(env, "up", timeout=60)
+    assert done.code == 1
+    assert "the Discord bridge would serve no channel" in done.err
+    assert TOKEN not in done.out + done.err
+    assert not (Path(env["AGENTDECK_HOME"]) / "daemon.json").exists()
+    unknown = deck(deck_env(tmp_path, AGENTDECK_BRIDGES='["irc"]'), "up", timeout=60)
+    assert unknown.code == 1 and "AGENTDECK_BRIDGES" in unknown.err
+
+
+@pytest.mark.anyio
+async def test_a_bridge_beside_the_daemon_that_cannot_reach_discord_leaves_it_serving(
+    tmp_path: Path,
+) -> None:
+    """No Discord here: the login fails at once (the name does not resolve), which
+    is logged without the token, and the daemon serves on."""
+    env = deck_env(
+        tmp_path,
+        AGENTDECK_BRIDGES='["discord"]',
+        AGENTDECK_DISCORD_TOKEN=TOKEN,
+        AGENTDECK_DISCORD_GUILDS="[1]",
+        AGENTDECK_DISCORD_CHANNELS="[2]",
+        AGENTDECK_LOG_LEVEL="DEBUG",
+    )
+    started = deck(env, "up", "--detach", timeout=60)
+    assert started.code == 0, started.err
+    log = Path(env["AGENTDECK_HOME"]) / "logs" / "daemon.log"
+    try:
+
+        async def bridge_stopped() -> bool:
+            return log.exists() and "the Discord bridge stopped" in log.read_text()
+
+        await eventually(bridge_stopped, timeout=60, what="the bridge's failure in the log")
+        status = deck(env, "status", timeout=60)
+        assert status.code == 0 and status.out.startswith("agentdeck daemon on "), status.out
+    finally:
+        deck(env, "down", timeout=60)
+    text = log.read_text()
+    assert "discord_token': '***'" in text, "the settings are logged, the token as stars"
+    assert TOKEN not in text and TOKEN not in started.out + started.err

@@ -76,6 +76,21 @@ def bridge_config(settings: Settings) -> BridgeConfig:
     )
 
 
+def check(settings: Settings) -> None:
+    """Refuse, before anything starts, a bridge that cannot run."""
+    read_token(settings)
+    bridge_config(settings)
+
+
+async def serve_beside_daemon(settings: Settings) -> None:
+    """The bridge in the daemon's process (``AGENTDECK_BRIDGES``): a failure is
+    logged and the daemon serves on."""
+    try:
+        await serve(settings)
+    except Exception:  # the daemon outlives its bridge
+        logger.exception("the Discord bridge stopped; the daemon serves on")
+
+
 async def serve(settings: Settings) -> None:
     """Run the Discord bridge until the gateway or the bridge stops."""
     from agentdeck.bridges.discord.bot import DeckBot, Frontend
