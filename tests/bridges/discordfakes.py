@@ -157,13 +157,19 @@ class FakeResponse:
         self.deferred = False
 
     async def send_message(self, text: str, *, ephemeral: bool = False, **kw: Any) -> None:
+        assert not self.is_done(), "an interaction has one first response"
         self.messages.append((text, ephemeral))
 
     async def send_modal(self, modal: discord.ui.Modal) -> None:
+        assert not self.is_done(), "an interaction has one first response"
         self.modals.append(modal)
 
     async def defer(self, *, ephemeral: bool = False, thinking: bool = False) -> None:
+        assert not self.is_done(), "an interaction has one first response"
         self.deferred = True
+
+    def is_done(self) -> bool:
+        return self.deferred or bool(self.messages) or bool(self.modals)
 
 
 class FakeFollowup:
@@ -189,6 +195,10 @@ class FakeInteraction:
 
     def said(self) -> str:
         return "\n".join(t for t, _ in [*self.response.messages, *self.followup.messages])
+
+    def told_privately(self) -> list[str]:
+        """What the member alone was told (ephemeral), first response or after."""
+        return [t for t, private in [*self.response.messages, *self.followup.messages] if private]
 
 
 def press(user: FakeMember, channel: FakeChannel, custom_id: str) -> FakeInteraction:

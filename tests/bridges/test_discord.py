@@ -176,8 +176,8 @@ async def test_buttons_answer_approvals_for_the_approver_role_only(
         for action in ("allow", "deny"):
             refused = press(MALLORY, server.served, f"agentdeck:{action}:{request}")
             await front.on_interaction(refused)
-            assert refused.response.messages == [
-                ("You may not answer approvals here: ask someone with the approver role.", True)
+            assert refused.told_privately() == [
+                "You may not answer approvals here: ask someone with the approver role."
             ]
             assert refused.response.modals == []
         # Alice may: Deny opens the reason box, its submission denies.
@@ -187,7 +187,7 @@ async def test_buttons_answer_approvals_for_the_approver_role_only(
         assert isinstance(modal, ReasonModal)
         submitted = submit(ALICE, server.served, modal, "not in this repo")
         await front.on_interaction(submitted)
-        assert submitted.response.messages == [("Denied.", True)]
+        assert submitted.response.deferred and submitted.told_privately() == ["Denied."]
         await eventually(_async(lambda: asked.view is None), timeout=30, what="the prompt update")
         assert (asked.content or "").endswith("⛔ Denied by alice: not in this repo")
         agent_id = bridge.state.conversations["100"].agent_id
@@ -195,7 +195,7 @@ async def test_buttons_answer_approvals_for_the_approver_role_only(
         await settled(served, agent_id, 1)
         late = press(ALICE, server.served, f"agentdeck:allow:{request}")
         await front.on_interaction(late)
-        assert late.response.messages == [("This request is no longer open.", True)]
+        assert late.told_privately() == ["This request is no longer open."]
 
         # /approve lists nothing open now; /project is for admins, under the roots.
         listing = FakeInteraction(ALICE, server.served)

@@ -156,6 +156,10 @@ class Frontend:
             await self._tell(interaction, "This channel is not served.")
             return
         actor = actor_of(interaction.user)
+        if action in ("allow", "always", "deny-why", "answer"):
+            # The daemon answers within Discord's 3 s for a first response, mostly:
+            # acknowledge first, say the outcome after.
+            await interaction.response.defer(ephemeral=True, thinking=True)
         if action in ("allow", "always"):
             said = await self.bridge.decide(actor, request_id, "allow", always=action == "always")
         elif action == "deny":
@@ -182,6 +186,11 @@ class Frontend:
 
     async def _tell(self, interaction: Any, text: str) -> None:
         """An answer only the member who acted sees."""
+        if interaction.response.is_done():
+            await interaction.followup.send(
+                text, ephemeral=True, allowed_mentions=discord.AllowedMentions.none()
+            )
+            return
         await interaction.response.send_message(
             text, ephemeral=True, allowed_mentions=discord.AllowedMentions.none()
         )
@@ -228,6 +237,7 @@ class Frontend:
         if where is None:
             await self._tell(interaction, "This channel is not served.")
             return
+        await interaction.response.defer(ephemeral=True, thinking=True)  # the API may be slow
         actor = actor_of(interaction.user)
         if name == "status":
             said = await commands.status(self.bridge, where)
