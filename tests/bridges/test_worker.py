@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentdeck.bridges.core import Bridge, BridgeConfig, _Event, _Worker
+from agentdeck.bridges.conversation import AgentEvent, ConversationWorker
+from agentdeck.bridges.core import Bridge, BridgeConfig
 from agentdeck.bridges.daemon_client import DaemonClient
 from agentdeck.bridges.platform import Conversation
 from agentdeck.bridges.state import ConversationState
@@ -28,8 +29,8 @@ def bridge_on(platform: MemoryPlatform, state: Path, interval: float) -> Bridge:
     return bridge
 
 
-def text(i: int, words: str) -> _Event:
-    return _Event(i, "assistant_text", {"text": words})
+def text(i: int, words: str) -> AgentEvent:
+    return AgentEvent(i, "assistant_text", {"text": words})
 
 
 async def test_the_reply_grows_in_one_message_and_edits_are_throttled(tmp_path: Path) -> None:
@@ -37,17 +38,17 @@ async def test_the_reply_grows_in_one_message_and_edits_are_throttled(tmp_path: 
     bridge = bridge_on(platform, tmp_path / "b.json", interval=3600)
     async with asyncio.TaskGroup() as tg:
         bridge._tg = tg
-        worker = _Worker(bridge, CHANNEL)
+        worker = ConversationWorker(bridge, CHANNEL)
         await worker._on_event(text(1, "One."))
         await worker._on_event(
-            _Event(2, "tool_called", {"tool": "Bash", "input": {"command": "ls"}})
+            AgentEvent(2, "tool_called", {"tool": "Bash", "input": {"command": "ls"}})
         )
         await worker._on_event(text(3, "Two."))
         # The first event shows at once; the rest wait for the interval.
         [draft] = platform.messages.values()
         assert draft.text == "One." and draft.edits == 0
         # The turn's end shows everything, in the same message.
-        await worker._on_event(_Event(4, "state_changed", {"old": "running", "new": "idle"}))
+        await worker._on_event(AgentEvent(4, "state_changed", {"old": "running", "new": "idle"}))
     assert [m.text for m in platform.messages.values()] == ["One.\n\n▸ Bash: ls\n\nTwo."]
     assert draft.edits == 1
     state = bridge.state.conversations[CHANNEL.key]
@@ -60,12 +61,12 @@ async def test_text_outgrowing_a_message_is_sealed_into_whole_code_blocks(tmp_pa
     code = "\n".join(f"value_{i} = {i}" for i in range(30))
     async with asyncio.TaskGroup() as tg:
         bridge._tg = tg
-        worker = _Worker(bridge, CHANNEL)
+        worker = ConversationWorker(bridge, CHANNEL)
         await worker._on_event(text(1, f"Code:\n```python\n{code}\n```"))
         # Sealed while the turn still runs: every message but the last is final.
         assert len(platform.messages) > 3
         await worker._on_event(text(2, "That is all."))
-        await worker._on_event(_Event(3, "state_changed", {"old": "running", "new": "idle"}))
+        await worker._on_event(AgentEvent(3, "state_changed", {"old": "running", "new": "idle"}))
     said = platform.said()
     assert all(len(m) <= 120 and open_fence(m) is None for m in said)
     lines = [line for m in said for line in m.splitlines() if line.startswith("value_")]
@@ -79,7 +80,7 @@ async def test_a_restart_delivers_what_was_sealed_once_and_in_order(tmp_path: Pa
     bridge = bridge_on(platform, state, interval=0)
     async with asyncio.TaskGroup() as tg:
         bridge._tg = tg
-        worker = _Worker(bridge, CHANNEL)
+        worker = ConversationWorker(bridge, CHANNEL)
         await worker._on_event(text(1, "Draft so far."))
     draft_id = bridge.state.conversations[CHANNEL.key].draft_id
     # As if the bridge died after sealing the reply but before delivering it.
@@ -96,7 +97,7 @@ async def test_a_restart_delivers_what_was_sealed_once_and_in_order(tmp_path: Pa
     )
     async with asyncio.TaskGroup() as tg:
         again._tg = tg
-        worker = _Worker(again, Conversation(CHANNEL.channel))
+        worker = ConversationWorker(again, Conversation(CHANNEL.channel))
         await worker._show(final=False)
     assert platform.said() == ["Draft so far. And the end.", "A second chunk."]
     assert platform.messages[str(draft_id)].text == "Draft so far. And the end."
@@ -104,5 +105,5 @@ async def test_a_restart_delivers_what_was_sealed_once_and_in_order(tmp_path: Pa
     # An event already delivered is not applied twice.
     async with asyncio.TaskGroup() as tg:
         again._tg = tg
-        await _Worker(again, CHANNEL)._on_event(text(1, "Draft so far."))
+        await ConversationWorker(again, CHANNEL)._on_event(text(1, "Draft so far."))
     assert platform.said() == ["Draft so far. And the end.", "A second chunk."]
