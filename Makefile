@@ -46,6 +46,7 @@ bench: setup
 	$(RUN) python benchmarks/sandbox.py
 	$(RUN) python benchmarks/scrubbing.py
 	$(RUN) python benchmarks/shutdown.py
+	$(RUN) python benchmarks/bridge.py
 	$(RUN) python benchmarks/memory_search.py --observations $(MEMORY_OBSERVATIONS)
 
 clean:

@@ -8,7 +8,7 @@ home alone, for the CLI's quick path, by the same rule).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -201,6 +201,85 @@ class Settings(BaseSettings):
         description="Model used for the optional model-written summaries.",
     )
 
+    bridges: list[Literal["discord"]] = Field(
+        default_factory=list,
+        description="Chat bridges `agentdeck up` runs beside the daemon (JSON list; so far "
+        "discord). Each also runs alone with `agentdeck bridge NAME`. A bridge that is not "
+        "configured stops the daemon's start; one that fails later is logged, and the "
+        "daemon serves on.",
+    )
+    bridge_approvers: list[str] = Field(
+        default_factory=list,
+        description="Chat members who may answer approvals and agents' questions from a chat "
+        "bridge: member ids, or role:NAME for everyone with that role (JSON list). Empty: "
+        "nobody, and every request waits for the dashboard or the CLI, or its timeout.",
+    )
+    bridge_admins: list[str] = Field(
+        default_factory=list,
+        description="Chat members who may bind a channel to a project (/project): member ids "
+        "or role:NAME (JSON list). Empty: nobody.",
+    )
+    bridge_on_busy: Literal["queue", "interrupt"] = Field(
+        default="queue",
+        description="A chat message that arrives while the agent works: queue (sent as the "
+        "next follow-up when its turn ends) or interrupt (the turn stops, then it is sent).",
+    )
+    bridge_edit_interval_seconds: float = Field(
+        default=1.5,
+        ge=0,
+        allow_inf_nan=False,
+        description="Least time between two edits of the reply a chat bridge is writing "
+        "(platforms rate-limit edits; Discord allows about 5 in 5 s per channel).",
+    )
+    bridge_attach_over: int = Field(
+        default=1500,
+        ge=1,
+        description="A tool output longer than this (characters) is posted as an attachment "
+        "to the chat; shorter ones show as the tool's one line only.",
+    )
+    bridge_project: Path | None = Field(
+        default=None,
+        description="Working directory of agents started from chat, until /project binds a "
+        "channel to another; default: a fresh workspace for each.",
+    )
+    bridge_project_roots: list[Path] = Field(
+        default_factory=list,
+        description="Directories under which /project may bind a channel to a project "
+        "(JSON list). Empty: /project is refused.",
+    )
+    bridge_profile: str | None = Field(
+        default=None,
+        description="Policy profile of agents started from chat; default: AGENTDECK_PROFILE.",
+    )
+    bridge_template: str | None = Field(
+        default=None,
+        description="Agent template of agents started from chat when /new names none.",
+    )
+    bridge_scenario: str | None = Field(
+        default=None,
+        description="Play this scripted-model scenario for agents started from chat (a demo "
+        "without a Claude account); default: the real model.",
+    )
+    discord_token: SecretStr | None = Field(
+        default=None,
+        description="The Discord bot's token (or use AGENTDECK_DISCORD_TOKEN_FILE). Never logged.",
+    )
+    discord_token_file: Path | None = Field(
+        default=None,
+        description="A file holding the Discord bot's token; it must be readable by its owner "
+        "only (mode 0600), or the bridge refuses it.",
+    )
+    discord_guilds: list[int] = Field(
+        default_factory=list,
+        description="Discord servers (guild ids) the bridge serves (JSON list); others are "
+        "ignored. Empty: none.",
+    )
+    discord_channels: list[int] = Field(
+        default_factory=list,
+        description="Discord channels the bridge serves, threads in them included (JSON list "
+        "of channel ids); others are ignored. Empty: none.",
+    )
+
     @classmethod
     def load(cls) -> Settings:
         """Read the environment once; a bad value is a ``ConfigError`` naming its
@@ -243,6 +322,11 @@ class Settings(BaseSettings):
     @property
     def logs_dir(self) -> Path:
         return self.home_dir / "logs"
+
+    @property
+    def bridges_dir(self) -> Path:
+        """The chat bridges' state (conversations, open prompts) and action logs."""
+        return self.home_dir / "bridges"
 
     @property
     def socket_path(self) -> Path:

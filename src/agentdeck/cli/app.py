@@ -19,6 +19,7 @@ from agentdeck.cli import (
     approvals,
     asks,
     audit,
+    bridge,
     checkpoints,
     daemon,
     diff,
@@ -62,6 +63,7 @@ policy.register(app)
 hooks.register(app)
 memory.register(app)
 mcp.register(app)
+bridge.register(app)
 
 
 def main() -> None:

@@ -60,6 +60,10 @@ def up(
             + (f" at {info.url} (pid {info.pid})" if info else ""),
             hint="`agentdeck down` stops it",
         )
+    if "discord" in settings.bridges:
+        from agentdeck.bridges.discord.setup import check
+
+        check(settings)  # a bridge that cannot run stops the start, before anything runs
     if detach:
         _detach(settings)
         return
@@ -67,6 +71,11 @@ def up(
 
     async def ready(_: object, info: DaemonInfo, token: str) -> None:
         banner(info, token)
+        if "discord" in settings.bridges:
+            from agentdeck.bridges.discord.setup import serve_beside_daemon
+
+            console.print("Discord bridge: starting")
+            await serve_beside_daemon(settings)
 
     asyncio.run(serve(settings, on_ready=ready))
     console.print("agentdeck daemon stopped")

@@ -72,6 +72,7 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
     from agentdeck.web import (
         api,
         api_checkpoints,
+        api_files,
         api_governance,
         api_memory,
         api_orchestration,
@@ -127,6 +128,7 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
     app.include_router(api_orchestration.router, responses=COMMON_ERRORS)
     app.include_router(api_worktrees.router, responses=COMMON_ERRORS)
     app.include_router(api_checkpoints.router, responses=COMMON_ERRORS)
+    app.include_router(api_files.router, responses=COMMON_ERRORS)
     app.include_router(sse.router, responses=COMMON_ERRORS)
     app.include_router(dashboard.router)
     hosts = [settings.host, *settings.allowed_hosts]

@@ -138,7 +138,14 @@ CLIENT_CHANNELS = frozenset({"cli", "tui", "bridge", "mcp"})
 
 
 def channel_of(request: object) -> str:
-    """``user:<channel>`` for an answer given through this request."""
+    """``user:<channel>`` for an answer given through this request. A chat bridge
+    also names the member who answered (``X-Agentdeck-Actor``, e.g.
+    ``discord:1234:alice``): ``user:bridge:discord:1234:alice``. Only printable
+    text of a bounded length is taken; anything else is just the channel."""
     headers = getattr(request, "headers", {})
     claimed = str(headers.get("x-agentdeck-client", "")).strip().lower()
-    return f"user:{claimed if claimed in CLIENT_CHANNELS else 'api'}"
+    channel = claimed if claimed in CLIENT_CHANNELS else "api"
+    actor = str(headers.get("x-agentdeck-actor", "")).strip()
+    if channel == "bridge" and actor and len(actor) <= 200 and actor.isprintable():
+        return f"user:bridge:{actor}"
+    return f"user:{channel}"

@@ -1,0 +1,260 @@
+"""One conversation's worker: its members' messages and its agent's events,
+strictly in order.
+
+The agent's events come from its own stream, resumed after ``cursor`` (the last
+one delivered). The reply grows in a draft message, edited at most once per
+``edit_interval``; text that no longer fits is sealed into chunks that never
+break a code block, and delivered in order. State is saved before every platform
+call, so a restart repeats at most one edit and never re-applies an event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from agentdeck.bridges import text as fmt
+from agentdeck.bridges.platform import Conversation, Incoming
+from agentdeck.bridges.state import ConversationState, Queued
+from agentdeck.core.agent import AgentState
+from agentdeck.errors import AgentdeckError
+
+if TYPE_CHECKING:
+    from agentdeck.bridges.core import Bridge
+
+logger = logging.getLogger(__name__)
+
+QUEUED = "⏳"  # a message that waits for the agent's turn to end
+TAKEN = "👀"  # a message handed to the agent
+
+
+class ConversationWorker:
+    """One conversation: its members' messages and its agent's events, in order."""
+
+    def __init__(self, bridge: Bridge, conversation: Conversation) -> None:
+        self.bridge = bridge
+        self.conversation = conversation
+        self.inbox: asyncio.Queue[Incoming | AgentEvent | Flush] = asyncio.Queue()
+        self._follower: asyncio.Task[None] | None = None
+        self._last_show = float("-inf")  # the first text shows at once
+        self._flush_due = False
+        self._timer: asyncio.Task[None] | None = None
+
+    @property
+    def state(self) -> ConversationState:
+        return self.bridge.conversation(self.conversation.key)
+
+    def follow(self, agent_id: str) -> None:
+        if self._follower is None:
+            self._follower = self.bridge._spawn(self._pump(agent_id), f"bridge-follow-{agent_id}")
+
+    async def _pump(self, agent_id: str) -> None:
+        try:
+            async for event in self.bridge.client.events(after=self.state.cursor, agent=agent_id):
+                self.inbox.put_nowait(AgentEvent(event.id, event.type, event.data))
+        except AgentdeckError as exc:  # the agent is gone: this conversation alone stops
+            logger.warning("%s: no more events of %s: %s", self.conversation.key, agent_id, exc)
+
+    async def run(self) -> None:
+        if self.state.sealed or self.state.draft:
+            self.inbox.put_nowait(Flush())  # what a restart interrupted, first
+        while True:
+            item = await self.inbox.get()
+            try:
+                if isinstance(item, Incoming):
+                    await self._on_message(item)
+                elif isinstance(item, AgentEvent):
+                    await self._on_event(item)
+                else:
+                    self._flush_due = False
+                    await self._show(final=False)
+            except AgentdeckError as exc:
+                logger.warning("%s: %s", self.conversation.key, exc)
+                with contextlib.suppress(AgentdeckError):
+                    await self.bridge.platform.send(self.conversation, f"⚠ {exc.message}")
+            except Exception:  # one conversation's failure never stops the bridge
+                logger.exception("bridge conversation %s failed", self.conversation.key)
+
+    # -- members' messages -------------------------------------------------------------
+
+    async def _on_message(self, message: Incoming) -> None:
+        state = self.state
+        bridge = self.bridge
+        if state.agent_id is None:
+            prompt = message.text.strip() or "I attached files."
+            if message.uploads:
+                names = ", ".join(u.filename for u in message.uploads)
+                prompt += f"\n\n(Attached files are being saved under uploads/: {names})"
+            body = {**bridge.config.agent, "prompt": prompt, "keep_alive": True}
+            body.setdefault("name", f"{bridge.platform.name}-{self.conversation.key}")
+            channel = bridge.state.conversations.get(self.conversation.channel)
+            project = state.project or (channel.project if channel else None)
+            if project:
+                body["cwd"] = project
+            if state.template:
+                body["agent"] = state.template
+            agent = await bridge.client.create_agent(body)
+            state.agent_id, state.cursor, state.busy = agent["id"], 0, True
+            bridge._roots[agent["id"]] = self.conversation.key
+            bridge.save()
+            bridge.record(message.author, "started", agent=agent["id"])
+            self.follow(agent["id"])
+            await self._upload(message)
+            await self._ack(message, TAKEN)
+            return
+        text = message.text.strip() or "I attached files."
+        saved = await self._upload(message)
+        if saved:
+            text += f"\n\n(Attached, saved in your workspace: {', '.join(saved)})"
+        if state.busy:
+            state.queue.append(Queued(text, message.author.tag))
+            bridge.save()
+            bridge.record(message.author, "queued", agent=state.agent_id)
+            await self._ack(message, QUEUED)
+            if bridge.config.on_busy == "interrupt":
+                await bridge.client.interrupt(state.agent_id)
+            return
+        await self._send(text)
+        bridge.record(message.author, "sent", agent=state.agent_id)
+        await self._ack(message, TAKEN)
+
+    async def _upload(self, message: Incoming) -> list[str]:
+        """The message's files, saved in the agent's workspace: their paths there."""
+        agent_id = self.state.agent_id
+        assert agent_id is not None
+        saved = []
+        for upload in message.uploads:
+            saved.append(await self.bridge.client.upload(agent_id, upload.filename, upload.data))
+            self.bridge.record(message.author, "uploaded", agent=agent_id, path=saved[-1])
+        return saved
+
+    async def _send(self, text: str) -> None:
+        assert self.state.agent_id is not None
+        self.state.busy = True
+        self.bridge.save()
+        try:
+            await self.bridge.client.send(self.state.agent_id, text)
+        except AgentdeckError:
+            self.state.busy = False  # nothing was sent: the next message goes straight on
+            self.bridge.save()
+            raise
+
+    async def _ack(self, message: Incoming, emoji: str) -> None:
+        if message.message_id:
+            await self.bridge.platform.react(self.conversation, message.message_id, emoji)
+
+    # -- the agent's events ------------------------------------------------------------
+
+    async def _on_event(self, event: AgentEvent) -> None:
+        state = self.state
+        if event.id <= state.cursor:
+            return
+        data = event.data
+        top_level = data.get("parent_tool_use_id") is None
+        final = False
+        attachment: tuple[str, bytes] | None = None
+        if event.type == "assistant_text" and top_level and str(data.get("text", "")).strip():
+            self._add(str(data["text"]), tool=False)
+        elif event.type == "tool_called" and top_level:
+            self._add(fmt.tool_line(str(data["tool"]), data.get("input") or {}), tool=True)
+        elif event.type == "tool_returned" and top_level:
+            output = str(data.get("output", ""))
+            if len(output) > self.bridge.config.attach_over or data.get("truncated"):
+                name = fmt.attachment_name("output", str(data.get("tool_use_id", "")))
+                attachment = (name, output.encode())
+        elif event.type == "error_occurred":
+            self._add(f"⚠ {data.get('message', 'error')}", tool=True)
+        elif event.type == "state_changed":
+            new = AgentState(str(data["new"]))
+            await self.bridge.platform.set_busy(self.conversation, new.is_busy)
+            final = not new.is_busy and new is not AgentState.STARTING
+        state.cursor = event.id
+        if attachment is not None:
+            self.bridge.save()
+            await self._show(final=True)
+            await self.bridge.platform.attach(self.conversation, *attachment, "")
+            return
+        if final:
+            state.busy = False
+            self.bridge.save()
+            await self._show(final=True)
+            if state.queue:
+                queued = state.queue.pop(0)
+                await self._send(queued.text)
+            return
+        self.bridge.save()
+        await self._maybe_show()
+
+    def _add(self, part: str, *, tool: bool) -> None:
+        state = self.state
+        state.draft = fmt.append_part(
+            state.draft, part, tool=tool, last_was_tool=state.last_was_tool
+        )
+        state.last_was_tool = tool
+
+    async def _maybe_show(self) -> None:
+        wait = self._last_show + self.bridge.config.edit_interval - time.monotonic()
+        if wait <= 0:
+            await self._show(final=False)
+        elif not self._flush_due:
+            self._flush_due = True
+            self._timer = self.bridge._spawn(self._flush_later(wait), "bridge-flush")
+
+    async def _flush_later(self, wait: float) -> None:
+        await asyncio.sleep(wait)
+        self.inbox.put_nowait(Flush())
+
+    async def _show(self, *, final: bool) -> None:
+        """Seal what is complete (everything, when ``final``), deliver the sealed
+        chunks in order, then show the rest in the draft message. State is saved
+        before each platform call: a restart repeats at most one edit."""
+        if self._timer is not None and not self._timer.done():
+            self._timer.cancel()  # what it would show is shown now
+        self._flush_due = False
+        state = self.state
+        platform = self.bridge.platform
+        limit = platform.message_limit
+        parts = fmt.split_parts(state.draft, limit)
+        if final:
+            state.sealed += [h + b + t for h, b, t in parts]
+            state.draft, state.last_was_tool = "", False
+        elif len(parts) > 1:
+            state.sealed += [h + b + t for h, b, t in parts[:-1]]
+            state.draft = parts[-1][0] + parts[-1][1]
+        self.bridge.save()
+        while state.sealed:
+            chunk = state.sealed[0]
+            if state.draft_id is not None:
+                await platform.edit(self.conversation, state.draft_id, chunk)
+                state.draft_id = None
+            else:
+                await platform.send(self.conversation, chunk)
+            state.sealed.pop(0)
+            self.bridge.save()
+        if state.draft.strip():
+            shown = fmt.split_message(state.draft, limit)[0]
+            if state.draft_id is None:
+                state.draft_id = await platform.send(self.conversation, shown)
+                self.bridge.save()
+            else:
+                await platform.edit(self.conversation, state.draft_id, shown)
+        elif final:
+            state.draft_id = None
+            self.bridge.save()
+        self._last_show = time.monotonic()
+
+
+@dataclass(frozen=True)
+class AgentEvent:
+    id: int
+    type: str
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Flush:
+    pass

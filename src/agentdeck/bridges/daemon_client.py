@@ -1,0 +1,198 @@
+"""The bridge's way to the daemon: its REST API and its event stream, nothing else.
+
+A bridge is a client like the CLI and the dashboard: it never opens the store or
+drives the runner. It says who it is (``X-Agentdeck-Client: bridge``) and, for an
+answer given in chat, who gave it (``X-Agentdeck-Actor``), so the audit log names
+the chat member. The stream is resumed with ``Last-Event-ID`` after any drop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from agentdeck.core.event_types import StoredEvent
+from agentdeck.daemon.home import read_info, read_token
+from agentdeck.errors import AgentdeckError, ConfigError, InvalidState, NotFound, UsageError
+
+logger = logging.getLogger(__name__)
+
+RECONNECT_SECONDS = 1.0
+REQUEST_TIMEOUT = httpx.Timeout(60.0, connect=5.0)
+
+
+class DaemonUnavailable(AgentdeckError):
+    """The daemon did not answer (down, restarting, or the stream broke)."""
+
+
+@dataclass(frozen=True)
+class Actor:
+    """A chat member, as the platform names them."""
+
+    platform: str
+    id: str
+    name: str
+    roles: frozenset[str] = frozenset()
+
+    @property
+    def tag(self) -> str:
+        """How the audit log names them: ``discord:1234:alice``."""
+        name = "".join(c for c in self.name if c.isprintable() and c not in ":\r\n")[:64]
+        return f"{self.platform}:{self.id}:{name or self.id}"
+
+
+def _error(response: httpx.Response) -> AgentdeckError:
+    try:
+        error = response.json()["error"]
+        message, hint = str(error["message"]), error.get("hint")
+    except (ValueError, KeyError, TypeError):
+        message, hint = f"daemon answered {response.status_code}", None
+    if response.status_code == 404:
+        err: AgentdeckError = NotFound("object", "?", hint=hint)
+        err.message = message
+        return err
+    if response.status_code == 409:
+        conflict = InvalidState("?", "?", "act")
+        conflict.message, conflict.hint = message, hint
+        return conflict
+    if response.status_code in (400, 422):
+        return UsageError(message, hint=hint)
+    return AgentdeckError(message, hint=hint)
+
+
+class DaemonClient:
+    def __init__(self, url: str, token: str) -> None:
+        self.url = url.rstrip("/")
+        self._http = httpx.AsyncClient(
+            base_url=self.url,
+            headers={"Authorization": f"Bearer {token}", "X-Agentdeck-Client": "bridge"},
+            timeout=REQUEST_TIMEOUT,
+        )
+
+    @classmethod
+    def for_home(cls, home: Any) -> DaemonClient:
+        """The running daemon of a home (an object with ``home_dir``)."""
+        info, token = read_info(home), read_token(home)
+        if info is None or token is None:
+            raise ConfigError(
+                f"no agentdeck daemon runs for {home.home_dir}",
+                hint="start it first: `agentdeck up`",
+            )
+        return cls(info.url, token)
+
+    async def close(self) -> None:
+        await self._http.aclose()
+
+    # -- calls --------------------------------------------------------------------
+
+    async def call(
+        self, method: str, path: str, *, body: Any = None, actor: Actor | None = None, **params: Any
+    ) -> Any:
+        headers = {"X-Agentdeck-Actor": actor.tag} if actor is not None else {}
+        try:
+            response = await self._http.request(
+                method,
+                path,
+                json=body,
+                params={k: v for k, v in params.items() if v is not None},
+                headers=headers,
+            )
+        except httpx.HTTPError as exc:
+            raise DaemonUnavailable(f"the daemon at {self.url} did not answer: {exc!r}") from exc
+        if response.status_code >= 400:
+            raise _error(response)
+        return response.json() if response.content else None
+
+    async def create_agent(self, body: dict[str, Any]) -> dict[str, Any]:
+        data: dict[str, Any] = await self.call("POST", "/api/agents", body=body)
+        return data
+
+    async def agent(self, ref: str) -> dict[str, Any]:
+        data: dict[str, Any] = await self.call("GET", f"/api/agents/{ref}")
+        return data
+
+    async def send(self, ref: str, text: str) -> dict[str, Any]:
+        data: dict[str, Any] = await self.call(
+            "POST", f"/api/agents/{ref}/messages", body={"text": text}
+        )
+        return data
+
+    async def upload(self, ref: str, name: str, data: bytes) -> str:
+        """Save a file under ``uploads/`` in the agent's workspace; its path there."""
+        body = {"name": name, "content_base64": base64.b64encode(data).decode()}
+        saved = await self.call("POST", f"/api/agents/{ref}/files", body=body)
+        return str(saved["path"])
+
+    async def interrupt(self, ref: str) -> dict[str, Any]:
+        data: dict[str, Any] = await self.call("POST", f"/api/agents/{ref}/interrupt", body={})
+        return data
+
+    async def answer_approval(
+        self, ref: str, decision: str, *, actor: Actor, always: bool, message: str | None
+    ) -> dict[str, Any]:
+        # "Always" is for this agent (its session), never every agent of its profile.
+        body: dict[str, Any] = {"decision": decision, "always": always}
+        if always:
+            body["scope"] = "session"
+        if message:
+            body["message"] = message
+        data: dict[str, Any] = await self.call(
+            "POST", f"/api/approvals/{ref}", body=body, actor=actor
+        )
+        return data
+
+    async def answer_ask(self, ref: str, answer: str, *, actor: Actor) -> dict[str, Any]:
+        data: dict[str, Any] = await self.call(
+            "POST", f"/api/asks/{ref}", body={"answer": answer}, actor=actor
+        )
+        return data
+
+    # -- the event stream ------------------------------------------------------------
+
+    async def events(self, *, after: int, agent: str | None = None) -> AsyncIterator[StoredEvent]:
+        """Events after ``after`` (of one agent, or all), for ever: a broken or
+        dropped stream is reopened where it stopped."""
+        position = after
+        while True:
+            try:
+                async for event in self._stream(position, agent):
+                    position = event.id
+                    yield event
+            except (httpx.HTTPError, DaemonUnavailable) as exc:
+                logger.info("event stream broke at %d (%r); reconnecting", position, exc)
+            await asyncio.sleep(RECONNECT_SECONDS)
+
+    async def _stream(self, after: int, agent: str | None) -> AsyncIterator[StoredEvent]:
+        params = {"agent": agent} if agent else {}
+        headers = {"Last-Event-ID": str(after), "Accept": "text/event-stream"}
+        timeout = httpx.Timeout(None, connect=5.0)
+        async with self._http.stream(
+            "GET", "/api/events/stream", params=params, headers=headers, timeout=timeout
+        ) as response:
+            if response.status_code >= 400:
+                await response.aread()
+                raise _error(response)
+            kind, data = "message", []
+            async for line in response.aiter_lines():
+                if line.startswith("event:"):
+                    kind = line[6:].strip()
+                elif line.startswith("data:"):
+                    data.append(line[5:].strip())
+                elif not line:
+                    if data and kind != "dropped":
+                        raw = json.loads("\n".join(data))
+                        yield StoredEvent(
+                            id=int(raw["id"]),
+                            agent_id=raw["agent_id"],
+                            type=raw["type"],
+                            ts=float(raw["ts"]),
+                            data=raw.get("data") or {},
+                        )
+                    kind, data = "message", []

@@ -1,0 +1,90 @@
+"""The seam between the bridge core and a chat platform.
+
+A platform hands the core what people do (``Incoming`` messages, button
+presses) and implements ``Platform`` for what the core shows. Everything the
+core needs of a platform is here; nothing else of it leaks into the core.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Protocol
+
+from agentdeck.bridges.daemon_client import Actor
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A channel, or a thread in one. Allow-lists name the channel."""
+
+    channel: str
+    thread: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.channel}/{self.thread}" if self.thread else self.channel
+
+    @classmethod
+    def from_key(cls, key: str) -> Conversation:
+        channel, _, thread = key.partition("/")
+        return cls(channel, thread or None)
+
+
+@dataclass(frozen=True)
+class Upload:
+    """A file a member attached to a message."""
+
+    filename: str
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Incoming:
+    conversation: Conversation
+    author: Actor
+    text: str
+    message_id: str = ""
+    from_bot: bool = False
+    uploads: tuple[Upload, ...] = field(default_factory=tuple)
+
+
+class PromptKind(StrEnum):
+    APPROVAL = "approval"  # Allow once / Always / Deny (with a reason)
+    ASK = "ask"  # a reply box
+
+
+@dataclass(frozen=True)
+class Prompt:
+    kind: PromptKind
+    request_id: str
+    text: str
+
+
+class Platform(Protocol):
+    """What the core asks of a chat platform. Message ids are the platform's own."""
+
+    name: str
+    message_limit: int  # characters in one message
+
+    async def send(self, conversation: Conversation, text: str) -> str: ...
+
+    async def edit(self, conversation: Conversation, message_id: str, text: str) -> None: ...
+
+    async def attach(
+        self, conversation: Conversation, filename: str, data: bytes, text: str
+    ) -> str: ...
+
+    async def react(self, conversation: Conversation, message_id: str, emoji: str) -> None: ...
+
+    async def set_busy(self, conversation: Conversation, busy: bool) -> None:
+        """The agent works (typing indicator) or waits."""
+        ...
+
+    async def prompt(self, conversation: Conversation, prompt: Prompt) -> str:
+        """A message people can act on (buttons, a reply box)."""
+        ...
+
+    async def close_prompt(self, conversation: Conversation, message_id: str, text: str) -> None:
+        """The prompt answered (or expired): its new text, and no more actions."""
+        ...
