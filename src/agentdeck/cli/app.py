@@ -33,6 +33,7 @@ from agentdeck.cli import (
     run,
     sandbox,
     templates,
+    tui,
     worktrees,
 )
 from agentdeck.errors import AgentdeckError
@@ -62,6 +63,7 @@ policy.register(app)
 hooks.register(app)
 memory.register(app)
 mcp.register(app)
+tui.register(app)
 
 
 def main() -> None:
