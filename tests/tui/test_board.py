@@ -78,3 +78,8 @@ def test_transcript_lines() -> None:
     failed = transcript_line(event(3, "a", "tool_returned", output="boom", is_error=True))
     assert failed is not None and "error: boom" in failed
     assert transcript_line(event(4, "a", "hook_received", hook="X")) is None
+
+
+def test_a_transcript_opens_with_the_first_prompt() -> None:
+    spawned = event(1, "a", "agent_spawned", name="n", cwd="/", spec={"prompt": "fix [it]"})
+    assert transcript_line(spawned) == "[b cyan]>[/] fix \\[it]"

@@ -71,16 +71,17 @@ class DeckApp(App[None]):
     #inbox { height: auto; max-height: 6; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "filter", "Filter"),
-        Binding("m", "message", "Message"),
-        Binding("a", "allow", "Allow"),
-        Binding("A", "allow_always", "Always"),
-        Binding("d", "deny", "Deny"),
-        Binding("n", "answer", "Answer"),
-        Binding("i", "interrupt", "Interrupt"),
-        Binding("k", "kill", "Kill"),
-        Binding("r", "resume", "Resume"),
-        Binding("q", "quit", "Quit"),
+        Binding("slash", "filter", "filter"),
+        Binding("m", "message", "message"),
+        # The deciding keys are on the inbox's title line, beside what they decide.
+        Binding("a", "allow", "allow", show=False),
+        Binding("A", "allow_always", "always", show=False),
+        Binding("d", "deny", "deny", show=False),
+        Binding("n", "answer", "answer", show=False),
+        Binding("i", "interrupt", "interrupt"),
+        Binding("k", "kill", "kill"),
+        Binding("r", "resume", "resume"),
+        Binding("q", "quit", "quit"),
         Binding("escape", "leave_input", "Back", show=False),
     ]
 
@@ -114,7 +115,7 @@ class DeckApp(App[None]):
         inbox: DataTable[Any] = DataTable(id="inbox", cursor_type="row", show_header=False)
         yield inbox
         yield Input(placeholder="m: message the selected agent", id="message", compact=True)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         table = self.query_one("#agents", DataTable)
@@ -284,7 +285,7 @@ class DeckApp(App[None]):
                     for (_, key), value in zip(
                         COLUMNS, self._cells(row, depths[agent_id]), strict=True
                     ):
-                        table.update_cell(agent_id, key, value)
+                        table.update_cell(agent_id, key, value, update_width=True)
         self._dirty.clear()
         self._redraw = False
         self._show_status()
@@ -320,8 +321,9 @@ class DeckApp(App[None]):
 
     @on(DataTable.RowHighlighted, "#agents")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.row_key.value is not None and event.row_key.value != self.selected:
-            self._select(str(event.row_key.value))
+        key = event.row_key.value if event.row_key is not None else None  # None: empty table
+        if key is not None and key != self.selected:
+            self._select(str(key))
 
     def _select(self, agent_id: str) -> None:
         self.selected = agent_id

@@ -47,6 +47,9 @@ def transcript_line(event: dict[str, Any]) -> str | None:
     """The line an event adds to a transcript; None for events a reader skips."""
     kind = event.get("type")
     data: dict[str, Any] = event.get("data") or {}
+    if kind == "agent_spawned":
+        prompt = (data.get("spec") or {}).get("prompt")
+        return f"[b cyan]>[/] {escape(str(prompt))}" if prompt else None
     if kind == "user_message_sent":
         return f"[b cyan]>[/] {escape(str(data.get('text', '')))}"
     if kind == "assistant_text":
