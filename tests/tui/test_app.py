@@ -118,6 +118,44 @@ async def test_live_table_inbox_answer_and_follow_up_at_80x24(
         )
 
 
+async def test_a_tree_of_agents_and_a_question_answered_from_the_inbox(
+    env: dict[str, str], daemons: list[Daemon]
+) -> None:
+    daemon = await Daemon(env).start()
+    daemons.append(daemon)
+    app = DeckApp(HomeLocator(daemon.home))
+    async with app.run_test(size=(100, 30)) as pilot, daemon.api() as api:
+        created = await api.post(
+            "/api/agents",
+            json={"prompt": "greet", "agent": "orchestrator", "scenario": "orchestrate"},
+        )
+        assert created.status_code == 201, created.text
+        boss = created.json()["id"]
+        await eventually(lambda: _true(len(app.inbox) == 1), timeout=90, what="the question")
+        (ask,) = app.inbox
+        assert ask["box"] == "ask" and "exclamation mark" in ask["text"]
+        # The workers sit under the orchestrator in the table.
+        rows = {row.name: (row, depth) for row, depth in app.board.ordered()}
+        assert rows["tester"][1] == 1 and rows["tester"][0].parent_id == boss
+        tester = rows["tester"][0].id
+        assert cell(app, tester, "name") == "└ tester"
+        assert any("tester asks: Should the greeting" in n.message for n in app._notifications)
+
+        await pilot.press("n")
+        await pilot.press(*"with it", "enter")
+        await eventually(
+            lambda: _answered(api, ask["id"]), timeout=30, what="the answer to be stored"
+        )
+        answered = (await api.get(f"/api/asks/{ask['id']}")).json()
+        assert answered["answer"] == "with it" and answered["answered_by"] == "user:tui"
+        await eventually(
+            lambda: _true(cell(app, tester, "state") in ("idle", "done")),
+            timeout=60,
+            what="the tester to go on with the answer",
+        )
+        await eventually(lambda: _true(not app.inbox), what="the inbox to empty")
+
+
 async def test_the_stream_resumes_after_the_daemon_restarts(
     env: dict[str, str], daemons: list[Daemon]
 ) -> None:
@@ -167,6 +205,10 @@ async def test_the_stream_resumes_after_the_daemon_restarts(
 
 async def _true(value: Any) -> Any:
     return value
+
+
+async def _answered(api: Any, ask_id: str) -> bool:
+    return bool((await api.get(f"/api/asks/{ask_id}")).json()["answer"])
 
 
 async def _contains(found: Any, text: str) -> bool:

@@ -12,12 +12,13 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from functools import partial
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Input, RichLog, Static
 
 from agentdeck.errors import AgentdeckError
@@ -33,6 +34,7 @@ from agentdeck.tui.render import tool_summary, transcript_line
 from agentdeck.tui.screens import Confirm, Prompt
 
 logger = logging.getLogger(__name__)
+W = TypeVar("W", bound=Widget)
 
 FLUSH_SECONDS = 0.1  # how often changed rows are redrawn
 AGE_SECONDS = 5.0  # how often the age column moves on
@@ -105,6 +107,11 @@ class DeckApp(App[None]):
 
     # -- layout -----------------------------------------------------------------------
 
+    def _main(self, selector: str, kind: type[W]) -> W:
+        """A widget of the main screen, even while a modal screen is on top of it
+        (``App.query_one`` looks at the screen on top)."""
+        return self.screen_stack[0].query_one(selector, kind)
+
     def compose(self) -> ComposeResult:
         yield Static("connecting…", id="status")
         table: DataTable[Any] = DataTable(id="agents", cursor_type="row", zebra_stripes=True)
@@ -118,10 +125,10 @@ class DeckApp(App[None]):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        table = self.query_one("#agents", DataTable)
+        table = self._main("#agents", DataTable)
         for label, key in COLUMNS:
             table.add_column(label, key=key)
-        inbox = self.query_one("#inbox", DataTable)
+        inbox = self._main("#inbox", DataTable)
         inbox.add_column("kind", key="kind")
         inbox.add_column("agent", key="agent")
         inbox.add_column("what", key="what")
@@ -213,8 +220,9 @@ class DeckApp(App[None]):
         except AgentdeckError as exc:
             logger.info("inbox refresh failed: %s", exc)
             return
-        items = [{"kind": "approval", **a} for a in approvals]
-        items += [{"kind": "ask", **a} for a in asks]
+        # "box" says which inbox an item is from (an ask has a "kind" of its own).
+        items = [{**a, "box": "approval"} for a in approvals]
+        items += [{**a, "box": "ask"} for a in asks]
         self.inbox = items
         self._draw_inbox()
         self._show_status()
@@ -234,7 +242,7 @@ class DeckApp(App[None]):
     # -- drawing ----------------------------------------------------------------------
 
     def _show_status(self) -> None:
-        status = self.query_one("#status", Static)
+        status = self._main("#status", Static)
         state = self.feed_state
         mark = {"live": "[green]●[/]", "connecting": "[yellow]○[/]"}.get(state, "[red]○[/]")
         pending = len(self.inbox)
@@ -267,7 +275,7 @@ class DeckApp(App[None]):
             self._spawn(partial(self._refetch, stale), group="refetch")
         if not self._redraw and not self._dirty:
             return
-        table = self.query_one("#agents", DataTable)
+        table = self._main("#agents", DataTable)
         order = list(self.board.ordered(self.filter_text))
         ids = [row.id for row, _ in order]
         if self._redraw or ids != self._shown:
@@ -291,24 +299,25 @@ class DeckApp(App[None]):
         self._show_status()
 
     def _tick_ages(self) -> None:
-        table = self.query_one("#agents", DataTable)
+        table = self._main("#agents", DataTable)
         for agent_id in self._shown:
             row = self.board.rows.get(agent_id)
             if row is not None:
                 table.update_cell(agent_id, "age", age(row.created_at))
 
     def _draw_inbox(self) -> None:
-        inbox = self.query_one("#inbox", DataTable)
+        inbox = self._main("#inbox", DataTable)
         inbox.clear()
         for item in self.inbox:
             row = self.board.rows.get(str(item.get("agent_id")))
             who = row.name if row else str(item.get("agent_id"))[:12]
-            if item["kind"] == "approval":
+            if item["box"] == "approval":
                 what = tool_summary(str(item.get("tool")), item.get("input") or {})
             else:
                 what = " ".join(str(item.get("text", "")).split())
-            inbox.add_row(item["kind"], who[:20], what[:120], key=f"{item['kind']}:{item['id']}")
-        title = self.query_one("#inbox-title", Static)
+            box = item["box"]
+            inbox.add_row(box, who[:20], what[:120], key=f"{box}:{item['id']}")
+        title = self._main("#inbox-title", Static)
         if self.inbox:
             title.update(
                 f"[b]inbox: {len(self.inbox)} pending[/]  "
@@ -328,9 +337,9 @@ class DeckApp(App[None]):
     def _select(self, agent_id: str) -> None:
         self.selected = agent_id
         row = self.board.rows.get(agent_id)
-        message = self.query_one("#message", Input)
+        message = self._main("#message", Input)
         message.placeholder = f"m: message {row.name if row else agent_id}"
-        log = self.query_one("#transcript", RichLog)
+        log = self._main("#transcript", RichLog)
         log.clear()
         self._transcript_upto = 0
         self._transcript_loading = True
@@ -350,7 +359,7 @@ class DeckApp(App[None]):
                     break
                 after = int(page["next_after"])
         except AgentdeckError as exc:
-            self.query_one("#transcript", RichLog).write(
+            self._main("#transcript", RichLog).write(
                 Text(f"could not read the transcript: {exc.message}", style="red")
             )
         finally:
@@ -367,7 +376,7 @@ class DeckApp(App[None]):
         self._transcript_upto = event_id
         line = transcript_line(event)
         if line is not None:
-            self.query_one("#transcript", RichLog).write(Text.from_markup(line))
+            self._main("#transcript", RichLog).write(Text.from_markup(line))
 
     # -- actions ----------------------------------------------------------------------
 
@@ -378,13 +387,13 @@ class DeckApp(App[None]):
         return row
 
     def _inbox_item(self, kind: str | None = None) -> dict[str, Any] | None:
-        inbox = self.query_one("#inbox", DataTable)
+        inbox = self._main("#inbox", DataTable)
         items = self.inbox
         if kind is not None:
             current = items[inbox.cursor_row] if 0 <= inbox.cursor_row < len(items) else None
-            if current is not None and current["kind"] == kind:
+            if current is not None and current["box"] == kind:
                 return current
-            items = [i for i in items if i["kind"] == kind]
+            items = [i for i in items if i["box"] == kind]
             if not items:
                 self.notify(f"no pending {kind}", severity="warning")
                 return None
@@ -410,7 +419,7 @@ class DeckApp(App[None]):
             self.notify(what, timeout=3)
 
     def action_filter(self) -> None:
-        box = self.query_one("#filter", Input)
+        box = self._main("#filter", Input)
         box.add_class("shown")
         box.focus()
 
@@ -421,18 +430,18 @@ class DeckApp(App[None]):
 
     @on(Input.Submitted, "#filter")
     def _filter_done(self) -> None:
-        self.query_one("#agents", DataTable).focus()
+        self._main("#agents", DataTable).focus()
 
     def action_leave_input(self) -> None:
-        box = self.query_one("#filter", Input)
+        box = self._main("#filter", Input)
         if box.has_focus:
             box.value = ""
             box.remove_class("shown")
-        self.query_one("#agents", DataTable).focus()
+        self._main("#agents", DataTable).focus()
 
     def action_message(self) -> None:
         if self._selected_row() is not None:
-            self.query_one("#message", Input).focus()
+            self._main("#message", Input).focus()
 
     @on(Input.Submitted, "#message")
     def _message_submitted(self, event: Input.Submitted) -> None:
@@ -441,7 +450,7 @@ class DeckApp(App[None]):
         if row is None or not text:
             return
         event.input.value = ""
-        self.query_one("#agents", DataTable).focus()
+        self._main("#agents", DataTable).focus()
         self._do(f"sent to {row.name}", self.client.send, row.id, text)
 
     def action_allow(self) -> None:
