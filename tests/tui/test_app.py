@@ -24,11 +24,25 @@ def env(tmp_path: Path) -> dict[str, str]:
     return deck_env(tmp_path)
 
 
+class BellCountingApp(DeckApp):
+    """The app, counting the terminal bells it rings."""
+
+    bells = 0
+
+    def bell(self) -> None:
+        self.bells += 1
+        super().bell()
+
+
 def cell(app: DeckApp, agent_id: str, column: str) -> str:
     table = app.query_one("#agents", DataTable)
     if agent_id not in {key.value for key in table.rows}:
         return ""
     return str(table.get_cell(agent_id, column))
+
+
+def notices(app: DeckApp) -> list[str]:
+    return [n.message for n in app._notifications]
 
 
 def transcript(app: DeckApp) -> str:
@@ -40,7 +54,7 @@ async def test_live_table_inbox_answer_and_follow_up_at_80x24(
 ) -> None:
     daemon = await Daemon(env).start()
     daemons.append(daemon)
-    app = DeckApp(HomeLocator(daemon.home))
+    app = BellCountingApp(HomeLocator(daemon.home))
     async with app.run_test(size=(80, 24)) as pilot, daemon.api() as api:
         await eventually(
             lambda: _true(app.feed_state is FeedState.LIVE), timeout=30, what="a live stream"
@@ -67,7 +81,12 @@ async def test_live_table_inbox_answer_and_follow_up_at_80x24(
         assert app.inbox[0]["tool"] == "Bash" and app.inbox[0]["agent_id"] == agent_id
         title = str(app.query_one("#inbox-title").render())
         assert "1 pending" in title and "allow" in title
-        assert any("touch made.txt" in n.message for n in app._notifications)
+        await eventually(
+            lambda: _true(any("maker asks to run Bash(touch made.txt)" in n for n in notices(app))),
+            what="a notice",
+        )
+        assert app.bells == 1
+        await pilot.pause()  # the inbox's rows laid out
 
         # Everything fits in 80x24: each pane has room and nothing falls off screen.
         for selector, least in (("#agents", 3), ("#transcript", 3), ("#inbox", 1)):
@@ -139,7 +158,10 @@ async def test_a_tree_of_agents_and_a_question_answered_from_the_inbox(
         assert rows["tester"][1] == 1 and rows["tester"][0].parent_id == boss
         tester = rows["tester"][0].id
         assert cell(app, tester, "name") == "└ tester"
-        assert any("tester asks: Should the greeting" in n.message for n in app._notifications)
+        await eventually(
+            lambda: _true(any("tester asks: Should the greeting" in n for n in notices(app))),
+            what="a notice naming the worker",
+        )
 
         await pilot.press("n")
         await pilot.press(*"with it", "enter")

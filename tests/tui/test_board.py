@@ -83,3 +83,10 @@ def test_transcript_lines() -> None:
 def test_a_transcript_opens_with_the_first_prompt() -> None:
     spawned = event(1, "a", "agent_spawned", name="n", cwd="/", spec={"prompt": "fix [it]"})
     assert transcript_line(spawned) == "[b cyan]>[/] fix \\[it]"
+
+
+def test_mcp_tools_are_short_in_the_table() -> None:
+    from agentdeck.tui.app import short_tool
+
+    assert short_tool("mcp__deck__wait_for_agents") == "wait_for_agents"
+    assert short_tool("Bash") == "Bash" and short_tool(None) == ""

@@ -60,6 +60,13 @@ _INBOX_EVENTS = frozenset(
 )
 
 
+def short_tool(tool: str | None) -> str:
+    """``mcp__deck__wait_for_agents`` is ``wait_for_agents`` in a narrow column."""
+    if not tool:
+        return ""
+    return tool.rsplit("__", 1)[-1] if tool.startswith("mcp__") else tool
+
+
 class DeckApp(App[None]):
     TITLE = "agentdeck"
     CSS = """
@@ -178,25 +185,31 @@ class DeckApp(App[None]):
         if kind in _INBOX_EVENTS:
             self._spawn(self._load_inbox, group="inbox", exclusive=True)
         if kind in ("permission_requested", "question_asked"):
-            self._alert(event)
+            self.bell()  # at once; the notice may first need the agent's name
+            self._spawn(partial(self._alert, event), group="alert")
         if event.get("agent_id") == self.selected:
             if self._transcript_loading:
                 self._transcript_buffer.append(event)
             else:
                 self._write_transcript(event)
 
-    def _alert(self, event: dict[str, Any]) -> None:
-        """A bell and a notification, wherever the user is in the app."""
+    async def _alert(self, event: dict[str, Any]) -> None:
+        """A notification, wherever the user is in the app."""
         data = event.get("data") or {}
-        row = self.board.rows.get(str(event.get("agent_id")))
-        who = row.name if row else str(event.get("agent_id"))
+        agent_id = str(event.get("agent_id"))
+        if agent_id not in self.board.rows:  # e.g. the board is still being read
+            try:
+                self.board.upsert([await self.client.agent(agent_id)])
+            except AgentdeckError as exc:
+                logger.info("could not name agent %s: %s", agent_id, exc)
+        row = self.board.rows.get(agent_id)
+        who = row.name if row else agent_id
         if event.get("type") == "permission_requested":
             what = (
                 f"{who} asks to run {tool_summary(str(data.get('tool')), data.get('input') or {})}"
             )
         else:
             what = f"{who} asks: {data.get('question')}"
-        self.bell()
         self.notify(what, title="needs you (a/A/d, n)", severity="warning", timeout=8)
 
     async def _resync(self) -> None:
@@ -262,7 +275,7 @@ class DeckApp(App[None]):
         return (
             name,
             Text(row.state, style=_STATE_STYLE.get(row.state, "")),
-            (row.current_tool or "")[:14],
+            short_tool(row.current_tool)[:16],
             str(row.turns),
             f"${row.cost_usd:.4f}",
             age(row.created_at),
