@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from functools import partial
 from typing import Any, ClassVar, TypeVar
 
+from rich.cells import cell_len
+from rich.markup import escape
 from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Input, RichLog, Static
+from textual.widgets.data_table import ColumnKey
 
 from agentdeck.errors import AgentdeckError
 from agentdeck.tui.board import Board, Row, age
@@ -167,6 +171,8 @@ class DeckApp(App[None]):
         await asyncio.sleep(seconds)
 
     async def _take_feed_state(self, state: FeedState, problem: str | None) -> None:
+        if not self.is_running:  # shutting down: the widgets are going
+            return
         was = self.feed_state
         self.feed_state, self.feed_problem = state, problem
         if state is FeedState.LIVE and was is not FeedState.LIVE:
@@ -176,6 +182,8 @@ class DeckApp(App[None]):
         self._show_status()
 
     async def _take_event(self, event: dict[str, Any]) -> None:
+        if not self.is_running:  # shutting down: the widgets are going
+            return
         changed = self.board.apply(event)
         if changed is not None:
             self._dirty.add(changed)
@@ -255,6 +263,8 @@ class DeckApp(App[None]):
     # -- drawing ----------------------------------------------------------------------
 
     def _show_status(self) -> None:
+        if not self.is_running:  # shutting down: the widgets are going
+            return
         status = self._main("#status", Static)
         state = self.feed_state
         mark = {"live": "[green]●[/]", "connecting": "[yellow]○[/]"}.get(state, "[red]○[/]")
@@ -282,6 +292,8 @@ class DeckApp(App[None]):
         )
 
     def _flush_board(self) -> None:
+        if not self.is_running:  # shutting down: the widgets are going
+            return
         stale = sorted(self.board.stale)
         if stale:
             self.board.stale.clear()
@@ -303,15 +315,20 @@ class DeckApp(App[None]):
             for agent_id in self._dirty:
                 if agent_id in depths:
                     row = self.board.rows[agent_id]
-                    for (_, key), value in zip(
-                        COLUMNS, self._cells(row, depths[agent_id]), strict=True
-                    ):
-                        table.update_cell(agent_id, key, value, update_width=True)
+                    cells = self._cells(row, depths[agent_id])
+                    for (_, key), value in zip(COLUMNS, cells, strict=True):
+                        # Only a wider value widens its column: a narrower one would
+                        # make DataTable measure the whole column again (every row).
+                        width = value.cell_len if isinstance(value, Text) else cell_len(value)
+                        wider = width > table.columns[ColumnKey(key)].content_width
+                        table.update_cell(agent_id, key, value, update_width=wider)
         self._dirty.clear()
         self._redraw = False
         self._show_status()
 
     def _tick_ages(self) -> None:
+        if not self.is_running:  # shutting down: the widgets are going
+            return
         table = self._main("#agents", DataTable)
         for agent_id in self._shown:
             row = self.board.rows.get(agent_id)
@@ -319,6 +336,8 @@ class DeckApp(App[None]):
                 table.update_cell(agent_id, "age", age(row.created_at))
 
     def _draw_inbox(self) -> None:
+        if not self.is_running:  # shutting down: the widgets are going
+            return
         inbox = self._main("#inbox", DataTable)
         inbox.clear()
         for item in self.inbox:
@@ -360,29 +379,38 @@ class DeckApp(App[None]):
         self._spawn(partial(self._load_transcript, agent_id), group="transcript", exclusive=True)
 
     async def _load_transcript(self, agent_id: str) -> None:
+        """Read the agent's log in pages; only its last lines are drawn (the pane
+        keeps no more), so a long log costs reading, not drawing."""
         after = 0
+        tail: deque[str] = deque(maxlen=TRANSCRIPT_LINES)
+        log = self._main("#transcript", RichLog)
         try:
             while True:
                 page = await self.client.events(agent_id, after=after, limit=TRANSCRIPT_PAGE)
                 if self.selected != agent_id:
                     return
                 for event in page["events"]:
-                    self._write_transcript(event)
+                    self._transcript_upto = max(self._transcript_upto, int(event["id"]))
+                    if (line := transcript_line(event)) is not None:
+                        tail.append(line)
                 if len(page["events"]) < TRANSCRIPT_PAGE:
                     break
                 after = int(page["next_after"])
         except AgentdeckError as exc:
-            self._main("#transcript", RichLog).write(
-                Text(f"could not read the transcript: {exc.message}", style="red")
-            )
+            tail.append(f"[red]could not read the transcript: {escape(exc.message)}[/]")
         finally:
-            if self.selected == agent_id:
+            if self.selected == agent_id and self.is_running:
+                for line in tail:
+                    log.write(Text.from_markup(line), scroll_end=False)
+                log.scroll_end(animate=False)
                 self._transcript_loading = False
                 buffered, self._transcript_buffer = self._transcript_buffer, []
                 for event in buffered:
                     self._write_transcript(event)
 
     def _write_transcript(self, event: dict[str, Any]) -> None:
+        if not self.is_running:  # shutting down: the widgets are going
+            return
         event_id = int(event.get("id") or 0)
         if event_id <= self._transcript_upto:
             return
