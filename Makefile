@@ -51,6 +51,7 @@ bench: setup
 	$(RUN) python benchmarks/hooks.py
 	$(RUN) python benchmarks/sandbox.py
 	$(RUN) python benchmarks/scrubbing.py
+	$(RUN) python benchmarks/tui.py
 	$(RUN) python benchmarks/memory_search.py --observations $(MEMORY_OBSERVATIONS)
 
 clean:

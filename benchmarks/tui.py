@@ -154,8 +154,9 @@ async def run(args: argparse.Namespace) -> None:
                       f"{(ready - t0) * 1000:.0f} ms (goal <= 1000 ms)")  # fmt: skip
                 await _until(lambda: str(tui.feed_state) == "live", "a live stream")
 
+                await pilot.pause()
                 total = int(args.rate * args.seconds)
-                produced = 0
+                produced = appends = 0
                 begin = time.monotonic()
                 while produced < total:
                     due = min(total, int((time.monotonic() - begin) * args.rate) + 1)
@@ -177,6 +178,7 @@ async def run(args: argparse.Namespace) -> None:
                         for agent_id, cost in batch:
                             sent.setdefault(agent_id, []).append((cost, committed))
                         produced = due
+                        appends += 1
                     await asyncio.sleep(0.001)
                 await _until(lambda: not sent, "every event on screen", timeout=60)
                 print(
@@ -184,7 +186,8 @@ async def run(args: argparse.Namespace) -> None:
                     f"p50 {percentile(latencies, 50) * 1000:.0f} ms, "
                     f"p99 {percentile(latencies, 99) * 1000:.0f} ms, "
                     f"max {max(latencies) * 1000:.0f} ms over {len(latencies):,} rows "
-                    "(goal p99 <= 100 ms)"
+                    f"(goal p99 <= 100 ms); {appends:,} appends in "
+                    f"{time.monotonic() - begin:.1f} s"
                 )
 
                 before = rss.memory_info().rss

@@ -30,6 +30,7 @@ CALL_TIMEOUT = httpx.Timeout(30.0, connect=3.0)
 STREAM_TIMEOUT = httpx.Timeout(connect=3.0, read=45.0, write=10.0, pool=3.0)
 RETRY_FIRST_SECONDS = 0.2
 RETRY_MAX_SECONDS = 3.0
+TREE_LIMIT = 10_000  # the API's largest page: the newest 10,000 root agents and their trees
 
 
 class DaemonUnavailable(AgentdeckError):
@@ -169,7 +170,7 @@ class DeckClient:
 
     # -- reads ----------------------------------------------------------------------
 
-    async def tree(self, limit: int = 1000) -> list[dict[str, Any]]:
+    async def tree(self, limit: int = TREE_LIMIT) -> list[dict[str, Any]]:
         agents: list[dict[str, Any]] = (
             await self.call("GET", "/api/tree", params={"limit": limit})
         )["agents"]
