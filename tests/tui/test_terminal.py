@@ -1,16 +1,18 @@
-"""``agentdeck tui`` in a real terminal (tmux): drawn, live, steered by keys, quit."""
+"""``agentdeck tui`` in a real terminal (tmux): a daemon started for it, drawn, live,
+quit with a key."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
-from tests.support.daemonproc import Daemon
-from tests.support.deckcli import deck_argv, deck_env
+from tests.support.deckcli import deck, deck_argv, deck_env
 from tests.support.waiting import eventually
 
 pytestmark = [
@@ -53,12 +55,19 @@ def tmux(tmp_path: Path, env: dict[str, str]) -> Iterator[Tmux]:
     server("kill-server")
 
 
-async def test_the_tui_in_tmux_shows_agents_live_and_quits_on_q(
-    env: dict[str, str], daemons: list[Daemon], tmux: Tmux
+@pytest.fixture
+def daemon_down(env: dict[str, str]) -> Iterator[None]:
+    """Whatever daemon the test's TUI started is stopped at the end."""
+    yield
+    stopped = deck(env, "down")
+    assert stopped.code == 0, stopped.err
+
+
+async def test_the_tui_in_tmux_starts_a_daemon_shows_agents_live_and_quits_on_q(
+    env: dict[str, str], tmux: Tmux, daemon_down: None
 ) -> None:
-    daemon = await Daemon(env).start()
-    daemons.append(daemon)
-    command = " ".join(deck_argv("tui", "--no-start"))
+    # No daemon runs: `agentdeck tui` starts one in the background, then draws.
+    command = " ".join(deck_argv("tui"))
     started = tmux("new-session", "-d", "-s", "tui", "-x", "80", "-y", "24", command)
     assert started.returncode == 0, started.stderr
 
@@ -67,7 +76,14 @@ async def test_the_tui_in_tmux_shows_agents_live_and_quits_on_q(
         return screen if "● live" in screen and "q quit" in screen else None
 
     await eventually(drawn, timeout=60, what="the TUI drawn and live")
-    async with daemon.api() as api:
+    home = Path(env["AGENTDECK_HOME"])
+    info = json.loads((home / "daemon.json").read_text())
+    api = httpx.AsyncClient(
+        base_url=f"http://127.0.0.1:{info['port']}",
+        headers={"Authorization": f"Bearer {(home / 'token').read_text().strip()}"},
+        timeout=30,
+    )
+    async with api:
         created = await api.post(
             "/api/agents", json={"prompt": "hi", "name": "chatty", "scenario": "chat"}
         )
