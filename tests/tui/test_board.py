@@ -90,3 +90,24 @@ def test_mcp_tools_are_short_in_the_table() -> None:
 
     assert short_tool("mcp__deck__wait_for_agents") == "wait_for_agents"
     assert short_tool("Bash") == "Bash" and short_tool(None) == ""
+
+
+def test_siblings_sort_by_name_state_or_cost_and_children_stay_under_parents() -> None:
+    board = Board()
+    rows = [
+        agent("r1", "beta", at=1),
+        agent("r2", "alpha", at=2),
+        agent("c1", "zed", parent="r1", at=3),
+        agent("c2", "kid", parent="r1", at=4),
+    ]
+    rows[0]["cost_usd"], rows[1]["cost_usd"], rows[0]["state"] = 0.5, 0.1, "idle"
+    rows[2]["cost_usd"], rows[3]["cost_usd"] = 0.2, 0.3
+    board.load(rows)
+
+    def names(sort: Any) -> list[str]:
+        return [row.name for row, _ in board.ordered(sort=sort)]
+
+    assert names(None) == ["alpha", "beta", "zed", "kid"]
+    assert names("name") == ["alpha", "beta", "kid", "zed"]
+    assert names("cost") == ["beta", "kid", "zed", "alpha"]
+    assert names("state") == ["beta", "kid", "zed", "alpha"]  # idle before running

@@ -40,6 +40,8 @@ async def test_no_daemon_shows_reconnecting_and_keys_on_an_empty_table_are_safe(
         assert "no agent selected" in messages and "no pending approval" in messages
         assert "no pending ask" in messages
         assert app.is_running and app.screen is app.screen_stack[0]
+        await pilot.press("s", "s")
+        assert app.sort == "state" and "sort: state" in str(status.render())
         # The filter box opens with / and Esc closes and clears it.
         await pilot.press("slash", *"abc")
         assert app.filter_text == "abc"

@@ -31,7 +31,7 @@ def tui(
 ) -> None:
     """Agent table, transcripts, approvals and asks, steering — in the terminal.
 
-    Keys: / filter, m message, a allow, A always, d deny, n answer, i interrupt,
+    Keys: / filter, s sort, m message, a allow, A always, d deny, n answer, i interrupt,
     k kill, r resume, q quit.
     """
     from agentdeck.tui.client import FixedLocator, HomeLocator, Locator

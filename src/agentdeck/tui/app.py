@@ -26,7 +26,7 @@ from textual.widgets import DataTable, Footer, Input, RichLog, Static
 from textual.widgets.data_table import ColumnKey
 
 from agentdeck.errors import AgentdeckError
-from agentdeck.tui.board import Board, Row, age
+from agentdeck.tui.board import SORTS, Board, Row, SortKey, age
 from agentdeck.tui.client import (
     DaemonUnavailable,
     DeckClient,
@@ -85,6 +85,7 @@ class DeckApp(App[None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "filter", "filter"),
+        Binding("s", "sort", "sort"),
         Binding("m", "message", "message"),
         # The deciding keys are on the inbox's title line, beside what they decide.
         Binding("a", "allow", "allow", show=False),
@@ -107,6 +108,7 @@ class DeckApp(App[None]):
         self.feed_state = FeedState.CONNECTING
         self.feed_problem: str | None = None
         self.filter_text = ""
+        self.sort: SortKey = None
         self.selected: str | None = None
         self.inbox: list[dict[str, Any]] = []
         self._shown: list[str] = []
@@ -230,7 +232,7 @@ class DeckApp(App[None]):
         self._redraw = True
         await self._load_inbox()
         if self.selected is None and self.board.rows:
-            first = next(self.board.ordered(self.filter_text), None)
+            first = next(self.board.ordered(self.filter_text, self.sort), None)
             if first is not None:
                 self._select(first[0].id)
 
@@ -272,6 +274,8 @@ class DeckApp(App[None]):
         text = f"{mark} {state}  {self.locator.where}  agents {len(self.board.rows)}"
         if pending:
             text += f"  [b magenta]pending {pending}[/]"
+        if self.sort:
+            text += f"  sort: {self.sort}"
         if self.filter_text:
             text += f"  filter: {Text(self.filter_text).markup}"
         if state is FeedState.RECONNECTING and self.feed_problem:
@@ -301,7 +305,7 @@ class DeckApp(App[None]):
         if not self._redraw and not self._dirty:
             return
         table = self._main("#agents", DataTable)
-        order = list(self.board.ordered(self.filter_text))
+        order = list(self.board.ordered(self.filter_text, self.sort))
         ids = [row.id for row, _ in order]
         if self._redraw or ids != self._shown:
             table.clear()
@@ -458,6 +462,12 @@ class DeckApp(App[None]):
             self.notify(f"{what}: {exc.message}", severity="error")
         else:
             self.notify(what, timeout=3)
+
+    def action_sort(self) -> None:
+        """Step through the orders: age (the default), name, state, cost."""
+        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+        self._redraw = True
+        self._show_status()
 
     def action_filter(self) -> None:
         box = self._main("#filter", Input)

@@ -9,12 +9,21 @@ agents ``apply`` marks ``stale``.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 # Events after which the daemon's row says more than the event did.
 _REFETCH = frozenset({"agent_spawned", "turn_completed", "state_changed"})
+
+
+SortKey = Literal["name", "state", "cost"] | None
+SORTS: tuple[SortKey, ...] = (None, "name", "state", "cost")  # what the sort key steps through
+_SORTS: dict[str, Callable[[Row], Any]] = {
+    "name": lambda r: (r.name.lower(), r.id),
+    "state": lambda r: (r.state, -r.created_at),
+    "cost": lambda r: (-r.cost_usd, -r.created_at),  # the dearest first
+}
 
 
 @dataclass
@@ -98,10 +107,10 @@ class Board:
             return None
         return agent_id
 
-    def ordered(self, text: str = "") -> Iterator[tuple[Row, int]]:
-        """Rows in tree order (roots newest first, children under their parent,
-        oldest first), each with its depth; with ``text``, the rows that match it and
-        their ancestors."""
+    def ordered(self, text: str = "", sort: SortKey = None) -> Iterator[tuple[Row, int]]:
+        """Rows in tree order, each with its depth: children under their parent;
+        siblings by ``sort`` (by default roots newest first, children oldest first);
+        with ``text``, the rows that match it and their ancestors."""
         children: dict[str | None, list[Row]] = {}
         for row in self.rows.values():
             parent = row.parent_id if row.parent_id in self.rows else None
@@ -117,9 +126,11 @@ class Board:
                         current = self.rows.get(current.parent_id or "")
 
         def walk(parent: str | None, depth: int) -> Iterator[tuple[Row, int]]:
-            kids = sorted(
-                children.get(parent, []), key=lambda r: r.created_at, reverse=parent is None
-            )
+            kids = children.get(parent, [])
+            if sort is None:
+                kids = sorted(kids, key=lambda r: r.created_at, reverse=parent is None)
+            else:
+                kids = sorted(kids, key=_SORTS[sort])
             for row in kids:
                 if keep is None or row.id in keep:
                     yield row, depth
