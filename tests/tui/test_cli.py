@@ -17,9 +17,16 @@ def test_without_a_daemon_and_without_start_it_says_how_to_get_one(tmp_path: Pat
 def test_bad_remote_options_are_usage_errors(tmp_path: Path) -> None:
     env = deck_env(tmp_path)
     alone = deck(env, "tui", "--token", "secret")
-    assert alone.code == 2 and "--token goes with --url" in alone.err
+    assert alone.code == 2 and "--token and --token-file go with --url" in alone.err
     no_scheme = deck(env, "tui", "--url", "localhost:8765", "--token", "secret")
     assert no_scheme.code == 2 and "http(s) URL" in no_scheme.err
     assert "secret" not in no_scheme.err  # a token is never echoed
     no_token = deck(env, "tui", "--url", "http://127.0.0.1:9")
     assert no_token.code == 2 and "needs --token" in no_token.err
+    missing = deck(env, "tui", "--url", "http://127.0.0.1:9", "--token-file", str(tmp_path / "no"))
+    assert missing.code == 2 and "cannot read the token file" in missing.err
+    (tmp_path / "t").write_text("secret\n")
+    twice = deck(
+        env, "tui", "--url", "http://x:1", "--token", "a", "--token-file", str(tmp_path / "t")
+    )
+    assert twice.code == 2 and "give the token once" in twice.err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -20,7 +21,12 @@ def tui(
         typer.Option(help="A remote daemon's address, e.g. http://127.0.0.1:8765 (needs --token)."),
     ] = None,
     token: Annotated[
-        str | None, typer.Option(help="With --url: the token of that daemon's home.")
+        str | None,
+        typer.Option(help="With --url: the token of that daemon's home (see --token-file)."),
+    ] = None,
+    token_file: Annotated[
+        Path | None,
+        typer.Option(help="With --url: a file holding the token (kept out of the process list)."),
     ] = None,
     start: Annotated[
         bool,
@@ -37,10 +43,19 @@ def tui(
     from agentdeck.tui.client import FixedLocator, HomeLocator, Locator
 
     locator: Locator
+    if token_file is not None:
+        if token is not None:
+            raise UsageError("give the token once: --token or --token-file")
+        try:
+            token = token_file.read_text().strip()
+        except OSError as exc:
+            raise UsageError(f"cannot read the token file {token_file}: {exc.strerror}") from exc
     if url is not None:
         locator = FixedLocator(url, token or "")
     elif token is not None:
-        raise UsageError("--token goes with --url; a local daemon's token is read from its home")
+        raise UsageError(
+            "--token and --token-file go with --url; a local daemon's token is read from its home"
+        )
     else:
         settings = load_settings()
         home = HomeLocator(settings.home_dir)
