@@ -10,7 +10,7 @@ import pytest
 from textual.widgets import DataTable, Input, RichLog
 
 from agentdeck.tui.app import DeckApp
-from agentdeck.tui.client import FeedState, HomeLocator
+from agentdeck.tui.client import FeedState, FixedLocator, HomeLocator
 from tests.support.daemonproc import Daemon
 from tests.support.deckcli import deck, deck_env
 from tests.support.governance import ask_profile_and_scenario
@@ -142,7 +142,7 @@ async def test_a_tree_of_agents_and_a_question_answered_from_the_inbox(
 ) -> None:
     daemon = await Daemon(env).start()
     daemons.append(daemon)
-    app = DeckApp(HomeLocator(daemon.home))
+    app = DeckApp(FixedLocator(daemon.url, daemon.token))  # as with --url and a token
     async with app.run_test(size=(100, 30)) as pilot, daemon.api() as api:
         created = await api.post(
             "/api/agents",
