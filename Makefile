@@ -3,7 +3,7 @@ PYTHON ?= python3
 UV := $(PYTHON) -m uv
 RUN := $(UV) run --frozen
 
-.PHONY: setup browser sandbox demo test lint bench clean
+.PHONY: setup browser sandbox terminal demo test lint bench clean
 
 setup:
 	@$(PYTHON) -m uv --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet "uv>=0.5"
@@ -25,7 +25,13 @@ sandbox:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap socat; \
 	  else echo "note: install bubblewrap and socat (apt-get install bubblewrap socat) to sandbox agents; \`agentdeck sandbox check\` says what works"; fi; }
 
-test: setup browser sandbox
+# tmux runs `agentdeck tui` in a real terminal for its end-to-end test (skipped without).
+terminal:
+	@command -v tmux >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux; \
+	  else echo "note: install tmux to run the terminal UI's end-to-end test (it is skipped without it)"; fi; }
+
+test: setup browser sandbox terminal
 	$(RUN) pytest
 
 lint: setup
@@ -47,6 +53,7 @@ bench: setup
 	$(RUN) python benchmarks/scrubbing.py
 	$(RUN) python benchmarks/shutdown.py
 	$(RUN) python benchmarks/bridge.py
+	$(RUN) python benchmarks/tui.py
 	$(RUN) python benchmarks/memory_search.py --observations $(MEMORY_OBSERVATIONS)
 
 clean:

@@ -34,6 +34,7 @@ from agentdeck.cli import (
     run,
     sandbox,
     templates,
+    tui,
     worktrees,
 )
 from agentdeck.errors import AgentdeckError
@@ -64,6 +65,7 @@ hooks.register(app)
 memory.register(app)
 mcp.register(app)
 bridge.register(app)
+tui.register(app)
 
 
 def main() -> None:

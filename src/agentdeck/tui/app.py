@@ -1,0 +1,560 @@
+"""The TUI: agent table, transcript, inbox, follow-up input, steering keys.
+
+Network work runs in Textual workers on the app's loop (httpx is asynchronous), so a
+slow or dead daemon never freezes the screen. Events from the one SSE stream
+(``client.EventFeed``) move the board along; the table is redrawn from the board on a
+short tick, not per event, so a burst of events costs one redraw.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine
+from functools import partial
+from typing import Any, ClassVar, TypeVar
+
+from rich.cells import cell_len
+from rich.markup import escape
+from rich.text import Text
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widget import Widget
+from textual.widgets import DataTable, Footer, Input, RichLog, Static
+from textual.widgets.data_table import ColumnKey
+
+from agentdeck.errors import AgentdeckError
+from agentdeck.tui.board import SORTS, Board, Row, SortKey, age
+from agentdeck.tui.client import (
+    DaemonUnavailable,
+    DeckClient,
+    EventFeed,
+    FeedState,
+    Locator,
+)
+from agentdeck.tui.render import tool_summary, transcript_line
+from agentdeck.tui.screens import Confirm, Prompt
+
+logger = logging.getLogger(__name__)
+W = TypeVar("W", bound=Widget)
+
+FLUSH_SECONDS = 0.1  # how often changed rows are redrawn
+AGE_SECONDS = 5.0  # how often the age column moves on
+TRANSCRIPT_LINES = 5000  # the transcript pane keeps this many lines (bounded memory)
+TRANSCRIPT_PAGE = 5000
+NAME_WIDTH = 28
+COLUMNS = (("name", "name"), ("state", "state"), ("tool", "tool"), ("turns", "turns"),
+           ("cost", "cost"), ("age", "age"))  # fmt: skip
+_STATE_STYLE = {
+    "running": "green",
+    "starting": "green",
+    "awaiting_permission": "bold magenta",
+    "awaiting_input": "bold magenta",
+    "awaiting_agents": "cyan",
+    "idle": "blue",
+    "done": "dim",
+    "error": "bold red",
+    "interrupted": "yellow",
+    "killed": "red",
+}
+_INBOX_EVENTS = frozenset(
+    {"permission_requested", "permission_resolved", "question_asked", "question_answered"}
+)
+
+
+def short_tool(tool: str | None) -> str:
+    """``mcp__deck__wait_for_agents`` is ``wait_for_agents`` in a narrow column."""
+    if not tool:
+        return ""
+    return tool.rsplit("__", 1)[-1] if tool.startswith("mcp__") else tool
+
+
+class DeckApp(App[None]):
+    TITLE = "agentdeck"
+    CSS = """
+    #status { height: 1; background: $panel; padding: 0 1; }
+    #status.reconnecting { background: $warning; color: $text; }
+    #agents { height: 1fr; min-height: 5; }
+    #filter { display: none; }
+    #filter.shown { display: block; }
+    #transcript { height: 1fr; min-height: 4; border-top: solid $primary; }
+    #inbox-title { height: 1; background: $panel; padding: 0 1; }
+    #inbox { height: auto; max-height: 6; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "filter", "filter"),
+        Binding("s", "sort", "sort"),
+        Binding("m", "message", "message"),
+        # The deciding keys are on the inbox's title line, beside what they decide.
+        Binding("a", "allow", "allow", show=False),
+        Binding("A", "allow_always", "always", show=False),
+        Binding("d", "deny", "deny", show=False),
+        Binding("n", "answer", "answer", show=False),
+        Binding("i", "interrupt", "interrupt"),
+        Binding("k", "kill", "kill"),
+        Binding("r", "resume", "resume"),
+        Binding("q", "quit", "quit"),
+        Binding("escape", "leave_input", "Back", show=False),
+    ]
+
+    def __init__(self, locator: Locator) -> None:
+        super().__init__()
+        self.locator = locator
+        self.client = DeckClient(locator)
+        self.board = Board()
+        self.feed: EventFeed | None = None
+        self.feed_state = FeedState.CONNECTING
+        self.feed_problem: str | None = None
+        self.filter_text = ""
+        self.sort: SortKey = None
+        self.selected: str | None = None
+        self.inbox: list[dict[str, Any]] = []
+        self._shown: list[str] = []
+        self._dirty: set[str] = set()
+        self._redraw = False
+        self._transcript_upto = 0
+        self._transcript_loading = False
+        self._transcript_buffer: list[dict[str, Any]] = []
+
+    # -- layout -----------------------------------------------------------------------
+
+    def _main(self, selector: str, kind: type[W]) -> W:
+        """A widget of the main screen, even while a modal screen is on top of it
+        (``App.query_one`` looks at the screen on top)."""
+        return self.screen_stack[0].query_one(selector, kind)
+
+    def compose(self) -> ComposeResult:
+        yield Static("connecting…", id="status")
+        table: DataTable[Any] = DataTable(id="agents", cursor_type="row", zebra_stripes=True)
+        yield table
+        yield Input(placeholder="filter agents (Enter keeps it, Esc clears)", id="filter")
+        yield RichLog(id="transcript", wrap=True, markup=True, max_lines=TRANSCRIPT_LINES)
+        yield Static("inbox: nothing pending", id="inbox-title")
+        inbox: DataTable[Any] = DataTable(id="inbox", cursor_type="row", show_header=False)
+        yield inbox
+        yield Input(placeholder="m: message the selected agent", id="message", compact=True)
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        table = self._main("#agents", DataTable)
+        for label, key in COLUMNS:
+            table.add_column(label, key=key)
+        inbox = self._main("#inbox", DataTable)
+        inbox.add_column("kind", key="kind")
+        inbox.add_column("agent", key="agent")
+        inbox.add_column("what", key="what")
+        table.focus()
+        self.set_interval(FLUSH_SECONDS, self._flush_board)
+        self.set_interval(AGE_SECONDS, self._tick_ages)
+        self._spawn(self._follow, name="event-feed", group="feed")
+
+    async def on_unmount(self) -> None:
+        await self.client.aclose()
+
+    # -- the event feed ---------------------------------------------------------------
+
+    async def _follow(self) -> None:
+        """Start at the log's end, then follow the stream for ever (it reconnects)."""
+        position: int | None = None
+        while position is None:
+            try:
+                position = await self.client.last_event_id()
+            except (DaemonUnavailable, AgentdeckError) as exc:
+                await self._take_feed_state(FeedState.RECONNECTING, exc.message)
+                await self._pause(1.0)
+        self.feed = EventFeed(
+            self.locator, after=position, on_event=self._take_event, on_state=self._take_feed_state
+        )
+        await self.feed.run()
+
+    async def _pause(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+    async def _take_feed_state(self, state: FeedState, problem: str | None) -> None:
+        if not self.is_running:  # shutting down: the widgets are going
+            return
+        was = self.feed_state
+        self.feed_state, self.feed_problem = state, problem
+        if state is FeedState.LIVE and was is not FeedState.LIVE:
+            # Connected (again): what changed while we were away is in the events we
+            # resume with, but the rows and the inbox are read afresh to be sure.
+            self._spawn(self._resync, group="resync", exclusive=True)
+        self._show_status()
+
+    async def _take_event(self, event: dict[str, Any]) -> None:
+        if not self.is_running:  # shutting down: the widgets are going
+            return
+        changed = self.board.apply(event)
+        if changed is not None:
+            self._dirty.add(changed)
+            if event.get("type") == "agent_spawned":
+                self._redraw = True
+        kind = event.get("type")
+        if kind in _INBOX_EVENTS:
+            self._spawn(self._load_inbox, group="inbox", exclusive=True)
+        if kind in ("permission_requested", "question_asked"):
+            self.bell()  # at once; the notice may first need the agent's name
+            self._spawn(partial(self._alert, event), group="alert")
+        if event.get("agent_id") == self.selected:
+            if self._transcript_loading:
+                self._transcript_buffer.append(event)
+            else:
+                self._write_transcript(event)
+
+    async def _alert(self, event: dict[str, Any]) -> None:
+        """A notification, wherever the user is in the app."""
+        data = event.get("data") or {}
+        agent_id = str(event.get("agent_id"))
+        if agent_id not in self.board.rows:  # e.g. the board is still being read
+            try:
+                self.board.upsert([await self.client.agent(agent_id)])
+            except AgentdeckError as exc:
+                logger.info("could not name agent %s: %s", agent_id, exc)
+        row = self.board.rows.get(agent_id)
+        who = row.name if row else agent_id
+        if event.get("type") == "permission_requested":
+            what = (
+                f"{who} asks to run {tool_summary(str(data.get('tool')), data.get('input') or {})}"
+            )
+        else:
+            what = f"{who} asks: {data.get('question')}"
+        self.notify(what, title="needs you (a/A/d, n)", severity="warning", timeout=8)
+
+    async def _resync(self) -> None:
+        try:
+            agents = await self.client.tree()
+        except AgentdeckError as exc:
+            logger.info("resync failed: %s", exc)
+            return
+        self.board.load(agents)
+        self._redraw = True
+        await self._load_inbox()
+        if self.selected is None and self.board.rows:
+            first = next(self.board.ordered(self.filter_text, self.sort), None)
+            if first is not None:
+                self._select(first[0].id)
+
+    async def _load_inbox(self) -> None:
+        try:
+            approvals = await self.client.approvals()
+            asks = await self.client.asks()
+        except AgentdeckError as exc:
+            logger.info("inbox refresh failed: %s", exc)
+            return
+        # "box" says which inbox an item is from (an ask has a "kind" of its own).
+        items = [{**a, "box": "approval"} for a in approvals]
+        items += [{**a, "box": "ask"} for a in asks]
+        self.inbox = items
+        self._draw_inbox()
+        self._show_status()
+
+    async def _refetch(self, ids: list[str]) -> None:
+        try:
+            if len(ids) > 20:
+                self.board.upsert(await self.client.tree())
+            else:
+                for agent_id in ids:
+                    self.board.upsert([await self.client.agent(agent_id)])
+        except AgentdeckError as exc:
+            logger.info("agent refresh failed: %s", exc)
+            return
+        self._dirty.update(ids)
+
+    # -- drawing ----------------------------------------------------------------------
+
+    def _show_status(self) -> None:
+        if not self.is_running:  # shutting down: the widgets are going
+            return
+        status = self._main("#status", Static)
+        state = self.feed_state
+        mark = {"live": "[green]●[/]", "connecting": "[yellow]○[/]"}.get(state, "[red]○[/]")
+        pending = len(self.inbox)
+        text = f"{mark} {state}  {self.locator.where}  agents {len(self.board.rows)}"
+        if pending:
+            text += f"  [b magenta]pending {pending}[/]"
+        if self.sort:
+            text += f"  sort: {self.sort}"
+        if self.filter_text:
+            text += f"  filter: {Text(self.filter_text).markup}"
+        if state is FeedState.RECONNECTING and self.feed_problem:
+            text += f"  — {Text(self.feed_problem[:80]).markup}"
+        status.update(text)
+        status.set_class(state is FeedState.RECONNECTING, "reconnecting")
+
+    def _cells(self, row: Row, depth: int) -> tuple[Any, ...]:
+        prefix = "  " * (depth - 1) + "└ " if depth else ""
+        name = (prefix + row.name)[:NAME_WIDTH]
+        return (
+            name,
+            Text(row.state, style=_STATE_STYLE.get(row.state, "")),
+            short_tool(row.current_tool)[:16],
+            str(row.turns),
+            f"${row.cost_usd:.4f}",
+            age(row.created_at),
+        )
+
+    def _flush_board(self) -> None:
+        if not self.is_running:  # shutting down: the widgets are going
+            return
+        stale = sorted(self.board.stale)
+        if stale:
+            self.board.stale.clear()
+            self._spawn(partial(self._refetch, stale), group="refetch")
+        if not self._redraw and not self._dirty:
+            return
+        table = self._main("#agents", DataTable)
+        order = list(self.board.ordered(self.filter_text, self.sort))
+        ids = [row.id for row, _ in order]
+        if self._redraw or ids != self._shown:
+            table.clear()
+            for row, depth in order:
+                table.add_row(*self._cells(row, depth), key=row.id)
+            self._shown = ids
+            if self.selected in ids:
+                table.move_cursor(row=ids.index(self.selected), animate=False)
+        else:
+            depths = dict((row.id, depth) for row, depth in order)
+            for agent_id in self._dirty:
+                if agent_id in depths:
+                    row = self.board.rows[agent_id]
+                    cells = self._cells(row, depths[agent_id])
+                    for (_, key), value in zip(COLUMNS, cells, strict=True):
+                        # Only a wider value widens its column: a narrower one would
+                        # make DataTable measure the whole column again (every row).
+                        width = value.cell_len if isinstance(value, Text) else cell_len(value)
+                        wider = width > table.columns[ColumnKey(key)].content_width
+                        table.update_cell(agent_id, key, value, update_width=wider)
+        self._dirty.clear()
+        self._redraw = False
+        self._show_status()
+
+    def _tick_ages(self) -> None:
+        if not self.is_running:  # shutting down: the widgets are going
+            return
+        table = self._main("#agents", DataTable)
+        for agent_id in self._shown:
+            row = self.board.rows.get(agent_id)
+            if row is not None:
+                table.update_cell(agent_id, "age", age(row.created_at))
+
+    def _draw_inbox(self) -> None:
+        if not self.is_running:  # shutting down: the widgets are going
+            return
+        inbox = self._main("#inbox", DataTable)
+        inbox.clear()
+        for item in self.inbox:
+            row = self.board.rows.get(str(item.get("agent_id")))
+            who = row.name if row else str(item.get("agent_id"))[:12]
+            if item["box"] == "approval":
+                what = tool_summary(str(item.get("tool")), item.get("input") or {})
+            else:
+                what = " ".join(str(item.get("text", "")).split())
+            box = item["box"]
+            inbox.add_row(box, who[:20], what[:120], key=f"{box}:{item['id']}")
+        title = self._main("#inbox-title", Static)
+        if self.inbox:
+            title.update(
+                f"[b]inbox: {len(self.inbox)} pending[/]  "
+                "[b]a[/] allow  [b]A[/] always  [b]d[/] deny  [b]n[/] answer"
+            )
+        else:
+            title.update("inbox: nothing pending")
+
+    # -- the transcript ---------------------------------------------------------------
+
+    @on(DataTable.RowHighlighted, "#agents")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        key = event.row_key.value if event.row_key is not None else None  # None: empty table
+        if key is not None and key != self.selected:
+            self._select(str(key))
+
+    def _select(self, agent_id: str) -> None:
+        self.selected = agent_id
+        row = self.board.rows.get(agent_id)
+        message = self._main("#message", Input)
+        message.placeholder = f"m: message {row.name if row else agent_id}"
+        log = self._main("#transcript", RichLog)
+        log.clear()
+        self._transcript_upto = 0
+        self._transcript_loading = True
+        self._transcript_buffer = []
+        self._spawn(partial(self._load_transcript, agent_id), group="transcript", exclusive=True)
+
+    async def _load_transcript(self, agent_id: str) -> None:
+        """Read the agent's log in pages; only its last lines are drawn (the pane
+        keeps no more), so a long log costs reading, not drawing."""
+        after = 0
+        tail: deque[str] = deque(maxlen=TRANSCRIPT_LINES)
+        log = self._main("#transcript", RichLog)
+        try:
+            while True:
+                page = await self.client.events(agent_id, after=after, limit=TRANSCRIPT_PAGE)
+                if self.selected != agent_id:
+                    return
+                for event in page["events"]:
+                    self._transcript_upto = max(self._transcript_upto, int(event["id"]))
+                    if (line := transcript_line(event)) is not None:
+                        tail.append(line)
+                if len(page["events"]) < TRANSCRIPT_PAGE:
+                    break
+                after = int(page["next_after"])
+        except AgentdeckError as exc:
+            tail.append(f"[red]could not read the transcript: {escape(exc.message)}[/]")
+        finally:
+            if self.selected == agent_id and self.is_running:
+                for line in tail:
+                    log.write(Text.from_markup(line), scroll_end=False)
+                log.scroll_end(animate=False)
+                self._transcript_loading = False
+                buffered, self._transcript_buffer = self._transcript_buffer, []
+                for event in buffered:
+                    self._write_transcript(event)
+
+    def _write_transcript(self, event: dict[str, Any]) -> None:
+        if not self.is_running:  # shutting down: the widgets are going
+            return
+        event_id = int(event.get("id") or 0)
+        if event_id <= self._transcript_upto:
+            return
+        self._transcript_upto = event_id
+        line = transcript_line(event)
+        if line is not None:
+            self._main("#transcript", RichLog).write(Text.from_markup(line))
+
+    # -- actions ----------------------------------------------------------------------
+
+    def _selected_row(self) -> Row | None:
+        row = self.board.rows.get(self.selected or "")
+        if row is None:
+            self.notify("no agent selected", severity="warning")
+        return row
+
+    def _inbox_item(self, kind: str | None = None) -> dict[str, Any] | None:
+        inbox = self._main("#inbox", DataTable)
+        items = self.inbox
+        if kind is not None:
+            current = items[inbox.cursor_row] if 0 <= inbox.cursor_row < len(items) else None
+            if current is not None and current["box"] == kind:
+                return current
+            items = [i for i in items if i["box"] == kind]
+            if not items:
+                self.notify(f"no pending {kind}", severity="warning")
+                return None
+            return items[0]
+        return items[inbox.cursor_row] if 0 <= inbox.cursor_row < len(items) else None
+
+    def _spawn(
+        self, work: Callable[[], Coroutine[Any, Any, None]], *, group: str, **kw: Any
+    ) -> None:
+        """A worker on the app's loop (network calls are asynchronous: no thread)."""
+        self.run_worker(work, group=group, **kw)  # type: ignore[arg-type]  # Textual's stub
+
+    def _do(self, what: str, call: Callable[..., Awaitable[object]], *args: Any, **kw: Any) -> None:
+        """Run one API call in a worker; say how it went."""
+        self._spawn(partial(self._act, what, partial(call, *args, **kw)), group="act")
+
+    async def _act(self, what: str, call: Callable[[], Awaitable[object]]) -> None:
+        try:
+            await call()
+        except AgentdeckError as exc:
+            self.notify(f"{what}: {exc.message}", severity="error")
+        else:
+            self.notify(what, timeout=3)
+
+    def action_sort(self) -> None:
+        """Step through the orders: age (the default), name, state, cost."""
+        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+        self._redraw = True
+        self._show_status()
+
+    def action_filter(self) -> None:
+        box = self._main("#filter", Input)
+        box.add_class("shown")
+        box.focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.filter_text = event.value.strip()
+        self._redraw = True
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self) -> None:
+        self._main("#agents", DataTable).focus()
+
+    def action_leave_input(self) -> None:
+        box = self._main("#filter", Input)
+        if box.has_focus:
+            box.value = ""
+            box.remove_class("shown")
+        self._main("#agents", DataTable).focus()
+
+    def action_message(self) -> None:
+        if self._selected_row() is not None:
+            self._main("#message", Input).focus()
+
+    @on(Input.Submitted, "#message")
+    def _message_submitted(self, event: Input.Submitted) -> None:
+        row = self._selected_row()
+        text = event.value.strip()
+        if row is None or not text:
+            return
+        event.input.value = ""
+        self._main("#agents", DataTable).focus()
+        self._do(f"sent to {row.name}", self.client.send, row.id, text)
+
+    def action_allow(self) -> None:
+        item = self._inbox_item("approval")
+        if item is not None:
+            self._do("allowed once", self.client.answer_approval, item["id"], "allow")
+
+    def action_allow_always(self) -> None:
+        item = self._inbox_item("approval")
+        if item is not None:
+            self._do(
+                "allowed, and remembered",
+                self.client.answer_approval, item["id"], "allow", always=True,
+            )  # fmt: skip
+
+    def action_deny(self) -> None:
+        item = self._inbox_item("approval")
+        if item is None:
+            return
+
+        def denied(reason: str | None) -> None:
+            if reason is not None:
+                self._do("denied", self.client.answer_approval, item["id"], "deny", message=reason)
+
+        self.push_screen(Prompt("Deny — the reason the agent is told (may be empty):",
+                                allow_empty=True), denied)  # fmt: skip
+
+    def action_answer(self) -> None:
+        item = self._inbox_item("ask")
+        if item is None:
+            return
+
+        def answered(text: str | None) -> None:
+            if text:
+                self._do("answered", self.client.answer_ask, item["id"], text)
+
+        self.push_screen(Prompt(f"Answer: {item.get('text', '')}"), answered)
+
+    def action_interrupt(self) -> None:
+        if (row := self._selected_row()) is not None:
+            self._do(f"interrupted {row.name}", self.client.interrupt, row.id)
+
+    def action_resume(self) -> None:
+        if (row := self._selected_row()) is not None:
+            self._do(f"resumed {row.name}", self.client.resume, row.id)
+
+    def action_kill(self) -> None:
+        row = self._selected_row()
+        if row is None:
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self._do(f"killed {row.name}", self.client.kill, row.id)
+
+        self.push_screen(Confirm(f"Kill {row.name} and every agent it started?"), confirmed)

@@ -1,0 +1,316 @@
+"""The TUI's way to the daemon: REST calls and one resumable event stream. No UI here.
+
+Where the daemon is comes from a ``Locator``: the home's ``daemon.json`` and token
+(read again at each reconnect, so a restarted daemon on a new port is found), or a
+fixed ``--url`` and token for a remote one. ``EventFeed`` holds one SSE connection;
+after a drop it reports ``RECONNECTING``, waits a little (growing to a few seconds),
+and resumes with ``Last-Event-ID`` so no event is lost or repeated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Protocol
+
+import httpx
+
+from agentdeck.daemon.home import DaemonLock, read_info, read_token
+from agentdeck.errors import AgentdeckError, InvalidState, NotFound, UsageError
+
+logger = logging.getLogger(__name__)
+
+CALL_TIMEOUT = httpx.Timeout(30.0, connect=3.0)
+# The daemon pings an idle stream every 15 s: a stream silent for longer is dead.
+STREAM_TIMEOUT = httpx.Timeout(connect=3.0, read=45.0, write=10.0, pool=3.0)
+RETRY_FIRST_SECONDS = 0.2
+RETRY_MAX_SECONDS = 3.0
+TREE_LIMIT = 10_000  # the API's largest page: the newest 10,000 root agents and their trees
+
+
+class DaemonUnavailable(AgentdeckError):
+    """No daemon answers where the TUI looks for one."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    url: str
+    token: str
+
+
+class Locator(Protocol):
+    """Where the daemon is now; raises DaemonUnavailable when none runs."""
+
+    def __call__(self) -> Endpoint: ...
+
+    @property
+    def where(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class _Home:
+    home_dir: Path
+
+
+class HomeLocator:
+    """The daemon of a home: ``daemon.json`` and ``token``, read at every call."""
+
+    def __init__(self, home_dir: Path) -> None:
+        self.home = _Home(home_dir)
+
+    @property
+    def where(self) -> str:
+        return str(self.home.home_dir)
+
+    def running(self) -> bool:
+        return read_info(self.home) is not None and DaemonLock(self.home).held_elsewhere()
+
+    def __call__(self) -> Endpoint:
+        info = read_info(self.home)
+        if info is None or not DaemonLock(self.home).held_elsewhere():
+            raise DaemonUnavailable(
+                f"no agentdeck daemon is running for {self.home.home_dir}",
+                hint="start one with `agentdeck up -d`, or pass --url and --token",
+            )
+        token = read_token(self.home)
+        if token is None:
+            raise DaemonUnavailable(
+                f"a daemon runs for {self.home.home_dir} but its token is missing",
+                hint="restart it: `agentdeck down && agentdeck up -d`",
+            )
+        return Endpoint(info.url, token)
+
+
+class FixedLocator:
+    """A daemon given by address (``--url``, ``--token``)."""
+
+    def __init__(self, url: str, token: str) -> None:
+        if not url.startswith(("http://", "https://")):
+            raise UsageError(f"--url must be an http(s) URL, not {url!r}")
+        if not token:
+            raise UsageError("--url needs --token (the token file of the daemon's home)")
+        self.endpoint = Endpoint(url.rstrip("/"), token)
+
+    @property
+    def where(self) -> str:
+        return self.endpoint.url
+
+    def __call__(self) -> Endpoint:
+        return self.endpoint
+
+
+def _error(response: httpx.Response) -> AgentdeckError:
+    """The daemon's JSON error as one of ours, with its message and hint."""
+    try:
+        error = response.json()["error"]
+        message, hint = str(error["message"]), error.get("hint")
+    except (ValueError, KeyError, TypeError):
+        message, hint = f"the daemon answered {response.status_code}", None
+    status = response.status_code
+    if status == 404:
+        err: AgentdeckError = NotFound("record", "?", hint=hint)
+        err.message = message
+        return err
+    if status == 409:
+        err = InvalidState("?", "?", "?")
+        err.message, err.hint = message, hint
+        return err
+    if status in (400, 422):
+        return UsageError(message, hint=hint)
+    return AgentdeckError(message, hint=hint)
+
+
+class DeckClient:
+    """The REST calls the TUI makes. Each call finds the daemon anew when the
+    last one could not reach it (a restart may have moved it)."""
+
+    def __init__(self, locator: Locator) -> None:
+        self.locator = locator
+        self._endpoint: Endpoint | None = None
+        self._http: httpx.AsyncClient | None = None
+
+    async def aclose(self) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+    def endpoint(self) -> Endpoint:
+        return self._endpoint if self._endpoint is not None else self.locator()
+
+    async def _client(self) -> httpx.AsyncClient:
+        endpoint = self.locator()
+        if self._http is None or endpoint != self._endpoint:
+            await self.aclose()
+            self._endpoint = endpoint
+            self._http = httpx.AsyncClient(
+                base_url=endpoint.url,
+                timeout=CALL_TIMEOUT,
+                headers={"Authorization": f"Bearer {endpoint.token}", "X-Agentdeck-Client": "tui"},
+            )
+        return self._http
+
+    async def call(self, method: str, path: str, **kwargs: Any) -> Any:
+        http = await self._client()
+        try:
+            response = await http.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            await self.aclose()
+            raise DaemonUnavailable(
+                f"the agentdeck daemon at {http.base_url} did not answer: {exc!r}",
+                hint="`agentdeck status` checks it",
+            ) from exc
+        if response.status_code >= 400:
+            raise _error(response)
+        return response.json() if response.content else None
+
+    # -- reads ----------------------------------------------------------------------
+
+    async def tree(self, limit: int = TREE_LIMIT) -> list[dict[str, Any]]:
+        agents: list[dict[str, Any]] = (
+            await self.call("GET", "/api/tree", params={"limit": limit})
+        )["agents"]
+        return agents
+
+    async def agent(self, ref: str) -> dict[str, Any]:
+        found: dict[str, Any] = await self.call("GET", f"/api/agents/{ref}")
+        return found
+
+    async def last_event_id(self) -> int:
+        return int((await self.call("GET", "/api/stats"))["last_event_id"])
+
+    async def events(self, agent_id: str, *, after: int = 0, limit: int = 5000) -> dict[str, Any]:
+        page: dict[str, Any] = await self.call(
+            "GET", "/api/events", params={"agent": agent_id, "after": after, "limit": limit}
+        )
+        return page
+
+    async def approvals(self) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = (await self.call("GET", "/api/approvals"))["approvals"]
+        return found
+
+    async def asks(self) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = (await self.call("GET", "/api/asks"))["asks"]
+        return found
+
+    # -- steering -------------------------------------------------------------------
+
+    async def send(self, agent_id: str, text: str) -> dict[str, Any]:
+        out: dict[str, Any] = await self.call(
+            "POST", f"/api/agents/{agent_id}/messages", json={"text": text}
+        )
+        return out
+
+    async def interrupt(self, agent_id: str) -> dict[str, Any]:
+        out: dict[str, Any] = await self.call("POST", f"/api/agents/{agent_id}/interrupt")
+        return out
+
+    async def kill(self, agent_id: str) -> dict[str, Any]:
+        out: dict[str, Any] = await self.call("POST", f"/api/agents/{agent_id}/kill", json={})
+        return out
+
+    async def resume(self, agent_id: str, *, fork: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = await self.call(
+            "POST", f"/api/agents/{agent_id}/resume", json={"fork": fork}
+        )
+        return out
+
+    async def answer_approval(
+        self, approval_id: str, decision: str, *, always: bool = False, message: str | None = None
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"decision": decision, "always": always}
+        if message:
+            body["message"] = message
+        out: dict[str, Any] = await self.call("POST", f"/api/approvals/{approval_id}", json=body)
+        return out
+
+    async def answer_ask(self, ask_id: str, answer: str) -> dict[str, Any]:
+        out: dict[str, Any] = await self.call(
+            "POST", f"/api/asks/{ask_id}", json={"answer": answer}
+        )
+        return out
+
+
+class FeedState(StrEnum):
+    CONNECTING = "connecting"
+    LIVE = "live"
+    RECONNECTING = "reconnecting"
+
+
+OnEvent = Callable[[dict[str, Any]], Awaitable[None]]
+OnState = Callable[[FeedState, str | None], Awaitable[None]]
+
+
+class EventFeed:
+    """One SSE connection to ``/api/events/stream``, resumed after any drop."""
+
+    def __init__(
+        self, locator: Locator, *, after: int, on_event: OnEvent, on_state: OnState
+    ) -> None:
+        self.locator = locator
+        self.position = after
+        self.on_event = on_event
+        self.on_state = on_state
+        self.connections = 0  # how many times a stream was opened (1 = never dropped)
+
+    async def run(self) -> None:
+        """Until cancelled: stream, and after a drop reconnect with Last-Event-ID."""
+        delay = RETRY_FIRST_SECONDS
+        while True:
+            opened = self.connections
+            try:
+                await self._stream()
+                problem = "the daemon ended the stream"
+            except DaemonUnavailable as exc:
+                problem = exc.message
+            except (httpx.HTTPError, AgentdeckError, ValueError) as exc:
+                problem = f"lost the event stream: {exc!r}"
+            if self.connections > opened:  # it was live: try again at once
+                delay = RETRY_FIRST_SECONDS
+                logger.info("event stream: %s; reconnecting", problem)
+            await self.on_state(FeedState.RECONNECTING, problem)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, RETRY_MAX_SECONDS)
+
+    async def _stream(self) -> None:
+        endpoint = self.locator()
+        headers = {
+            "Authorization": f"Bearer {endpoint.token}",
+            "X-Agentdeck-Client": "tui",
+            "Accept": "text/event-stream",
+            "Last-Event-ID": str(self.position),
+        }
+        async with (
+            httpx.AsyncClient(base_url=endpoint.url, timeout=STREAM_TIMEOUT) as http,
+            http.stream("GET", "/api/events/stream", headers=headers) as response,
+        ):
+            if response.status_code >= 400:
+                await response.aread()
+                raise _error(response)
+            self.connections += 1
+            await self.on_state(FeedState.LIVE, None)
+            kind, data = "message", []
+            async for line in response.aiter_lines():
+                if line.startswith("event:"):
+                    kind = line[6:].strip()
+                elif line.startswith("data:"):
+                    data.append(line[5:].strip())
+                elif not line:
+                    if data and kind == "dropped":
+                        return  # fell behind: reconnect from our position
+                    if data:
+                        await self._deliver("\n".join(data))
+                    kind, data = "message", []
+
+    async def _deliver(self, text: str) -> None:
+        event = json.loads(text)
+        if not isinstance(event, dict) or not isinstance(event.get("id"), int):
+            return
+        if event["id"] <= self.position:
+            return  # already seen (a resumed stream never repeats, but be sure)
+        self.position = event["id"]
+        await self.on_event(event)

@@ -1,0 +1,110 @@
+"""SVG snapshots of the TUI's screens (pytest-textual-snapshot), on fixed data.
+
+The app is the real one; only where its data comes from differs: no daemon answers
+(so the top line says ``reconnecting``, as it does when the daemon goes away) and the
+board, inbox and transcript are filled with fixed records as the client would fill
+them. Update after a reviewed change: ``pytest tests/tui/test_snapshots.py
+--snapshot-update``; the SVGs are under ``__snapshots__/``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from textual.pilot import Pilot
+from textual.widgets import Input, RichLog
+
+from agentdeck.tui.app import DeckApp
+from agentdeck.tui.client import DaemonUnavailable, Endpoint
+
+AGE = 42.3  # seconds: every agent is "42s" old on screen
+
+
+class Nowhere:
+    """A locator that finds no daemon, always with the same words."""
+
+    where = "~/.agentdeck"
+
+    def __call__(self) -> Endpoint:
+        raise DaemonUnavailable("no daemon here (a snapshot)")
+
+
+def agents(now: float) -> list[dict[str, Any]]:
+    def one(id_: str, name: str, state: str, **kw: Any) -> dict[str, Any]:
+        return {
+            "id": id_, "name": name, "state": state, "parent_id": kw.get("parent"),
+            "current_tool": kw.get("tool"), "turns": kw.get("turns", 0),
+            "cost_usd": kw.get("cost", 0.0), "created_at": now - AGE - kw.get("older", 0),
+        }  # fmt: skip
+
+    return [
+        one("lead0001", "lead", "awaiting_agents", tool="mcp__deck__wait_for_agents", turns=2,
+            cost=0.2174, older=2),
+        one("writ0002", "writer", "done", parent="lead0001", turns=2, cost=0.1087, older=1),
+        one("test0003", "tester", "awaiting_input", parent="lead0001",
+            tool="mcp__deck__ask_orchestrator", turns=1, cost=0.0561),
+        one("fixr0004", "fixer", "awaiting_permission", tool="Bash", turns=3, cost=0.3012,
+            older=-1),
+    ]  # fmt: skip
+
+
+TRANSCRIPT = [
+    ("agent_spawned", {"name": "fixer", "spec": {"prompt": "fix the failing test"}}),
+    ("assistant_text", {"text": "Let me run the tests first."}),
+    ("tool_called", {"tool": "Bash", "input": {"command": "python3 -m pytest -q"}}),
+    ("tool_returned", {"output": "1 failed, 3 passed in 0.12s", "size": 27}),
+    ("tool_called", {"tool": "Read", "input": {"file_path": "calc.py"}}),
+    ("tool_returned", {"output": "def add(a, b):\n    return a - b\n", "size": 31}),
+    ("permission_requested", {"tool": "Bash", "input": {"command": "git commit -am fix"}}),
+]
+
+INBOX = [
+    {"box": "approval", "id": "apr1", "agent_id": "fixr0004", "tool": "Bash",
+     "input": {"command": "git commit -am fix"}},
+    {"box": "ask", "id": "ask1", "agent_id": "test0003",
+     "text": "Should the greeting end with an exclamation mark ('Hello, Ada!') or not?"},
+]  # fmt: skip
+
+
+async def fill(pilot: Pilot[None]) -> None:
+    app = pilot.app
+    assert isinstance(app, DeckApp)
+    app.board.load(agents(time.time()))
+    app.selected = "fixr0004"  # as if picked: no transcript read (no daemon to read it from)
+    app._redraw = True
+    app._flush_board()
+    app.query_one("#transcript", RichLog).clear()
+    for i, (kind, data) in enumerate(TRANSCRIPT, start=1):
+        app._write_transcript({"id": i, "agent_id": "fixr0004", "type": kind, "data": data})
+    app.inbox = INBOX
+    app._draw_inbox()
+    app._show_status()
+    app.query_one("#message", Input).placeholder = "m: message fixer"
+    await pilot.pause()
+
+
+def test_the_main_screen_at_80x24(snap_compare: Any) -> None:
+    assert snap_compare(DeckApp(Nowhere()), run_before=fill, terminal_size=(80, 24))
+
+
+def test_the_main_screen_at_120x36(snap_compare: Any) -> None:
+    assert snap_compare(DeckApp(Nowhere()), run_before=fill, terminal_size=(120, 36))
+
+
+def test_deny_asks_for_a_reason(snap_compare: Any) -> None:
+    async def deny(pilot: Pilot[None]) -> None:
+        await fill(pilot)
+        await pilot.press("d")
+        pilot.app.screen.query_one(Input).cursor_blink = False
+        await pilot.press(*"not on main")
+
+    assert snap_compare(DeckApp(Nowhere()), run_before=deny, terminal_size=(80, 24))
+
+
+def test_kill_asks_first(snap_compare: Any) -> None:
+    async def kill(pilot: Pilot[None]) -> None:
+        await fill(pilot)
+        await pilot.press("k")
+
+    assert snap_compare(DeckApp(Nowhere()), run_before=kill, terminal_size=(80, 24))
