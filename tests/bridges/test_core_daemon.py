@@ -121,6 +121,11 @@ async def test_a_message_while_the_agent_works_is_queued_and_answered_in_order(
     assert platform.incoming[second.message_id].reactions == ["⏳"]
     actions = (tmp_path / "b-actions.jsonl").read_text().splitlines()
     assert '"actor": "memory:2:mallory", "action": "queued"' in actions[1]
+    # Who did what from chat is in the daemon's audit log too (digests, not texts).
+    acts = [(e.tool, e.answered_by) for e in await _audit(settings) if e.agent_id == agent["id"]]
+    assert ("chat:start", "user:bridge:memory:1:alice") in acts
+    assert ("chat:message", "user:bridge:memory:2:mallory") in acts
+    assert all("second question" not in str(e) for e in await _audit(settings))
 
 
 def ask_profile(tmp_path: Path, timeout: float = 600) -> str:

@@ -82,7 +82,7 @@ async def stop(bridge: Bridge, actor: Actor, conversation: Conversation) -> str:
     if agent_id is None:
         return NO_AGENT
     try:
-        await bridge.client.interrupt(agent_id)
+        await bridge.client.interrupt(agent_id, actor=actor)
     except AgentdeckError as exc:
         return f"Not stopped: {exc.message}"
     bridge.record(actor, "stop", agent=agent_id)
@@ -94,7 +94,7 @@ async def resume(bridge: Bridge, actor: Actor, conversation: Conversation) -> st
     if agent_id is None:
         return NO_AGENT
     try:
-        await bridge.client.call("POST", f"/api/agents/{agent_id}/resume", body={})
+        await bridge.client.call("POST", f"/api/agents/{agent_id}/resume", body={}, actor=actor)
     except AgentdeckError as exc:
         return f"Not resumed: {exc.message}"
     bridge.conversation(conversation.key).busy = True

@@ -97,7 +97,7 @@ class ConversationWorker:
                 body["cwd"] = project
             if state.template:
                 body["agent"] = state.template
-            agent = await bridge.client.create_agent(body)
+            agent = await bridge.client.create_agent(body, actor=message.author)
             state.agent_id, state.cursor, state.busy = agent["id"], 0, True
             bridge._roots[agent["id"]] = self.conversation.key
             bridge.save()
@@ -116,9 +116,9 @@ class ConversationWorker:
             bridge.record(message.author, "queued", agent=state.agent_id)
             await self._ack(message, QUEUED)
             if bridge.config.on_busy == "interrupt":
-                await bridge.client.interrupt(state.agent_id)
+                await bridge.client.interrupt(state.agent_id, actor=message.author)
             return
-        await self._send(text)
+        await self._send(text, message.author.tag)
         bridge.record(message.author, "sent", agent=state.agent_id)
         await self._ack(message, TAKEN)
 
@@ -128,16 +128,20 @@ class ConversationWorker:
         assert agent_id is not None
         saved = []
         for upload in message.uploads:
-            saved.append(await self.bridge.client.upload(agent_id, upload.filename, upload.data))
+            saved.append(
+                await self.bridge.client.upload(
+                    agent_id, upload.filename, upload.data, actor=message.author
+                )
+            )
             self.bridge.record(message.author, "uploaded", agent=agent_id, path=saved[-1])
         return saved
 
-    async def _send(self, text: str) -> None:
+    async def _send(self, text: str, actor: str) -> None:
         assert self.state.agent_id is not None
         self.state.busy = True
         self.bridge.save()
         try:
-            await self.bridge.client.send(self.state.agent_id, text)
+            await self.bridge.client.send(self.state.agent_id, text, actor=actor)
         except AgentdeckError:
             self.state.busy = False  # nothing was sent: the next message goes straight on
             self.bridge.save()
@@ -184,7 +188,7 @@ class ConversationWorker:
             await self._show(final=True)
             if state.queue:
                 queued = state.queue.pop(0)
-                await self._send(queued.text)
+                await self._send(queued.text, queued.actor)
             return
         self.bridge.save()
         await self._maybe_show()

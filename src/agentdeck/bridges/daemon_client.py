@@ -93,9 +93,18 @@ class DaemonClient:
     # -- calls --------------------------------------------------------------------
 
     async def call(
-        self, method: str, path: str, *, body: Any = None, actor: Actor | None = None, **params: Any
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        actor: Actor | str | None = None,
+        **params: Any,
     ) -> Any:
-        headers = {"X-Agentdeck-Actor": actor.tag} if actor is not None else {}
+        """One API call; ``actor`` (a member, or a member's tag) names who asked for
+        it, so the daemon's audit log does."""
+        tag = actor.tag if isinstance(actor, Actor) else actor
+        headers = {"X-Agentdeck-Actor": tag} if tag else {}
         try:
             response = await self._http.request(
                 method,
@@ -110,28 +119,30 @@ class DaemonClient:
             raise _error(response)
         return response.json() if response.content else None
 
-    async def create_agent(self, body: dict[str, Any]) -> dict[str, Any]:
-        data: dict[str, Any] = await self.call("POST", "/api/agents", body=body)
+    async def create_agent(self, body: dict[str, Any], *, actor: Actor) -> dict[str, Any]:
+        data: dict[str, Any] = await self.call("POST", "/api/agents", body=body, actor=actor)
         return data
 
     async def agent(self, ref: str) -> dict[str, Any]:
         data: dict[str, Any] = await self.call("GET", f"/api/agents/{ref}")
         return data
 
-    async def send(self, ref: str, text: str) -> dict[str, Any]:
+    async def send(self, ref: str, text: str, *, actor: Actor | str) -> dict[str, Any]:
         data: dict[str, Any] = await self.call(
-            "POST", f"/api/agents/{ref}/messages", body={"text": text}
+            "POST", f"/api/agents/{ref}/messages", body={"text": text}, actor=actor
         )
         return data
 
-    async def upload(self, ref: str, name: str, data: bytes) -> str:
+    async def upload(self, ref: str, name: str, data: bytes, *, actor: Actor) -> str:
         """Save a file under ``uploads/`` in the agent's workspace; its path there."""
         body = {"name": name, "content_base64": base64.b64encode(data).decode()}
-        saved = await self.call("POST", f"/api/agents/{ref}/files", body=body)
+        saved = await self.call("POST", f"/api/agents/{ref}/files", body=body, actor=actor)
         return str(saved["path"])
 
-    async def interrupt(self, ref: str) -> dict[str, Any]:
-        data: dict[str, Any] = await self.call("POST", f"/api/agents/{ref}/interrupt", body={})
+    async def interrupt(self, ref: str, *, actor: Actor) -> dict[str, Any]:
+        data: dict[str, Any] = await self.call(
+            "POST", f"/api/agents/{ref}/interrupt", body={}, actor=actor
+        )
         return data
 
     async def answer_approval(

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Path, Query, Request, status
 
 from agentdeck.core.agent import AgentState
 from agentdeck.daemon.deck import Deck
+from agentdeck.web.members import audit_member_act
 from agentdeck.web.schemas import (
     MAX_AGENT_PAGE,
     MAX_EVENT_PAGE,
@@ -119,6 +120,7 @@ async def create_agent(request: Request, body: AgentCreate) -> AgentOut:
         body.to_spec(), keep_alive=body.keep_alive, template=body.agent
     )
     logger.info("agent %s created through the API", agent.id)
+    await audit_member_act(request, agent.id, "start", body.model_dump(mode="json"))
     return AgentOut.of(agent)
 
 
@@ -160,12 +162,16 @@ async def get_agent(request: Request, ref: AgentRef) -> AgentOut:
     summary="Send a follow-up (a finished agent is resumed with it)",
 )
 async def send_message(request: Request, ref: AgentRef, body: MessageIn) -> AgentOut:
-    return AgentOut.of(await _deck(request).send(ref, body.text))
+    agent = await _deck(request).send(ref, body.text)
+    await audit_member_act(request, agent.id, "message", {"text": body.text})
+    return AgentOut.of(agent)
 
 
 @router.post("/agents/{ref}/interrupt", response_model=AgentOut, summary="Stop the current turn")
 async def interrupt(request: Request, ref: AgentRef) -> AgentOut:
-    return AgentOut.of(await _deck(request).interrupt(ref))
+    agent = await _deck(request).interrupt(ref)
+    await audit_member_act(request, agent.id, "interrupt", {})
+    return AgentOut.of(agent)
 
 
 @router.post(
@@ -175,7 +181,9 @@ async def interrupt(request: Request, ref: AgentRef) -> AgentOut:
 )
 async def kill(request: Request, ref: AgentRef, body: KillIn | None = None) -> AgentOut:
     body = body or KillIn()
-    return AgentOut.of(await _deck(request).kill(ref, children=body.children))
+    agent = await _deck(request).kill(ref, children=body.children)
+    await audit_member_act(request, agent.id, "stop", {"children": body.children})
+    return AgentOut.of(agent)
 
 
 @router.post(
@@ -199,7 +207,9 @@ async def spawn_child(request: Request, ref: AgentRef, body: SpawnIn) -> AgentOu
 )
 async def resume(request: Request, ref: AgentRef, body: ResumeIn | None = None) -> AgentOut:
     body = body or ResumeIn()
-    return AgentOut.of(await _deck(request).resume(ref, body.text, fork=body.fork))
+    agent = await _deck(request).resume(ref, body.text, fork=body.fork)
+    await audit_member_act(request, agent.id, "resume", {"text": body.text, "fork": body.fork})
+    return AgentOut.of(agent)
 
 
 @router.post("/agents/{ref}/archive", response_model=AgentOut, summary="Archive or restore")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import logging
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from pydantic import BaseModel, Field
 from agentdeck.daemon.deck import Deck
 from agentdeck.daemon.uploads import save_upload
 from agentdeck.errors import UsageError
+from agentdeck.web.members import audit_member_act
 from agentdeck.web.schemas import Body, errors
 
 logger = logging.getLogger(__name__)
@@ -45,4 +47,6 @@ async def upload(request: Request, ref: str, body: UploadIn) -> UploadOut:
         raise UsageError("content_base64 is not base64") from None
     saved = save_upload(Path(agent.cwd), body.name, data)
     logger.info("saved %s (%d bytes) for agent %s", saved, len(data), agent.id)
+    digest = hashlib.sha256(data).hexdigest()
+    await audit_member_act(request, agent.id, "upload", {"name": str(saved), "sha256": digest})
     return UploadOut(path=str(saved), size=len(data))
