@@ -111,6 +111,7 @@ class Runner:
         self._closing = False
         self._suspending = False
         self._creations = 0
+        self._stops: dict[str, asyncio.Future[None]] = {}  # each session's stop, once begun
         self._no_creation = asyncio.Event()
         self._no_creation.set()
         self._commands: asyncio.Task[None] | None = None
@@ -546,11 +547,30 @@ class Runner:
         )
 
     async def refuse_starts(self, *, suspend: bool = False) -> None:
-        """From now on no agent starts (``ShuttingDown``), and those starting stop
-        now: the daemon is stopping (``suspend`` as for ``shutdown``)."""
+        """From now on no agent starts (``ShuttingDown``), every session is told it
+        stops, and those starting stop now: the daemon is stopping (``suspend`` as
+        for ``shutdown``, which then waits for the stops begun here)."""
         self._closing = True
         self._suspending = self._suspending or suspend
+        self._begin_stops(suspend=self._suspending)
         await self.abort_starts(suspend=suspend)
+
+    def _begin_stops(self, *, suspend: bool) -> None:
+        """Each session not told yet is told it stops (the stop's first step runs
+        before anything this caller does next: an orchestrator must not hear of a
+        child's stop as the child's end)."""
+
+        def stop(session: AgentSession) -> Awaitable[None]:
+            agent = session.agent
+            if suspend and agent.spec.resume_on_restart and agent.state.is_busy:
+                return session.suspend()
+            if agent.state in WAITING_IN_A_TOOL:  # its turn cannot end by itself
+                return session.halt()
+            return session.close()
+
+        for agent_id, session in self.sessions.items():
+            if agent_id not in self._stops:
+                self._stops[agent_id] = asyncio.ensure_future(stop(session))
 
     async def abort_starts(self, *, suspend: bool = False) -> None:
         """Stop the Claude Code processes of the agents still starting (a stop is
@@ -579,20 +599,11 @@ class Runner:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._commands
         starting = set(self._launching)
+        # Every session is told it is stopping (unless refuse_starts did), then the
+        # starts still under way are stopped at once, not waited for.
+        self._begin_stops(suspend=self._suspending)
         sessions = list(self.sessions.values())
-
-        def stop(session: AgentSession) -> Awaitable[None]:
-            agent = session.agent
-            if suspend and agent.spec.resume_on_restart and agent.state.is_busy:
-                return session.suspend()
-            if agent.state in WAITING_IN_A_TOOL:  # its turn cannot end by itself
-                return session.halt()
-            return session.close()
-
-        # Every session is told it is stopping (its first step, before anything else
-        # runs: an orchestrator must not hear of a child's stop as the child's end),
-        # then the starts still under way are stopped at once, not waited for.
-        stopping = [asyncio.ensure_future(stop(s)) for s in sessions]
+        stopping = [self._stops[s.agent.id] for s in sessions]
         await self.abort_starts(suspend=suspend)
         for task in starting:
             task.cancel()  # start() stops what it began and marks it interrupted
