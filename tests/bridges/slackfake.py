@@ -164,3 +164,20 @@ def command(user: str, channel: str, text: str) -> dict[str, Any]:
         "trigger_id": f"trigger-{next(_ids)}",
         "response_url": "http://127.0.0.1:9/unused",
     }
+
+
+def submission(user: str, view: dict[str, Any], typed: str) -> dict[str, Any]:
+    """A modal the bridge opened (as ``views.open`` got it), submitted with ``typed``."""
+    [block] = view["blocks"]
+    value = {"type": "plain_text_input", "value": typed}
+    return {
+        "type": "view_submission",
+        "team": {"id": TEAM},
+        "user": {"id": user, "username": user.lower(), "team_id": TEAM},
+        "api_app_id": "A0001",
+        "view": {
+            **view,
+            "id": f"V{next(_ids)}",
+            "state": {"values": {block["block_id"]: {block["element"]["action_id"]: value}}},
+        },
+    }

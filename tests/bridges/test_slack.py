@@ -17,7 +17,14 @@ from agentdeck.bridges.slack.platform import MESSAGE_LIMIT, SlackPlatform
 from agentdeck.bridges.text import open_fence
 from agentdeck.settings import Settings
 from tests.bridges.memplatform import bridged, settled
-from tests.bridges.slackfake import button, command, deliver, fake_slack, message_event
+from tests.bridges.slackfake import (
+    button,
+    command,
+    deliver,
+    fake_slack,
+    message_event,
+    submission,
+)
 from tests.support.served import serving
 from tests.support.waiting import eventually
 
@@ -62,7 +69,7 @@ async def test_a_message_becomes_a_thread_and_its_reply_comes_back_chunked(
         platform = SlackPlatform(web)
         async with bridged(
             served, platform, tmp_path / "s.json", **config(scenario=play)
-        ) as bridge:  # type: ignore[arg-type]
+        ) as bridge:
             app = build_app(Frontend(bridge, web))
             # Not served: another channel, a bot, an edit. Then a member in the channel.
             await deliver(app, "events_api", message_event(UNLISTED, ALICE, "psst", "1.000001"))
@@ -93,12 +100,16 @@ async def test_a_message_becomes_a_thread_and_its_reply_comes_back_chunked(
             )
 
             # /agentdeck status: about the channel's newest thread, to the member only.
-            await deliver(app, "slash_commands", command(MALLORY, SERVED, "status"))
-            await deliver(app, "slash_commands", command(MALLORY, UNLISTED, "status"))
-            await deliver(app, "slash_commands", command(MALLORY, SERVED, "fly"))
-            await eventually(
-                _async(lambda: len(slack.ephemeral(MALLORY)) == 3), timeout=30, what="answers"
-            )
+            # Listeners run after the ack, so each answer is awaited before the next command.
+            for n, (channel, text) in enumerate(
+                [(SERVED, "status"), (UNLISTED, "status"), (SERVED, "fly")], start=1
+            ):
+                await deliver(app, "slash_commands", command(MALLORY, channel, text))
+                await eventually(
+                    _async(lambda n=n: len(slack.ephemeral(MALLORY)) == n),
+                    timeout=30,
+                    what=f"answer {n}",
+                )
             async with served.api() as api:
                 agents = (await api.get("/api/agents")).json()["agents"]
                 events = (await api.get("/api/events", params={"agent": agent_id})).json()
@@ -143,7 +154,7 @@ async def test_approval_buttons_answer_for_listed_members_only(
         web = AsyncWebClient(token=BOT_TOKEN, base_url=slack.base_url)
         async with bridged(
             served, SlackPlatform(web), tmp_path / "s.json", **config(**agent)
-        ) as bridge:  # type: ignore[arg-type]
+        ) as bridge:
             app = build_app(Frontend(bridge, web))
             await deliver(app, "events_api", message_event(SERVED, MALLORY, "make it", "2.000001"))
 
@@ -192,3 +203,49 @@ async def test_approval_buttons_answer_for_listed_members_only(
         and answered["answered_by"] == f"user:bridge:slack:{ALICE}:ualice"
     )
     assert asked["text"].endswith("✅ Allowed by ualice."), asked["text"]
+
+
+async def test_deny_asks_for_a_reason_in_a_modal(settings: Settings, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    profile = tmp_path / "asks.yaml"
+    profile.write_text(yaml.safe_dump({"name": "asks", "default": "ask", "allow": ["Read"]}))
+    touch = {"tool_use": {"name": "Bash", "input": {"command": "touch made.txt"}}}
+    play = scenario(tmp_path, "touch", [{"reply": [touch]}, {"reply": [{"text": "Understood."}]}])
+    agent = {"scenario": play, "profile": str(profile), "cwd": str(work)}
+    async with fake_slack() as slack, serving(settings) as served:
+        web = AsyncWebClient(token=BOT_TOKEN, base_url=slack.base_url)
+        async with bridged(
+            served, SlackPlatform(web), tmp_path / "s.json", **config(**agent)
+        ) as bridge:
+            app = build_app(Frontend(bridge, web))
+            await deliver(app, "events_api", message_event(SERVED, ALICE, "make it", "3.000001"))
+
+            def prompts() -> list[dict[str, Any]]:
+                return [m for m in slack.thread(SERVED, "3.000001") if m.get("blocks")]
+
+            [asked] = await eventually(_async(prompts), timeout=60, what="the approval prompt")
+            request = next(iter(bridge.state.prompts))
+            await deliver(
+                app, "interactive", button(ALICE, SERVED, asked, f"agentdeck:deny:{request}")
+            )
+            [opened] = await eventually(
+                _async(lambda: slack.called("views.open")), timeout=30, what="the reason modal"
+            )
+            view = opened["view"]
+            assert view["callback_id"] == f"agentdeck:deny-why:{request}"
+            # The modal names its thread; a forged one naming another channel does nothing.
+            forged = {**view, "private_metadata": '{"c": "C0OTHER/3.000001"}'}
+            await deliver(app, "interactive", submission(ALICE, forged, "nope"))
+            await deliver(app, "interactive", submission(ALICE, view, "not in this repo"))
+            await eventually(
+                _async(lambda: "actions" not in [b["type"] for b in asked["blocks"]]),
+                timeout=60,
+                what="the prompt closed",
+            )
+            async with served.api() as api:
+                answered = (await api.get(f"/api/approvals/{request}")).json()
+    assert slack.ephemeral(ALICE) == ["Denied."]
+    assert not (work / "made.txt").exists()
+    assert answered["state"] == "denied" and answered["message"] == "not in this repo"
+    assert asked["text"].endswith("⛔ Denied by ualice: not in this repo"), asked["text"]
