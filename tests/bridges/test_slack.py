@@ -162,7 +162,11 @@ async def test_approval_buttons_answer_for_listed_members_only(
                 return [m for m in slack.thread(SERVED, "2.000001") if m.get("blocks")]
 
             [asked] = await eventually(_async(prompts), timeout=60, what="the approval prompt")
-            request = next(iter(bridge.state.prompts))
+            # From the button (the core records the prompt only after Slack answered).
+            request = asked["blocks"][-1]["elements"][0]["action_id"].split(":")[-1]
+            await eventually(
+                _async(lambda: request in bridge.state.prompts), timeout=30, what="the prompt open"
+            )
             [_, actions] = asked["blocks"]
             assert [e["action_id"] for e in actions["elements"]] == [
                 f"agentdeck:allow:{request}",
@@ -225,7 +229,11 @@ async def test_deny_asks_for_a_reason_in_a_modal(settings: Settings, tmp_path: P
                 return [m for m in slack.thread(SERVED, "3.000001") if m.get("blocks")]
 
             [asked] = await eventually(_async(prompts), timeout=60, what="the approval prompt")
-            request = next(iter(bridge.state.prompts))
+            # From the button (the core records the prompt only after Slack answered).
+            request = asked["blocks"][-1]["elements"][0]["action_id"].split(":")[-1]
+            await eventually(
+                _async(lambda: request in bridge.state.prompts), timeout=30, what="the prompt open"
+            )
             await deliver(
                 app, "interactive", button(ALICE, SERVED, asked, f"agentdeck:deny:{request}")
             )
