@@ -80,7 +80,8 @@ class FakeSlack:
             return {"ts": args["ts"], "channel": args["channel"]}
         if method == "files.getUploadURLExternal":
             fid = f"F{next(self._ts)}"
-            return {"upload_url": f"{self.base_url}upload/{fid}", "file_id": fid}
+            root = self.base_url.removesuffix("api/")
+            return {"upload_url": f"{root}upload/{fid}", "file_id": fid}
         if method == "files.completeUploadExternal":
             return {"files": [{"id": f["id"]} for f in json.loads(args["files"])]}
         return {}

@@ -63,12 +63,13 @@ def config(**agent: Any) -> dict[str, Any]:
 async def test_a_message_becomes_a_thread_and_its_reply_comes_back_chunked(
     settings: Settings, tmp_path: Path
 ) -> None:
-    play = scenario(tmp_path, "code", [{"reply": [{"text": FENCED}]}])
+    seq = {"tool_use": {"name": "Bash", "input": {"command": "seq 1 600"}}}
+    play = scenario(tmp_path, "code", [{"reply": [seq]}, {"reply": [{"text": FENCED}]}])
     async with fake_slack() as slack, serving(settings) as served:
         web = AsyncWebClient(token=BOT_TOKEN, base_url=slack.base_url)
         platform = SlackPlatform(web)
         async with bridged(
-            served, platform, tmp_path / "s.json", **config(scenario=play)
+            served, platform, tmp_path / "s.json", **config(scenario=play, allow=["Bash(seq *)"])
         ) as bridge:
             app = build_app(Frontend(bridge, web))
             # Not served: another channel, a bot, an edit. Then a member in the channel.
@@ -114,13 +115,18 @@ async def test_a_message_becomes_a_thread_and_its_reply_comes_back_chunked(
                 agents = (await api.get("/api/agents")).json()["agents"]
                 events = (await api.get("/api/events", params={"agent": agent_id})).json()
     status, refused, usage = slack.ephemeral(MALLORY)
-    assert status == f"slack-{SERVED}/1.000010 ({agent_id}): idle, 1 turn(s)"
+    assert status == f"slack-{SERVED}/1.000010 ({agent_id}): idle, 2 turn(s)"
     assert refused == "This channel is not served."
     assert usage.startswith("Usage: /agentdeck new")
     assert [a["id"] for a in agents] == [agent_id], "only the served channel's message"
     sent = [e["data"]["text"] for e in events["events"] if e["type"] == "user_message_sent"]
     assert sent == ["show me <!channel> code"]
-    chunks = [m["text"] for m in slack.thread(SERVED, "1.000010")]
+    tool, *chunks = [m["text"] for m in slack.thread(SERVED, "1.000010")]
+    assert tool == "▸ Bash: seq 1 600"
+    [upload] = [c.args["bytes"] for c in slack.calls if c.method == "upload"]
+    assert upload.decode().split() == [str(i) for i in range(1, 601)], "the long output, a file"
+    [done] = slack.called("files.completeUploadExternal")
+    assert done["channel_id"] == SERVED and done["thread_ts"] == "1.000010"
     assert len(chunks) >= 3, chunks
     assert all(len(c) <= MESSAGE_LIMIT and open_fence(c) is None for c in chunks)
     assert all(c.startswith("```python\n") for c in chunks[1:-1])
@@ -137,7 +143,7 @@ async def test_a_message_becomes_a_thread_and_its_reply_comes_back_chunked(
         for c in slack.calls
         if c.args.get("channel") == UNLISTED and c.method != "chat.postEphemeral"
     ]
-    assert {c.auth for c in slack.calls} == {f"Bearer {BOT_TOKEN}"}
+    assert {c.auth for c in slack.calls if c.method != "upload"} == {f"Bearer {BOT_TOKEN}"}
 
 
 async def test_approval_buttons_answer_for_listed_members_only(
