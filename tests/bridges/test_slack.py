@@ -5,6 +5,7 @@ the real Claude Code CLI and the scripted model."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +62,9 @@ def config(**agent: Any) -> dict[str, Any]:
 
 
 async def test_a_message_becomes_a_thread_and_its_reply_comes_back_chunked(
-    settings: Settings, tmp_path: Path
+    settings: Settings, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.DEBUG)  # slack_sdk and bolt log every request at DEBUG
     seq = {"tool_use": {"name": "Bash", "input": {"command": "seq 1 600"}}}
     play = scenario(tmp_path, "code", [{"reply": [seq]}, {"reply": [{"text": FENCED}]}])
     async with fake_slack() as slack, serving(settings) as served:
@@ -144,6 +146,7 @@ async def test_a_message_becomes_a_thread_and_its_reply_comes_back_chunked(
         if c.args.get("channel") == UNLISTED and c.method != "chat.postEphemeral"
     ]
     assert {c.auth for c in slack.calls if c.method != "upload"} == {f"Bearer {BOT_TOKEN}"}
+    assert "chat.postMessage" in caplog.text and BOT_TOKEN not in caplog.text
 
 
 async def test_approval_buttons_answer_for_listed_members_only(
