@@ -201,10 +201,10 @@ class Settings(BaseSettings):
         description="Model used for the optional model-written summaries.",
     )
 
-    bridges: list[Literal["discord"]] = Field(
+    bridges: list[Literal["discord", "slack"]] = Field(
         default_factory=list,
-        description="Chat bridges `agentdeck up` runs beside the daemon (JSON list; so far "
-        "discord). Each also runs alone with `agentdeck bridge NAME`. A bridge that is not "
+        description="Chat bridges `agentdeck up` runs beside the daemon (JSON list of "
+        "discord, slack). Each also runs alone with `agentdeck bridge NAME`. A bridge that is not "
         "configured stops the daemon's start; one that fails later is logged, and the "
         "daemon serves on.",
     )
@@ -278,6 +278,32 @@ class Settings(BaseSettings):
         default_factory=list,
         description="Discord channels the bridge serves, threads in them included (JSON list "
         "of channel ids); others are ignored. Empty: none.",
+    )
+
+    slack_bot_token: SecretStr | None = Field(
+        default=None,
+        description="The Slack app's bot token, xoxb-… (or use AGENTDECK_SLACK_BOT_TOKEN_FILE). "
+        "Never logged.",
+    )
+    slack_bot_token_file: Path | None = Field(
+        default=None,
+        description="A file holding the Slack bot token; it must be readable by its owner "
+        "only (mode 0600), or the bridge refuses it.",
+    )
+    slack_app_token: SecretStr | None = Field(
+        default=None,
+        description="The Slack app-level token for Socket Mode, xapp-… with connections:write "
+        "(or use AGENTDECK_SLACK_APP_TOKEN_FILE). Never logged.",
+    )
+    slack_app_token_file: Path | None = Field(
+        default=None,
+        description="A file holding the Slack app-level token; mode 0600, or the bridge "
+        "refuses it.",
+    )
+    slack_channels: list[str] = Field(
+        default_factory=list,
+        description="Slack channels the bridge serves, threads in them included (JSON list "
+        "of channel ids, e.g. C0123ABCD); others are ignored. Empty: none.",
     )
 
     @classmethod

@@ -1,4 +1,4 @@
-"""``agentdeck bridge discord``: the deck in a chat channel (a client of the daemon)."""
+"""``agentdeck bridge discord`` / ``slack``: the deck in a chat channel (a client of the daemon)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,16 @@ def register(app: typer.Typer) -> None:
 def discord() -> None:
     """Serve the allow-listed Discord channels (AGENTDECK_DISCORD_*; see docs/settings.md)."""
     from agentdeck.bridges.discord.setup import serve
+    from agentdeck.cli.context import run_async
+
+    run_async(serve)
+
+
+@bridge_app.command("slack")
+def slack() -> None:
+    """Serve the allow-listed Slack channels over Socket Mode (AGENTDECK_SLACK_*; see
+    docs/settings.md)."""
+    from agentdeck.bridges.slack.setup import serve
     from agentdeck.cli.context import run_async
 
     run_async(serve)

@@ -64,6 +64,10 @@ def up(
         from agentdeck.bridges.discord.setup import check
 
         check(settings)  # a bridge that cannot run stops the start, before anything runs
+    if "slack" in settings.bridges:
+        from agentdeck.bridges.slack.setup import check as check_slack
+
+        check_slack(settings)
     if detach:
         _detach(settings)
         return
@@ -71,11 +75,18 @@ def up(
 
     async def ready(_: object, info: DaemonInfo, token: str) -> None:
         banner(info, token)
+        running = []
         if "discord" in settings.bridges:
             from agentdeck.bridges.discord.setup import serve_beside_daemon
 
             console.print("Discord bridge: starting")
-            await serve_beside_daemon(settings)
+            running.append(serve_beside_daemon(settings))
+        if "slack" in settings.bridges:
+            from agentdeck.bridges.slack.setup import serve_beside_daemon as serve_slack
+
+            console.print("Slack bridge: starting")
+            running.append(serve_slack(settings))
+        await asyncio.gather(*running)  # each logs its own failure; the daemon serves on
 
     asyncio.run(serve(settings, on_ready=ready))
     console.print("agentdeck daemon stopped")

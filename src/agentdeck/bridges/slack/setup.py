@@ -1,0 +1,143 @@
+"""``agentdeck bridge slack``: the tokens, the allow-list, and the bridge run.
+
+Two tokens: the bot token (``xoxb-``, the Web API) and the app-level token
+(``xapp-``, Socket Mode), each from ``AGENTDECK_SLACK_*_TOKEN`` or a file only
+its owner can read. Neither is ever logged, and no error message carries one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import stat
+from pathlib import Path
+from typing import Any
+
+from pydantic import SecretStr
+
+from agentdeck.bridges.core import Bridge, BridgeConfig
+from agentdeck.bridges.daemon_client import DaemonClient
+from agentdeck.errors import ConfigError
+from agentdeck.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+
+def _secret(value: SecretStr | None, path: Path | None, what: str, var: str, prefix: str) -> str:
+    if value is not None and value.get_secret_value().strip():
+        token = value.get_secret_value().strip()
+    elif path is None:
+        raise ConfigError(
+            f"no Slack {what}",
+            hint=f"set {var}, or {var}_FILE to a file of mode 0600 that holds it",
+        )
+    else:
+        path = path.expanduser()
+        try:
+            mode = path.stat().st_mode
+            if mode & (stat.S_IRWXG | stat.S_IRWXO):
+                raise ConfigError(
+                    f"the Slack {what} file {path} may be read by others "
+                    f"(mode {stat.S_IMODE(mode):o}); the bridge refuses it",
+                    hint=f"chmod 600 {path}",
+                )
+            token = path.read_text().strip()
+        except OSError as exc:
+            raise ConfigError(f"cannot read the Slack {what} file {path}: {exc.strerror}") from None
+        if not token:
+            raise ConfigError(f"the Slack {what} file {path} is empty")
+    if not token.startswith(prefix):
+        raise ConfigError(f"the Slack {what} does not start with {prefix!r}", hint=f"check {var}")
+    return token
+
+
+def read_tokens(settings: Settings) -> tuple[str, str]:
+    """(bot token, app-level token)."""
+    bot = _secret(
+        settings.slack_bot_token,
+        settings.slack_bot_token_file,
+        "bot token",
+        "AGENTDECK_SLACK_BOT_TOKEN",
+        "xoxb-",
+    )
+    app = _secret(
+        settings.slack_app_token,
+        settings.slack_app_token_file,
+        "app-level token",
+        "AGENTDECK_SLACK_APP_TOKEN",
+        "xapp-",
+    )
+    return bot, app
+
+
+def bridge_config(settings: Settings) -> BridgeConfig:
+    """The core's configuration; a bridge that would serve nothing is refused."""
+    if not settings.slack_channels:
+        raise ConfigError(
+            "the Slack bridge would serve no channel",
+            hint='set AGENTDECK_SLACK_CHANNELS (a JSON list of channel ids, e.g. ["C0123ABCD"])',
+        )
+    agent: dict[str, Any] = {}
+    if settings.bridge_project is not None:
+        agent["cwd"] = str(settings.bridge_project.expanduser())
+    if settings.bridge_profile:
+        agent["profile"] = settings.bridge_profile
+    if settings.bridge_template:
+        agent["agent"] = settings.bridge_template
+    if settings.bridge_scenario:
+        agent["scenario"] = settings.bridge_scenario
+    return BridgeConfig(
+        channels=frozenset(settings.slack_channels),
+        approvers=frozenset(settings.bridge_approvers),
+        admins=frozenset(settings.bridge_admins),
+        project_roots=tuple(str(p) for p in settings.bridge_project_roots),
+        on_busy=settings.bridge_on_busy,
+        edit_interval=settings.bridge_edit_interval_seconds,
+        attach_over=settings.bridge_attach_over,
+        agent=agent,
+    )
+
+
+def check(settings: Settings) -> None:
+    """Refuse, before anything starts, a bridge that cannot run."""
+    read_tokens(settings)
+    bridge_config(settings)
+
+
+async def serve_beside_daemon(settings: Settings) -> None:
+    """The bridge in the daemon's process: a failure is logged, the daemon serves on."""
+    try:
+        await serve(settings)
+    except Exception:  # the daemon outlives its bridge
+        logger.exception("the Slack bridge stopped; the daemon serves on")
+
+
+async def serve(settings: Settings, *, base_url: str | None = None) -> None:
+    """Run the Slack bridge until Socket Mode or the bridge stops. ``base_url``:
+    another Web API (a test's fake)."""
+    from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    from agentdeck.bridges.slack.app import Frontend, build_app
+    from agentdeck.bridges.slack.platform import SlackPlatform
+
+    bot_token, app_token = read_tokens(settings)
+    config = bridge_config(settings)
+    client = DaemonClient.for_home(settings)
+    web = (
+        AsyncWebClient(token=bot_token, base_url=base_url)
+        if base_url
+        else AsyncWebClient(token=bot_token)
+    )
+    bridge = Bridge(SlackPlatform(web), client, settings.bridges_dir / "slack.json", config)
+    handler = AsyncSocketModeHandler(build_app(Frontend(bridge, web)), app_token)
+    logger.info("Slack bridge: %d channel(s), daemon at %s", len(config.channels), client.url)
+    try:
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(bridge.run(), name="bridge")
+            tg.create_task(handler.start_async(), name="slack-socket-mode")  # type: ignore[no-untyped-call]
+    finally:
+        with contextlib.suppress(Exception):
+            await handler.close_async()  # type: ignore[no-untyped-call]
+        await client.close()
