@@ -95,9 +95,15 @@ class DeckApp(App[None]):
         Binding("i", "interrupt", "interrupt"),
         Binding("k", "kill", "kill"),
         Binding("r", "resume", "resume"),
-        Binding("q", "quit", "quit"),
+        Binding("q", "deck_quit", "quit"),  # ctrl+q (Textual's) quits from anywhere
         Binding("escape", "leave_input", "Back", show=False),
     ]
+    # The deck's own keys act on the main screen only: under a dialog (the kill
+    # confirmation, a prompt, the command palette) they are off, so ``q`` or ``k``
+    # typed there never quits or kills behind the dialog's back.
+    DECK_ACTIONS: ClassVar[frozenset[str]] = frozenset(
+        binding.action for binding in BINDINGS if isinstance(binding, Binding)
+    )
 
     def __init__(self, locator: Locator) -> None:
         super().__init__()
@@ -117,6 +123,10 @@ class DeckApp(App[None]):
         self._transcript_upto = 0
         self._transcript_loading = False
         self._transcript_buffer: list[dict[str, Any]] = []
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """False (off, and out of the footer) for a deck key while a dialog is open."""
+        return action not in self.DECK_ACTIONS or len(self.screen_stack) == 1
 
     # -- layout -----------------------------------------------------------------------
 
@@ -547,6 +557,9 @@ class DeckApp(App[None]):
     def action_resume(self) -> None:
         if (row := self._selected_row()) is not None:
             self._do(f"resumed {row.name}", self.client.resume, row.id)
+
+    def action_deck_quit(self) -> None:
+        self.exit()
 
     def action_kill(self) -> None:
         row = self._selected_row()
