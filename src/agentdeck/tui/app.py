@@ -1,4 +1,5 @@
-"""The TUI: agent table, transcript, inbox, follow-up input, steering keys.
+"""The TUI: agent table, transcript, inbox, follow-up input, steering keys (the two
+tables are drawn by ``tables``).
 
 Network work runs in Textual workers on the app's loop (httpx is asynchronous), so a
 slow or dead daemon never freezes the screen. Events from the one SSE stream
@@ -15,7 +16,6 @@ from collections.abc import Awaitable, Callable, Coroutine
 from functools import partial
 from typing import Any, ClassVar, TypeVar
 
-from rich.cells import cell_len
 from rich.markup import escape
 from rich.text import Text
 from textual import on
@@ -23,10 +23,9 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Input, RichLog, Static
-from textual.widgets.data_table import ColumnKey
 
 from agentdeck.errors import AgentdeckError
-from agentdeck.tui.board import SORTS, Board, Row, SortKey, age
+from agentdeck.tui.board import SORTS, Board, Row, SortKey
 from agentdeck.tui.client import (
     DaemonUnavailable,
     DeckClient,
@@ -36,6 +35,7 @@ from agentdeck.tui.client import (
 )
 from agentdeck.tui.render import tool_summary, transcript_line
 from agentdeck.tui.screens import Confirm, Prompt
+from agentdeck.tui.tables import AgentTable, InboxTable
 
 logger = logging.getLogger(__name__)
 W = TypeVar("W", bound=Widget)
@@ -44,31 +44,9 @@ FLUSH_SECONDS = 0.1  # how often changed rows are redrawn
 AGE_SECONDS = 5.0  # how often the age column moves on
 TRANSCRIPT_LINES = 5000  # the transcript pane keeps this many lines (bounded memory)
 TRANSCRIPT_PAGE = 5000
-NAME_WIDTH = 28
-COLUMNS = (("name", "name"), ("state", "state"), ("tool", "tool"), ("turns", "turns"),
-           ("cost", "cost"), ("age", "age"))  # fmt: skip
-_STATE_STYLE = {
-    "running": "green",
-    "starting": "green",
-    "awaiting_permission": "bold magenta",
-    "awaiting_input": "bold magenta",
-    "awaiting_agents": "cyan",
-    "idle": "blue",
-    "done": "dim",
-    "error": "bold red",
-    "interrupted": "yellow",
-    "killed": "red",
-}
 _INBOX_EVENTS = frozenset(
     {"permission_requested", "permission_resolved", "question_asked", "question_answered"}
 )
-
-
-def short_tool(tool: str | None) -> str:
-    """``mcp__deck__wait_for_agents`` is ``wait_for_agents`` in a narrow column."""
-    if not tool:
-        return ""
-    return tool.rsplit("__", 1)[-1] if tool.startswith("mcp__") else tool
 
 
 class DeckApp(App[None]):
@@ -117,7 +95,6 @@ class DeckApp(App[None]):
         self.sort: SortKey = None
         self.selected: str | None = None
         self.inbox: list[dict[str, Any]] = []
-        self._shown: list[str] = []
         self._dirty: set[str] = set()
         self._redraw = False
         self._transcript_upto = 0
@@ -137,25 +114,16 @@ class DeckApp(App[None]):
 
     def compose(self) -> ComposeResult:
         yield Static("connecting…", id="status")
-        table: DataTable[Any] = DataTable(id="agents", cursor_type="row", zebra_stripes=True)
-        yield table
+        yield AgentTable(id="agents")
         yield Input(placeholder="filter agents (Enter keeps it, Esc clears)", id="filter")
         yield RichLog(id="transcript", wrap=True, markup=True, max_lines=TRANSCRIPT_LINES)
         yield Static("inbox: nothing pending", id="inbox-title")
-        inbox: DataTable[Any] = DataTable(id="inbox", cursor_type="row", show_header=False)
-        yield inbox
+        yield InboxTable(id="inbox")
         yield Input(placeholder="m: message the selected agent", id="message", compact=True)
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        table = self._main("#agents", DataTable)
-        for label, key in COLUMNS:
-            table.add_column(label, key=key)
-        inbox = self._main("#inbox", DataTable)
-        inbox.add_column("kind", key="kind")
-        inbox.add_column("agent", key="agent")
-        inbox.add_column("what", key="what")
-        table.focus()
+        self._main("#agents", AgentTable).focus()
         self.set_interval(FLUSH_SECONDS, self._flush_board)
         self.set_interval(AGE_SECONDS, self._tick_ages)
         self._spawn(self._follow, name="event-feed", group="feed")
@@ -293,18 +261,6 @@ class DeckApp(App[None]):
         status.update(text)
         status.set_class(state is FeedState.RECONNECTING, "reconnecting")
 
-    def _cells(self, row: Row, depth: int) -> tuple[Any, ...]:
-        prefix = "  " * (depth - 1) + "└ " if depth else ""
-        name = (prefix + row.name)[:NAME_WIDTH]
-        return (
-            name,
-            Text(row.state, style=_STATE_STYLE.get(row.state, "")),
-            short_tool(row.current_tool)[:16],
-            str(row.turns),
-            f"${row.cost_usd:.4f}",
-            age(row.created_at),
-        )
-
     def _flush_board(self) -> None:
         if not self.is_running:  # shutting down: the widgets are going
             return
@@ -314,28 +270,10 @@ class DeckApp(App[None]):
             self._spawn(partial(self._refetch, stale), group="refetch")
         if not self._redraw and not self._dirty:
             return
-        table = self._main("#agents", DataTable)
         order = list(self.board.ordered(self.filter_text, self.sort))
-        ids = [row.id for row, _ in order]
-        if self._redraw or ids != self._shown:
-            table.clear()
-            for row, depth in order:
-                table.add_row(*self._cells(row, depth), key=row.id)
-            self._shown = ids
-            if self.selected in ids:
-                table.move_cursor(row=ids.index(self.selected), animate=False)
-        else:
-            depths = dict((row.id, depth) for row, depth in order)
-            for agent_id in self._dirty:
-                if agent_id in depths:
-                    row = self.board.rows[agent_id]
-                    cells = self._cells(row, depths[agent_id])
-                    for (_, key), value in zip(COLUMNS, cells, strict=True):
-                        # Only a wider value widens its column: a narrower one would
-                        # make DataTable measure the whole column again (every row).
-                        width = value.cell_len if isinstance(value, Text) else cell_len(value)
-                        wider = width > table.columns[ColumnKey(key)].content_width
-                        table.update_cell(agent_id, key, value, update_width=wider)
+        self._main("#agents", AgentTable).draw(
+            self.board, order, self._dirty, whole=self._redraw, selected=self.selected
+        )
         self._dirty.clear()
         self._redraw = False
         self._show_status()
@@ -343,26 +281,12 @@ class DeckApp(App[None]):
     def _tick_ages(self) -> None:
         if not self.is_running:  # shutting down: the widgets are going
             return
-        table = self._main("#agents", DataTable)
-        for agent_id in self._shown:
-            row = self.board.rows.get(agent_id)
-            if row is not None:
-                table.update_cell(agent_id, "age", age(row.created_at))
+        self._main("#agents", AgentTable).tick_ages(self.board)
 
     def _draw_inbox(self) -> None:
         if not self.is_running:  # shutting down: the widgets are going
             return
-        inbox = self._main("#inbox", DataTable)
-        inbox.clear()
-        for item in self.inbox:
-            row = self.board.rows.get(str(item.get("agent_id")))
-            who = row.name if row else str(item.get("agent_id"))[:12]
-            if item["box"] == "approval":
-                what = tool_summary(str(item.get("tool")), item.get("input") or {})
-            else:
-                what = " ".join(str(item.get("text", "")).split())
-            box = item["box"]
-            inbox.add_row(box, who[:20], what[:120], key=f"{box}:{item['id']}")
+        self._main("#inbox", InboxTable).draw(self.inbox, self.board)
         title = self._main("#inbox-title", Static)
         if self.inbox:
             title.update(
