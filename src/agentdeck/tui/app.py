@@ -3,14 +3,15 @@ tables are drawn by ``tables``).
 
 Network work runs in Textual workers on the app's loop (httpx is asynchronous), so a
 slow or dead daemon never freezes the screen. Events from the one SSE stream
-(``client.EventFeed``) move the board along; the table is redrawn from the board on a
-short tick, not per event, so a burst of events costs one redraw.
+(``client.EventFeed``) move the board along; a changed row is redrawn as soon as its
+event is in, and a burst of events costs one redraw per ``FLUSH_GAP``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from functools import partial
@@ -40,7 +41,8 @@ from agentdeck.tui.tables import AgentTable, InboxTable
 logger = logging.getLogger(__name__)
 W = TypeVar("W", bound=Widget)
 
-FLUSH_SECONDS = 0.1  # how often changed rows are redrawn
+FLUSH_SECONDS = 0.1  # the slow tick: stale rows refetched, filter and sort redrawn
+FLUSH_GAP = 0.02  # a changed row is redrawn at once, but at most this often (batching)
 AGE_SECONDS = 5.0  # how often the age column moves on
 TRANSCRIPT_LINES = 5000  # the transcript pane keeps this many lines (bounded memory)
 TRANSCRIPT_PAGE = 5000
@@ -96,6 +98,8 @@ class DeckApp(App[None]):
         self.selected: str | None = None
         self.inbox: list[dict[str, Any]] = []
         self._dirty: set[str] = set()
+        self._flush_due = False
+        self._last_flush = 0.0
         self._redraw = False
         self._transcript_upto = 0
         self._transcript_loading = False
@@ -169,6 +173,7 @@ class DeckApp(App[None]):
             self._dirty.add(changed)
             if event.get("type") == "agent_spawned":
                 self._redraw = True
+            self._schedule_flush()
         kind = event.get("type")
         if kind in _INBOX_EVENTS:
             self._spawn(self._load_inbox, group="inbox", exclusive=True)
@@ -261,6 +266,23 @@ class DeckApp(App[None]):
         status.update(text)
         status.set_class(state is FeedState.RECONNECTING, "reconnecting")
 
+    def _schedule_flush(self) -> None:
+        """Redraw the changed rows soon: on the loop's next turn when the last redraw
+        was a while ago (one event, drawn at once), else when ``FLUSH_GAP`` has passed
+        (a burst: every row it changed, in one redraw)."""
+        if self._flush_due:
+            return
+        self._flush_due = True
+        wait = self._last_flush + FLUSH_GAP - time.monotonic()
+        if wait <= 0:
+            self.call_later(self._flush_soon)
+        else:
+            self.set_timer(wait, self._flush_soon)
+
+    def _flush_soon(self) -> None:
+        self._flush_due = False
+        self._flush_board()
+
     def _flush_board(self) -> None:
         if not self.is_running:  # shutting down: the widgets are going
             return
@@ -270,6 +292,7 @@ class DeckApp(App[None]):
             self._spawn(partial(self._refetch, stale), group="refetch")
         if not self._redraw and not self._dirty:
             return
+        self._last_flush = time.monotonic()
         order = list(self.board.ordered(self.filter_text, self.sort))
         self._main("#agents", AgentTable).draw(
             self.board, order, self._dirty, whole=self._redraw, selected=self.selected
@@ -366,18 +389,10 @@ class DeckApp(App[None]):
         return row
 
     def _inbox_item(self, kind: str | None = None) -> dict[str, Any] | None:
-        inbox = self._main("#inbox", DataTable)
-        items = self.inbox
-        if kind is not None:
-            current = items[inbox.cursor_row] if 0 <= inbox.cursor_row < len(items) else None
-            if current is not None and current["box"] == kind:
-                return current
-            items = [i for i in items if i["box"] == kind]
-            if not items:
-                self.notify(f"no pending {kind}", severity="warning")
-                return None
-            return items[0]
-        return items[inbox.cursor_row] if 0 <= inbox.cursor_row < len(items) else None
+        item = self._main("#inbox", InboxTable).pick(self.inbox, kind)
+        if item is None and kind is not None and not any(i["box"] == kind for i in self.inbox):
+            self.notify(f"no pending {kind}", severity="warning")
+        return item
 
     def _spawn(
         self, work: Callable[[], Coroutine[Any, Any, None]], *, group: str, **kw: Any

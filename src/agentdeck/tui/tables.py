@@ -115,3 +115,11 @@ class InboxTable(DataTable[Any]):
                 what = " ".join(str(item.get("text", "")).split())
             box = item["box"]
             self.add_row(box, who[:20], what[:120], key=f"{box}:{item['id']}")
+
+    def pick(self, items: list[dict[str, Any]], kind: str | None) -> dict[str, Any] | None:
+        """The item under the cursor; for a ``kind``, that one if of the kind, else the
+        first of the kind (None if there is none)."""
+        current = items[self.cursor_row] if 0 <= self.cursor_row < len(items) else None
+        if kind is None or (current is not None and current["box"] == kind):
+            return current
+        return next((i for i in items if i["box"] == kind), None)
