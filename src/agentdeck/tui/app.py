@@ -75,6 +75,7 @@ class DeckApp(App[None]):
         Binding("i", "interrupt", "interrupt"),
         Binding("k", "kill", "kill"),
         Binding("r", "resume", "resume"),
+        Binding("f", "fork", "fork"),
         Binding("q", "deck_quit", "quit"),  # ctrl+q (Textual's) quits from anywhere
         Binding("escape", "leave_input", "Back", show=False),
     ]
@@ -496,6 +497,11 @@ class DeckApp(App[None]):
     def action_resume(self) -> None:
         if (row := self._selected_row()) is not None:
             self._do(f"resumed {row.name}", self.client.resume, row.id)
+
+    def action_fork(self) -> None:
+        """A new agent from a copy of the selected one's session (it must have ended)."""
+        if (row := self._selected_row()) is not None:
+            self._do(f"forked {row.name}", self.client.resume, row.id, fork=True)
 
     def action_deck_quit(self) -> None:
         self.exit()
