@@ -27,14 +27,8 @@ from textual.widgets import DataTable, Footer, Input, RichLog, Static
 
 from agentdeck.errors import AgentdeckError
 from agentdeck.tui.board import SORTS, Board, Row, SortKey
-from agentdeck.tui.client import (
-    DaemonUnavailable,
-    DeckClient,
-    EventFeed,
-    FeedState,
-    Locator,
-)
-from agentdeck.tui.render import tool_summary, transcript_line
+from agentdeck.tui.client import DaemonUnavailable, DeckClient, EventFeed, FeedState, Locator
+from agentdeck.tui.render import alert_text, status_line, transcript_line
 from agentdeck.tui.screens import Confirm, Prompt
 from agentdeck.tui.tables import AgentTable, InboxTable
 
@@ -189,7 +183,6 @@ class DeckApp(App[None]):
 
     async def _alert(self, event: dict[str, Any]) -> None:
         """A notification, wherever the user is in the app."""
-        data = event.get("data") or {}
         agent_id = str(event.get("agent_id"))
         if agent_id not in self.board.rows:  # e.g. the board is still being read
             try:
@@ -198,12 +191,7 @@ class DeckApp(App[None]):
                 logger.info("could not name agent %s: %s", agent_id, exc)
         row = self.board.rows.get(agent_id)
         who = row.name if row else agent_id
-        if event.get("type") == "permission_requested":
-            what = (
-                f"{who} asks to run {tool_summary(str(data.get('tool')), data.get('input') or {})}"
-            )
-        else:
-            what = f"{who} asks: {data.get('question')}"
+        what = alert_text(event, who)
         self.notify(what, title="needs you (a/A/d, n)", severity="warning", timeout=8)
 
     async def _resync(self) -> None:
@@ -253,17 +241,11 @@ class DeckApp(App[None]):
             return
         status = self._main("#status", Static)
         state = self.feed_state
-        mark = {"live": "[green]●[/]", "connecting": "[yellow]○[/]"}.get(state, "[red]○[/]")
-        pending = len(self.inbox)
-        text = f"{mark} {state}  {self.locator.where}  agents {len(self.board.rows)}"
-        if pending:
-            text += f"  [b magenta]pending {pending}[/]"
-        if self.sort:
-            text += f"  sort: {self.sort}"
-        if self.filter_text:
-            text += f"  filter: {Text(self.filter_text).markup}"
-        if state is FeedState.RECONNECTING and self.feed_problem:
-            text += f"  — {Text(self.feed_problem[:80]).markup}"
+        text = status_line(
+            str(state), self.locator.where, agents=len(self.board.rows),
+            pending=len(self.inbox), sort=self.sort, filter_text=self.filter_text,
+            problem=self.feed_problem if state is FeedState.RECONNECTING else None,
+        )  # fmt: skip
         status.update(text)
         status.set_class(state is FeedState.RECONNECTING, "reconnecting")
 
