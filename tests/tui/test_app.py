@@ -135,6 +135,19 @@ async def test_live_table_inbox_answer_and_follow_up_at_80x24(
         await eventually(
             lambda: _true(cell(app, agent_id, "state") == "killed"), timeout=30, what="killed"
         )
+        # Fork: a new agent from a copy of the ended one's session, in the table.
+        await pilot.press("f")
+        fork = await eventually(
+            lambda: _true(
+                next((r for r in app.board.rows.values() if r.name == "maker-fork"), None)
+            ),
+            timeout=30,
+            what="the fork's row",
+        )
+        await eventually(lambda: _true(cell(app, fork.id, "name") != ""), what="it drawn")
+        await eventually(
+            lambda: _true(any("forked maker" in n for n in notices(app))), what="a notice"
+        )
 
 
 async def test_a_tree_of_agents_and_a_question_answered_from_the_inbox(

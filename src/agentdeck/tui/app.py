@@ -1,21 +1,22 @@
-"""The TUI: agent table, transcript, inbox, follow-up input, steering keys.
+"""The TUI: agent table, transcript, inbox, follow-up input, steering keys (the two
+tables are drawn by ``tables``).
 
 Network work runs in Textual workers on the app's loop (httpx is asynchronous), so a
 slow or dead daemon never freezes the screen. Events from the one SSE stream
-(``client.EventFeed``) move the board along; the table is redrawn from the board on a
-short tick, not per event, so a burst of events costs one redraw.
+(``client.EventFeed``) move the board along; a changed row is redrawn as soon as its
+event is in, and a burst of events costs one redraw per ``FLUSH_GAP``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from functools import partial
 from typing import Any, ClassVar, TypeVar
 
-from rich.cells import cell_len
 from rich.markup import escape
 from rich.text import Text
 from textual import on
@@ -23,52 +24,25 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Input, RichLog, Static
-from textual.widgets.data_table import ColumnKey
 
 from agentdeck.errors import AgentdeckError
-from agentdeck.tui.board import SORTS, Board, Row, SortKey, age
-from agentdeck.tui.client import (
-    DaemonUnavailable,
-    DeckClient,
-    EventFeed,
-    FeedState,
-    Locator,
-)
-from agentdeck.tui.render import tool_summary, transcript_line
+from agentdeck.tui.board import SORTS, Board, Row, SortKey
+from agentdeck.tui.client import DaemonUnavailable, DeckClient, EventFeed, FeedState, Locator
+from agentdeck.tui.render import alert_text, status_line, transcript_line
 from agentdeck.tui.screens import Confirm, Prompt
+from agentdeck.tui.tables import AgentTable, InboxTable
 
 logger = logging.getLogger(__name__)
 W = TypeVar("W", bound=Widget)
 
-FLUSH_SECONDS = 0.1  # how often changed rows are redrawn
+FLUSH_SECONDS = 0.1  # the slow tick: stale rows refetched, filter and sort redrawn
+FLUSH_GAP = 0.02  # a changed row is redrawn at once, but at most this often (batching)
 AGE_SECONDS = 5.0  # how often the age column moves on
 TRANSCRIPT_LINES = 5000  # the transcript pane keeps this many lines (bounded memory)
 TRANSCRIPT_PAGE = 5000
-NAME_WIDTH = 28
-COLUMNS = (("name", "name"), ("state", "state"), ("tool", "tool"), ("turns", "turns"),
-           ("cost", "cost"), ("age", "age"))  # fmt: skip
-_STATE_STYLE = {
-    "running": "green",
-    "starting": "green",
-    "awaiting_permission": "bold magenta",
-    "awaiting_input": "bold magenta",
-    "awaiting_agents": "cyan",
-    "idle": "blue",
-    "done": "dim",
-    "error": "bold red",
-    "interrupted": "yellow",
-    "killed": "red",
-}
 _INBOX_EVENTS = frozenset(
     {"permission_requested", "permission_resolved", "question_asked", "question_answered"}
 )
-
-
-def short_tool(tool: str | None) -> str:
-    """``mcp__deck__wait_for_agents`` is ``wait_for_agents`` in a narrow column."""
-    if not tool:
-        return ""
-    return tool.rsplit("__", 1)[-1] if tool.startswith("mcp__") else tool
 
 
 class DeckApp(App[None]):
@@ -95,9 +69,16 @@ class DeckApp(App[None]):
         Binding("i", "interrupt", "interrupt"),
         Binding("k", "kill", "kill"),
         Binding("r", "resume", "resume"),
-        Binding("q", "quit", "quit"),
+        Binding("f", "fork", "fork"),
+        Binding("q", "deck_quit", "quit"),  # ctrl+q (Textual's) quits from anywhere
         Binding("escape", "leave_input", "Back", show=False),
     ]
+    # The deck's own keys act on the main screen only: under a dialog (the kill
+    # confirmation, a prompt, the command palette) they are off, so ``q`` or ``k``
+    # typed there never quits or kills behind the dialog's back.
+    DECK_ACTIONS: ClassVar[frozenset[str]] = frozenset(
+        binding.action for binding in BINDINGS if isinstance(binding, Binding)
+    )
 
     def __init__(self, locator: Locator) -> None:
         super().__init__()
@@ -111,12 +92,17 @@ class DeckApp(App[None]):
         self.sort: SortKey = None
         self.selected: str | None = None
         self.inbox: list[dict[str, Any]] = []
-        self._shown: list[str] = []
         self._dirty: set[str] = set()
+        self._flush_due = False
+        self._last_flush = 0.0
         self._redraw = False
         self._transcript_upto = 0
         self._transcript_loading = False
         self._transcript_buffer: list[dict[str, Any]] = []
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """False (off, and out of the footer) for a deck key while a dialog is open."""
+        return action not in self.DECK_ACTIONS or len(self.screen_stack) == 1
 
     # -- layout -----------------------------------------------------------------------
 
@@ -127,25 +113,16 @@ class DeckApp(App[None]):
 
     def compose(self) -> ComposeResult:
         yield Static("connecting…", id="status")
-        table: DataTable[Any] = DataTable(id="agents", cursor_type="row", zebra_stripes=True)
-        yield table
+        yield AgentTable(id="agents")
         yield Input(placeholder="filter agents (Enter keeps it, Esc clears)", id="filter")
         yield RichLog(id="transcript", wrap=True, markup=True, max_lines=TRANSCRIPT_LINES)
         yield Static("inbox: nothing pending", id="inbox-title")
-        inbox: DataTable[Any] = DataTable(id="inbox", cursor_type="row", show_header=False)
-        yield inbox
+        yield InboxTable(id="inbox")
         yield Input(placeholder="m: message the selected agent", id="message", compact=True)
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        table = self._main("#agents", DataTable)
-        for label, key in COLUMNS:
-            table.add_column(label, key=key)
-        inbox = self._main("#inbox", DataTable)
-        inbox.add_column("kind", key="kind")
-        inbox.add_column("agent", key="agent")
-        inbox.add_column("what", key="what")
-        table.focus()
+        self._main("#agents", AgentTable).focus()
         self.set_interval(FLUSH_SECONDS, self._flush_board)
         self.set_interval(AGE_SECONDS, self._tick_ages)
         self._spawn(self._follow, name="event-feed", group="feed")
@@ -191,6 +168,7 @@ class DeckApp(App[None]):
             self._dirty.add(changed)
             if event.get("type") == "agent_spawned":
                 self._redraw = True
+            self._schedule_flush()
         kind = event.get("type")
         if kind in _INBOX_EVENTS:
             self._spawn(self._load_inbox, group="inbox", exclusive=True)
@@ -205,7 +183,6 @@ class DeckApp(App[None]):
 
     async def _alert(self, event: dict[str, Any]) -> None:
         """A notification, wherever the user is in the app."""
-        data = event.get("data") or {}
         agent_id = str(event.get("agent_id"))
         if agent_id not in self.board.rows:  # e.g. the board is still being read
             try:
@@ -214,12 +191,7 @@ class DeckApp(App[None]):
                 logger.info("could not name agent %s: %s", agent_id, exc)
         row = self.board.rows.get(agent_id)
         who = row.name if row else agent_id
-        if event.get("type") == "permission_requested":
-            what = (
-                f"{who} asks to run {tool_summary(str(data.get('tool')), data.get('input') or {})}"
-            )
-        else:
-            what = f"{who} asks: {data.get('question')}"
+        what = alert_text(event, who)
         self.notify(what, title="needs you (a/A/d, n)", severity="warning", timeout=8)
 
     async def _resync(self) -> None:
@@ -269,31 +241,30 @@ class DeckApp(App[None]):
             return
         status = self._main("#status", Static)
         state = self.feed_state
-        mark = {"live": "[green]●[/]", "connecting": "[yellow]○[/]"}.get(state, "[red]○[/]")
-        pending = len(self.inbox)
-        text = f"{mark} {state}  {self.locator.where}  agents {len(self.board.rows)}"
-        if pending:
-            text += f"  [b magenta]pending {pending}[/]"
-        if self.sort:
-            text += f"  sort: {self.sort}"
-        if self.filter_text:
-            text += f"  filter: {Text(self.filter_text).markup}"
-        if state is FeedState.RECONNECTING and self.feed_problem:
-            text += f"  — {Text(self.feed_problem[:80]).markup}"
+        text = status_line(
+            str(state), self.locator.where, agents=len(self.board.rows),
+            pending=len(self.inbox), sort=self.sort, filter_text=self.filter_text,
+            problem=self.feed_problem if state is FeedState.RECONNECTING else None,
+        )  # fmt: skip
         status.update(text)
         status.set_class(state is FeedState.RECONNECTING, "reconnecting")
 
-    def _cells(self, row: Row, depth: int) -> tuple[Any, ...]:
-        prefix = "  " * (depth - 1) + "└ " if depth else ""
-        name = (prefix + row.name)[:NAME_WIDTH]
-        return (
-            name,
-            Text(row.state, style=_STATE_STYLE.get(row.state, "")),
-            short_tool(row.current_tool)[:16],
-            str(row.turns),
-            f"${row.cost_usd:.4f}",
-            age(row.created_at),
-        )
+    def _schedule_flush(self) -> None:
+        """Redraw the changed rows soon: on the loop's next turn when the last redraw
+        was a while ago (one event, drawn at once), else when ``FLUSH_GAP`` has passed
+        (a burst: every row it changed, in one redraw)."""
+        if self._flush_due:
+            return
+        self._flush_due = True
+        wait = self._last_flush + FLUSH_GAP - time.monotonic()
+        if wait <= 0:
+            self.call_later(self._flush_soon)
+        else:
+            self.set_timer(wait, self._flush_soon)
+
+    def _flush_soon(self) -> None:
+        self._flush_due = False
+        self._flush_board()
 
     def _flush_board(self) -> None:
         if not self.is_running:  # shutting down: the widgets are going
@@ -304,28 +275,11 @@ class DeckApp(App[None]):
             self._spawn(partial(self._refetch, stale), group="refetch")
         if not self._redraw and not self._dirty:
             return
-        table = self._main("#agents", DataTable)
+        self._last_flush = time.monotonic()
         order = list(self.board.ordered(self.filter_text, self.sort))
-        ids = [row.id for row, _ in order]
-        if self._redraw or ids != self._shown:
-            table.clear()
-            for row, depth in order:
-                table.add_row(*self._cells(row, depth), key=row.id)
-            self._shown = ids
-            if self.selected in ids:
-                table.move_cursor(row=ids.index(self.selected), animate=False)
-        else:
-            depths = dict((row.id, depth) for row, depth in order)
-            for agent_id in self._dirty:
-                if agent_id in depths:
-                    row = self.board.rows[agent_id]
-                    cells = self._cells(row, depths[agent_id])
-                    for (_, key), value in zip(COLUMNS, cells, strict=True):
-                        # Only a wider value widens its column: a narrower one would
-                        # make DataTable measure the whole column again (every row).
-                        width = value.cell_len if isinstance(value, Text) else cell_len(value)
-                        wider = width > table.columns[ColumnKey(key)].content_width
-                        table.update_cell(agent_id, key, value, update_width=wider)
+        self._main("#agents", AgentTable).draw(
+            self.board, order, self._dirty, whole=self._redraw, selected=self.selected
+        )
         self._dirty.clear()
         self._redraw = False
         self._show_status()
@@ -333,26 +287,12 @@ class DeckApp(App[None]):
     def _tick_ages(self) -> None:
         if not self.is_running:  # shutting down: the widgets are going
             return
-        table = self._main("#agents", DataTable)
-        for agent_id in self._shown:
-            row = self.board.rows.get(agent_id)
-            if row is not None:
-                table.update_cell(agent_id, "age", age(row.created_at))
+        self._main("#agents", AgentTable).tick_ages(self.board)
 
     def _draw_inbox(self) -> None:
         if not self.is_running:  # shutting down: the widgets are going
             return
-        inbox = self._main("#inbox", DataTable)
-        inbox.clear()
-        for item in self.inbox:
-            row = self.board.rows.get(str(item.get("agent_id")))
-            who = row.name if row else str(item.get("agent_id"))[:12]
-            if item["box"] == "approval":
-                what = tool_summary(str(item.get("tool")), item.get("input") or {})
-            else:
-                what = " ".join(str(item.get("text", "")).split())
-            box = item["box"]
-            inbox.add_row(box, who[:20], what[:120], key=f"{box}:{item['id']}")
+        self._main("#inbox", InboxTable).draw(self.inbox, self.board)
         title = self._main("#inbox-title", Static)
         if self.inbox:
             title.update(
@@ -432,18 +372,10 @@ class DeckApp(App[None]):
         return row
 
     def _inbox_item(self, kind: str | None = None) -> dict[str, Any] | None:
-        inbox = self._main("#inbox", DataTable)
-        items = self.inbox
-        if kind is not None:
-            current = items[inbox.cursor_row] if 0 <= inbox.cursor_row < len(items) else None
-            if current is not None and current["box"] == kind:
-                return current
-            items = [i for i in items if i["box"] == kind]
-            if not items:
-                self.notify(f"no pending {kind}", severity="warning")
-                return None
-            return items[0]
-        return items[inbox.cursor_row] if 0 <= inbox.cursor_row < len(items) else None
+        item = self._main("#inbox", InboxTable).pick(self.inbox, kind)
+        if item is None and kind is not None and not any(i["box"] == kind for i in self.inbox):
+            self.notify(f"no pending {kind}", severity="warning")
+        return item
 
     def _spawn(
         self, work: Callable[[], Coroutine[Any, Any, None]], *, group: str, **kw: Any
@@ -547,6 +479,14 @@ class DeckApp(App[None]):
     def action_resume(self) -> None:
         if (row := self._selected_row()) is not None:
             self._do(f"resumed {row.name}", self.client.resume, row.id)
+
+    def action_fork(self) -> None:
+        """A new agent from a copy of the selected one's session (it must have ended)."""
+        if (row := self._selected_row()) is not None:
+            self._do(f"forked {row.name}", self.client.resume, row.id, fork=True)
+
+    def action_deck_quit(self) -> None:
+        self.exit()
 
     def action_kill(self) -> None:
         row = self._selected_row()

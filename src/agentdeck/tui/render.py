@@ -85,3 +85,29 @@ def transcript_line(event: dict[str, Any]) -> str | None:
     if kind == "notice":
         return f"[dim]i {escape(_one_line(str(data.get('message')), 200))}[/]"
     return None
+
+
+def alert_text(event: dict[str, Any], who: str) -> str:
+    """A notice's words for an approval or a question from ``who``."""
+    data = event.get("data") or {}
+    if event.get("type") == "permission_requested":
+        return f"{who} asks to run {tool_summary(str(data.get('tool')), data.get('input') or {})}"
+    return f"{who} asks: {data.get('question')}"
+
+
+def status_line(
+    state: str, where: str, *, agents: int, pending: int, sort: str | None,
+    filter_text: str, problem: str | None,
+) -> str:  # fmt: skip
+    """The top line (markup): the stream's state, where the daemon is, the counts."""
+    mark = {"live": "[green]●[/]", "connecting": "[yellow]○[/]"}.get(state, "[red]○[/]")
+    text = f"{mark} {state}  {where}  agents {agents}"
+    if pending:
+        text += f"  [b magenta]pending {pending}[/]"
+    if sort:
+        text += f"  sort: {sort}"
+    if filter_text:
+        text += f"  filter: {escape(filter_text)}"
+    if problem:
+        text += f"  — {escape(problem[:80])}"
+    return text
