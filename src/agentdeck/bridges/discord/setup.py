@@ -9,11 +9,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import stat
-from typing import Any
 
 from agentdeck.bridges.core import Bridge, BridgeConfig
 from agentdeck.bridges.daemon_client import DaemonClient
+from agentdeck.bridges.setup import bridge_config as shared_config
+from agentdeck.bridges.setup import read_secret
 from agentdeck.errors import ConfigError
 from agentdeck.settings import Settings
 
@@ -21,30 +21,12 @@ logger = logging.getLogger(__name__)
 
 
 def read_token(settings: Settings) -> str:
-    if settings.discord_token is not None and settings.discord_token.get_secret_value().strip():
-        return settings.discord_token.get_secret_value().strip()
-    path = settings.discord_token_file
-    if path is None:
-        raise ConfigError(
-            "no Discord bot token",
-            hint="set AGENTDECK_DISCORD_TOKEN, or AGENTDECK_DISCORD_TOKEN_FILE to a file "
-            "of mode 0600 that holds it",
-        )
-    path = path.expanduser()
-    try:
-        mode = path.stat().st_mode
-        if mode & (stat.S_IRWXG | stat.S_IRWXO):
-            raise ConfigError(
-                f"the Discord token file {path} may be read by others "
-                f"(mode {stat.S_IMODE(mode):o}); the bridge refuses it",
-                hint=f"chmod 600 {path}",
-            )
-        token = path.read_text().strip()
-    except OSError as exc:
-        raise ConfigError(f"cannot read the Discord token file {path}: {exc.strerror}") from None
-    if not token:
-        raise ConfigError(f"the Discord token file {path} is empty")
-    return token
+    return read_secret(
+        settings.discord_token,
+        settings.discord_token_file,
+        what="Discord bot token",
+        var="AGENTDECK_DISCORD_TOKEN",
+    )
 
 
 def bridge_config(settings: Settings) -> BridgeConfig:
@@ -55,25 +37,7 @@ def bridge_config(settings: Settings) -> BridgeConfig:
             "the Discord bridge would serve no channel",
             hint="set AGENTDECK_DISCORD_GUILDS and AGENTDECK_DISCORD_CHANNELS (JSON lists of ids)",
         )
-    agent: dict[str, Any] = {}
-    if settings.bridge_project is not None:
-        agent["cwd"] = str(settings.bridge_project.expanduser())
-    if settings.bridge_profile:
-        agent["profile"] = settings.bridge_profile
-    if settings.bridge_template:
-        agent["agent"] = settings.bridge_template
-    if settings.bridge_scenario:
-        agent["scenario"] = settings.bridge_scenario
-    return BridgeConfig(
-        channels=frozenset(str(c) for c in settings.discord_channels),
-        approvers=frozenset(settings.bridge_approvers),
-        admins=frozenset(settings.bridge_admins),
-        project_roots=tuple(str(p) for p in settings.bridge_project_roots),
-        on_busy=settings.bridge_on_busy,
-        edit_interval=settings.bridge_edit_interval_seconds,
-        attach_over=settings.bridge_attach_over,
-        agent=agent,
-    )
+    return shared_config(settings, settings.discord_channels)
 
 
 def check(settings: Settings) -> None:

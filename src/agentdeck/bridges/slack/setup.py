@@ -10,14 +10,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import stat
 from pathlib import Path
-from typing import Any
 
 from pydantic import SecretStr
 
 from agentdeck.bridges.core import Bridge, BridgeConfig
 from agentdeck.bridges.daemon_client import DaemonClient
+from agentdeck.bridges.setup import bridge_config as shared_config
+from agentdeck.bridges.setup import read_secret
 from agentdeck.errors import ConfigError
 from agentdeck.settings import Settings
 
@@ -25,28 +25,7 @@ logger = logging.getLogger(__name__)
 
 
 def _secret(value: SecretStr | None, path: Path | None, what: str, var: str, prefix: str) -> str:
-    if value is not None and value.get_secret_value().strip():
-        token = value.get_secret_value().strip()
-    elif path is None:
-        raise ConfigError(
-            f"no Slack {what}",
-            hint=f"set {var}, or {var}_FILE to a file of mode 0600 that holds it",
-        )
-    else:
-        path = path.expanduser()
-        try:
-            mode = path.stat().st_mode
-            if mode & (stat.S_IRWXG | stat.S_IRWXO):
-                raise ConfigError(
-                    f"the Slack {what} file {path} may be read by others "
-                    f"(mode {stat.S_IMODE(mode):o}); the bridge refuses it",
-                    hint=f"chmod 600 {path}",
-                )
-            token = path.read_text().strip()
-        except OSError as exc:
-            raise ConfigError(f"cannot read the Slack {what} file {path}: {exc.strerror}") from None
-        if not token:
-            raise ConfigError(f"the Slack {what} file {path} is empty")
+    token = read_secret(value, path, what=f"Slack {what}", var=var)
     if not token.startswith(prefix):
         raise ConfigError(f"the Slack {what} does not start with {prefix!r}", hint=f"check {var}")
     return token
@@ -78,25 +57,7 @@ def bridge_config(settings: Settings) -> BridgeConfig:
             "the Slack bridge would serve no channel",
             hint='set AGENTDECK_SLACK_CHANNELS (a JSON list of channel ids, e.g. ["C0123ABCD"])',
         )
-    agent: dict[str, Any] = {}
-    if settings.bridge_project is not None:
-        agent["cwd"] = str(settings.bridge_project.expanduser())
-    if settings.bridge_profile:
-        agent["profile"] = settings.bridge_profile
-    if settings.bridge_template:
-        agent["agent"] = settings.bridge_template
-    if settings.bridge_scenario:
-        agent["scenario"] = settings.bridge_scenario
-    return BridgeConfig(
-        channels=frozenset(settings.slack_channels),
-        approvers=frozenset(settings.bridge_approvers),
-        admins=frozenset(settings.bridge_admins),
-        project_roots=tuple(str(p) for p in settings.bridge_project_roots),
-        on_busy=settings.bridge_on_busy,
-        edit_interval=settings.bridge_edit_interval_seconds,
-        attach_over=settings.bridge_attach_over,
-        agent=agent,
-    )
+    return shared_config(settings, settings.slack_channels)
 
 
 def check(settings: Settings) -> None:
