@@ -3,7 +3,6 @@ model, with an in-memory platform standing in for the chat."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -306,8 +305,9 @@ async def _audit(settings: Settings) -> list[Any]:
 
 
 def _async(probe: Any) -> Any:
+    """A plain condition as the coroutine ``eventually`` polls (with its deadline)."""
+
     async def run() -> Any:
-        await asyncio.sleep(0)
         return probe()
 
     return run
