@@ -144,3 +144,15 @@ class PolicyError(AgentdeckError):
         self.source = source
         self.line = line
         self.problem = problem
+
+
+class DeliveryFailed(AgentdeckError):
+    """A notification target did not take a notification (test or replay)."""
+
+    def __init__(self, target: str, reason: str) -> None:
+        super().__init__(
+            f"notification target {target!r} failed: {reason}",
+            hint="check the target's URL and that it answers 2xx; `agentdeck notify list`",
+        )
+        self.target = target
+        self.reason = reason

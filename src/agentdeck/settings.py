@@ -306,6 +306,49 @@ class Settings(BaseSettings):
         "of channel ids, e.g. C0123ABCD); others are ignored. Empty: none.",
     )
 
+    notify_config: Path | None = Field(
+        default=None,
+        description="The notification targets' file (YAML; see the README's Team section); "
+        "default: notify.yaml in the home, if it exists. A file that is wrong stops the "
+        "daemon's start, naming the field; one holding a webhook secret must be mode 0600.",
+    )
+    notify_base_url: str | None = Field(
+        default=None,
+        description="The dashboard's address as people reach it, for the links in "
+        "notifications (e.g. behind a reverse proxy); default: the daemon's own address.",
+    )
+    notify_timeout_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="Deadline of one delivery attempt to a notification target.",
+    )
+    notify_attempts: int = Field(
+        default=5,
+        ge=1,
+        description="Attempts to deliver one notification before it becomes a dead letter "
+        "(`agentdeck notify dead`).",
+    )
+    notify_backoff_seconds: float = Field(
+        default=2.0,
+        ge=0,
+        allow_inf_nan=False,
+        description="Wait before the first retry of a failed notification; each further "
+        "retry waits twice as long, up to AGENTDECK_NOTIFY_BACKOFF_MAX_SECONDS.",
+    )
+    notify_backoff_max_seconds: float = Field(
+        default=300.0,
+        ge=0,
+        allow_inf_nan=False,
+        description="Longest wait between two attempts to deliver a notification.",
+    )
+    notify_queue_size: int = Field(
+        default=100,
+        ge=1,
+        description="Notifications one target may have waiting; one more becomes a dead "
+        "letter at once (reason: queue full), so a slow target never holds anything up.",
+    )
+
     @classmethod
     def load(cls) -> Settings:
         """Read the environment once; a bad value is a ``ConfigError`` naming its

@@ -28,6 +28,7 @@ from agentdeck.cli import (
     mcp,
     memory,
     mock,
+    notify,
     out,
     policy,
     queue,
@@ -51,6 +52,7 @@ agents.register(app)
 diff.register(app)
 worktrees.register(app)
 queue.register(app)
+notify.register(app)
 checkpoints.register(app)
 doctor.register(app)
 mock.register(app)

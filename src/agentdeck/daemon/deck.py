@@ -13,8 +13,11 @@ from agentdeck.core.agent import Agent, AgentSpec, AgentState
 from agentdeck.core.approvals import Approval, ApprovalState, GrantScope
 from agentdeck.core.asks import Ask, AskState
 from agentdeck.core.events import Notice, StoredEvent
+from agentdeck.core.notify import Target
 from agentdeck.daemon.hub import EventHub
 from agentdeck.hooks.bridge import HookBridge
+from agentdeck.notify.config import load_targets
+from agentdeck.notify.service import Notifier
 from agentdeck.orchestration.service import Orchestrator
 from agentdeck.orchestration.templates import resolve as resolve_template
 from agentdeck.runner.runner import Runner
@@ -33,7 +36,14 @@ logger = logging.getLogger(__name__)
 
 
 class Deck:
-    def __init__(self, settings: Settings, store: Store, runner: Runner, hub: EventHub) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        runner: Runner,
+        hub: EventHub,
+        targets: list[Target] | None = None,
+    ) -> None:
         self.settings = settings
         self.store = store
         self.runner = runner
@@ -42,15 +52,17 @@ class Deck:
         self.memory: MemoryStore = runner.memory.records
         self.hooks = HookBridge(store, runner.governor, runner.memory)
         self.orchestration = Orchestrator(store, runner, settings)
+        self.notifier = Notifier(settings, store, hub, targets or [])
 
     @classmethod
     async def open(cls, settings: Settings) -> Deck:
         settings.ensure_home()
+        targets = load_targets(settings)  # a bad notification config stops the start
         store = Store.open(settings.db_path, batch_size=settings.event_batch_size)
         runner = Runner(store, settings)
         hub = EventHub(store)
         await hub.start()
-        return cls(settings, store, runner, hub)
+        return cls(settings, store, runner, hub, targets)
 
     async def close(self) -> None:
         """Stop every agent gracefully (then by force), flush the log."""
@@ -59,6 +71,7 @@ class Deck:
             await self.runner.memory.drain()
         finally:
             self.orchestration.close()
+            await self.notifier.stop()
             await self.hub.stop()
             await self.store.close()
 

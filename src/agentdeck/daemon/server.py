@@ -126,6 +126,7 @@ async def _serve_app(
         )
         write_info(settings, info)
         logger.info("agentdeck daemon listening on %s", info.url)
+        await deck.notifier.start(info.url)
         # What the caller does once the daemon listens (the demo starts its crew) runs
         # beside it: a stop asked for meanwhile cancels it, rather than waiting for it.
         readying: asyncio.Future[None] | None = (
@@ -157,6 +158,7 @@ async def _serve_app(
         # Stop accepting requests and end open streams, then the caller stops agents.
         close_streams(app.state)  # uvicorn waits for open responses before it stops
         server.should_exit = True
+        await deck.notifier.stop()
         await deck.hub.stop()
         await asyncio.wait({task}, timeout=10)
 

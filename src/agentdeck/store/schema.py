@@ -189,6 +189,24 @@ merges = sa.Table(
     sa.Index(None, "agent_id"),
 )
 
+# Notifications (migration 0006): deliveries that failed every attempt (or found
+# their target's queue full), kept to inspect and replay; ``state`` is ``dead`` or
+# ``replayed``.
+notify_dead = sa.Table(
+    "notify_dead",
+    metadata,
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("target", sa.Text, nullable=False),
+    sa.Column("kind", sa.Text, nullable=False),
+    sa.Column("payload", sa.JSON, nullable=False),
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False),
+    sa.Column("state", sa.Text, nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("replayed_at", sa.Float, nullable=True),
+    sa.Index(None, "state", "created_at"),
+)
+
 # Memory (migration 0003): one observation per tool call, one summary per
 # session. ``fts_rowid`` is the record's row in ``memory_fts``: the index rows
 # are written, replaced and deleted with the record, in the same transaction.

@@ -17,6 +17,7 @@ from agentdeck.errors import (
     AgentdeckError,
     AgentProcessError,
     ConfigError,
+    DeliveryFailed,
     InvalidState,
     NotFound,
     PolicyDenied,
@@ -43,6 +44,7 @@ _STATUS: list[tuple[type[AgentdeckError], int]] = [
     (UsageError, 400),
     (PolicyDenied, 403),
     (AgentProcessError, 502),
+    (DeliveryFailed, 502),
     (ShuttingDown, 503),
     (ConfigError, 500),
 ]
@@ -75,6 +77,7 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
         api_files,
         api_governance,
         api_memory,
+        api_notify,
         api_orchestration,
         api_worktrees,
         dashboard,
@@ -129,6 +132,7 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
     app.include_router(api_worktrees.router, responses=COMMON_ERRORS)
     app.include_router(api_checkpoints.router, responses=COMMON_ERRORS)
     app.include_router(api_files.router, responses=COMMON_ERRORS)
+    app.include_router(api_notify.router, responses=COMMON_ERRORS)
     app.include_router(sse.router, responses=COMMON_ERRORS)
     app.include_router(dashboard.router)
     hosts = [settings.host, *settings.allowed_hosts]

@@ -1,0 +1,129 @@
+"""Dead letters of notifications (the ``notify_dead`` table of migration 0006).
+
+A delivery that failed every attempt, or found its target's queue full, is kept
+here with why, so it survives a restart and can be inspected and replayed.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from agentdeck.errors import NotFound
+from agentdeck.store.lookup import by_id_or_prefix
+from agentdeck.store.schema import notify_dead
+from agentdeck.store.store import Store
+
+DEAD = "dead"
+REPLAYED = "replayed"
+
+
+@dataclass(frozen=True)
+class DeadLetter:
+    id: str
+    target: str
+    kind: str
+    payload: dict[str, Any]
+    reason: str
+    attempts: int
+    state: str
+    created_at: float
+    replayed_at: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "target": self.target,
+            "kind": self.kind,
+            "payload": self.payload,
+            "reason": self.reason,
+            "attempts": self.attempts,
+            "state": self.state,
+            "created_at": self.created_at,
+            "replayed_at": self.replayed_at,
+        }
+
+
+def _to_letter(row: Any) -> DeadLetter:
+    return DeadLetter(**dict(row._mapping))
+
+
+class DeadLetters:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    async def add(
+        self, *, target: str, kind: str, payload: dict[str, Any], reason: str, attempts: int
+    ) -> DeadLetter:
+        letter = DeadLetter(
+            id="dl" + secrets.token_hex(6),
+            target=target,
+            kind=kind,
+            payload=payload,
+            reason=reason,
+            attempts=attempts,
+            state=DEAD,
+            created_at=time.time(),
+        )
+        row = letter.to_dict()
+
+        def op(conn: Connection) -> None:
+            conn.execute(sa.insert(notify_dead).values(row))
+
+        await self.store._write(op)
+        return letter
+
+    async def get(self, letter_id: str) -> DeadLetter:
+        def query(conn: Connection) -> DeadLetter | None:
+            row = conn.execute(sa.select(notify_dead).where(notify_dead.c.id == letter_id)).first()
+            return None if row is None else _to_letter(row)
+
+        found = await self.store._read(query)
+        if found is None:
+            raise NotFound("dead letter", letter_id, hint="`agentdeck notify dead` lists them")
+        return found
+
+    async def find(self, ref: str) -> DeadLetter:
+        """By id, or a unique id prefix of at least 4 characters."""
+        return await by_id_or_prefix(self.store, notify_dead, ref, _to_letter, self.get)
+
+    async def list_letters(
+        self, *, include_replayed: bool = False, target: str | None = None, limit: int = 100
+    ) -> list[DeadLetter]:
+        """Newest first."""
+
+        def query(conn: Connection) -> list[DeadLetter]:
+            stmt = sa.select(notify_dead).order_by(
+                notify_dead.c.created_at.desc(), notify_dead.c.id
+            )
+            if not include_replayed:
+                stmt = stmt.where(notify_dead.c.state == DEAD)
+            if target is not None:
+                stmt = stmt.where(notify_dead.c.target == target)
+            return [_to_letter(r) for r in conn.execute(stmt.limit(limit))]
+
+        return await self.store._read(query)
+
+    async def settle(self, letter_id: str, *, delivered: bool, reason: str | None = None) -> None:
+        """After a replay: ``replayed`` if it went through, else one more attempt and why."""
+        now = time.time()
+
+        def op(conn: Connection) -> None:
+            where = notify_dead.c.id == letter_id
+            if delivered:
+                conn.execute(
+                    sa.update(notify_dead).where(where).values(state=REPLAYED, replayed_at=now)
+                )
+            else:
+                conn.execute(
+                    sa.update(notify_dead)
+                    .where(where)
+                    .values(attempts=notify_dead.c.attempts + 1, reason=reason or "failed")
+                )
+
+        await self.store._write(op)
