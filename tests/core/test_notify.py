@@ -130,3 +130,17 @@ def test_the_signature_is_hmac_sha256_over_timestamp_and_body() -> None:
 
 def test_backoff_doubles_up_to_the_cap() -> None:
     assert [notify.backoff(a, base=2, cap=30) for a in range(1, 7)] == [2, 4, 8, 16, 30, 30]
+
+
+def test_a_secret_in_the_request_is_not_sent_and_an_ask_links_to_its_card() -> None:
+    ev = event(
+        "permission_requested",
+        request_id="ap3",
+        tool="Bash",
+        input={"command": "DB_PASSWORD=hunter2 ./migrate"},
+    )
+    n = notify.notification_for(ev, Subject("a1"), "http://deck")
+    assert n is not None and "hunter2" not in n.message and "./migrate" in n.message
+    asked = event("question_asked", ask_id="q7", question="which DB?", to_agent_id=None)
+    n = notify.notification_for(asked, Subject("a1"), "http://deck")
+    assert n is not None and n.link == "http://deck/asks#ask-q7" and n.message == "which DB?"

@@ -286,3 +286,20 @@ async def _async(value: Any) -> Any:
 async def _async_list(letters: Any) -> Any:
     found = await letters
     return found if len(found) >= 2 else None
+
+
+async def test_a_refused_connection_is_reported_without_the_urls_path(
+    fast: Settings, store: Store
+) -> None:
+    closed = Hung()
+    url = closed.url.replace("/hook", "/T000/token-in-the-path")
+    closed.close()  # nothing listens there now
+    notifier = await running(fast, store, [Target(name="gone", kind=TargetKind.WEBHOOK, url=url)])
+    try:
+        with pytest.raises(DeliveryFailed) as caught:
+            await notifier.test("gone")
+        assert "ConnectError" in caught.value.reason
+        assert "token-in-the-path" not in str(caught.value)
+        assert "token-in-the-path" not in json.dumps(notifier.describe())
+    finally:
+        await stopped(notifier)

@@ -26,6 +26,7 @@ from enum import StrEnum
 from typing import Any
 
 from agentdeck.core.event_types import EventType, StoredEvent
+from agentdeck.core.redact import scrub
 
 SIGNATURE_HEADER = "X-Agentdeck-Signature"
 TIMESTAMP_HEADER = "X-Agentdeck-Timestamp"
@@ -290,11 +291,11 @@ def notification_for(event: StoredEvent, subject: Subject, base_url: str) -> Not
     if rule.kind == "approval_needed":
         link = approval_link(base_url, str(ref))
     elif rule.kind == "ask_waiting":
-        link = f"{base_url.rstrip('/')}/asks"
+        link = f"{base_url.rstrip('/')}/asks#ask-{ref}"
     return Notification(
         kind=rule.kind,
         title=f"{rule.title}: {subject.name or event.agent_id}",
-        message=rule.text(data)[:2000],
+        message=scrub(rule.text(data))[:2000],  # the log is scrubbed; this is a second net
         subject=subject,
         event_id=event.id,
         ts=event.ts,

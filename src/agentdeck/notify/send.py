@@ -43,10 +43,9 @@ async def deliver(target: Target, n: Notification, http: httpx.AsyncClient) -> N
 async def _post(http: httpx.AsyncClient, url: str, content: bytes, headers: dict[str, str]) -> None:
     try:
         response = await http.post(url, content=content, headers=headers)
-    except httpx.HTTPError as exc:
-        raise Undelivered(
-            f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        ) from None
+    except httpx.HTTPError as exc:  # the reason is shown and logged: not the URL's path
+        said = str(exc).replace(url, core.origin(url))
+        raise Undelivered(f"{type(exc).__name__}: {said}" if said else type(exc).__name__) from None
     if not 200 <= response.status_code < 300:
         raise Undelivered(f"HTTP {response.status_code}")
 
