@@ -119,6 +119,7 @@ class Notifier:
         self.lanes: dict[str, Lane] = {}
         self.base_url = settings.notify_base_url or f"http://{settings.host}:{settings.port}"
         self._pump: asyncio.Task[None] | None = None
+        self._subjects: dict[str, Subject] = {}  # an agent's name, project, template stay
 
     @classmethod
     def load(cls, settings: Settings, store: Store, hub: EventHub) -> Notifier:
@@ -178,16 +179,24 @@ class Notifier:
                 await lane.offer(n)
 
     async def _subject(self, agent_id: str) -> Subject:
+        known = self._subjects.get(agent_id)
+        if known is not None:
+            return known
+        if len(self._subjects) >= 10_000:
+            self._subjects.clear()
         try:
             agent = await self.store.get_agent(agent_id)
-        except NotFound:
-            return Subject(agent_id=agent_id)
-        return Subject(
-            agent_id=agent.id,
-            name=agent.name,
-            project=agent.spec.project or agent.cwd,
-            template=agent.spec.template or "",
-        )
+        except NotFound:  # an event of an agent the store does not know: none is coming
+            subject = Subject(agent_id=agent_id)
+        else:
+            subject = Subject(
+                agent_id=agent.id,
+                name=agent.name,
+                project=agent.spec.project or agent.cwd,
+                template=agent.spec.template or "",
+            )
+        self._subjects[agent_id] = subject
+        return subject
 
     async def bury(self, lane: Lane, n: Notification, reason: str, *, attempts: int) -> None:
         lane.counts.dead += 1
