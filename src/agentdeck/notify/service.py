@@ -23,7 +23,6 @@ from agentdeck.core.event_types import StoredEvent
 from agentdeck.core.notify import Notification, Subject, Target, TargetKind
 from agentdeck.daemon.hub import EventHub, SubscriptionDropped, follow
 from agentdeck.errors import DeliveryFailed, NotFound, Refused
-from agentdeck.notify.config import load_targets
 from agentdeck.notify.send import Undelivered, deliver, desktop_available
 from agentdeck.settings import Settings
 from agentdeck.store.notify import REPLAYED, DeadLetter, DeadLetters
@@ -73,38 +72,38 @@ class Lane:
             ) from None
 
     async def run(self) -> None:
-        settings = self.notifier.settings
         while True:
             n = await self.queue.get()
-            if self.target.kind is TargetKind.DESKTOP and not desktop_available():
-                self.counts.skipped += 1  # no desktop here: nothing to retry later
-                continue
-            reason = ""
-            for attempt in range(1, settings.notify_attempts + 1):
-                try:
-                    await self.attempt(n)
-                except Undelivered as exc:
-                    reason = exc.reason
-                    self.counts.last_error = reason
-                    logger.info(
-                        "notification to %s failed (attempt %d): %s",
-                        self.target.name,
+            try:
+                await self._handle(n)
+            except Exception:  # the lane lives on: the next notification may go through
+                logger.exception("notification to %s failed unexpectedly", self.target.name)
+
+    async def _handle(self, n: Notification) -> None:
+        settings = self.notifier.settings
+        if self.target.kind is TargetKind.DESKTOP and not desktop_available():
+            self.counts.skipped += 1  # no desktop here: nothing to retry later
+            return
+        reason = ""
+        for attempt in range(1, settings.notify_attempts + 1):
+            try:
+                await self.attempt(n)
+            except Undelivered as exc:
+                reason = self.counts.last_error = exc.reason
+                logger.info(
+                    "notification to %s failed (attempt %d): %s", self.target.name, attempt, reason
+                )
+                if attempt < settings.notify_attempts:
+                    pause = core.backoff(
                         attempt,
-                        reason,
+                        base=settings.notify_backoff_seconds,
+                        cap=settings.notify_backoff_max_seconds,
                     )
-                    if attempt < settings.notify_attempts:
-                        await asyncio.sleep(
-                            core.backoff(
-                                attempt,
-                                base=settings.notify_backoff_seconds,
-                                cap=settings.notify_backoff_max_seconds,
-                            )
-                        )
-                    continue
-                self.counts.delivered += 1
-                break
+                    await asyncio.sleep(pause)
             else:
-                await self.notifier.bury(self, n, reason, attempts=settings.notify_attempts)
+                self.counts.delivered += 1
+                return
+        await self.notifier.bury(self, n, reason, attempts=settings.notify_attempts)
 
 
 class Notifier:
@@ -120,11 +119,6 @@ class Notifier:
         self.base_url = settings.notify_base_url or f"http://{settings.host}:{settings.port}"
         self._pump: asyncio.Task[None] | None = None
         self._subjects: dict[str, Subject] = {}  # an agent's name, project, template stay
-
-    @classmethod
-    def load(cls, settings: Settings, store: Store, hub: EventHub) -> Notifier:
-        """Read the targets; a bad config raises ``ConfigError`` (the daemon does not start)."""
-        return cls(settings, store, hub, load_targets(settings))
 
     async def start(self, base_url: str | None = None) -> None:
         """Follow the log from now on; ``base_url``: the daemon's own address, for
