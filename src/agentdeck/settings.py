@@ -138,6 +138,17 @@ class Settings(BaseSettings):
         description="Claude Code processes that may boot at once; more starts wait their "
         "turn as `starting` (a burst of starts does not stall a small machine).",
     )
+    warm_pool: int = Field(
+        default=1,
+        ge=0,
+        le=4,
+        description="Claude Code processes the daemon starts ahead, per set of agent options: "
+        "after an agent starts in a new workspace, the next one with the same options (all but "
+        "its prompt and name) is booted idle, and the next such agent takes it over (about "
+        "0.5 s less to its first turn; each costs an idle Claude Code process, see "
+        "benchmarks/overhead.py). 0 turns it off. Not for agents with a working directory, a "
+        "worktree or a sandbox, nor in `agentdeck run` without a daemon.",
+    )
     deck_tool_timeout_seconds: float = Field(
         default=3600.0,
         ge=10,

@@ -47,7 +47,7 @@ class Deck:
     async def open(cls, settings: Settings) -> Deck:
         settings.ensure_home()
         store = Store.open(settings.db_path, batch_size=settings.event_batch_size)
-        runner = Runner(store, settings)
+        runner = Runner(store, settings, warm_pool=settings.warm_pool)
         hub = EventHub(store)
         await hub.start()
         return cls(settings, store, runner, hub)

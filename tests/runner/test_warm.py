@@ -1,0 +1,167 @@
+"""The warm pool: a Claude Code process started ahead, claimed by the next
+matching agent (real CLI, scripted model)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from agentdeck.core.agent import AgentSpec, AgentState
+from agentdeck.core.events import EventType
+from agentdeck.runner import procs
+from agentdeck.runner.runner import Runner
+from agentdeck.runner.warm import Warm
+from agentdeck.settings import Settings
+from agentdeck.store.store import Store
+from tests.conftest import make_settings
+from tests.governance.test_enforcement import write_profile, write_scenario
+from tests.support.waiting import eventually
+
+pytestmark = [pytest.mark.anyio, pytest.mark.cli]
+
+
+@pytest.fixture
+async def pooled(tmp_path: Path) -> AsyncIterator[tuple[Store, Runner]]:
+    settings = make_settings(tmp_path, warm_pool=1)
+    settings.ensure_home()
+    store = Store.open(settings.db_path)
+    runner = Runner(store, settings, warm_pool=settings.warm_pool)
+    try:
+        yield store, runner
+    finally:
+        try:
+            await runner.shutdown()
+        finally:
+            await store.close()
+
+
+async def warm_one(runner: Runner) -> Warm:
+    async def ready() -> Warm | None:
+        return runner.warm._warm[0] if len(runner.warm) else None
+
+    return await eventually(ready, timeout=60, what="a warm Claude Code")
+
+
+async def run_to_end(store: Store, runner: Runner, spec: AgentSpec) -> str:
+    session = await runner.start(spec)
+    await session.wait_finished(timeout=60)
+    agent = await store.get_agent(session.agent.id)
+    assert agent.state == AgentState.DONE, agent.last_error
+    return agent.id
+
+
+async def test_the_next_agent_runs_on_the_warm_process_and_is_recorded_as_ever(
+    pooled: tuple[Store, Runner],
+) -> None:
+    store, runner = pooled
+    first = await run_to_end(store, runner, AgentSpec(prompt="Say one", scenario="three-turns"))
+    warm = await warm_one(runner)
+    # Reserved, not recorded: the board and the log know nothing of it.
+    assert warm.agent_id != first
+    assert [a.id for a in await store.list_agents(limit=100)] == [first]
+    assert [e for e in await store.read(limit=100_000) if e.agent_id == warm.agent_id] == []
+    assert procs.is_running(warm.pid) and warm.cwd.is_dir()
+
+    session = await runner.start(AgentSpec(prompt="Say two", scenario="three-turns"))
+    assert session.warm_start and session.spawned_pid == warm.pid
+    await session.wait_finished(timeout=60)
+    agent = await store.get_agent(session.agent.id)
+    assert agent.id == warm.agent_id and agent.cwd == str(warm.cwd)
+    assert agent.state == AgentState.DONE and agent.name == "say-two"
+    events = await store.read(agent_id=agent.id)
+    assert [e.data["new"] for e in events if e.type == EventType.STATE_CHANGED] == [
+        "starting",
+        "running",
+        "done",
+    ]
+    assert [e.data["text"] for e in events if e.type == EventType.USER_MESSAGE_SENT] == ["Say two"]
+    assert [e.data["tool"] for e in events if e.type == EventType.TOOL_CALLED] == ["Bash", "Bash"]
+    # and one more is warmed for the agent after it
+    assert (await warm_one(runner)).agent_id != agent.id
+
+
+async def test_other_options_start_cold_and_the_warm_one_waits_for_its_match(
+    pooled: tuple[Store, Runner],
+) -> None:
+    store, runner = pooled
+    await run_to_end(store, runner, AgentSpec(prompt="Say one", scenario="three-turns"))
+    warm = await warm_one(runner)
+    other = await runner.start(
+        AgentSpec(prompt="Say one", scenario="three-turns", append_system_prompt="Be brief.")
+    )
+    assert not other.warm_start and other.agent.id != warm.agent_id
+    await other.wait_finished(timeout=60)
+    assert runner.warm._warm[0] is warm and procs.is_running(warm.pid)
+
+
+async def test_a_warm_process_spawned_otherwise_is_not_used(
+    pooled: tuple[Store, Runner], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, runner = pooled
+    await run_to_end(store, runner, AgentSpec(prompt="Say one", scenario="three-turns"))
+    warm = await warm_one(runner)
+    # What the process would be given now differs from what it was given
+    # (a setting read at spawn): it is stopped, the agent starts cold in its place.
+    monkeypatch.setattr(runner.settings, "max_retries", 7)
+    session = await runner.start(AgentSpec(prompt="Say two", scenario="three-turns"))
+    assert not session.warm_start and session.agent.id == warm.agent_id
+    assert session.spawned_pid != warm.pid
+    await session.wait_finished(timeout=60)
+    assert (await store.get_agent(session.agent.id)).state == AgentState.DONE
+    assert procs.wait_gone([warm.pid or 0], 10) == []
+
+
+async def test_shutdown_stops_the_warm_processes_and_removes_their_workspaces(
+    pooled: tuple[Store, Runner],
+) -> None:
+    store, runner = pooled
+    await run_to_end(store, runner, AgentSpec(prompt="Say one", scenario="three-turns"))
+    warm = await warm_one(runner)
+    tree = [p.pid for p in procs.process_tree(warm.pid or 0)]
+    assert tree
+    await runner.refuse_starts(suspend=True)  # what `agentdeck down` does first
+    assert procs.wait_gone(tree, 10) == []
+    assert not warm.cwd.exists() and len(runner.warm) == 0
+    assert [a.id for a in await store.list_agents(limit=100)] != [warm.agent_id]
+
+
+async def test_no_pool_without_the_setting_nor_for_a_given_directory(
+    tmp_path: Path, pooled: tuple[Store, Runner]
+) -> None:
+    store, runner = pooled
+    (tmp_path / "here").mkdir()
+    spec = AgentSpec(prompt="Say one", scenario="three-turns", cwd=str(tmp_path / "here"))
+    await run_to_end(store, runner, spec)
+    assert len(runner.warm) == 0 and not runner.warm._filling
+
+    settings: Settings = make_settings(tmp_path / "off", warm_pool=0)
+    settings.ensure_home()
+    off_store = Store.open(settings.db_path)
+    off = Runner(off_store, settings, warm_pool=settings.warm_pool)
+    try:
+        await run_to_end(off_store, off, AgentSpec(prompt="Say one", scenario="three-turns"))
+        assert len(off.warm) == 0 and not off.warm._filling
+    finally:
+        await off.shutdown()
+        await off_store.close()
+
+
+async def test_the_policy_still_decides_every_call_of_a_claimed_process(
+    pooled: tuple[Store, Runner], tmp_path: Path
+) -> None:
+    store, runner = pooled
+    profile = write_profile(tmp_path, deny=["Bash(rm:*)"])
+    spec = AgentSpec(
+        prompt="go", scenario=write_scenario(tmp_path, "echo hi", "rm x"), profile=profile
+    )
+    await run_to_end(store, runner, spec)
+    warm = await warm_one(runner)
+    session = await runner.start(spec)
+    assert session.warm_start
+    await session.wait_finished(timeout=60)
+    decided = [
+        (e.tool, str(e.decision)) for e in await store.read_audit() if e.agent_id == warm.agent_id
+    ]
+    assert decided == [("Bash", "allow"), ("Bash", "deny")]
