@@ -165,3 +165,49 @@ async def test_the_policy_still_decides_every_call_of_a_claimed_process(
         (e.tool, str(e.decision)) for e in await store.read_audit() if e.agent_id == warm.agent_id
     ]
     assert decided == [("Bash", "allow"), ("Bash", "deny")]
+
+
+def our_claude_codes() -> list[int]:
+    import os
+
+    import psutil
+
+    return [
+        p.pid
+        for p in psutil.Process(os.getpid()).children(recursive=True)
+        if procs.looks_like_claude(p.pid) and p.status() != psutil.STATUS_ZOMBIE
+    ]
+
+
+async def test_a_stop_while_the_next_one_boots_leaves_no_process(
+    pooled: tuple[Store, Runner],
+) -> None:
+    store, runner = pooled
+    session = await runner.start(AgentSpec(prompt="Say one", scenario="three-turns"))
+    await session.wait_finished(timeout=60)
+    # the refill begins as the agent's turn ends: stopped at whatever step it is
+    await runner.refuse_starts(suspend=True)
+    assert len(runner.warm) == 0 and not runner.warm._filling
+    assert our_claude_codes() == []
+    workspaces = runner.settings.workspaces_dir
+    assert [p.name for p in workspaces.iterdir()] == [session.agent.id]
+
+
+async def test_the_next_one_boots_only_once_the_first_turn_is_over(
+    pooled: tuple[Store, Runner], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, runner = pooled
+    prestart, seen = runner._prestart, []
+
+    async def watched(template: AgentSpec) -> Warm | None:
+        seen.append(session.turn_over.is_set())
+        return await prestart(template)
+
+    monkeypatch.setattr(runner, "_prestart", watched)
+    session = await runner.start(AgentSpec(prompt="hello", scenario="chat"), keep_alive=True)
+    # a kept-alive agent: once its first turn ends (it is idle), the next one boots
+    assert await session.next_result(timeout=60) is not None
+    warm = await warm_one(runner)
+    assert seen == [True]
+    assert warm.template == AgentSpec(prompt="", scenario="chat")
+    await session.close()

@@ -234,11 +234,11 @@ class Runner:
                 agent, spec.prompt, base_url=base_url, keep_alive=keep_alive, warm=warm
             )
             if fits_warm:
-                self.warm.fill(spec, self._prestart)
+                self.warm.fill(spec, self._prestart, after=self._turn_over(session))
             return session
         session = await self._prepare(agent, base_url=base_url, keep_alive=keep_alive, warm=warm)
         if fits_warm:
-            self.warm.fill(spec, self._prestart)
+            self.warm.fill(spec, self._prestart, after=self._turn_over(session))
         task = asyncio.create_task(
             self._start_quietly(session, spec.prompt), name=f"agent-start-{agent.id}"
         )
@@ -458,6 +458,18 @@ class Runner:
             session.refuse_start(suspend=self._suspending)
         self.sessions[agent.id] = session
         return session
+
+    @staticmethod
+    async def _turn_over(session: AgentSession) -> None:
+        """Until the agent's first turn is over: a Claude Code booting meanwhile
+        would slow that turn down on a small machine."""
+        ended = asyncio.ensure_future(session.turn_over.wait())
+        gone = asyncio.ensure_future(session.finished.wait())
+        try:
+            await asyncio.wait({ended, gone}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ended.cancel()
+            gone.cancel()
 
     async def _prestart(self, template: AgentSpec) -> Warm | None:
         """A Claude Code process for the next agent of this template, under an id

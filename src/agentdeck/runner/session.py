@@ -154,6 +154,7 @@ class AgentSession:
         self._clock: asyncio.Task[None] | None = None
         self._results: asyncio.Queue[ResultMessage] = asyncio.Queue()
         self.finished = asyncio.Event()
+        self.turn_over = asyncio.Event()  # its first turn ended (or it finished)
         self.last_result: ResultMessage | None = None
         self.spawned_pid: int | None = None  # the CLI's pid, kept after it exits
 
@@ -682,6 +683,7 @@ class AgentSession:
         if result is not None:
             await self._snapshot_turn()
             self._results.put_nowait(result)
+            self.turn_over.set()
             if not self.keep_alive:
                 await self._end_input()
 

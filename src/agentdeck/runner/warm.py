@@ -21,7 +21,7 @@ import logging
 import shutil
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -80,6 +80,15 @@ def _spawned(options: ClaudeAgentOptions) -> tuple[list[str], dict[str, str], st
     return transport._build_command(), dict(options.env), str(options.cwd)
 
 
+async def _stopped(transport: SubprocessCLITransport) -> None:
+    process = getattr(transport, "_process", None)
+    pid = getattr(process, "pid", None)
+    if isinstance(pid, int):
+        await asyncio.to_thread(procs.terminate_tree, pid, STOP_GRACE_SECONDS)
+    with contextlib.suppress(Exception):
+        await transport.close()  # reaps it
+
+
 @dataclass
 class Warm:
     """One warm process, with the id and workspace reserved for its agent."""
@@ -113,16 +122,22 @@ class Warm:
         transport = SubprocessCLITransport(
             prompt=_no_input(), options=_configure_can_use_tool(options)
         )
-        await transport.connect()  # spawns it; nothing is sent until it is claimed
+        # Spawns it; nothing is sent until it is claimed. A stop meanwhile (the
+        # pool closing) lets the spawn end, then stops what it started.
+        connecting = asyncio.ensure_future(transport.connect())
+        try:
+            await asyncio.shield(connecting)
+        except asyncio.CancelledError:
+            with contextlib.suppress(BaseException):
+                await connecting
+            await _stopped(transport)
+            raise
         return cls(agent_id, cwd, template, transport, _spawned(options), sink)
 
     async def stop(self, *, keep_cwd: bool = False) -> None:
         """Its process tree stopped and reaped; its workspace removed unless an
         agent has it now."""
-        if (pid := self.pid) is not None:
-            await asyncio.to_thread(procs.terminate_tree, pid, STOP_GRACE_SECONDS)
-        with contextlib.suppress(Exception):
-            await self.transport.close()
+        await _stopped(self.transport)
         if not keep_cwd:
             await asyncio.to_thread(shutil.rmtree, self.cwd, True)
 
@@ -159,22 +174,35 @@ class WarmPool:
         """A warm process taken but not used: stopped in the background."""
         self._later(warm.stop(keep_cwd=keep_cwd))
 
-    def fill(self, spec: AgentSpec, start: Callable[[AgentSpec], Awaitable[Warm | None]]) -> None:
-        """Start one more warm process for this spec's template, in the background,
-        unless it has ``size`` already (or is getting them)."""
+    def fill(
+        self,
+        spec: AgentSpec,
+        start: Callable[[AgentSpec], Awaitable[Warm | None]],
+        *,
+        after: Coroutine[Any, Any, None],
+    ) -> None:
+        """Start one more warm process for this spec's template, in the background
+        once ``after`` is done, unless it has ``size`` already (or is getting them)."""
         template = template_of(spec)
         have = sum(w.template == template for w in self._warm)
         have += sum(t == template for t in self._filling.values())
         if self._closed or have >= self.size:
+            after.close()
             return
-        task = asyncio.create_task(self._fill(template, start), name="warm-pool-fill")
+        task = asyncio.create_task(self._fill(template, start, after), name="warm-pool-fill")
         self._filling[task] = template
         task.add_done_callback(self._filling.pop)
 
     async def _fill(
-        self, template: AgentSpec, start: Callable[[AgentSpec], Awaitable[Warm | None]]
+        self,
+        template: AgentSpec,
+        start: Callable[[AgentSpec], Awaitable[Warm | None]],
+        after: Coroutine[Any, Any, None],
     ) -> None:
         try:
+            await after
+            if self._closed:
+                return
             warm = await start(template)
         except Exception as exc:  # noqa: BLE001 - a cold start then, nothing lost
             logger.warning("could not start a warm Claude Code: %s", exc)
@@ -194,6 +222,8 @@ class WarmPool:
     async def close(self) -> None:
         """No more warm processes; those there are stopped (and those booting once up)."""
         self._closed = True
+        for task in self._filling:
+            task.cancel()  # waiting for its turn, or booting (``Warm.start`` stops it then)
         if self._filling or self._stopping:
             await asyncio.gather(*self._filling, *self._stopping, return_exceptions=True)
         warm, self._warm = self._warm, []
