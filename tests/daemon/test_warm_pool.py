@@ -3,6 +3,7 @@ takes the process started ahead, and `agentdeck down` leaves none behind."""
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import psutil
@@ -54,3 +55,22 @@ async def test_run_through_the_daemon_takes_the_warm_process_and_down_stops_it(
     assert sorted(p.name for p in workspaces.iterdir()) == sorted(
         [first.json()["agent"]["id"], agent["id"]]
     )
+
+
+async def test_a_warm_process_does_not_outlive_a_killed_daemon(
+    tmp_path: Path, daemons: list[Daemon]
+) -> None:
+    env = deck_env(tmp_path, AGENTDECK_WARM_POOL="1")
+    daemon = await Daemon(env).start()
+    daemons.append(daemon)
+    assert deck(env, "run", "--scenario", "three-turns", "say one").code == 0
+
+    async def one_warm() -> list[int] | None:
+        return warm_children(daemon) or None
+
+    (warm,) = await eventually(one_warm, timeout=60, what="a warm Claude Code")
+    assert daemon.proc is not None
+    daemon.proc.send_signal(signal.SIGKILL)
+    daemon.proc.wait()
+    # nothing recorded it for the next `up` to stop: its input ends, and it exits
+    assert procs.wait_gone([warm], 60) == []
