@@ -154,7 +154,7 @@ class AgentSession:
         self._clock: asyncio.Task[None] | None = None
         self._results: asyncio.Queue[ResultMessage] = asyncio.Queue()
         self.finished = asyncio.Event()
-        self.turn_over = asyncio.Event()  # its first turn ended (or it finished)
+        self.turn_over = asyncio.Event()  # its first turn ended (a result came)
         self.last_result: ResultMessage | None = None
         self.spawned_pid: int | None = None  # the CLI's pid, kept after it exits
 
