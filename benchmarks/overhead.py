@@ -216,26 +216,37 @@ def stop_daemon(home: Path) -> None:
 
 
 def print_warm_cost(home: Path) -> None:
-    """What the daemon's idle warm process costs: its resident memory, and CPU
-    while it waits (sampled over 2 s, once it has booted)."""
+    """What the daemon's idle warm process costs: its memory, the CPU its boot
+    took, and its CPU while it waits (2 s windows, once its boot has settled)."""
     import psutil
 
     pid = int(json.loads((home / "daemon.json").read_text())["pid"])
     daemon = psutil.Process(pid)
-    warm = [p for p in daemon.children() if "claude" in " ".join(p.cmdline()).lower()]
+    deadline = time.monotonic() + 60
+    warm: list[psutil.Process] = []
+    while not warm and time.monotonic() < deadline:
+        warm = [p for p in daemon.children() if "claude" in " ".join(p.cmdline()).lower()]
+        time.sleep(0.2)
     if not warm:
         print("\n  warm pool: no idle warm Claude Code found under the daemon")
         return
-    time.sleep(1.0)
+
+    def cpu() -> float:
+        procs = [q for p in warm for q in [p, *p.children(recursive=True)]]
+        return sum(sum(q.cpu_times()[:2]) for q in procs)
+
+    idle = 1.0
+    while idle > 0.02 and time.monotonic() < deadline:  # still booting
+        before = cpu()
+        time.sleep(2.0)
+        idle = (cpu() - before) / 2.0
     procs = [q for p in warm for q in [p, *p.children(recursive=True)]]
-    before = sum(sum(q.cpu_times()[:2]) for q in procs)
-    time.sleep(2.0)
-    cpu = (sum(sum(q.cpu_times()[:2]) for q in procs) - before) / 2.0
     rss = sum(q.memory_info().rss for q in procs) / 2**20
     pss = sum(getattr(q.memory_full_info(), "pss", 0) for q in procs) / 2**20
     print(
         f"\n  warm pool cost: {len(warm)} idle Claude Code process(es) under the daemon: "
-        f"RSS {rss:.0f} MiB (PSS {pss:.0f} MiB), CPU {cpu * 100:.1f}% of a core while idle"
+        f"RSS {rss:.0f} MiB (PSS {pss:.0f} MiB); its boot took {cpu():.2f} s of CPU; "
+        f"idle, {idle * 100:.1f}% of a core"
     )
 
 
