@@ -142,12 +142,14 @@ class Settings(BaseSettings):
         default=1,
         ge=0,
         le=4,
-        description="Claude Code processes the daemon starts ahead, per set of agent options: "
-        "after an agent starts in a new workspace, the next one with the same options (all but "
-        "its prompt and name) is booted idle, and the next such agent takes it over (about "
-        "0.5 s less to its first turn; each costs an idle Claude Code process, see "
-        "benchmarks/overhead.py). 0 turns it off. Not for agents with a working directory, a "
-        "worktree or a sandbox, nor in `agentdeck run` without a daemon.",
+        description="Claude Code processes the daemon keeps booted ahead: once an agent that "
+        "started in a new workspace has ended its first turn, the next one with the same options "
+        "(all but its prompt and name) is booted idle, and the next such agent takes it over "
+        "(Claude Code's start-up, 0.5-2 s, saved). Each costs an idle Claude Code (about 165 MB, "
+        "1 s of CPU to boot; see benchmarks/overhead.py); the options used last replace older "
+        "ones, and one unclaimed for 10 minutes is stopped. 0 turns it off. Not for agents with "
+        "a working directory, a worktree or a process sandbox, nor in `agentdeck run` without "
+        "a daemon.",
     )
     deck_tool_timeout_seconds: float = Field(
         default=3600.0,

@@ -82,7 +82,7 @@ async def test_the_next_agent_runs_on_the_warm_process_and_is_recorded_as_ever(
     assert (await warm_one(runner)).agent_id != agent.id
 
 
-async def test_other_options_start_cold_and_the_warm_one_waits_for_its_match(
+async def test_other_options_start_cold(
     pooled: tuple[Store, Runner],
 ) -> None:
     store, runner = pooled
@@ -92,8 +92,9 @@ async def test_other_options_start_cold_and_the_warm_one_waits_for_its_match(
         AgentSpec(prompt="Say one", scenario="three-turns", append_system_prompt="Be brief.")
     )
     assert not other.warm_start and other.agent.id != warm.agent_id
+    assert other.spawned_pid != warm.pid
     await other.wait_finished(timeout=60)
-    assert runner.warm._warm[0] is warm and procs.is_running(warm.pid)
+    assert (await store.get_agent(other.agent.id)).state == AgentState.DONE
 
 
 async def test_a_warm_process_spawned_otherwise_is_not_used(
@@ -211,3 +212,37 @@ async def test_the_next_one_boots_only_once_the_first_turn_is_over(
     assert seen == [True]
     assert warm.template == AgentSpec(prompt="", scenario="chat")
     await session.close()
+
+
+async def test_the_pool_holds_size_processes_in_all_the_options_used_last_win(
+    pooled: tuple[Store, Runner],
+) -> None:
+    store, runner = pooled
+    await run_to_end(store, runner, AgentSpec(prompt="Say one", scenario="three-turns"))
+    first = await warm_one(runner)
+    brief = AgentSpec(prompt="Say one", scenario="three-turns", append_system_prompt="Be brief.")
+    await run_to_end(store, runner, brief)
+
+    async def replaced() -> Warm | None:
+        warm = runner.warm._warm
+        return warm[0] if len(warm) == 1 and warm[0] is not first else None
+
+    second = await eventually(replaced, timeout=60, what="the warm one of the last options")
+    assert second.template.append_system_prompt == "Be brief."
+    assert procs.wait_gone([first.pid or 0], 10) == [] and not first.cwd.exists()
+
+
+async def test_an_unclaimed_warm_process_goes_after_its_time(
+    pooled: tuple[Store, Runner], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentdeck.runner import warm as warm_module
+
+    store, runner = pooled
+    monkeypatch.setattr(warm_module, "MAX_AGE_SECONDS", 0.5)
+    await run_to_end(store, runner, AgentSpec(prompt="Say one", scenario="three-turns"))
+
+    async def expired() -> bool:
+        return not runner.warm._filling and len(runner.warm) == 0 and not runner.warm._stopping
+
+    await eventually(expired, timeout=60, what="the warm process to expire")
+    assert our_claude_codes() == []

@@ -150,6 +150,7 @@ class WarmPool:
         self._warm: list[Warm] = []
         self._filling: dict[asyncio.Task[None], AgentSpec] = {}
         self._stopping: set[asyncio.Future[None]] = set()
+        self._expiries: dict[str, asyncio.TimerHandle] = {}  # by agent id
         self._closed = False
 
     def __len__(self) -> int:
@@ -165,6 +166,8 @@ class WarmPool:
             if warm.template != template:
                 continue
             self._warm.remove(warm)
+            if (expiry := self._expiries.pop(warm.agent_id, None)) is not None:
+                expiry.cancel()
             if warm.usable():
                 return warm
             self._later(warm.stop())
@@ -182,11 +185,20 @@ class WarmPool:
         after: Coroutine[Any, Any, None],
     ) -> None:
         """Start one more warm process for this spec's template, in the background
-        once ``after`` is done, unless it has ``size`` already (or is getting them)."""
+        once ``after`` is done. The pool holds ``size`` processes in all: the
+        oldest warm one of another template makes room (the options used last are
+        the likeliest next); none is started when the pool is full of this
+        template's or of processes still booting."""
         template = template_of(spec)
         have = sum(w.template == template for w in self._warm)
         have += sum(t == template for t in self._filling.values())
-        if self._closed or have >= self.size:
+        if not self._closed and have < self.size:
+            others = [w for w in self._warm if w.template != template]
+            while others and len(self._warm) + len(self._filling) >= self.size:
+                oldest = others.pop(0)
+                self._warm.remove(oldest)
+                self._later(oldest.stop())
+        if self._closed or have >= self.size or len(self._warm) + len(self._filling) >= self.size:
             after.close()
             return
         task = asyncio.create_task(self._fill(template, start, after), name="warm-pool-fill")
@@ -213,6 +225,16 @@ class WarmPool:
             await warm.stop()
             return
         self._warm.append(warm)
+        # Unclaimed for long, it goes (the settings it read at boot may be stale).
+        self._expiries[warm.agent_id] = asyncio.get_running_loop().call_later(
+            MAX_AGE_SECONDS, self._expire, warm
+        )
+
+    def _expire(self, warm: Warm) -> None:
+        self._expiries.pop(warm.agent_id, None)
+        if warm in self._warm:
+            self._warm.remove(warm)
+            self._later(warm.stop())
 
     def _later(self, stopping: Awaitable[None]) -> None:
         task = asyncio.ensure_future(stopping)
@@ -222,6 +244,8 @@ class WarmPool:
     async def close(self) -> None:
         """No more warm processes; those there are stopped (and those booting once up)."""
         self._closed = True
+        for expiry in self._expiries.values():
+            expiry.cancel()
         for task in self._filling:
             task.cancel()  # waiting for its turn, or booting (``Warm.start`` stops it then)
         if self._filling or self._stopping:
