@@ -44,6 +44,8 @@ async def test_run_through_the_daemon_takes_the_warm_process_and_down_stops_it(
     assert second.code == 0, second.err
     agent = second.json()["agent"]
     assert agent["state"] == "done" and agent["pid"] is None
+    assert agent["extra"].get("warm") is True  # it ran on the process started ahead
+    assert "warm" not in first.json()["agent"]["extra"]
     assert procs.wait_gone([warm], 30) == []  # it ran that agent, and exited with it
 
     (again,) = await eventually(one_warm, timeout=60, what="the next warm Claude Code")

@@ -70,6 +70,7 @@ async def test_the_next_agent_runs_on_the_warm_process_and_is_recorded_as_ever(
     agent = await store.get_agent(session.agent.id)
     assert agent.id == warm.agent_id and agent.cwd == str(warm.cwd)
     assert agent.state == AgentState.DONE and agent.name == "say-two"
+    assert agent.extra.get("warm") is True
     events = await store.read(agent_id=agent.id)
     assert [e.data["new"] for e in events if e.type == EventType.STATE_CHANGED] == [
         "starting",
@@ -108,6 +109,7 @@ async def test_a_warm_process_spawned_otherwise_is_not_used(
     monkeypatch.setattr(runner.settings, "max_retries", 7)
     session = await runner.start(AgentSpec(prompt="Say two", scenario="three-turns"))
     assert not session.warm_start and session.agent.id == warm.agent_id
+    assert "warm" not in session.agent.extra
     assert session.spawned_pid != warm.pid
     await session.wait_finished(timeout=60)
     assert (await store.get_agent(session.agent.id)).state == AgentState.DONE

@@ -314,7 +314,12 @@ class AgentSession:
         self.spawned_pid = self.pid
         self.guard = self._make_guard(tree)
         self._clock = asyncio.create_task(self._watch_clock(), name=f"agent-clock-{self.agent.id}")
-        await self._commit([], pid=self.pid, owner_pid=os.getpid())
+        if self.warm_start:  # on a process the pool started ahead: the board can say so
+            await self._commit(
+                [], pid=self.pid, owner_pid=os.getpid(), extra={**self.agent.extra, "warm": True}
+            )
+        else:
+            await self._commit([], pid=self.pid, owner_pid=os.getpid())
         self._reader = asyncio.create_task(self._read(), name=f"agent-reader-{self.agent.id}")
         if self._stopping is not None:
             # Killed, closed or suspended while it was starting: it gets no prompt,
