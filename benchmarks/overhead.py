@@ -17,6 +17,8 @@ so drift on a shared machine hits all of them alike:
 - ``deck-daemon``: ``agentdeck run --scenario SCENARIO PROMPT --json`` with a
   daemon running for its home (started once, before the rounds): the command
   asks the daemon to run the agent and follows its events;
+- ``deck-daemon-nowarm``: the same through a second daemon without a warm pool
+  (``AGENTDECK_WARM_POOL=0``): what the pool buys is the difference;
 - ``deck-cold``: ``deck`` without any bytecode cache, i.e. every module compiled
   from source on each start (how the venv runs when ``PYTHONDONTWRITEBYTECODE``
   is set and the installer wrote no ``.pyc``, as ``uv sync`` does by default).
@@ -59,6 +61,7 @@ LABELS = {
     "deck": "agentdeck run --scenario",
     "deck-url": "agentdeck run (ANTHROPIC_BASE_URL)",
     "deck-daemon": "agentdeck run --scenario, via a daemon",
+    "deck-daemon-nowarm": "... via a daemon, AGENTDECK_WARM_POOL=0",
     "deck-cold": "agentdeck run --scenario, no .pyc",
 }
 
@@ -195,8 +198,10 @@ class Bench:
         return Run(wall, phases)
 
 
-def start_daemon(home: Path) -> None:
-    env = clean_env(AGENTDECK_HOME=str(home), AGENTDECK_PORT="0")
+def start_daemon(home: Path, warm_pool: int = 1) -> None:
+    env = clean_env(
+        AGENTDECK_HOME=str(home), AGENTDECK_PORT="0", AGENTDECK_WARM_POOL=str(warm_pool)
+    )
     subprocess.run(
         [sys.executable, "-m", "agentdeck", "up", "--detach"],
         env=env, check=True, capture_output=True, timeout=RUN_TIMEOUT,
@@ -207,6 +212,41 @@ def stop_daemon(home: Path) -> None:
     env = clean_env(AGENTDECK_HOME=str(home))
     subprocess.run(
         [sys.executable, "-m", "agentdeck", "down"], env=env, capture_output=True, timeout=60
+    )
+
+
+def print_warm_cost(home: Path) -> None:
+    """What the daemon's idle warm process costs: its memory, the CPU its boot
+    took, and its CPU while it waits (2 s windows, once its boot has settled)."""
+    import psutil
+
+    pid = int(json.loads((home / "daemon.json").read_text())["pid"])
+    daemon = psutil.Process(pid)
+    deadline = time.monotonic() + 60
+    warm: list[psutil.Process] = []
+    while not warm and time.monotonic() < deadline:
+        warm = [p for p in daemon.children() if "claude" in " ".join(p.cmdline()).lower()]
+        time.sleep(0.2)
+    if not warm:
+        print("\n  warm pool: no idle warm Claude Code found under the daemon")
+        return
+
+    def cpu() -> float:
+        procs = [q for p in warm for q in [p, *p.children(recursive=True)]]
+        return sum(sum(q.cpu_times()[:2]) for q in procs)
+
+    idle = 1.0
+    while idle > 0.02 and time.monotonic() < deadline:  # still booting
+        before = cpu()
+        time.sleep(2.0)
+        idle = (cpu() - before) / 2.0
+    procs = [q for p in warm for q in [p, *p.children(recursive=True)]]
+    rss = sum(q.memory_info().rss for q in procs) / 2**20
+    pss = sum(getattr(q.memory_full_info(), "pss", 0) for q in procs) / 2**20
+    print(
+        f"\n  warm pool cost: {len(warm)} idle Claude Code process(es) under the daemon: "
+        f"RSS {rss:.0f} MiB (PSS {pss:.0f} MiB); its boot took {cpu():.2f} s of CPU; "
+        f"idle, {idle * 100:.1f}% of a core"
     )
 
 
@@ -348,7 +388,8 @@ def main() -> None:
         f"PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r} here"
     )
     scenario = load_scenario(builtin_scenario_path(args.scenario))
-    variants = ["bare", "deck", "deck-url", "deck-daemon"] + ([] if args.no_cold else ["deck-cold"])
+    variants = ["bare", "deck", "deck-url", "deck-daemon", "deck-daemon-nowarm"]
+    variants += [] if args.no_cold else ["deck-cold"]
     runs: dict[str, list[Run]] = {v: [] for v in variants}
     with (
         tempfile.TemporaryDirectory(prefix="agentdeck-overhead-") as tmp,
@@ -359,11 +400,15 @@ def main() -> None:
         daemon_home = Path(tmp) / "daemon-home"
         stack.callback(stop_daemon, daemon_home)
         start_daemon(daemon_home)
+        nowarm_home = Path(tmp) / "daemon-nowarm-home"
+        stack.callback(stop_daemon, nowarm_home)
+        start_daemon(nowarm_home, warm_pool=0)
         do: dict[str, Callable[[], Run]] = {
             "bare": bench.bare,
             "deck": bench.deck,
             "deck-url": lambda: bench.deck(scenario=False),
             "deck-daemon": lambda: bench.deck(home=daemon_home),
+            "deck-daemon-nowarm": lambda: bench.deck(home=nowarm_home),
             "deck-cold": lambda: bench.deck(cold=True),
         }
         print("  warm-up (not counted): one run of each variant, fills the bytecode cache")
@@ -409,6 +454,8 @@ def main() -> None:
                 values = [r.phases[phase] for r in runs[v] if phase in r.phases]
                 cells.append(f"{median(values):>10.2f}s" if values else f"{'-':>11}")
             print(f"  {phase:<14}" + "".join(cells) + f"  {meaning}")
+
+        print_warm_cost(daemon_home)
 
         if not met:
             total, packages = import_profile(bench)

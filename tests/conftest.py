@@ -25,6 +25,7 @@ def make_settings(base: Path, **extra: Any) -> Settings:
     """Settings for tests: a home and Claude config dir under ``base``, fast failure,
     and any free port (suites and helpers running at once never clash on 8765)."""
     extra.setdefault("port", 0)
+    extra.setdefault("warm_pool", 0)  # no extra Claude Codes unless a test asks
     return Settings(
         home=base / "home",
         claude_config_dir=base / "claude-config",

@@ -138,6 +138,19 @@ class Settings(BaseSettings):
         description="Claude Code processes that may boot at once; more starts wait their "
         "turn as `starting` (a burst of starts does not stall a small machine).",
     )
+    warm_pool: int = Field(
+        default=1,
+        ge=0,
+        le=4,
+        description="Claude Code processes the daemon keeps booted ahead: once an agent that "
+        "started in a new workspace has ended its first turn, the next one with the same options "
+        "(all but its prompt and name) is booted idle, and the next such agent takes it over "
+        "(Claude Code's start-up, 0.5-2 s, saved). Each costs an idle Claude Code (about 165 MB, "
+        "1 s of CPU to boot; see benchmarks/overhead.py); the options used last replace older "
+        "ones, and one unclaimed for 10 minutes is stopped. 0 turns it off. Not for agents with "
+        "a working directory, a worktree or a process sandbox, nor in `agentdeck run` without "
+        "a daemon.",
+    )
     deck_tool_timeout_seconds: float = Field(
         default=3600.0,
         ge=10,

@@ -30,6 +30,7 @@ def deck_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         AGENTDECK_STOP_GRACE_SECONDS="1",
         AGENTDECK_COMMAND_POLL_SECONDS="0.05",
         AGENTDECK_PORT="0",
+        AGENTDECK_WARM_POOL="0",  # no extra Claude Codes unless a test asks
         COLUMNS="200",
     )
     env.update(extra)

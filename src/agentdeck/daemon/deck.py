@@ -59,7 +59,7 @@ class Deck:
         settings.ensure_home()
         targets = load_targets(settings)  # a bad notification config stops the start
         store = Store.open(settings.db_path, batch_size=settings.event_batch_size)
-        runner = Runner(store, settings)
+        runner = Runner(store, settings, warm_pool=settings.warm_pool)
         hub = EventHub(store)
         await hub.start()
         return cls(settings, store, runner, hub, targets)

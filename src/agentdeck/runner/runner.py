@@ -12,6 +12,7 @@ import contextlib
 import logging
 import os
 import re
+import shutil
 import time
 from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
@@ -36,11 +37,12 @@ from agentdeck.errors import (
 )
 from agentdeck.governance.governor import Governor
 from agentdeck.memory.service import Memory
-from agentdeck.runner import checkpointing, procs
+from agentdeck.runner import checkpointing, procs, sandboxing
 from agentdeck.runner.extension import SessionExtension
 from agentdeck.runner.merge_queue import MergeQueue
 from agentdeck.runner.payloads import PayloadStore
 from agentdeck.runner.session import ABORT_GRACE_SECONDS, STOPPED_STARTING, AgentSession
+from agentdeck.runner.warm import Warm, WarmPool, warmable
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 from agentdeck.worktrees import Worktrees
@@ -94,7 +96,9 @@ def _scenario(ref: str | None) -> Scenario | None:
 
 
 class Runner:
-    def __init__(self, store: Store, settings: Settings) -> None:
+    def __init__(self, store: Store, settings: Settings, *, warm_pool: int = 0) -> None:
+        """``warm_pool``: Claude Code processes started ahead per template (the daemon's,
+        ``settings.warm_pool``; an ``agentdeck run`` starts one agent and keeps none)."""
         self.store = store
         self.settings = settings
         self.payloads = PayloadStore(settings.payloads_dir, raw=settings.raw_payloads)
@@ -123,6 +127,7 @@ class Runner:
         self.extension: SessionExtension | None = None
         self._launching: set[asyncio.Task[None]] = set()
         self.merges = MergeQueue(store, self.governor, settings.worktrees_dir / ".merges")
+        self.warm = WarmPool(warm_pool)
 
     # -- starting ----------------------------------------------------------------
 
@@ -184,16 +189,26 @@ class Runner:
     ) -> AgentSession:
         self.check_capacity()
         scenario = _scenario(spec.scenario)
-        agent_id = new_agent_id()
+        fits_warm = warmable(spec, bool(scenario and scenario.workspace_files))
+        # A process started ahead for such an agent: it takes its id and workspace.
+        warm = self.warm.take(spec) if fits_warm else None
+        agent_id = warm.agent_id if warm else new_agent_id()
         name = spec.name or default_name(spec.prompt)
         extra: dict[str, Any] = {}
-        # Before the agent exists: a model that cannot start leaves nothing behind.
-        base_url = await self._model_url(scenario) if scenario else None
-        if spec.workspace == "worktree":
-            worktree = await self._worktree(agent_id, name, spec)
-            cwd, extra["worktree"] = Path(worktree.path), worktree.to_dict()
-        else:
-            cwd = self._workspace(agent_id, spec, scenario)
+        try:
+            # Before the agent exists: a model that cannot start leaves nothing behind.
+            base_url = await self._model_url(scenario) if scenario else None
+            if warm is not None:
+                cwd = warm.cwd
+            elif spec.workspace == "worktree":
+                worktree = await self._worktree(agent_id, name, spec)
+                cwd, extra["worktree"] = Path(worktree.path), worktree.to_dict()
+            else:
+                cwd = self._workspace(agent_id, spec, scenario)
+        except BaseException:
+            if warm is not None:
+                self.warm.discard(warm, keep_cwd=False)
+            raise
         now = time.time()
         agent = Agent(
             id=agent_id,
@@ -208,10 +223,22 @@ class Runner:
             parent_id=parent_id,
             extra=extra,
         )
-        await self.store.record(spawned_events(agent), agent)
+        try:
+            await self.store.record(spawned_events(agent), agent)
+        except BaseException:
+            if warm is not None:
+                self.warm.discard(warm, keep_cwd=False)
+            raise
         if not background:
-            return await self._launch(agent, spec.prompt, base_url=base_url, keep_alive=keep_alive)
-        session = await self._prepare(agent, base_url=base_url, keep_alive=keep_alive)
+            session = await self._launch(
+                agent, spec.prompt, base_url=base_url, keep_alive=keep_alive, warm=warm
+            )
+            if fits_warm:
+                self.warm.fill(spec, self._prestart, after=self._turn_over(session))
+            return session
+        session = await self._prepare(agent, base_url=base_url, keep_alive=keep_alive, warm=warm)
+        if fits_warm:
+            self.warm.fill(spec, self._prestart, after=self._turn_over(session))
         task = asyncio.create_task(
             self._start_quietly(session, spec.prompt), name=f"agent-start-{agent.id}"
         )
@@ -331,9 +358,10 @@ class Runner:
         keep_alive: bool,
         resume: str | None = None,
         fork: bool = False,
+        warm: Warm | None = None,
     ) -> AgentSession:
         session = await self._prepare(
-            agent, base_url=base_url, keep_alive=keep_alive, resume=resume, fork=fork
+            agent, base_url=base_url, keep_alive=keep_alive, resume=resume, fork=fork, warm=warm
         )
         try:
             await session.start(prompt)
@@ -351,12 +379,20 @@ class Runner:
         keep_alive: bool,
         resume: str | None = None,
         fork: bool = False,
+        warm: Warm | None = None,
     ) -> AgentSession:
         """The agent's session, not started yet; refused (and the agent in error)
         when the fleet is over today's budget already."""
-        fleet = await self._fleet(self.governor.profile_for(agent).budgets.daily_usd)
+        try:
+            fleet = await self._fleet(self.governor.profile_for(agent).budgets.daily_usd)
+        except BaseException:
+            if warm is not None:
+                self.warm.discard(warm, keep_cwd=True)
+            raise
         stop = fleet.check(time.time()) if fleet is not None else None
         if stop is not None:
+            if warm is not None:
+                self.warm.discard(warm, keep_cwd=True)
             # Over today's cap already: spend nothing, say why.
             now = time.time()
             await self.store.record(
@@ -379,7 +415,13 @@ class Runner:
             )
             raise PolicyDenied(stop.message)
         return self._session(
-            agent, base_url=base_url, keep_alive=keep_alive, resume=resume, fork=fork, fleet=fleet
+            agent,
+            base_url=base_url,
+            keep_alive=keep_alive,
+            resume=resume,
+            fork=fork,
+            fleet=fleet,
+            warm=warm,
         )
 
     def _session(
@@ -391,6 +433,7 @@ class Runner:
         resume: str | None = None,
         fork: bool = False,
         fleet: FleetBudget | None = None,
+        warm: Warm | None = None,
     ) -> AgentSession:
         session = AgentSession(
             agent,
@@ -408,11 +451,77 @@ class Runner:
             worktrees=self.worktrees,
             checkpoints=self.checkpoints if self.settings.checkpoints else None,
             start_slots=self.start_slots,
+            warm=warm,
+            warm_pool=self.warm,
         )
         if self._closing:  # created as the runner stops: it stops at its first step
             session.refuse_start(suspend=self._suspending)
         self.sessions[agent.id] = session
         return session
+
+    @staticmethod
+    async def _turn_over(session: AgentSession) -> None:
+        """Until the agent's first turn is over: a Claude Code booting meanwhile
+        would slow that turn down on a small machine."""
+        ended = asyncio.ensure_future(session.turn_over.wait())
+        gone = asyncio.ensure_future(session.finished.wait())
+        try:
+            await asyncio.wait({ended, gone}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ended.cancel()
+            gone.cancel()
+
+    async def _prestart(self, template: AgentSpec) -> Warm | None:
+        """A Claude Code process for the next agent of this template, under an id
+        and a workspace reserved for it; nothing is recorded (None: its profile
+        confines the whole process, which is set up per agent)."""
+        scenario = _scenario(template.scenario)
+        base_url = await self._model_url(scenario) if scenario else None
+        agent_id = new_agent_id()
+        cwd = self.settings.workspaces_dir / agent_id
+        now = time.time()
+        agent = Agent(
+            id=agent_id,
+            name="warm",
+            state=AgentState.STARTING,
+            spec=template,
+            cwd=str(cwd),
+            created_at=now,
+            updated_at=now,
+            source=AgentSource.AGENTDECK,
+            owner_pid=os.getpid(),
+        )
+        if self._closing:
+            return None
+        session = AgentSession(
+            agent,
+            store=self.store,
+            settings=self.settings,
+            payloads=self.payloads,
+            base_url=base_url,
+            governor=self.governor,
+            extension=self.extension,
+        )
+        session.sandboxing = await sandboxing.prepare(
+            self.governor.profile_for(agent).sandbox,
+            workspace=cwd,
+            settings=self.settings,
+            endpoint=base_url or self.settings.anthropic_base_url,
+            on_blocked=lambda host, port: None,
+        )
+        if session.sandboxing.confinement is not None:
+            # A confinement (its launcher, its network proxy) is the agent's own.
+            await session.sandboxing.close()
+            return None
+        # Its options as a session of its own would spawn it (its callbacks unused:
+        # those of the agent that claims it answer the process).
+        options = session.spawn_options()
+        cwd.mkdir(parents=True, exist_ok=False)
+        try:
+            return await Warm.start(agent_id, cwd, template, options)
+        except BaseException:
+            shutil.rmtree(cwd, ignore_errors=True)
+            raise
 
     async def _fleet(self, daily_usd: float | None) -> FleetBudget | None:
         """The fleet-wide daily cap, shared by every agent under it; today's spend
@@ -553,7 +662,7 @@ class Runner:
         self._closing = True
         self._suspending = self._suspending or suspend
         self._begin_stops(suspend=self._suspending)
-        await self.abort_starts(suspend=suspend)
+        await asyncio.gather(self.abort_starts(suspend=suspend), self.warm.close())
 
     def _begin_stops(self, *, suspend: bool) -> None:
         """Each session not told yet is told it stops (the stop's first step runs
@@ -593,6 +702,7 @@ class Runner:
         waited for: it returns once every agent has its final state."""
         self._closing = True  # before anything awaits: no session is added unseen
         self._suspending = self._suspending or suspend
+        await self.warm.close()
         await self.merges.close()  # what was mid-merge is taken again at the next start
         if self._commands is not None:
             self._commands.cancel()

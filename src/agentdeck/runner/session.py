@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import anyio.to_thread
-from claude_agent_sdk import ClaudeSDKClient, ResultMessage
+from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, ResultMessage
 from claude_agent_sdk.types import (
     HookContext,
     HookInput,
@@ -55,6 +55,7 @@ from agentdeck.runner.extension import SessionExtension
 from agentdeck.runner.mapping import MessageMapper, PayloadSink, is_heavy
 from agentdeck.runner.memory_hooks import SessionMemory
 from agentdeck.runner.options import build_options
+from agentdeck.runner.warm import Warm, WarmPool
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 from agentdeck.worktrees import Worktrees
@@ -102,8 +103,14 @@ class AgentSession:
         worktrees: Worktrees | None = None,
         checkpoints: Checkpoints | None = None,
         start_slots: asyncio.Semaphore | None = None,
+        warm: Warm | None = None,
+        warm_pool: WarmPool | None = None,
     ) -> None:
         self.fleet = fleet
+        # A process started ahead for it (its id and workspace are the warm one's).
+        self._warm = warm
+        self._warm_pool = warm_pool
+        self.warm_start = False  # it runs on a warm process
         self._start_slots = start_slots  # how many Claude Codes may boot at once
         self.checkpoints = (
             SessionCheckpoints(checkpoints, lambda: self.agent, self._commit)
@@ -147,6 +154,7 @@ class AgentSession:
         self._clock: asyncio.Task[None] | None = None
         self._results: asyncio.Queue[ResultMessage] = asyncio.Queue()
         self.finished = asyncio.Event()
+        self.turn_over = asyncio.Event()  # its first turn ended (a result came)
         self.last_result: ResultMessage | None = None
         self.spawned_pid: int | None = None  # the CLI's pid, kept after it exits
 
@@ -206,6 +214,9 @@ class AgentSession:
         try:
             await self._start(prompt)
         finally:
+            if self._warm is not None and self._warm_pool is not None:  # never reached spawn
+                self._warm_pool.discard(self._warm, keep_cwd=True)
+                self._warm = None
             self._started.set()  # a message sent meanwhile goes now, after the prompt
 
     async def _start(self, prompt: str | None) -> None:
@@ -239,29 +250,10 @@ class AgentSession:
                 else [],
                 extra={**self.agent.extra, "sandbox": self.sandboxing.label},
             )
-            options = build_options(
-                self.agent.spec,
-                mcp_servers=extension.mcp_servers(self.agent) if extension else None,
-                extra_env=extension.env(self.agent) if extension else None,
-                settings=self.settings,
-                cwd=Path(self.agent.cwd),
-                can_use_tool=self._can_use_tool,
-                pre_tool=self._pre_tool,
-                hook_timeout=self.governor.profile_for(self.agent).approval_timeout_seconds + 60,
-                extra_hooks=self.memory.hooks() if self.memory else None,
-                agent_id=self.agent.id,
-                stderr=self._stderr.append,
-                base_url=self._base_url,
-                resume=self._resume,
-                fork=self._fork,
-                stopping=lambda: self.unanswerable,
-            )
-            # A tool may print megabytes on one stream-json line.
-            options.max_buffer_size = 64 * 1024 * 1024
-            self.sandboxing.apply(options)
+            options = self.spawn_options()
             slot = await self._take_slot()
             self._go_on()
-            client = self._connecting = HeldClient(options)
+            client = self._connecting = self._client_for(options)
             try:
                 async with asyncio.timeout(self.settings.connect_timeout_seconds):
                     await client.connect()
@@ -322,7 +314,12 @@ class AgentSession:
         self.spawned_pid = self.pid
         self.guard = self._make_guard(tree)
         self._clock = asyncio.create_task(self._watch_clock(), name=f"agent-clock-{self.agent.id}")
-        await self._commit([], pid=self.pid, owner_pid=os.getpid())
+        if self.warm_start:  # on a process the pool started ahead: the board can say so
+            await self._commit(
+                [], pid=self.pid, owner_pid=os.getpid(), extra={**self.agent.extra, "warm": True}
+            )
+        else:
+            await self._commit([], pid=self.pid, owner_pid=os.getpid())
         self._reader = asyncio.create_task(self._read(), name=f"agent-reader-{self.agent.id}")
         if self._stopping is not None:
             # Killed, closed or suspended while it was starting: it gets no prompt,
@@ -335,6 +332,44 @@ class AgentSession:
             await self._commit([], state=AgentState.IDLE)
         else:
             await self.send(prompt)
+
+    def spawn_options(self) -> ClaudeAgentOptions:
+        """The SDK's options for its Claude Code process (once its sandbox is prepared)."""
+        extension = self.extension
+        options = build_options(
+            self.agent.spec,
+            mcp_servers=extension.mcp_servers(self.agent) if extension else None,
+            extra_env=extension.env(self.agent) if extension else None,
+            settings=self.settings,
+            cwd=Path(self.agent.cwd),
+            can_use_tool=self._can_use_tool,
+            pre_tool=self._pre_tool,
+            hook_timeout=self.governor.profile_for(self.agent).approval_timeout_seconds + 60,
+            extra_hooks=self.memory.hooks() if self.memory else None,
+            agent_id=self.agent.id,
+            stderr=self._stderr.append,
+            base_url=self._base_url,
+            resume=self._resume,
+            fork=self._fork,
+            stopping=lambda: self.unanswerable,
+        )
+        # A tool may print megabytes on one stream-json line.
+        options.max_buffer_size = 64 * 1024 * 1024
+        self.sandboxing.apply(options)
+        return options
+
+    def _client_for(self, options: ClaudeAgentOptions) -> ClaudeSDKClient:
+        """Its client: on the warm process it was given if that process was spawned
+        exactly as this one would be, else on a process of its own."""
+        warm, self._warm = self._warm, None
+        if warm is not None:
+            if self.sandboxing.confinement is None and warm.fits(options):
+                warm.stderr.attach(self._stderr.append)
+                self.warm_start = True
+                return HeldClient(options, transport=warm.transport)
+            if self._warm_pool is not None:
+                self._warm_pool.discard(warm, keep_cwd=True)  # the workspace is this agent's
+        return HeldClient(options)
 
     async def _stop_start(self, state: AgentState, *, suspend: bool = False) -> bool:
         """When it is still starting, the start is stopped (not waited for) and
@@ -653,6 +688,7 @@ class AgentSession:
         if result is not None:
             await self._snapshot_turn()
             self._results.put_nowait(result)
+            self.turn_over.set()
             if not self.keep_alive:
                 await self._end_input()
 
