@@ -14,6 +14,7 @@ from agentdeck.core.approvals import Approval, ApprovalState, GrantScope
 from agentdeck.core.asks import Ask, AskState
 from agentdeck.core.events import Notice, StoredEvent
 from agentdeck.daemon.hub import EventHub
+from agentdeck.daemon.identity import Identity
 from agentdeck.hooks.bridge import HookBridge
 from agentdeck.orchestration.service import Orchestrator
 from agentdeck.orchestration.templates import resolve as resolve_template
@@ -28,6 +29,7 @@ from agentdeck.settings import Settings
 from agentdeck.store.memory import MemoryStore
 from agentdeck.store.reads import StoreStats
 from agentdeck.store.store import Store
+from agentdeck.store.users import UserStore
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +44,7 @@ class Deck:
         self.memory: MemoryStore = runner.memory.records
         self.hooks = HookBridge(store, runner.governor, runner.memory)
         self.orchestration = Orchestrator(store, runner, settings)
+        self.identity = Identity(UserStore(store), session_ttl=settings.session_ttl_seconds)
 
     @classmethod
     async def open(cls, settings: Settings) -> Deck:
