@@ -33,6 +33,7 @@ from agentdeck.cli import (
     queue,
     run,
     sandbox,
+    team,
     templates,
     tui,
     worktrees,
@@ -66,6 +67,7 @@ memory.register(app)
 mcp.register(app)
 bridge.register(app)
 tui.register(app)
+team.register(app)
 
 
 def main() -> None:
