@@ -9,9 +9,11 @@ test walks the OpenAPI document and every route so none can be forgotten.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 from fastapi import HTTPException, Request
 
-from agentdeck.core.roles import Role
+from agentdeck.core.roles import Principal, Role
 
 V, OP, A = Role.VIEWER, Role.OPERATOR, Role.ADMIN
 
@@ -99,6 +101,23 @@ ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("GET", "/ui/stream"): V,
     ("GET", "/ui/agents/{agent_id}/stream"): V,
 }
+
+
+# The principal of the request being served: set by the security middleware, read by
+# the dashboard's templates (who is logged in; whether to draw steering buttons).
+CURRENT: ContextVar[Principal | None] = ContextVar("agentdeck_principal", default=None)
+
+
+def current_principal() -> Principal | None:
+    return CURRENT.get()
+
+
+def can_steer() -> bool:
+    """Whether the page's user may steer: a viewer gets no steering buttons (the
+    routes refuse them anyway). Outside a request (a template rendered alone) the
+    buttons are drawn; every request the daemon serves has its principal."""
+    principal = CURRENT.get()
+    return principal is None or principal.role.allows(Role.OPERATOR)
 
 
 def needed_role(method: str, path: str) -> Role | None:

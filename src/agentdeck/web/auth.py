@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agentdeck.core.roles import Principal
 from agentdeck.daemon.identity import Identity
 from agentdeck.web import login
+from agentdeck.web.access import CURRENT
 from agentdeck.web.login import session_of
 
 COOKIE = login.COOKIE
@@ -81,6 +82,7 @@ class SecurityMiddleware:
         state["user"] = principal.user
         state["role"] = str(principal.role)
         state["principal"] = principal
+        CURRENT.set(principal)
         if path.endswith("/stream"):
             await self._guarded(principal, scope, receive, send)
         else:

@@ -23,7 +23,12 @@ COOKIE = "agentdeck_session"
 MAX_FORM_BYTES = 4096
 
 _FORM = """<!doctype html><html lang="en"><head><meta charset="utf-8">
-<title>agentdeck · log in</title><link rel="stylesheet" href="/static/app.css"></head>
+<title>agentdeck · log in</title>
+<style>
+body{font:15px system-ui,sans-serif;max-width:28rem;margin:10vh auto;padding:0 1rem}
+input,button{font:inherit;padding:.4rem;margin:.3rem 0;width:100%}
+.error{color:#b91c1c} .muted{color:#666;font-size:13px}
+</style></head>
 <body><main class="login"><h1>agentdeck</h1>{note}
 <form method="post" action="/login">
 <label for="token">Token</label>
@@ -124,7 +129,7 @@ async def _redirect(send: Send, location: str, cookie: str) -> None:
 
 async def _page(send: Send, status: int, note: str) -> None:
     text = f'<p class="error" role="alert">{html.escape(note)}</p>' if note else ""
-    body = _FORM.format(note=text).encode()
+    body = _FORM.replace("{note}", text).encode()
     start: Message = {
         "type": "http.response.start",
         "status": status,
