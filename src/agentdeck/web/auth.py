@@ -73,7 +73,8 @@ class SecurityMiddleware:
             await refuse(
                 send,
                 401,
-                "missing, wrong, revoked or expired token: log in at /login, or send "
+                "missing, wrong, revoked or expired token: open the login URL that "
+                "`agentdeck up` printed or log in at /login, or send "
                 "'Authorization: Bearer <token>'",
                 html=method == "GET" and not path.startswith("/api"),
             )
