@@ -78,3 +78,6 @@ async def test_the_audit_log_names_who_approved(
 
         (entry,) = await eventually(audited, timeout=60, what=f"an audit entry by {actor}")
         assert entry.tool == "Bash" and str(entry.decision) == "allowed"
+        events = await served.deck.events(agent_id=agent_id, limit=10_000)
+        resolved = [e.data for e in events if e.type == "permission_resolved"]
+        assert [d.get("by") for d in resolved if d.get("request_id") == approval_id] == [actor]
