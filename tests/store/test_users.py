@@ -42,6 +42,8 @@ async def test_revoked_and_expired_tokens_do_not_authenticate(store: Store) -> N
     await users.add_user("bob", Role.VIEWER)
     info, secret = await users.create_token("bob")
     assert (await users.authenticate(secret)) is not None
+    with pytest.raises(NotFound):
+        await users.revoke_token(info.id[:2])  # too short a prefix to name one
     await users.revoke_token(info.id[:6])
     assert await users.authenticate(secret) is None
     with pytest.raises(Refused):

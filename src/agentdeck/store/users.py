@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from agentdeck.core import token_hash
+from agentdeck.core.agent import MIN_PREFIX
 from agentdeck.core.roles import Principal, Role, TokenInfo, User, check_user_name
 from agentdeck.errors import NotFound, Refused, UsageError
 from agentdeck.store.schema import tokens, users
@@ -167,10 +168,13 @@ class UserStore:
         now = time.time()
 
         def op(conn: Connection) -> TokenInfo:
-            pattern = token_id.replace("%", r"\%").replace("_", r"\_") + "%"
-            rows = conn.execute(
-                sa.select(tokens).where(tokens.c.id.like(pattern, escape="\\")).limit(3)
-            ).all()
+            # A unique prefix of at least MIN_PREFIX characters, as for other ids.
+            if len(token_id) >= MIN_PREFIX:
+                pattern = token_id.replace("%", r"\%").replace("_", r"\_") + "%"
+                where = tokens.c.id.like(pattern, escape="\\")
+            else:
+                where = tokens.c.id == token_id
+            rows = conn.execute(sa.select(tokens).where(where).limit(3)).all()
             exact = [r for r in rows if r.id == token_id]
             if not exact and len(rows) != 1:
                 raise NotFound("token", token_id, hint="`agentdeck tokens list` shows them")
