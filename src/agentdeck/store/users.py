@@ -169,6 +169,7 @@ class UserStore:
 
         def op(conn: Connection) -> TokenInfo:
             # A unique prefix of at least MIN_PREFIX characters, as for other ids.
+            where: sa.ColumnElement[bool]
             if len(token_id) >= MIN_PREFIX:
                 pattern = token_id.replace("%", r"\%").replace("_", r"\_") + "%"
                 where = tokens.c.id.like(pattern, escape="\\")
