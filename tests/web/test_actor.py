@@ -81,3 +81,33 @@ async def test_the_audit_log_names_who_approved(
         events = await served.deck.events(agent_id=agent_id, limit=10_000)
         resolved = [e.data for e in events if e.type == "permission_resolved"]
         assert [d.get("by") for d in resolved if d.get("request_id") == approval_id] == [actor]
+
+
+async def test_acts_on_agents_name_their_user(settings: Settings) -> None:
+    """Starting an agent through the API or the dashboard is audited as the user's
+    act (a digest of what was sent, never the text)."""
+    async with serving(settings) as served:
+        await served.deck.identity.add_user("alice", Role.OPERATOR)
+        _, alice = await served.deck.identity.create_token("alice", name="test")
+        url = served.info.url
+        async with httpx.AsyncClient(
+            base_url=url, headers={"Authorization": f"Bearer {alice}"}, timeout=60
+        ) as api:
+            r = await api.post("/api/agents", json={"prompt": "SECRET-PROMPT", "scenario": "chat"})
+            assert r.status_code == 201, r.text
+            by_api = r.json()["id"]
+        async with httpx.AsyncClient(base_url=url, timeout=60) as browser:
+            r = await browser.post("/login", data={"token": alice}, headers={"origin": url})
+            assert r.status_code == 303
+            r = await browser.post(
+                "/ui/agents",
+                data={"prompt": "SECRET-PROMPT", "scenario": "chat"},
+                headers={"origin": url},
+            )
+            assert r.status_code == 303, r.text
+            by_web = r.headers["location"].rsplit("/", 1)[-1]
+        audit = await served.deck.store.read_audit(limit=1000)
+        acts = {(e.agent_id, e.tool, e.answered_by) for e in audit}
+        assert (by_api, "act:start", "user:api:alice") in acts
+        assert (by_web, "act:start", "user:web:alice") in acts
+        assert all("SECRET-PROMPT" not in str(e) for e in audit)
