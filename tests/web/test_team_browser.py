@@ -22,10 +22,7 @@ from .dashboard_support import CHROMIUM, chromium, snap
 
 pytestmark = [pytest.mark.anyio]
 
-BROWSER = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed"),
-]
+NO_CHROMIUM = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
 
 
 async def _seed(daemon: RunningDaemon) -> tuple[Agent, Approval]:
@@ -59,10 +56,10 @@ async def _log_in(page: Page, daemon: RunningDaemon, token: str) -> None:
     await expect(page).to_have_url(f"{daemon.url}/")
 
 
+@pytest.mark.browser
+@NO_CHROMIUM
 @pytest.mark.parametrize("role", [Role.VIEWER, Role.OPERATOR])
 async def test_a_viewer_sees_no_steering_buttons(daemon: RunningDaemon, role: Role) -> None:
-    if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed")
     agent, approval = await _seed(daemon)
     token = await _token(daemon, "carol", role)
     steers = role is not Role.VIEWER
@@ -88,10 +85,6 @@ async def test_a_viewer_sees_no_steering_buttons(daemon: RunningDaemon, role: Ro
         await expect(page.get_by_label("Token")).to_be_visible()
         await page.goto(f"{daemon.url}/approvals")
         await expect(page.get_by_role("link", name="Log in")).to_be_visible()
-
-
-for _mark in BROWSER:
-    test_a_viewer_sees_no_steering_buttons = _mark(test_a_viewer_sees_no_steering_buttons)
 
 
 async def test_a_session_expires(tmp_path: Path) -> None:
