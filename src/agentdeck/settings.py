@@ -92,6 +92,13 @@ class Settings(BaseSettings):
         default=3.0,
         description="How long a stopping agent gets after each step (stdin close, SIGTERM).",
     )
+    session_ttl_seconds: float = Field(
+        default=43200.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="How long a dashboard login lasts before the token must be given again "
+        "(a session also ends at once when its token is revoked or expires).",
+    )
     connect_timeout_seconds: float = Field(
         default=60.0, description="Deadline for the Claude Code process to start and initialize."
     )

@@ -133,3 +133,4 @@ def test_prompts_say_who_answered() -> None:
     expired = resolved_text(asked, "expired", "timeout", None)
     assert expired.endswith("⌛ Denied: nobody answered before the timeout.")
     assert resolved_text(asked, "denied", "user:cli", None).endswith("⛔ Denied by cli.")
+    assert resolved_text(asked, "allowed", "user:web:bob", None).endswith("Allowed by bob via web.")

@@ -88,7 +88,7 @@ async def test_workers_questions_are_answered_through_the_api_and_the_cli(
         assert sorted(c["name"] for c in children) == ["wa", "wb"]
         assert all(c["parent_id"] == boss["id"] for c in children)
         all_asks = (await api.get("/api/asks", params={"state": ["answered"]})).json()["asks"]
-        assert {a["answered_by"] for a in all_asks} == {"user:api", "user:cli"}
+        assert {a["answered_by"] for a in all_asks} == {"user:api:admin", "user:cli:admin"}
         events = (await api.get("/api/events", params={"agent": boss["id"]})).json()["events"]
         waits = [
             e["data"]["output"]

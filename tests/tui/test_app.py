@@ -104,7 +104,7 @@ async def test_live_table_inbox_answer_and_follow_up_at_80x24(
         assert (Path(created.json()["cwd"]) / "made.txt").exists()
         await eventually(lambda: _true(not app.inbox), what="the inbox to empty")
         approval = (await api.get("/api/approvals", params={"state": "allowed"})).json()
-        assert approval["approvals"][0]["answered_by"] == "user:tui"
+        assert approval["approvals"][0]["answered_by"] == "user:tui:admin"
         await eventually(
             lambda: _true(cell(app, agent_id, "turns") != "0"), what="the turns to be counted"
         )
@@ -182,7 +182,7 @@ async def test_a_tree_of_agents_and_a_question_answered_from_the_inbox(
             lambda: _answered(api, ask["id"]), timeout=30, what="the answer to be stored"
         )
         answered = (await api.get(f"/api/asks/{ask['id']}")).json()
-        assert answered["answer"] == "with it" and answered["answered_by"] == "user:tui"
+        assert answered["answer"] == "with it" and answered["answered_by"] == "user:tui:admin"
         await eventually(
             lambda: _true(cell(app, tester, "state") in ("idle", "done")),
             timeout=60,

@@ -42,7 +42,7 @@ async def test_an_ask_answered_through_the_api_lets_the_tool_run(
         f"/api/approvals/{approval['id']}", json={"decision": "allow", "message": "go ahead"}
     )
     assert answered.status_code == 200 and answered.json()["state"] == "allowed"
-    assert answered.json()["answered_by"] == "user:api"
+    assert answered.json()["answered_by"] == "user:api:admin"
 
     async def idle() -> bool:
         return (await api.get(f"/api/agents/{agent_id}")).json()["state"] == "idle"

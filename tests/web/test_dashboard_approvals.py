@@ -104,7 +104,7 @@ async def test_the_inbox_shows_a_real_request_and_allow_lets_the_tool_run(
         await wait_state(daemon, agent.id, AgentState.IDLE)
         assert (Path((await daemon.deck.get_agent(agent.id)).cwd) / "made.txt").exists()
         stored = await daemon.deck.approval(approval.id)
-        assert stored.state == ApprovalState.ALLOWED and stored.answered_by == "user:web"
+        assert stored.state == ApprovalState.ALLOWED and stored.answered_by == "user:web:admin"
 
         again = await web.post(f"/ui/approvals/{approval.id}", data=form, headers=origin)
         assert again.status_code == 409

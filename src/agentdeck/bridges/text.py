@@ -213,9 +213,11 @@ def answered_text(prompt: str, answer: str | None, by: str | None) -> str:
 
 
 def _who(by: str | None) -> str:
-    """``user:bridge:discord:123:alice`` → ``alice``; other answerers as they are."""
+    """``user:bridge:discord:123:alice`` → ``alice``; ``user:cli:bob`` → ``bob via cli``;
+    other answerers as they are."""
     if not by:
         return "someone"
     if by.startswith("user:bridge:"):
         return by.rsplit(":", 1)[-1] or by
-    return by.removeprefix("user:")
+    channel, _, user = by.removeprefix("user:").partition(":")
+    return f"{user} via {channel}" if user else channel

@@ -34,6 +34,7 @@ from agentdeck.cli import (
     queue,
     run,
     sandbox,
+    team,
     templates,
     tui,
     worktrees,
@@ -68,6 +69,7 @@ memory.register(app)
 mcp.register(app)
 bridge.register(app)
 tui.register(app)
+team.register(app)
 
 
 def main() -> None:

@@ -15,6 +15,7 @@ from agentdeck.core.asks import Ask, AskState
 from agentdeck.core.events import Notice, StoredEvent
 from agentdeck.core.notify import Target
 from agentdeck.daemon.hub import EventHub
+from agentdeck.daemon.identity import Identity
 from agentdeck.hooks.bridge import HookBridge
 from agentdeck.notify.config import load_targets
 from agentdeck.notify.service import Notifier
@@ -31,6 +32,7 @@ from agentdeck.settings import Settings
 from agentdeck.store.memory import MemoryStore
 from agentdeck.store.reads import StoreStats
 from agentdeck.store.store import Store
+from agentdeck.store.users import UserStore
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +55,7 @@ class Deck:
         self.hooks = HookBridge(store, runner.governor, runner.memory)
         self.orchestration = Orchestrator(store, runner, settings)
         self.notifier = Notifier(settings, store, hub, targets or [])
+        self.identity = Identity(UserStore(store), session_ttl=settings.session_ttl_seconds)
 
     @classmethod
     async def open(cls, settings: Settings) -> Deck:

@@ -65,6 +65,8 @@ async def serve(
         token = ensure_token(settings)
         deck = await Deck.open(settings)
         try:
+            if await deck.identity.bootstrap(token) is not None:
+                logger.warning("no users yet: user 'admin' now owns the token file's token")
             reconciled = await deck.reconcile()
             if reconciled:
                 logger.warning(

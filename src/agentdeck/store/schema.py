@@ -284,3 +284,31 @@ def is_index_table(name: str) -> bool:
     """A full-text table or one of its shadows: outside the SQLAlchemy metadata
     (schema comparisons skip them and compare their SQL instead)."""
     return name == MEMORY_FTS or name in MEMORY_FTS_SHADOWS
+
+
+# Team (migration 0007): users and their API tokens. A token is stored only as
+# an indexed short lookup hash and a salted scrypt digest (``core.token_hash``);
+# rows are kept when revoked (``revoked_at``) so the audit log's names stay real.
+users = sa.Table(
+    "users",
+    metadata,
+    sa.Column("name", sa.Text, primary_key=True),
+    sa.Column("role", sa.Text, nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+)
+
+tokens = sa.Table(
+    "tokens",
+    metadata,
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("user_name", sa.Text, nullable=False),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("lookup", sa.Text, nullable=False),
+    sa.Column("salt", sa.Text, nullable=False),
+    sa.Column("digest", sa.Text, nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("expires_at", sa.Float, nullable=True),
+    sa.Column("revoked_at", sa.Float, nullable=True),
+    sa.Index(None, "lookup"),
+    sa.Index(None, "user_name"),
+)

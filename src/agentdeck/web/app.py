@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
@@ -29,6 +29,7 @@ from agentdeck.errors import (
     UsageError,
 )
 from agentdeck.settings import Settings
+from agentdeck.web.access import authorize
 from agentdeck.web.auth import SecurityMiddleware
 from agentdeck.web.schemas import COMMON_ERRORS
 
@@ -79,12 +80,19 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
         api_memory,
         api_notify,
         api_orchestration,
+        api_team,
         api_worktrees,
         dashboard,
         sse,
     )
 
-    app = FastAPI(title="agentdeck", version=__version__, docs_url=None, redoc_url=None)
+    app = FastAPI(
+        title="agentdeck",
+        version=__version__,
+        docs_url=None,
+        redoc_url=None,
+        dependencies=[Depends(authorize)],  # every route: the role it needs (web.access)
+    )
     app.state.deck = deck
     app.state.settings = settings
 
@@ -133,8 +141,9 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
     app.include_router(api_checkpoints.router, responses=COMMON_ERRORS)
     app.include_router(api_files.router, responses=COMMON_ERRORS)
     app.include_router(api_notify.router, responses=COMMON_ERRORS)
+    app.include_router(api_team.router, responses=COMMON_ERRORS)
     app.include_router(sse.router, responses=COMMON_ERRORS)
     app.include_router(dashboard.router)
     hosts = [settings.host, *settings.allowed_hosts]
-    app.add_middleware(SecurityMiddleware, token=token, hosts=hosts)
+    app.add_middleware(SecurityMiddleware, identity=deck.identity, file_token=token, hosts=hosts)
     return app

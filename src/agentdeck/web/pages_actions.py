@@ -19,6 +19,8 @@ from agentdeck.core.agent import Agent, AgentSpec
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import AgentdeckError
 from agentdeck.mockmodel import builtin_scenario_names
+from agentdeck.web.auth import actor_label
+from agentdeck.web.members import audit_member_act
 from agentdeck.web.pages_base import deck_of, form_error, is_htmx, render_text
 
 logger = logging.getLogger(__name__)
@@ -82,6 +84,9 @@ async def start_agent(request: Request) -> Response:
         spec = spec_from_form(form)
         template = form.get("agent", "").strip() or None
         agent = await deck_of(request).create_agent(spec, template=template)
+        await audit_member_act(
+            request, agent.id, "start", {"prompt": spec.prompt}, by=actor_label(request, "web")
+        )
     except ValueError as exc:
         return form_error(request, str(exc), htmx_status=200)
     except AgentdeckError as exc:
@@ -111,6 +116,8 @@ async def agent_action(request: Request, agent_id: str, action: str) -> Response
     flash: dict[str, Any] | None = None
     try:
         agent = await _act(deck, agent_id, action, form)
+        detail = {"text": form["text"]} if form.get("text") else {}
+        await audit_member_act(request, agent.id, action, detail, by=actor_label(request, "web"))
         flash = {"ok": True, "message": _DONE[action]}
     except (ValueError, AgentdeckError) as exc:
         message = exc.message if isinstance(exc, AgentdeckError) else str(exc)

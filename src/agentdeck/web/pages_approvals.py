@@ -3,7 +3,7 @@
 A pending request is one card (``_approval.html``): the agent, the tool call,
 why the policy asked and by which rule, the time left before it is denied, and
 Allow once / Allow always / Deny / Deny always with an optional message. The
-buttons post here; the answer goes through ``Deck.answer(..., by="user:web")``.
+buttons post here; the answer goes through ``Deck.answer(..., by="user:web:<user>")``.
 The streams (``pages_stream``) use ``approval_fragments`` to add new cards, turn
 answered ones over and refresh the pending count in the top bar, live.
 """
@@ -21,6 +21,7 @@ from agentdeck.core.approvals import Approval, ApprovalState, GrantScope
 from agentdeck.core.events import EventType, StoredEvent
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import AgentdeckError, InvalidState, NotFound
+from agentdeck.web.auth import actor_label
 from agentdeck.web.pages_actions import form_of
 from agentdeck.web.pages_base import (
     agent_names,
@@ -179,7 +180,7 @@ async def answer(request: Request, ref: str) -> Response:
         approval = await deck.answer(
             ref,
             decision,
-            by="user:web",
+            by=actor_label(request, "web"),
             message=message,
             remember=GrantScope(scope) if always else None,
         )

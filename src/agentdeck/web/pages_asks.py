@@ -3,7 +3,7 @@
 A question is one card (``_ask.html``): who asks, whom it was put to (its
 orchestrator, or a person), the question, the time left before the worker goes
 on without an answer, and an answer box. Whoever it was put to, a person may
-answer it. The answer goes through ``Deck.answer_ask(..., by="user:web")``; the
+answer it. The answer goes through ``Deck.answer_ask(..., by="user:web:<user>")``; the
 streams (``pages_stream``) use ``ask_fragments`` to add new cards, turn answered
 ones over and refresh the count in the top bar, live.
 """
@@ -21,6 +21,7 @@ from agentdeck.core.asks import Ask, AskState
 from agentdeck.core.events import EventType, StoredEvent
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import AgentdeckError, InvalidState, NotFound
+from agentdeck.web.auth import actor_label
 from agentdeck.web.pages_actions import form_of
 from agentdeck.web.pages_approvals import PENDING_LIMIT, count_label, safe_next
 from agentdeck.web.pages_base import (
@@ -154,7 +155,7 @@ async def answer(request: Request, ref: str) -> Response:
         return form_error(request, f"an answer has at most {MAX_ANSWER_CHARS:,} characters", 400)
     conflict: str | None = None
     try:
-        ask = await deck.answer_ask(ref, text, by="user:web")
+        ask = await deck.answer_ask(ref, text, by=actor_label(request, "web"))
     except InvalidState:
         ask = await deck.ask(ref)
         conflict = f"Already {ask.state} by {ask.answered_by or 'nobody'}. Nothing changed."

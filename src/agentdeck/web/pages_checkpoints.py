@@ -10,6 +10,7 @@ from fastapi.responses import HTMLResponse, Response
 from agentdeck.core.agent import Agent
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import AgentdeckError, NotFound
+from agentdeck.web.auth import actor_label
 from agentdeck.web.pages_actions import form_of, redirect
 from agentdeck.web.pages_base import (
     agent_partial,
@@ -47,7 +48,7 @@ async def rewind_preview(request: Request, agent_id: str, to: int) -> HTMLRespon
     deck = deck_of(request)
     try:
         agent = await deck.get_agent(agent_id)
-        plan = await deck.runner.rewind(agent, to=to, dry_run=True, by="user:web")
+        plan = await deck.runner.rewind(agent, to=to, dry_run=True, by=actor_label(request, "web"))
     except NotFound as exc:
         return render("not_found.html", status_code=404, what=exc.message)
     except AgentdeckError as exc:
@@ -66,7 +67,7 @@ async def rewind_agent(request: Request, agent_id: str) -> Response:
         return form_error(request, "say which checkpoint to rewind to", htmx_status=200)
     try:
         agent = await deck.get_agent(agent_id)
-        await deck.runner.rewind(agent, to=to, by="user:web")
+        await deck.runner.rewind(agent, to=to, by=actor_label(request, "web"))
     except AgentdeckError as exc:
         return form_error(request, exc.message, htmx_status=200)
     return redirect(request, f"/agents/{agent.id}#agent-checkpoints")

@@ -14,6 +14,7 @@ from agentdeck.core.merge_queue import PENDING, MergeEntry
 from agentdeck.core.worktree import STRATEGIES, Strategy, Worktree
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import AgentdeckError
+from agentdeck.web.auth import actor_label
 from agentdeck.web.pages_actions import form_of, redirect
 from agentdeck.web.pages_base import agent_names, deck_of, form_error, render, render_text
 
@@ -57,7 +58,7 @@ async def merge_agent(request: Request, agent_id: str) -> Response:
             into=form.get("into", "").strip() or None,
             strategy=cast(Strategy, form.get("strategy", "merge")),  # the queue checks it
             test=form.get("test", "").strip() or None,
-            by="user:web",
+            by=actor_label(request, "web"),
             wait=False,
         )
     except AgentdeckError as exc:
@@ -68,7 +69,7 @@ async def merge_agent(request: Request, agent_id: str) -> Response:
 @router.post("/ui/merges/{ref}/cancel")
 async def cancel_merge(request: Request, ref: str) -> Response:
     try:
-        await deck_of(request).runner.merges.cancel(ref, by="user:web")
+        await deck_of(request).runner.merges.cancel(ref, by=actor_label(request, "web"))
     except AgentdeckError as exc:
         return form_error(request, exc.message, htmx_status=200)
     return redirect(request, "/merges")

@@ -17,6 +17,7 @@ from markupsafe import Markup
 from agentdeck.core.agent import Agent, AgentState
 from agentdeck.core.events import EventType, StoredEvent
 from agentdeck.core.summary import deck_summary, short, tool_summary
+from agentdeck.web.access import can_steer, current_principal
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATIC = Path(__file__).parent / "static"
@@ -233,6 +234,8 @@ def make_env() -> Environment:
         deck_summary=deck_summary,
         INLINE_OUTPUT_LIMIT=INLINE_OUTPUT_LIMIT,
         E=EventType,
+        whoami=current_principal,
+        can_steer=can_steer,
     )
     return env
 

@@ -292,7 +292,7 @@ def errors(*codes: int, **texts: str) -> dict[int | str, dict[str, object]]:
 ERROR_MEANINGS = {
     400: "Bad usage: what is wrong and what to do",
     401: "No token, or a wrong one",
-    403: "Refused: a cross-origin request, or the policy",
+    403: "Refused: a cross-origin request, a role short of what the call needs, or the policy",
     404: "Nothing with that id",
     409: "The state of what it acts on does not allow this now",
     421: "An unknown Host header",

@@ -1,0 +1,134 @@
+"""Who is behind a request: tokens and dashboard sessions resolved to a user and a
+role, cheaply, and ended at once when revoked or expired.
+
+A token proven once (scrypt, in the store) is remembered in memory by its
+fingerprint, so each later request costs one SHA-256 and a dict look-up.
+Revoking a token, or removing its user, through this service forgets it here
+and wakes whatever watches it (open event streams end). Dashboard sessions live
+in memory: a restart of the daemon asks for the token again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from dataclasses import dataclass, replace
+
+from agentdeck.core import token_hash
+from agentdeck.core.roles import Principal, Role, TokenInfo, User
+from agentdeck.store.users import UserStore
+
+NO_USER = "nobody"  # what a state-changing call records when it had no user
+
+
+@dataclass(frozen=True)
+class Session:
+    principal: Principal  # expires_at: the earlier of the session's and the token's end
+
+
+class Identity:
+    def __init__(self, users: UserStore, *, session_ttl: float) -> None:
+        self.users = users
+        self.session_ttl = session_ttl
+        self._proven: dict[str, Principal] = {}
+        self._sessions: dict[str, Session] = {}
+        self._ended: dict[str, asyncio.Event] = {}
+        self._ready = False
+        self._lock = asyncio.Lock()
+
+    async def bootstrap(self, file_token: str) -> User | None:
+        """Once per daemon: a deck without users gets ``admin`` owning the token file's token."""
+        async with self._lock:
+            if self._ready:
+                return None
+            made = await self.users.bootstrap(file_token)
+            self._ready = True
+            return made
+
+    # -- resolving ---------------------------------------------------------------
+
+    async def by_token(self, secret: str) -> Principal | None:
+        if not secret:
+            return None
+        now = time.time()
+        key = token_hash.fingerprint(secret)
+        known = self._proven.get(key)
+        if known is not None:
+            if known.valid(now):
+                return known
+            self._forget(known.token_id)
+            return None
+        found = await self.users.authenticate(secret)
+        if found is not None:
+            self._proven[key] = found
+        return found
+
+    def by_session(self, session_id: str) -> Principal | None:
+        session = self._sessions.get(session_id)
+        if session is None:
+            return None
+        if not session.principal.valid(time.time()):
+            del self._sessions[session_id]
+            return None
+        return session.principal
+
+    async def login(self, secret: str) -> tuple[str, Principal] | None:
+        """A new dashboard session for the token's user, or None for a bad token."""
+        principal = await self.by_token(secret)
+        if principal is None:
+            return None
+        ends = time.time() + self.session_ttl
+        if principal.expires_at is not None:
+            ends = min(ends, principal.expires_at)
+        principal = replace(principal, expires_at=ends)
+        session_id = secrets.token_urlsafe(32)
+        self._sessions[session_id] = Session(principal)
+        return session_id, principal
+
+    def logout(self, session_id: str) -> None:
+        self._sessions.pop(session_id, None)
+
+    # -- ending ------------------------------------------------------------------
+
+    async def ended(self, principal: Principal) -> None:
+        """Returns when the principal's token is revoked or its time is up."""
+        event = self._ended.setdefault(principal.token_id, asyncio.Event())
+        timeout = None if principal.expires_at is None else principal.expires_at - time.time()
+        if timeout is not None and timeout <= 0:
+            return
+        try:
+            async with asyncio.timeout(timeout):
+                await event.wait()
+        except TimeoutError:
+            return
+
+    def _forget(self, token_id: str) -> None:
+        for key in [k for k, p in self._proven.items() if p.token_id == token_id]:
+            del self._proven[key]
+        for sid in [s for s, v in self._sessions.items() if v.principal.token_id == token_id]:
+            del self._sessions[sid]
+        event = self._ended.pop(token_id, None)
+        if event is not None:
+            event.set()
+
+    # -- managing (admin) ----------------------------------------------------------
+
+    async def add_user(self, name: str, role: Role) -> User:
+        return await self.users.add_user(name, role)
+
+    async def remove_user(self, name: str) -> list[str]:
+        revoked = await self.users.remove_user(name)
+        for token_id in revoked:
+            self._forget(token_id)
+        return revoked
+
+    async def create_token(
+        self, user: str, *, name: str = "", expires_at: float | None = None
+    ) -> tuple[TokenInfo, str]:
+        return await self.users.create_token(user, name=name, expires_at=expires_at)
+
+    async def revoke_token(self, ref: str) -> TokenInfo:
+        info = await self.users.revoke_token(ref)
+        self._forget(info.id)
+        return info
