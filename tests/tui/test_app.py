@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import DataTable, Input, RichLog
+from textual.widgets import DataTable, Input
 
 from agentdeck.tui.app import DeckApp
 from agentdeck.tui.client import FeedState, FixedLocator, HomeLocator
+from agentdeck.tui.transcript import TranscriptView
 from tests.support.daemonproc import Daemon
 from tests.support.deckcli import deck, deck_env
 from tests.support.governance import ask_profile_and_scenario
@@ -46,7 +47,7 @@ def notices(app: DeckApp) -> list[str]:
 
 
 def transcript(app: DeckApp) -> str:
-    return "\n".join(line.text for line in app.query_one("#transcript", RichLog).lines)
+    return app.query_one("#transcript", TranscriptView).text
 
 
 async def test_live_table_inbox_answer_and_follow_up_at_80x24(

@@ -183,10 +183,14 @@ class DeckClient:
     async def last_event_id(self) -> int:
         return int((await self.call("GET", "/api/stats"))["last_event_id"])
 
-    async def events(self, agent_id: str, *, after: int = 0, limit: int = 5000) -> dict[str, Any]:
-        page: dict[str, Any] = await self.call(
-            "GET", "/api/events", params={"agent": agent_id, "after": after, "limit": limit}
-        )
+    async def events(
+        self, agent_id: str, *, after: int = 0, before: int | None = None, limit: int = 5000
+    ) -> dict[str, Any]:
+        """A page of one agent's log: after ``after``, or (with ``before``) the newest
+        ``limit`` events before it, whose ``next_before`` leads further back."""
+        params: dict[str, Any] = {"agent": agent_id, "limit": limit}
+        params.update({"before": before} if before is not None else {"after": after})
+        page: dict[str, Any] = await self.call("GET", "/api/events", params=params)
         return page
 
     async def approvals(self) -> list[dict[str, Any]]:
