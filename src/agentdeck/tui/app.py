@@ -25,6 +25,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 from agentdeck.errors import AgentdeckError
 from agentdeck.tui.board import SORTS, Board, Row, SortKey
 from agentdeck.tui.client import DaemonUnavailable, DeckClient, EventFeed, FeedState, Locator
+from agentdeck.tui.palette import DeckCommands
 from agentdeck.tui.render import alert_text, status_line
 from agentdeck.tui.screens import Confirm, Prompt
 from agentdeck.tui.tables import AgentTable, InboxTable
@@ -44,6 +45,7 @@ _INBOX_EVENTS = frozenset(
 
 class DeckApp(App[None]):
     TITLE = "agentdeck"
+    COMMANDS = App.COMMANDS | {DeckCommands}  # ctrl+p: the deck's commands (palette.py)
     CSS = """
     #status { height: 1; background: $panel; padding: 0 1; }
     #status.reconnecting { background: $warning; color: $text; }

@@ -238,6 +238,40 @@ class DeckClient:
         )
         return out
 
+    # -- the command palette's deck commands ---------------------------------------
+
+    async def templates(self) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = (await self.call("GET", "/api/templates"))["templates"]
+        return found
+
+    async def start(self, template: str, prompt: str) -> dict[str, Any]:
+        out: dict[str, Any] = await self.call(
+            "POST", "/api/agents", json={"prompt": prompt, "agent": template}
+        )
+        return out
+
+    async def diff(self, agent_id: str) -> dict[str, Any]:
+        out: dict[str, Any] = await self.call("GET", f"/api/agents/{agent_id}/diff")
+        return out
+
+    async def checkpoints(self, agent_id: str) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = (
+            await self.call("GET", f"/api/agents/{agent_id}/checkpoints")
+        )["checkpoints"]
+        return found
+
+    async def rewind(self, agent_id: str, to: int) -> dict[str, Any]:
+        out: dict[str, Any] = await self.call(
+            "POST", f"/api/agents/{agent_id}/rewind", json={"to": to}
+        )
+        return out
+
+    async def search_memory(self, query: str, limit: int = 20) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = (
+            await self.call("GET", "/api/memory/search", params={"q": query, "limit": limit})
+        )["hits"]
+        return found
+
 
 class FeedState(StrEnum):
     CONNECTING = "connecting"
