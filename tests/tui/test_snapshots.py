@@ -112,3 +112,11 @@ def test_kill_asks_first(snap_compare: Any) -> None:
         await pilot.press("k")
 
     assert snap_compare(DeckApp(Nowhere()), run_before=kill, terminal_size=(80, 24))
+
+
+def test_the_main_screen_in_a_light_terminal(snap_compare: Any) -> None:
+    async def light(pilot: Pilot[None]) -> None:
+        pilot.app.theme = "textual-light"
+        await fill(pilot)
+
+    assert snap_compare(DeckApp(Nowhere()), run_before=light, terminal_size=(100, 30))

@@ -106,19 +106,31 @@ def _result_note(result: dict[str, Any] | None) -> str:
     return f"[dim]{size:,} bytes[/]"
 
 
-def renderable(entry: Entry) -> RenderableType:
-    """What the pane draws for ``entry`` (its width is the pane's)."""
+# Colours that read on the theme's background: ANSI yellow and cyan are pale on a
+# light one (``transcript`` draws Markdown's inline code with ``MARKDOWN_STYLES``).
+TOOL_COLOUR = {True: "yellow", False: "#875f00"}
+MARKDOWN_STYLES = {
+    True: {"markdown.code": "bold cyan", "markdown.code_block": "cyan"},
+    False: {"markdown.code": "bold #005f87", "markdown.code_block": "#005f87"},
+}
+
+
+def renderable(entry: Entry, *, dark: bool = True) -> RenderableType:
+    """What the pane draws for ``entry`` (its width is the pane's), for a dark or a
+    light theme."""
     if entry.kind == "markdown":
-        return Markdown(entry.body, code_theme="ansi_dark", hyperlinks=False)
+        code_theme = "ansi_dark" if dark else "ansi_light"
+        return Markdown(entry.body, code_theme=code_theme, hyperlinks=False)
     if entry.kind == "line":
         return Text.from_markup(entry.body)
     summary = escape(tool_summary(entry.tool, entry.input))
+    colour = TOOL_COLOUR[dark]
     if not entry.expanded:
-        head = Text.from_markup(f"[yellow]▸ ⚙ {summary}[/]  {_result_note(entry.result)}")
+        head = Text.from_markup(f"[{colour}]▸ ⚙ {summary}[/]  {_result_note(entry.result)}")
         head.no_wrap, head.overflow = True, "ellipsis"
         return head
     parts: list[RenderableType] = [
-        Text.from_markup(f"[b yellow]▾ ⚙ {escape(entry.tool)}[/]  {_result_note(entry.result)}")
+        Text.from_markup(f"[b {colour}]▾ ⚙ {escape(entry.tool)}[/]  {_result_note(entry.result)}")
     ]
     shown = json.dumps(entry.input, indent=2, ensure_ascii=False).splitlines()
     if len(shown) > INPUT_LINES:

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
+from rich.theme import Theme
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
@@ -24,7 +25,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from agentdeck.tui.entries import Entry, adopt, entries_from, renderable
+from agentdeck.tui.entries import MARKDOWN_STYLES, Entry, adopt, entries_from, renderable
 
 MAX_ENTRIES = 1000
 
@@ -143,7 +144,9 @@ class TranscriptView(ScrollView, can_focus=True):
             return cached[1]
         console = self.app.console
         options = console.options.update_width(width)
-        segments = console.render(renderable(entry), options)
+        dark = self.app.current_theme.dark
+        with console.use_theme(Theme(MARKDOWN_STYLES[dark])):
+            segments = list(console.render(renderable(entry, dark=dark), options))
         lines = list(
             Segment.split_and_crop_lines(segments, width, pad=False, include_new_lines=False)
         )
@@ -173,6 +176,15 @@ class TranscriptView(ScrollView, can_focus=True):
     def _lines_of(self, count: int) -> int:
         """How many lines the first ``count`` entries take."""
         return next((i for i, owner in enumerate(self._owner) if owner >= count), len(self._owner))
+
+    def on_mount(self) -> None:
+        super().on_mount()  # type: ignore[no-untyped-call]  # Textual leaves it untyped
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._restyle())
+
+    def _restyle(self) -> None:
+        """Another theme: every entry is drawn again in its colours."""
+        self._strips.clear()
+        self._relayout()
 
     def on_resize(self, event: events.Resize) -> None:
         if self._content_width() != self._width:
