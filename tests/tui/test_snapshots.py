@@ -120,3 +120,20 @@ def test_the_main_screen_in_a_light_terminal(snap_compare: Any) -> None:
         await fill(pilot)
 
     assert snap_compare(DeckApp(Nowhere()), run_before=light, terminal_size=(100, 30))
+
+
+def test_the_readme_screenshot_is_the_current_main_screen() -> None:
+    """``docs/tui.svg`` is what ``scripts/tui_screenshot.py`` draws from this file's data."""
+    import asyncio
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(root / "scripts"))
+    try:
+        from tui_screenshot import OUT, screenshot
+    finally:
+        sys.path.pop(0)
+    assert OUT.read_text() == asyncio.run(screenshot()), (
+        "docs/tui.svg is stale: run `python scripts/tui_screenshot.py`"
+    )
