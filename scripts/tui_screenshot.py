@@ -19,9 +19,10 @@ SIZE = (100, 30)
 
 async def screenshot() -> str:
     sys.path.insert(0, str(ROOT))
+    from tests.tui.test_snapshots import Nowhere, fill
+
     from agentdeck.tui.app import DeckApp
     from agentdeck.tui.client import FeedState
-    from tests.tui.test_snapshots import Nowhere, fill
 
     app = DeckApp(Nowhere())
     async with app.run_test(size=SIZE) as pilot:
@@ -37,7 +38,7 @@ async def screenshot() -> str:
 
 def main() -> None:
     OUT.write_text(asyncio.run(screenshot()))
-    print(f"wrote {OUT.relative_to(ROOT)}")
+    sys.stdout.write(f"wrote {OUT.relative_to(ROOT)}\n")
 
 
 if __name__ == "__main__":
