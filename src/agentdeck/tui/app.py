@@ -96,6 +96,7 @@ class DeckApp(App[None]):
         self._flush_due = False
         self._last_flush = 0.0
         self._redraw = False
+        self._status_text = ""
         self._transcript_upto = 0
         self._transcript_loading = False
         self._transcript_buffer: list[dict[str, Any]] = []
@@ -248,7 +249,9 @@ class DeckApp(App[None]):
             pending=len(self.inbox), sort=self.sort, filter_text=self.filter_text,
             problem=self.feed_problem if state is FeedState.RECONNECTING else None,
         )  # fmt: skip
-        status.update(text)
+        if text != self._status_text:  # an update lays the screen out again: only if new
+            self._status_text = text
+            status.update(text)
         status.set_class(state is FeedState.RECONNECTING, "reconnecting")
 
     def _schedule_flush(self) -> None:
@@ -278,7 +281,10 @@ class DeckApp(App[None]):
         if not self._redraw and not self._dirty:
             return
         self._last_flush = time.monotonic()
-        order = list(self.board.ordered(self.filter_text, self.sort))
+        # The order changes with a new row (a redraw), or with a changed row under a
+        # filter or an order by state or cost; else the changed rows are drawn in place.
+        moves = self._redraw or bool(self.filter_text) or self.sort in ("state", "cost")
+        order = list(self.board.ordered(self.filter_text, self.sort)) if moves else None
         self._main("#agents", AgentTable).draw(
             self.board, order, self._dirty, whole=self._redraw, selected=self.selected
         )

@@ -108,6 +108,7 @@ def _result_note(result: dict[str, Any] | None) -> str:
 
 # Colours that read on the theme's background: ANSI yellow and cyan are pale on a
 # light one (``transcript`` draws Markdown's inline code with ``MARKDOWN_STYLES``).
+_MARKUP = frozenset("*_`#[]<>|~-+=!\n\\")  # text without these reads the same unparsed
 TOOL_COLOUR = {True: "yellow", False: "#875f00"}
 MARKDOWN_STYLES = {
     True: {"markdown.code": "bold cyan", "markdown.code_block": "cyan"},
@@ -119,6 +120,8 @@ def renderable(entry: Entry, *, dark: bool = True) -> RenderableType:
     """What the pane draws for ``entry`` (its width is the pane's), for a dark or a
     light theme."""
     if entry.kind == "markdown":
+        if not _MARKUP.intersection(entry.body):  # plain prose: no parser needed
+            return Text(entry.body)
         code_theme = "ansi_dark" if dark else "ansi_light"
         return Markdown(entry.body, code_theme=code_theme, hyperlinks=False)
     if entry.kind == "line":
