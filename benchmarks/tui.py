@@ -207,7 +207,8 @@ async def run(args: argparse.Namespace) -> None:
         notes_path = Path(tmp) / "tui-notes"
         argv = [sys.executable, __file__, "--child", "--url", url, "--token", token,
                 "--out", str(notes_path), "--agents", str(args.agents), "--long", long,
-                "--pages", str(args.pages)]  # fmt: skip
+                "--pages", str(args.pages),
+                *(["--profile", args.profile] if args.profile else [])]  # fmt: skip
         tui = subprocess.Popen(argv)  # noqa: ASYNC220  # returns at once
         try:
             ready = await _until(
@@ -294,8 +295,11 @@ async def run(args: argparse.Namespace) -> None:
                 f"{after:.0f} MiB"
             )
         finally:
-            tui.terminate()
-            await asyncio.to_thread(tui.wait, 30)
+            try:  # it ends by itself once it has opened the transcript
+                await asyncio.to_thread(tui.wait, 30)
+            except subprocess.TimeoutExpired:
+                tui.terminate()
+                await asyncio.to_thread(tui.wait, 30)
             close_streams(app.state)
             server.should_exit = True
             await serving
@@ -314,7 +318,15 @@ def main() -> None:
     parser.add_argument("--token", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     parser.add_argument("--long", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--profile", metavar="FILE", help="cProfile the TUI process into FILE (pstats)"
+    )
     args = parser.parse_args()
+    if args.child and args.profile:
+        import cProfile
+
+        cProfile.runctx("asyncio.run(child(args))", globals(), {"args": args}, args.profile)
+        return
     asyncio.run(child(args) if args.child else run(args))
 
 

@@ -88,12 +88,19 @@ class AgentTable(DataTable[Any]):
             for i, ((_, key), value) in enumerate(zip(COLUMNS, values, strict=True)):
                 if i < len(before) and before[i] == value:
                     continue  # only the cells that changed (a cost event: one cell)
-                # Only a wider value widens its column: a narrower one would
-                # make DataTable measure the whole column again (every row).
-                width = value.cell_len if isinstance(value, Text) else cell_len(value)
-                wider = width > self.columns[ColumnKey(key)].content_width
-                self.update_cell(agent_id, key, value, update_width=wider)
+                self._widen(key, value.cell_len if isinstance(value, Text) else cell_len(value))
+                self.update_cell(agent_id, key, value)
             self.drawn[agent_id] = values
+
+    def _widen(self, key: str, width: int) -> None:
+        """A column only ever widens, to the widest value put in it. Not
+        ``update_cell(update_width=True)``: DataTable then measures the whole column
+        again (every row) for each marked cell narrower than the widest, which under a
+        stream of growing costs was most of the TUI's time."""
+        column = self.columns[ColumnKey(key)]
+        if width > column.content_width:
+            column.content_width = width
+            self._require_update_dimensions = True  # DataTable's: lay the columns out again
 
     def tick_ages(self, board: Board) -> None:
         for agent_id in self.shown:
