@@ -110,6 +110,8 @@ class TranscriptView(ScrollView, can_focus=True):
             return
         shown = adopt(calls, self.entries) if calls else self.entries
         if len(shown) != len(self.entries):
+            kept = {id(e) for e in shown}
+            self._forget([e for e in self.entries if id(e) not in kept])  # adopted results
             self.cursor = None
         self.entries = new + shown
         self.cursor = None if self.cursor is None else self.cursor + len(new)
