@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import DataTable, Input, RichLog
+from textual.command import CommandPalette
+from textual.widgets import DataTable, Input
 
 from agentdeck.tui.app import DeckApp
 from agentdeck.tui.client import FeedState, FixedLocator, HomeLocator
+from agentdeck.tui.transcript import TranscriptView
 from tests.support.daemonproc import Daemon
 from tests.support.deckcli import deck, deck_env
 from tests.support.governance import ask_profile_and_scenario
@@ -35,7 +37,7 @@ class BellCountingApp(DeckApp):
 
 
 def cell(app: DeckApp, agent_id: str, column: str) -> str:
-    table = app.query_one("#agents", DataTable)
+    table = app.screen_stack[0].query_one("#agents", DataTable)  # even under a dialog
     if agent_id not in {key.value for key in table.rows}:
         return ""
     return str(table.get_cell(agent_id, column))
@@ -46,7 +48,7 @@ def notices(app: DeckApp) -> list[str]:
 
 
 def transcript(app: DeckApp) -> str:
-    return "\n".join(line.text for line in app.query_one("#transcript", RichLog).lines)
+    return app.screen_stack[0].query_one("#transcript", TranscriptView).text
 
 
 async def test_live_table_inbox_answer_and_follow_up_at_80x24(
@@ -66,6 +68,10 @@ async def test_live_table_inbox_answer_and_follow_up_at_80x24(
         )
         assert created.status_code == 201, created.text
         agent_id = created.json()["id"]
+        # The user is elsewhere in the app (the command palette): the approval still
+        # rings and shows its notice there.
+        await pilot.press("ctrl+p")
+        assert isinstance(app.screen, CommandPalette)
 
         # The row appears from the event stream and follows the agent's state.
         await eventually(
@@ -79,13 +85,15 @@ async def test_live_table_inbox_answer_and_follow_up_at_80x24(
         # The approval is in the inbox with its keys on screen, and it rang.
         await eventually(lambda: _true(len(app.inbox) == 1), what="the approval in the inbox")
         assert app.inbox[0]["tool"] == "Bash" and app.inbox[0]["agent_id"] == agent_id
-        title = str(app.query_one("#inbox-title").render())
+        title = str(app.screen_stack[0].query_one("#inbox-title").render())
         assert "1 pending" in title and "allow" in title
         await eventually(
             lambda: _true(any("maker asks to run Bash(touch made.txt)" in n for n in notices(app))),
             what="a notice",
         )
         assert app.bells == 1
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press("escape")
         await pilot.pause()  # the inbox's rows laid out
 
         # Everything fits in 80x24: each pane has room and nothing falls off screen.

@@ -13,10 +13,11 @@ import time
 from typing import Any
 
 from textual.pilot import Pilot
-from textual.widgets import Input, RichLog
+from textual.widgets import Input
 
 from agentdeck.tui.app import DeckApp
 from agentdeck.tui.client import DaemonUnavailable, Endpoint
+from agentdeck.tui.transcript import TranscriptView
 
 AGE = 42.3  # seconds: every agent is "42s" old on screen
 
@@ -51,13 +52,16 @@ def agents(now: float) -> list[dict[str, Any]]:
 
 TRANSCRIPT = [
     ("agent_spawned", {"name": "fixer", "spec": {"prompt": "fix the failing test"}}),
-    ("assistant_text", {"text": "Let me run the tests first."}),
-    ("tool_called", {"tool": "Bash", "input": {"command": "python3 -m pytest -q"}}),
-    ("tool_returned", {"output": "1 failed, 3 passed in 0.12s", "size": 27}),
-    ("tool_called", {"tool": "Read", "input": {"file_path": "calc.py"}}),
-    ("tool_returned", {"output": "def add(a, b):\n    return a - b\n", "size": 31}),
+    ("assistant_text", {"text": "Let me run the **tests** first, then read `calc.py`."}),
+    ("tool_called", {"tool": "Bash", "tool_use_id": "t1",
+                     "input": {"command": "python3 -m pytest -q"}}),
+    ("tool_returned", {"tool_use_id": "t1", "output": "1 failed, 3 passed in 0.12s", "size": 27}),
+    ("tool_called", {"tool": "Read", "tool_use_id": "t2", "input": {"file_path": "calc.py"}}),
+    ("tool_returned", {"tool_use_id": "t2", "output": "def add(a, b):\n    return a - b\n",
+                       "size": 31}),
+    ("assistant_text", {"text": "The bug:\n\n- `add` *subtracts*\n- the fix is one character"}),
     ("permission_requested", {"tool": "Bash", "input": {"command": "git commit -am fix"}}),
-]
+]  # fmt: skip
 
 INBOX = [
     {"box": "approval", "id": "apr1", "agent_id": "fixr0004", "tool": "Bash",
@@ -74,7 +78,7 @@ async def fill(pilot: Pilot[None]) -> None:
     app.selected = "fixr0004"  # as if picked: no transcript read (no daemon to read it from)
     app._redraw = True
     app._flush_board()
-    app.query_one("#transcript", RichLog).clear()
+    app.query_one("#transcript", TranscriptView).reset()
     for i, (kind, data) in enumerate(TRANSCRIPT, start=1):
         app._write_transcript({"id": i, "agent_id": "fixr0004", "type": kind, "data": data})
     app.inbox = INBOX
@@ -108,3 +112,28 @@ def test_kill_asks_first(snap_compare: Any) -> None:
         await pilot.press("k")
 
     assert snap_compare(DeckApp(Nowhere()), run_before=kill, terminal_size=(80, 24))
+
+
+def test_the_main_screen_in_a_light_terminal(snap_compare: Any) -> None:
+    async def light(pilot: Pilot[None]) -> None:
+        pilot.app.theme = "textual-light"
+        await fill(pilot)
+
+    assert snap_compare(DeckApp(Nowhere()), run_before=light, terminal_size=(100, 30))
+
+
+def test_the_readme_screenshot_is_the_current_main_screen() -> None:
+    """``docs/tui.svg`` is what ``scripts/tui_screenshot.py`` draws from this file's data."""
+    import asyncio
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(root / "scripts"))
+    try:
+        from tui_screenshot import OUT, screenshot
+    finally:
+        sys.path.pop(0)
+    assert OUT.read_text() == asyncio.run(screenshot()), (
+        "docs/tui.svg is stale: run `python scripts/tui_screenshot.py`"
+    )

@@ -112,6 +112,39 @@ async def test_events_page_through_the_log(daemon: RunningDaemon, api: httpx.Asy
     assert only_a["events"][-1] == log[[e.id for e in log].index(only_a["next_after"])].to_dict()
 
 
+async def test_events_page_backwards_from_the_end(
+    daemon: RunningDaemon, api: httpx.AsyncClient
+) -> None:
+    a = await seed(daemon, "talker", AgentState.IDLE)
+    b = await seed(daemon, "other", AgentState.IDLE)
+    await say(daemon, a, 30)
+    await say(daemon, b, 10)
+    log = [e.id for e in await daemon.deck.store.read(limit=10_000) if e.agent_id == a.id]
+
+    # The newest page first (oldest first within it), then older pages until none is left.
+    before = (await daemon.deck.store.last_event_id()) + 1
+    pages: list[list[int]] = []
+    while before is not None:
+        page = (
+            await api.get("/api/events", params={"agent": a.id, "before": before, "limit": 7})
+        ).json()
+        ids = [e["id"] for e in page["events"]]
+        assert ids == sorted(ids) and len(ids) <= 7 and all(i < before for i in ids)
+        pages.append(ids)
+        before = page["next_before"]
+    assert pages[0] == log[-7:]
+    assert [i for page in reversed(pages) for i in page] == log
+    assert len(pages[-1]) == len(log) % 7 or len(log) % 7 == 0
+
+    # Forward pages never say there is an older one; both directions at once is refused.
+    forward = (await api.get("/api/events", params={"agent": a.id, "limit": 3})).json()
+    assert forward["next_before"] is None
+    r = await api.get("/api/events", params={"after": 3, "before": 9})
+    assert r.status_code == 400 and "not both" in r.json()["error"]["message"]
+    r = await api.get("/api/events", params={"before": 0})
+    assert r.status_code == 422 and "before" in r.json()["error"]["message"]
+
+
 async def test_stats(daemon: RunningDaemon, api: httpx.AsyncClient) -> None:
     await seed(daemon, "one", AgentState.DONE, cost=0.25, tokens=100)
     await seed(daemon, "two", AgentState.DONE, cost=0.5, tokens=20)

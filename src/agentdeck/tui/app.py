@@ -12,25 +12,24 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from functools import partial
 from typing import Any, ClassVar, TypeVar
 
-from rich.markup import escape
-from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widget import Widget
-from textual.widgets import DataTable, Footer, Input, RichLog, Static
+from textual.widgets import DataTable, Footer, Input, Static
 
 from agentdeck.errors import AgentdeckError
 from agentdeck.tui.board import SORTS, Board, Row, SortKey
 from agentdeck.tui.client import DaemonUnavailable, DeckClient, EventFeed, FeedState, Locator
-from agentdeck.tui.render import alert_text, status_line, transcript_line
+from agentdeck.tui.palette import DeckCommands
+from agentdeck.tui.render import alert_text, status_line
 from agentdeck.tui.screens import Confirm, Prompt
 from agentdeck.tui.tables import AgentTable, InboxTable
+from agentdeck.tui.transcript import TranscriptView
 
 logger = logging.getLogger(__name__)
 W = TypeVar("W", bound=Widget)
@@ -38,8 +37,7 @@ W = TypeVar("W", bound=Widget)
 FLUSH_SECONDS = 0.1  # the slow tick: stale rows refetched, filter and sort redrawn
 FLUSH_GAP = 0.02  # a changed row is redrawn at once, but at most this often (batching)
 AGE_SECONDS = 5.0  # how often the age column moves on
-TRANSCRIPT_LINES = 5000  # the transcript pane keeps this many lines (bounded memory)
-TRANSCRIPT_PAGE = 5000
+TRANSCRIPT_PAGE = 200  # events read at a time: the newest page first, older on scroll-up
 _INBOX_EVENTS = frozenset(
     {"permission_requested", "permission_resolved", "question_asked", "question_answered"}
 )
@@ -47,6 +45,7 @@ _INBOX_EVENTS = frozenset(
 
 class DeckApp(App[None]):
     TITLE = "agentdeck"
+    COMMANDS = App.COMMANDS | {DeckCommands}  # ctrl+p: the deck's commands (palette.py)
     CSS = """
     #status { height: 1; background: $panel; padding: 0 1; }
     #status.reconnecting { background: $warning; color: $text; }
@@ -61,6 +60,7 @@ class DeckApp(App[None]):
         Binding("slash", "filter", "filter"),
         Binding("s", "sort", "sort"),
         Binding("m", "message", "message"),
+        Binding("t", "transcript", "transcript", show=False),  # said on the pane's border
         # The deciding keys are on the inbox's title line, beside what they decide.
         Binding("a", "allow", "allow", show=False),
         Binding("A", "allow_always", "always", show=False),
@@ -96,6 +96,7 @@ class DeckApp(App[None]):
         self._flush_due = False
         self._last_flush = 0.0
         self._redraw = False
+        self._status_text = ""
         self._transcript_upto = 0
         self._transcript_loading = False
         self._transcript_buffer: list[dict[str, Any]] = []
@@ -115,7 +116,9 @@ class DeckApp(App[None]):
         yield Static("connecting…", id="status")
         yield AgentTable(id="agents")
         yield Input(placeholder="filter agents (Enter keeps it, Esc clears)", id="filter")
-        yield RichLog(id="transcript", wrap=True, markup=True, max_lines=TRANSCRIPT_LINES)
+        transcript = TranscriptView(id="transcript")
+        transcript.border_title = "transcript  [b]t[/] go in  [b]⏎[/] open a call  [b]\\[ ][/] page"
+        yield transcript
         yield Static("inbox: nothing pending", id="inbox-title")
         yield InboxTable(id="inbox")
         yield Input(placeholder="m: message the selected agent", id="message", compact=True)
@@ -246,7 +249,9 @@ class DeckApp(App[None]):
             pending=len(self.inbox), sort=self.sort, filter_text=self.filter_text,
             problem=self.feed_problem if state is FeedState.RECONNECTING else None,
         )  # fmt: skip
-        status.update(text)
+        if text != self._status_text:  # an update lays the screen out again: only if new
+            self._status_text = text
+            status.update(text)
         status.set_class(state is FeedState.RECONNECTING, "reconnecting")
 
     def _schedule_flush(self) -> None:
@@ -276,7 +281,10 @@ class DeckApp(App[None]):
         if not self._redraw and not self._dirty:
             return
         self._last_flush = time.monotonic()
-        order = list(self.board.ordered(self.filter_text, self.sort))
+        # The order changes with a new row (a redraw), or with a changed row under a
+        # filter or an order by state or cost; else the changed rows are drawn in place.
+        moves = self._redraw or bool(self.filter_text) or self.sort in ("state", "cost")
+        order = list(self.board.ordered(self.filter_text, self.sort)) if moves else None
         self._main("#agents", AgentTable).draw(
             self.board, order, self._dirty, whole=self._redraw, selected=self.selected
         )
@@ -315,42 +323,60 @@ class DeckApp(App[None]):
         row = self.board.rows.get(agent_id)
         message = self._main("#message", Input)
         message.placeholder = f"m: message {row.name if row else agent_id}"
-        log = self._main("#transcript", RichLog)
-        log.clear()
+        self._open_tail(agent_id)
+
+    def _open_tail(self, agent_id: str) -> None:
+        self._main("#transcript", TranscriptView).reset()
         self._transcript_upto = 0
         self._transcript_loading = True
         self._transcript_buffer = []
         self._spawn(partial(self._load_transcript, agent_id), group="transcript", exclusive=True)
 
     async def _load_transcript(self, agent_id: str) -> None:
-        """Read the agent's log in pages; only its last lines are drawn (the pane
-        keeps no more), so a long log costs reading, not drawing."""
-        after = 0
-        tail: deque[str] = deque(maxlen=TRANSCRIPT_LINES)
-        log = self._main("#transcript", RichLog)
+        """Read the newest page of the agent's log (older pages come on scroll-up), so
+        a long log opens as fast as a short one."""
+        view = self._main("#transcript", TranscriptView)
+        events: list[dict[str, Any]] = []
+        older: int | None = None
         try:
-            while True:
-                page = await self.client.events(agent_id, after=after, limit=TRANSCRIPT_PAGE)
-                if self.selected != agent_id:
-                    return
-                for event in page["events"]:
-                    self._transcript_upto = max(self._transcript_upto, int(event["id"]))
-                    if (line := transcript_line(event)) is not None:
-                        tail.append(line)
-                if len(page["events"]) < TRANSCRIPT_PAGE:
-                    break
-                after = int(page["next_after"])
+            # Up to where the stream is: what comes after arrives through it.
+            before = (self.feed.position if self.feed else await self.client.last_event_id()) + 1
+            page = await self.client.events(agent_id, before=before, limit=TRANSCRIPT_PAGE)
+            events, older = page["events"], page.get("next_before")
         except AgentdeckError as exc:
-            tail.append(f"[red]could not read the transcript: {escape(exc.message)}[/]")
+            self.notify(f"could not read the transcript: {exc.message}", severity="error")
         finally:
             if self.selected == agent_id and self.is_running:
-                for line in tail:
-                    log.write(Text.from_markup(line), scroll_end=False)
-                log.scroll_end(animate=False)
+                self._transcript_upto = max([self._transcript_upto, *(e["id"] for e in events)])
+                view.append(events)
+                view.older, view.fetching = older, False
                 self._transcript_loading = False
                 buffered, self._transcript_buffer = self._transcript_buffer, []
                 for event in buffered:
                     self._write_transcript(event)
+
+    @on(TranscriptView.NeedOlder)
+    def _need_older(self, message: TranscriptView.NeedOlder) -> None:
+        if self.selected is not None:
+            work = partial(self._load_older, self.selected, message.before)
+            self._spawn(work, group="transcript-older", exclusive=True)
+
+    @on(TranscriptView.NeedTail)
+    def _need_tail(self) -> None:
+        if self.selected is not None:
+            self._open_tail(self.selected)
+
+    async def _load_older(self, agent_id: str, before: int) -> None:
+        view = self._main("#transcript", TranscriptView)
+        try:
+            page = await self.client.events(agent_id, before=before, limit=TRANSCRIPT_PAGE)
+        except AgentdeckError as exc:
+            self.notify(f"could not read older events: {exc.message}", severity="error")
+            view.fetching = False
+            return
+        if self.selected == agent_id and self.is_running:
+            view.prepend(page["events"], page.get("next_before"))
+            view.fetching = False
 
     def _write_transcript(self, event: dict[str, Any]) -> None:
         if not self.is_running:  # shutting down: the widgets are going
@@ -359,9 +385,7 @@ class DeckApp(App[None]):
         if event_id <= self._transcript_upto:
             return
         self._transcript_upto = event_id
-        line = transcript_line(event)
-        if line is not None:
-            self._main("#transcript", RichLog).write(Text.from_markup(line))
+        self._main("#transcript", TranscriptView).append([event])
 
     # -- actions ----------------------------------------------------------------------
 
@@ -421,6 +445,10 @@ class DeckApp(App[None]):
             box.value = ""
             box.remove_class("shown")
         self._main("#agents", DataTable).focus()
+
+    def action_transcript(self) -> None:
+        """Into the transcript: up/down pick an entry, Enter opens a tool call."""
+        self._main("#transcript", TranscriptView).focus()
 
     def action_message(self) -> None:
         if self._selected_row() is not None:

@@ -183,10 +183,14 @@ class DeckClient:
     async def last_event_id(self) -> int:
         return int((await self.call("GET", "/api/stats"))["last_event_id"])
 
-    async def events(self, agent_id: str, *, after: int = 0, limit: int = 5000) -> dict[str, Any]:
-        page: dict[str, Any] = await self.call(
-            "GET", "/api/events", params={"agent": agent_id, "after": after, "limit": limit}
-        )
+    async def events(
+        self, agent_id: str, *, after: int = 0, before: int | None = None, limit: int = 5000
+    ) -> dict[str, Any]:
+        """A page of one agent's log: after ``after``, or (with ``before``) the newest
+        ``limit`` events before it, whose ``next_before`` leads further back."""
+        params: dict[str, Any] = {"agent": agent_id, "limit": limit}
+        params.update({"before": before} if before is not None else {"after": after})
+        page: dict[str, Any] = await self.call("GET", "/api/events", params=params)
         return page
 
     async def approvals(self) -> list[dict[str, Any]]:
@@ -233,6 +237,40 @@ class DeckClient:
             "POST", f"/api/asks/{ask_id}", json={"answer": answer}
         )
         return out
+
+    # -- the command palette's deck commands ---------------------------------------
+
+    async def templates(self) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = (await self.call("GET", "/api/templates"))["templates"]
+        return found
+
+    async def start(self, template: str, prompt: str) -> dict[str, Any]:
+        out: dict[str, Any] = await self.call(
+            "POST", "/api/agents", json={"prompt": prompt, "agent": template}
+        )
+        return out
+
+    async def diff(self, agent_id: str) -> dict[str, Any]:
+        out: dict[str, Any] = await self.call("GET", f"/api/agents/{agent_id}/diff")
+        return out
+
+    async def checkpoints(self, agent_id: str) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = (
+            await self.call("GET", f"/api/agents/{agent_id}/checkpoints")
+        )["checkpoints"]
+        return found
+
+    async def rewind(self, agent_id: str, to: int) -> dict[str, Any]:
+        out: dict[str, Any] = await self.call(
+            "POST", f"/api/agents/{agent_id}/rewind", json={"to": to}
+        )
+        return out
+
+    async def search_memory(self, query: str, limit: int = 20) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = (
+            await self.call("GET", "/api/memory/search", params={"q": query, "limit": limit})
+        )["hits"]
+        return found
 
 
 class FeedState(StrEnum):

@@ -99,11 +99,14 @@ def status_line(
     state: str, where: str, *, agents: int, pending: int, sort: str | None,
     filter_text: str, problem: str | None,
 ) -> str:  # fmt: skip
-    """The top line (markup): the stream's state, where the daemon is, the counts."""
-    mark = {"live": "[green]●[/]", "connecting": "[yellow]○[/]"}.get(state, "[red]○[/]")
+    """The top line (markup): the stream's state, where the daemon is, the counts.
+    Reconnecting, the line is drawn on the warning colour: no colours of its own
+    there (magenta or red on orange is hard to read in any theme), bold only."""
+    plain = state not in ("live", "connecting")
+    mark = {"live": "[green]●[/]", "connecting": "[yellow]○[/]"}.get(state, "[b]○[/]")
     text = f"{mark} {state}  {where}  agents {agents}"
     if pending:
-        text += f"  [b magenta]pending {pending}[/]"
+        text += f"  [b]pending {pending}[/]" if plain else f"  [b magenta]pending {pending}[/]"
     if sort:
         text += f"  sort: {sort}"
     if filter_text:

@@ -55,42 +55,63 @@ class AgentTable(DataTable[Any]):
     def __init__(self, **kw: Any) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kw)
         self.shown: list[str] = []
+        self.depths: dict[str, int] = {}  # of the rows shown
+        self.drawn: dict[str, tuple[Any, ...]] = {}  # the cells shown, per row
 
     def on_mount(self) -> None:
         for label, key in COLUMNS:
             self.add_column(label, key=key)
 
     def draw(
-        self, board: Board, order: list[tuple[Row, int]], dirty: set[str], *,
+        self, board: Board, order: list[tuple[Row, int]] | None, dirty: set[str], *,
         whole: bool, selected: str | None,
     ) -> None:  # fmt: skip
         """Draw ``order``: every row if ``whole`` or the order changed, else the
-        ``dirty`` ones in place."""
-        ids = [row.id for row, _ in order]
-        if whole or ids != self.shown:
+        ``dirty`` ones in place (``order`` None: the caller knows it has not changed)."""
+        ids = self.shown if order is None else [row.id for row, _ in order]
+        if order is not None and (whole or ids != self.shown):
             self.clear()
+            self.depths, self.drawn = {}, {}
             for row, depth in order:
-                self.add_row(*cells(row, depth), key=row.id)
+                values = cells(row, depth)
+                self.add_row(*values, key=row.id)
+                self.depths[row.id], self.drawn[row.id] = depth, values
             self.shown = ids
             if selected in ids:
                 self.move_cursor(row=ids.index(selected), animate=False)
             return
-        depths = dict((row.id, depth) for row, depth in order)
         for agent_id in dirty:
-            if agent_id in depths:
-                values = cells(board.rows[agent_id], depths[agent_id])
-                for (_, key), value in zip(COLUMNS, values, strict=True):
-                    # Only a wider value widens its column: a narrower one would
-                    # make DataTable measure the whole column again (every row).
-                    width = value.cell_len if isinstance(value, Text) else cell_len(value)
-                    wider = width > self.columns[ColumnKey(key)].content_width
-                    self.update_cell(agent_id, key, value, update_width=wider)
+            if agent_id not in self.depths or agent_id not in board.rows:
+                continue
+            values = cells(board.rows[agent_id], self.depths[agent_id])
+            before = self.drawn.get(agent_id, ())
+            for i, ((_, key), value) in enumerate(zip(COLUMNS, values, strict=True)):
+                if i < len(before) and before[i] == value:
+                    continue  # only the cells that changed (a cost event: one cell)
+                self._widen(key, value.cell_len if isinstance(value, Text) else cell_len(value))
+                self.update_cell(agent_id, key, value)
+            self.drawn[agent_id] = values
+
+    def _widen(self, key: str, width: int) -> None:
+        """A column only ever widens, to the widest value put in it. Not
+        ``update_cell(update_width=True)``: DataTable then measures the whole column
+        again (every row) for each marked cell narrower than the widest, which under a
+        stream of growing costs was most of the TUI's time."""
+        column = self.columns[ColumnKey(key)]
+        if width > column.content_width:
+            column.content_width = width
+            self._require_update_dimensions = True  # DataTable's: lay the columns out again
 
     def tick_ages(self, board: Board) -> None:
         for agent_id in self.shown:
             row = board.rows.get(agent_id)
-            if row is not None:
-                self.update_cell(agent_id, "age", age(row.created_at))
+            drawn = self.drawn.get(agent_id)
+            if row is None or drawn is None:
+                continue
+            shown = age(row.created_at)
+            if shown != drawn[-1]:  # most ages move on rarely ("3h")
+                self.update_cell(agent_id, "age", shown)
+                self.drawn[agent_id] = (*drawn[:-1], shown)
 
 
 class InboxTable(DataTable[Any]):

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Path, Query, Request, status
 
 from agentdeck.core.agent import AgentState
 from agentdeck.daemon.deck import Deck
+from agentdeck.errors import UsageError
 from agentdeck.web.members import audit_member_act
 from agentdeck.web.schemas import (
     MAX_AGENT_PAGE,
@@ -225,11 +226,32 @@ async def archive(request: Request, ref: AgentRef, body: ArchiveIn | None = None
 async def events(
     request: Request,
     after: Annotated[int, Query(ge=0, description="Events with a larger id.")] = 0,
+    before: Annotated[
+        int | None,
+        Query(
+            ge=1,
+            description="Instead of `after`: the newest `limit` events with a smaller id "
+            "(still oldest first), to page backwards from the end of a long log.",
+        ),
+    ] = None,
     agent: Annotated[str | None, Query(description="Only this agent's events.")] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_EVENT_PAGE)] = 1000,
 ) -> EventPage:
+    if before is not None and after:
+        raise UsageError(
+            "give `after` or `before`, not both", hint="`before` pages backwards, `after` forwards"
+        )
     deck = _deck(request)
     agent_id = (await deck.get_agent(agent)).id if agent else None
+    if before is not None:
+        # One more than asked says whether anything older is left.
+        older = await deck.store.read_tail(agent_id=agent_id, before=before, limit=limit + 1)
+        more, found = len(older) > limit, older[-limit:]
+        return EventPage(
+            events=[EventOut.of(e) for e in found],
+            next_after=found[-1].id if found else before - 1,
+            next_before=found[0].id if more and found else None,
+        )
     found = await deck.events(after=after, agent_id=agent_id, limit=limit)
     return EventPage(
         events=[EventOut.of(e) for e in found],

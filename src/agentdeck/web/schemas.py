@@ -236,6 +236,11 @@ class EventPage(BaseModel):
         description="Pass as ?after= for the next page: the last id here, or the given "
         "`after` when there was nothing new."
     )
+    next_before: int | None = Field(
+        default=None,
+        description="With `before`: pass as ?before= for the next older page; null when "
+        "no older event is left (always null without `before`).",
+    )
 
 
 class StatsOut(BaseModel):

@@ -1,0 +1,188 @@
+"""The deck's commands in Textual's command palette (ctrl+p): start an agent from a
+template, the diff of the selected agent's worktree, rewind it to a checkpoint,
+search memory. Each reads the daemon when the palette opens (``startup``), so it
+offers only what exists: the templates there are, the selected agent's checkpoints.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.console import Group
+from rich.markup import escape
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Label, Static
+
+from agentdeck.errors import AgentdeckError
+from agentdeck.tui.screens import Confirm, Prompt
+
+if TYPE_CHECKING:
+    from agentdeck.tui.app import DeckApp
+
+logger = logging.getLogger(__name__)
+
+Command = tuple[str, Callable[[], None], str]  # what the palette shows, what it does, help
+
+
+class Reading(ModalScreen[None]):
+    """Something to read (a diff, search hits), scrollable; Escape or q closes it."""
+
+    DEFAULT_CSS = """
+    Reading { align: center middle; }
+    Reading > VerticalScroll {
+        width: 90%; height: 85%; border: thick $accent; background: $surface; padding: 0 1;
+    }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "close", "Close")]
+
+    def __init__(self, title: str, body: Any) -> None:
+        super().__init__()
+        self.title_text, self.body = title, body
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll() as box:
+            box.border_title = self.title_text
+            yield Static(self.body, id="reading-body")
+        yield Label("[b]Esc[/] close")
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+def diff_body(diff: dict[str, Any]) -> Any:
+    """The files an agent changed (lines added and removed) and its patch."""
+    lines = []
+    for f in diff.get("files") or []:
+        added, removed = f.get("added"), f.get("removed")
+        counts = "binary" if added is None else f"+{added} -{removed}"
+        lines.append(f"{escape(str(f.get('path')))}  [dim]{counts}[/]")
+    head = Text.from_markup("\n".join(lines) or "no changes")
+    patch = str(diff.get("patch") or "")
+    if not patch:
+        return head
+    return Group(head, Text(""), Syntax(patch, "diff", theme="ansi_dark", word_wrap=True))
+
+
+def hits_body(query: str, hits: list[dict[str, Any]]) -> Text:
+    if not hits:
+        return Text(f"nothing in memory matches {query!r}")
+    out = Text()
+    for hit in hits:
+        out.append(f"{hit.get('title')}\n", style="bold")
+        out.append(f"  {hit.get('kind')} · {hit.get('project')} · {hit.get('id')}\n", style="dim")
+        out.append(f"  {hit.get('snippet')}\n\n")
+    return out
+
+
+class DeckCommands(Provider):
+    """The deck's commands, read from the daemon as the palette opens."""
+
+    commands: list[Command]
+
+    @property
+    def deck(self) -> DeckApp:
+        from agentdeck.tui.app import DeckApp
+
+        assert isinstance(self.app, DeckApp)
+        return self.app
+
+    async def startup(self) -> None:
+        app = self.deck
+        commands: list[Command] = [
+            ("search memory…", partial(ask_memory, app), "full-text search of what agents noted")
+        ]
+        try:
+            for template in await app.client.templates():
+                name = str(template["name"])
+                commands.append(
+                    (f"start an agent: {name}", partial(ask_start, app, name),
+                     str(template.get("description") or "a new agent from this template"))
+                )  # fmt: skip
+        except AgentdeckError as exc:
+            logger.info("no templates for the palette: %s", exc)
+        row = app.board.rows.get(app.selected or "")
+        if row is not None:
+            commands.append(
+                (f"diff of {row.name}", partial(show_diff, app, row.id, row.name),
+                 "what it changed in its worktree")
+            )  # fmt: skip
+            try:
+                checkpoints = await app.client.checkpoints(row.id)
+            except AgentdeckError as exc:
+                logger.info("no checkpoints for the palette: %s", exc)
+                checkpoints = []
+            for point in reversed(checkpoints):  # the newest first
+                n, what = int(point["n"]), str(point.get("summary") or point.get("tool"))
+                commands.append(
+                    (f"rewind {row.name} to checkpoint {n}: before {what}",
+                     partial(ask_rewind, app, row.id, row.name, n),
+                     "put its files back as they were (a checkpoint is taken first)")
+                )  # fmt: skip
+        self.commands = commands
+
+    async def discover(self) -> Hits:
+        for name, run, help_text in self.commands:
+            yield DiscoveryHit(name, run, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, run, help_text in self.commands:
+            if (score := matcher.match(name)) > 0:
+                yield Hit(score, matcher.highlight(name), run, help=help_text)
+
+
+def ask_start(app: DeckApp, template: str) -> None:
+    def started(prompt: str | None) -> None:
+        if prompt:
+            app._do(f"started an agent from {template}", app.client.start, template, prompt)
+
+    app.push_screen(Prompt(f"Start an agent from {template}: its task"), started)
+
+
+def show_diff(app: DeckApp, agent_id: str, name: str) -> None:
+    async def read() -> None:
+        try:
+            diff = await app.client.diff(agent_id)
+        except AgentdeckError as exc:
+            app.notify(f"diff of {name}: {exc.message}", severity="error")
+            return
+        branch = diff.get("branch") or ""
+        app.push_screen(Reading(f"diff of {name} {branch}".strip(), diff_body(diff)))
+
+    app._spawn(read, group="palette")
+
+
+def ask_rewind(app: DeckApp, agent_id: str, name: str, n: int) -> None:
+    def confirmed(yes: bool | None) -> None:
+        if yes:
+            app._do(f"rewound {name} to checkpoint {n}", app.client.rewind, agent_id, n)
+
+    app.push_screen(Confirm(f"Put {name}'s files back as they were at checkpoint {n}?"), confirmed)
+
+
+def ask_memory(app: DeckApp) -> None:
+    def asked(answer: str | None) -> None:
+        if not answer:
+            return
+        query = answer
+
+        async def read() -> None:
+            try:
+                hits = await app.client.search_memory(query)
+            except AgentdeckError as exc:
+                app.notify(f"memory search: {exc.message}", severity="error")
+                return
+            app.push_screen(Reading(f"memory: {query}", hits_body(query, hits)))
+
+        app._spawn(read, group="palette")
+
+    app.push_screen(Prompt("Search memory for:"), asked)
