@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
 from agentdeck.core.checkpoint import Rewind
 from agentdeck.core.events import ErrorOccurred, Event, StateChanged, spawned_events
-from agentdeck.core.guardrails import FleetBudget, day_start
+from agentdeck.core.guardrails import FleetBudget
 from agentdeck.core.ids import new_agent_id
 from agentdeck.core.merge_queue import MergeEntry
 from agentdeck.core.worktree import Strategy, Worktree
@@ -37,6 +37,7 @@ from agentdeck.errors import (
 from agentdeck.governance.governor import Governor
 from agentdeck.memory.service import Memory
 from agentdeck.runner import checkpointing, procs
+from agentdeck.runner.budgets import DailyBudgets
 from agentdeck.runner.extension import SessionExtension
 from agentdeck.runner.merge_queue import MergeQueue
 from agentdeck.runner.payloads import PayloadStore
@@ -118,7 +119,7 @@ class Runner:
         self.claimer = f"pid:{os.getpid()}"
         self.governor = Governor(store, settings)
         self.memory = Memory(store, settings)
-        self._fleets: dict[float, FleetBudget] = {}
+        self.daily = DailyBudgets(store)
         # Set by orchestration: the deck's MCP tools, tree budgets, notes.
         self.extension: SessionExtension | None = None
         self._launching: set[asyncio.Task[None]] = set()
@@ -353,9 +354,11 @@ class Runner:
         fork: bool = False,
     ) -> AgentSession:
         """The agent's session, not started yet; refused (and the agent in error)
-        when the fleet is over today's budget already."""
-        fleet = await self._fleet(self.governor.profile_for(agent).budgets.daily_usd)
-        stop = fleet.check(time.time()) if fleet is not None else None
+        when the fleet, its user or its project is over today's budget already."""
+        fleet = await self.daily.fleet(self.governor.profile_for(agent).budgets.daily_usd)
+        scoped = await self.daily.scoped(agent)
+        checked = [b.check(time.time()) for b in ([fleet] if fleet else []) + list(scoped)]
+        stop = next((s for s in checked if s is not None), None)
         if stop is not None:
             # Over today's cap already: spend nothing, say why.
             now = time.time()
@@ -379,7 +382,13 @@ class Runner:
             )
             raise PolicyDenied(stop.message)
         return self._session(
-            agent, base_url=base_url, keep_alive=keep_alive, resume=resume, fork=fork, fleet=fleet
+            agent,
+            base_url=base_url,
+            keep_alive=keep_alive,
+            resume=resume,
+            fork=fork,
+            fleet=fleet,
+            budgets=scoped,
         )
 
     def _session(
@@ -391,6 +400,7 @@ class Runner:
         resume: str | None = None,
         fork: bool = False,
         fleet: FleetBudget | None = None,
+        budgets: tuple[FleetBudget, ...] = (),
     ) -> AgentSession:
         session = AgentSession(
             agent,
@@ -403,6 +413,7 @@ class Runner:
             keep_alive=keep_alive,
             governor=self.governor,
             fleet=fleet,
+            budgets=budgets,
             memory=self.memory,
             extension=self.extension,
             worktrees=self.worktrees,
@@ -413,18 +424,6 @@ class Runner:
             session.refuse_start(suspend=self._suspending)
         self.sessions[agent.id] = session
         return session
-
-    async def _fleet(self, daily_usd: float | None) -> FleetBudget | None:
-        """The fleet-wide daily cap, shared by every agent under it; today's spend
-        so far (from the log, every process's agents) is its starting point."""
-        if daily_usd is None:
-            return None
-        fleet = self._fleets.get(daily_usd)
-        if fleet is None:  # it rolls over to a new day by itself
-            now = time.time()
-            spent = await self.store.spend_since(day_start(now))
-            fleet = self._fleets[daily_usd] = FleetBudget(daily_usd, spent_today=spent, now=now)
-        return fleet
 
     async def _worktree(self, agent_id: str, name: str, spec: AgentSpec) -> Worktree:
         """A worktree of the repository ``spec.cwd`` (or its project) is in, on a

@@ -45,9 +45,15 @@ agents = sa.Table(
     sa.Column("updated_at", sa.Float, nullable=False),
     # Orchestration (migration 0004): the orchestrator that spawned it.
     sa.Column("parent_id", sa.Text, nullable=True),
+    # Usage (migration 0006): whom and what its cost counts for (``core.usage``),
+    # copied out of ``spec`` so that the usage query groups by plain columns.
+    sa.Column("owner", sa.Text, nullable=False, server_default="admin"),
+    sa.Column("project", sa.Text, nullable=True),
+    sa.Column("template", sa.Text, nullable=True),
     sa.Index(None, "state"),
     sa.Index(None, "updated_at"),
     sa.Index(None, "parent_id"),
+    sa.Index(None, "owner"),
 )
 
 # Append-only. ``id`` is allocated by the database: monotonic, never reused, so
@@ -61,6 +67,7 @@ events = sa.Table(
     sa.Column("ts", sa.Float, nullable=False),
     sa.Column("data", sa.JSON, nullable=False),
     sa.Index(None, "agent_id", "id"),
+    sa.Index(None, "type", "ts"),  # migration 0006: spend and usage over a period
     **TABLE_KWARGS,
 )
 
@@ -266,3 +273,15 @@ def is_index_table(name: str) -> bool:
     """A full-text table or one of its shadows: outside the SQLAlchemy metadata
     (schema comparisons skip them and compare their SQL instead)."""
     return name == MEMORY_FTS or name in MEMORY_FTS_SHADOWS
+
+
+# Usage (migration 0006): daily USD budgets of one user or one project
+# (``scope`` user | project), enforced like the fleet's ``daily_usd``.
+budgets = sa.Table(
+    "budgets",
+    metadata,
+    sa.Column("scope", sa.Text, primary_key=True),
+    sa.Column("name", sa.Text, primary_key=True),
+    sa.Column("daily_usd", sa.Float, nullable=False),
+    sa.Column("updated_at", sa.Float, nullable=False),
+)

@@ -19,6 +19,7 @@ from agentdeck.core.agent import Agent, AgentSpec
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import AgentdeckError
 from agentdeck.mockmodel import builtin_scenario_names
+from agentdeck.web.owners import owned
 from agentdeck.web.pages_base import deck_of, form_error, is_htmx, render_text
 
 logger = logging.getLogger(__name__)
@@ -79,7 +80,7 @@ def redirect(request: Request, url: str) -> Response:
 async def start_agent(request: Request) -> Response:
     form = await form_of(request)
     try:
-        spec = spec_from_form(form)
+        spec = owned(spec_from_form(form), request)
         template = form.get("agent", "").strip() or None
         agent = await deck_of(request).create_agent(spec, template=template)
     except ValueError as exc:

@@ -1,0 +1,84 @@
+"""Usage: whom and what an agent's cost counts for, daily budgets, an index
+for spend over a period.
+
+``agents.owner`` / ``project`` / ``template`` are copied out of ``spec``
+(existing agents: their spec's project or cwd and template; owner ``admin``, the
+legacy single token's user). ``ix_events_type_ts`` serves the usage and spend
+queries, which read one event type over a time window.
+
+Revision ID: 0006
+Revises: 0005
+Create Date: 2026-11-25
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0006"
+down_revision = "0005"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    op.add_column("agents", sa.Column("owner", sa.Text(), nullable=False, server_default="admin"))
+    op.add_column("agents", sa.Column("project", sa.Text(), nullable=True))
+    op.add_column("agents", sa.Column("template", sa.Text(), nullable=True))
+    op.create_index("ix_agents_owner", "agents", ["owner"])
+    op.create_index("ix_events_type_ts", "events", ["type", "ts"])
+    op.create_table(
+        "budgets",
+        sa.Column("scope", sa.Text(), nullable=False),
+        sa.Column("name", sa.Text(), nullable=False),
+        sa.Column("daily_usd", sa.Float(), nullable=False),
+        sa.Column("updated_at", sa.Float(), nullable=False),
+        sa.PrimaryKeyConstraint("scope", "name", name="pk_budgets"),
+    )
+    conn = op.get_bind()
+    agents = sa.table(
+        "agents",
+        sa.column("id", sa.Text()),
+        sa.column("spec", sa.Text()),
+        sa.column("cwd", sa.Text()),
+        sa.column("owner", sa.Text()),
+        sa.column("project", sa.Text()),
+        sa.column("template", sa.Text()),
+    )
+    for agent_id, spec_text, cwd in conn.execute(
+        sa.select(agents.c.id, agents.c.spec, agents.c.cwd)
+    ):
+        spec: dict[str, Any] = _spec(spec_text)
+        conn.execute(
+            sa.update(agents)
+            .where(agents.c.id == agent_id)
+            .values(
+                owner=spec.get("owner") or "admin",
+                project=spec.get("project") or spec.get("cwd") or cwd,
+                template=spec.get("template"),
+            )
+        )
+
+
+def _spec(text: Any) -> dict[str, Any]:
+    if isinstance(text, dict):
+        return text
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def downgrade() -> None:
+    op.drop_table("budgets")
+    op.drop_index("ix_events_type_ts", table_name="events")
+    op.drop_index("ix_agents_owner", table_name="agents")
+    with op.batch_alter_table("agents") as batch:
+        batch.drop_column("template")
+        batch.drop_column("project")
+        batch.drop_column("owner")
