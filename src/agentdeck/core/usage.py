@@ -115,19 +115,19 @@ class Budget:
 
 @dataclass(frozen=True)
 class UsageFigures:
-    """Cost and tokens summed over some turns (``turns``: how many)."""
+    """Cost and tokens summed over some results (``results``: how many turns ended)."""
 
     cost_usd: float = 0.0
     input_tokens: int = 0
     output_tokens: int = 0
-    turns: int = 0
+    results: int = 0
 
     def plus(self, other: UsageFigures) -> UsageFigures:
         return UsageFigures(
             self.cost_usd + other.cost_usd,
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
-            self.turns + other.turns,
+            self.results + other.results,
         )
 
 
@@ -184,7 +184,7 @@ class UsageReport:
                 float(d["cost_usd"]),
                 int(d["input_tokens"]),
                 int(d["output_tokens"]),
-                int(d["turns"]),
+                int(d["results"]),
             )
 
         return cls(

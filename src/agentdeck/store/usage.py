@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from agentdeck.core.event_types import EventType
+from agentdeck.core.guardrails import day_start
 from agentdeck.core.usage import (
     Bucket,
     Budget,
@@ -26,6 +27,8 @@ from agentdeck.core.usage import (
     UsageFigures,
     UsageGroup,
     UsagePoint,
+    UsageReport,
+    bucket_start,
     check_budget,
 )
 from agentdeck.errors import NotFound
@@ -182,3 +185,20 @@ class UsageStore:
 
         if not await self.store._write(op):
             raise NotFound(f"{kind} budget", name, hint="`agentdeck budgets ls` lists the budgets")
+
+
+async def report(
+    usage: UsageStore,
+    *,
+    since_seconds: float,
+    bucket: Bucket,
+    by: UsageGroup,
+    daily_cap_usd: float | None,
+    now: float,
+) -> UsageReport:
+    """The usage of the last ``since_seconds`` (from the start of that bucket),
+    with the fleet's cap and every budget with today's spend."""
+    since = bucket_start(now - since_seconds, bucket)
+    points = await usage.points(since=since, until=now + 1, bucket=bucket, by=by)
+    budgets = await usage.budgets(today=day_start(now))
+    return UsageReport(since, now, bucket, by, points, daily_cap_usd, budgets)

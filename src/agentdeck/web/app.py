@@ -76,6 +76,7 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
         api_governance,
         api_memory,
         api_orchestration,
+        api_usage,
         api_worktrees,
         dashboard,
         sse,
@@ -129,6 +130,7 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
     app.include_router(api_worktrees.router, responses=COMMON_ERRORS)
     app.include_router(api_checkpoints.router, responses=COMMON_ERRORS)
     app.include_router(api_files.router, responses=COMMON_ERRORS)
+    app.include_router(api_usage.router, responses=COMMON_ERRORS)
     app.include_router(sse.router, responses=COMMON_ERRORS)
     app.include_router(dashboard.router)
     hosts = [settings.host, *settings.allowed_hosts]
