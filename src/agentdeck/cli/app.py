@@ -35,6 +35,7 @@ from agentdeck.cli import (
     sandbox,
     templates,
     tui,
+    usage,
     worktrees,
 )
 from agentdeck.errors import AgentdeckError
@@ -66,6 +67,7 @@ memory.register(app)
 mcp.register(app)
 bridge.register(app)
 tui.register(app)
+usage.register(app)
 
 
 def main() -> None:
