@@ -285,3 +285,17 @@ budgets = sa.Table(
     sa.Column("daily_usd", sa.Float, nullable=False),
     sa.Column("updated_at", sa.Float, nullable=False),
 )
+
+# Usage (migration 0006): per agent and UTC hour, the sums of its ``cost_updated``
+# events (``store.usage_rollup``), written with them; the usage query reads these.
+usage_hours = sa.Table(
+    "usage_hours",
+    metadata,
+    sa.Column("agent_id", sa.Text, primary_key=True),
+    sa.Column("hour", sa.Float, primary_key=True),
+    sa.Column("cost_usd", sa.Float, nullable=False),
+    sa.Column("input_tokens", sa.Integer, nullable=False),
+    sa.Column("output_tokens", sa.Integer, nullable=False),
+    sa.Column("results", sa.Integer, nullable=False),
+    sa.Index(None, "hour"),
+)

@@ -1,11 +1,12 @@
 """Cost and usage over time, and the daily budgets (migration 0006).
 
-Usage is read from the event log: each ``CostUpdated`` carries what its turn
-cost (``delta_usd``) and its tokens, at its time. One aggregate query sums them
-per time bucket and per group (the agent's user, project or template, plain
-columns of ``agents``), over ``ix_events_type_ts``. Events written before
-``delta_usd`` existed count no cost here (``Store.spend_since`` differences
-them for the fleet cap).
+Usage comes from the event log: each ``CostUpdated`` carries what its turn
+cost (``delta_usd``) and its tokens, at its time. The writer adds them up per
+agent and UTC hour as it appends them (``usage_rollup``, ``usage_hours``); one
+aggregate query sums those rows per time bucket and per group (the agent's
+user, project or template, plain columns of ``agents``). Hours are the finest
+grain: a period starts on the hour. Events written before ``delta_usd`` existed
+count no cost here (``Store.spend_since`` differences them for the fleet cap).
 
 Budgets are rows of ``budgets``; writes go through the store's one write path.
 """
@@ -32,11 +33,10 @@ from agentdeck.core.usage import (
     check_budget,
 )
 from agentdeck.errors import NotFound
-from agentdeck.store.dialect import json_number, time_bucket
-from agentdeck.store.schema import agents, budgets, events
+from agentdeck.store.dialect import time_bucket
+from agentdeck.store.schema import agents, budgets, events, usage_hours
 from agentdeck.store.store import Store
 
-_COST = str(EventType.COST_UPDATED)
 _WARNING = str(EventType.BUDGET_WARNING)
 _GROUP_COLUMN = {
     UsageGroup.USER: agents.c.owner,
@@ -50,20 +50,22 @@ NO_TEMPLATE = "(none)"  # the group of agents without a template
 def usage_points(
     conn: Connection, *, since: float, until: float, bucket: Bucket, by: UsageGroup
 ) -> list[UsagePoint]:
-    """Cost, tokens and turns per bucket (and group), oldest bucket first."""
-    start = time_bucket(events.c.ts, bucket.seconds).label("start")
+    """Cost, tokens and results per bucket (and group), oldest bucket first; the
+    hours that start in ``[since, until)`` count."""
+    u = usage_hours.c
+    start = time_bucket(u.hour, bucket.seconds).label("start")
     key = _GROUP_COLUMN[by] if by is not UsageGroup.NONE else sa.literal("all")
     stmt = (
         sa.select(
             start,
             key.label("key"),
-            sa.func.sum(json_number(events.c.data, "delta_usd")),
-            sa.func.sum(json_number(events.c.data, "input_tokens")),
-            sa.func.sum(json_number(events.c.data, "output_tokens")),
-            sa.func.count(),
+            sa.func.sum(u.cost_usd),
+            sa.func.sum(u.input_tokens),
+            sa.func.sum(u.output_tokens),
+            sa.func.sum(u.results),
         )
-        .select_from(events.join(agents, agents.c.id == events.c.agent_id))
-        .where(events.c.type == _COST, events.c.ts >= since, events.c.ts < until)
+        .select_from(usage_hours.join(agents, agents.c.id == u.agent_id))
+        .where(u.hour >= since, u.hour < until)
         .group_by(start, key)
         .order_by(start, key)
     )
@@ -78,21 +80,22 @@ def usage_points(
 
 
 def spent(conn: Connection, *, since: float, scope: BudgetScope, name: str) -> float:
-    """USD spent since ``since`` by the agents of one user or one project."""
+    """USD spent in the hours from ``since`` by the agents of one user or one project."""
+    u = usage_hours.c
     stmt = (
-        sa.select(sa.func.sum(json_number(events.c.data, "delta_usd")))
-        .select_from(events.join(agents, agents.c.id == events.c.agent_id))
-        .where(events.c.type == _COST, events.c.ts >= since, _SCOPE_COLUMN[scope] == name)
+        sa.select(sa.func.sum(u.cost_usd))
+        .select_from(usage_hours.join(agents, agents.c.id == u.agent_id))
+        .where(u.hour >= since, _SCOPE_COLUMN[scope] == name)
     )
     return float(conn.execute(stmt).scalar() or 0.0)
 
 
 def spent_by(conn: Connection, *, since: float, scope: BudgetScope) -> dict[str, float]:
-    column = _SCOPE_COLUMN[scope]
+    column, u = _SCOPE_COLUMN[scope], usage_hours.c
     stmt = (
-        sa.select(column, sa.func.sum(json_number(events.c.data, "delta_usd")))
-        .select_from(events.join(agents, agents.c.id == events.c.agent_id))
-        .where(events.c.type == _COST, events.c.ts >= since)
+        sa.select(column, sa.func.sum(u.cost_usd))
+        .select_from(usage_hours.join(agents, agents.c.id == u.agent_id))
+        .where(u.hour >= since)
         .group_by(column)
     )
     return {str(k): float(v or 0.0) for k, v in conn.execute(stmt)}

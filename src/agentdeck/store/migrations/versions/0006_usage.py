@@ -19,6 +19,8 @@ from typing import Any
 import sqlalchemy as sa
 from alembic import op
 
+from agentdeck.store.dialect import json_number, time_bucket
+
 revision = "0006"
 down_revision = "0005"
 branch_labels = None
@@ -39,7 +41,19 @@ def upgrade() -> None:
         sa.Column("updated_at", sa.Float(), nullable=False),
         sa.PrimaryKeyConstraint("scope", "name", name="pk_budgets"),
     )
+    op.create_table(
+        "usage_hours",
+        sa.Column("agent_id", sa.Text(), nullable=False),
+        sa.Column("hour", sa.Float(), nullable=False),
+        sa.Column("cost_usd", sa.Float(), nullable=False),
+        sa.Column("input_tokens", sa.Integer(), nullable=False),
+        sa.Column("output_tokens", sa.Integer(), nullable=False),
+        sa.Column("results", sa.Integer(), nullable=False),
+        sa.PrimaryKeyConstraint("agent_id", "hour", name="pk_usage_hours"),
+    )
+    op.create_index("ix_usage_hours_hour", "usage_hours", ["hour"])
     conn = op.get_bind()
+    _backfill_usage(conn)
     agents = sa.table(
         "agents",
         sa.column("id", sa.Text()),
@@ -64,6 +78,38 @@ def upgrade() -> None:
         )
 
 
+def _backfill_usage(conn: sa.Connection) -> None:
+    """The rollup of the costs already in the log (``store.usage_rollup``)."""
+    events = sa.table(
+        "events",
+        sa.column("agent_id", sa.Text()),
+        sa.column("type", sa.Text()),
+        sa.column("ts", sa.Float()),
+        sa.column("data", sa.JSON()),
+    )
+    hour = time_bucket(events.c.ts, 3600)
+    select = (
+        sa.select(
+            events.c.agent_id,
+            hour,
+            sa.func.sum(json_number(events.c.data, "delta_usd")),
+            sa.func.sum(json_number(events.c.data, "input_tokens")),
+            sa.func.sum(json_number(events.c.data, "output_tokens")),
+            sa.func.count(),
+        )
+        .where(events.c.type == "cost_updated")
+        .group_by(events.c.agent_id, hour)
+    )
+    usage = sa.table(
+        "usage_hours",
+        *(
+            sa.column(n)
+            for n in ("agent_id", "hour", "cost_usd", "input_tokens", "output_tokens", "results")
+        ),
+    )
+    conn.execute(sa.insert(usage).from_select(list(usage.c.keys()), select))
+
+
 def _spec(text: Any) -> dict[str, Any]:
     if isinstance(text, dict):
         return text
@@ -75,6 +121,7 @@ def _spec(text: Any) -> dict[str, Any]:
 
 
 def downgrade() -> None:
+    op.drop_table("usage_hours")
     op.drop_table("budgets")
     op.drop_index("ix_events_type_ts", table_name="events")
     op.drop_index("ix_agents_owner", table_name="agents")
