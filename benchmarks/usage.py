@@ -1,6 +1,7 @@
 """The usage query (``store.usage``) over a log of 100,000 per-turn costs.
 
-    env -u PYTHONDONTWRITEBYTECODE .venv/bin/python benchmarks/usage.py [--costs 100000] [--other 300000]
+    env -u PYTHONDONTWRITEBYTECODE .venv/bin/python benchmarks/usage.py \
+        [--costs 100000] [--other 300000]
 
 Builds a fresh database (the schema ``Store.open`` migrates) holding ``--costs``
 ``cost_updated`` events (turns) of 1,000 agents of 20 users, 50 projects and 10
@@ -42,9 +43,26 @@ def build(db: Path, costs: int, other: int, now: float) -> None:
         rows = []
         for i in range(AGENTS):
             spec = {"prompt": "x", "owner": f"user{i % 20}", "project": f"/p/{i % 50}"}
-            rows.append((f"a{i:05d}", f"agent{i}", "done", "agentdeck", json.dumps(spec), "/w",
-                         0.0, 0, 0, 0, "{}", now, now, f"user{i % 20}", f"/p/{i % 50}",
-                         f"t{i % 10}"))  # fmt: skip
+            rows.append(
+                (
+                    f"a{i:05d}",
+                    f"agent{i}",
+                    "done",
+                    "agentdeck",
+                    json.dumps(spec),
+                    "/w",
+                    0.0,
+                    0,
+                    0,
+                    0,
+                    "{}",
+                    now,
+                    now,
+                    f"user{i % 20}",
+                    f"/p/{i % 50}",
+                    f"t{i % 10}",
+                )
+            )
         conn.executemany(
             "INSERT INTO agents (id, name, state, source, spec, cwd, cost_usd, input_tokens,"
             " output_tokens, turns, extra, created_at, updated_at, owner, project, template)"
@@ -64,8 +82,12 @@ def build(db: Path, costs: int, other: int, now: float) -> None:
         for n, (ts, agent, is_cost) in enumerate(timeline):
             agent_id = f"a{agent:05d}"
             if is_cost:
-                data = {"cost_usd": 1.0, "input_tokens": rng.randrange(100, 20_000),
-                        "output_tokens": rng.randrange(10, 2000), "delta_usd": rng.random() / 10}  # fmt: skip
+                data = {
+                    "cost_usd": 1.0,
+                    "input_tokens": rng.randrange(100, 20_000),
+                    "output_tokens": rng.randrange(10, 2000),
+                    "delta_usd": rng.random() / 10,
+                }
                 events.append((agent_id, "cost_updated", ts, json.dumps(data)))
             else:
                 kind = rng.choice(["assistant_text", "tool_called", "tool_returned"])
@@ -94,9 +116,10 @@ async def timed(label: str, fn) -> None:  # type: ignore[no-untyped-def]
         t0 = time.perf_counter()
         result = await fn()
         times.append((time.perf_counter() - t0) * 1000)
-    size = len(result) if isinstance(result, list) else result
-    print(f"  {label:<44} p50 {percentile(times, 50):7.1f} ms   max {max(times):7.1f} ms"
-          f"   ({size if isinstance(size, int) else f'{size:.2f}'} {'rows' if isinstance(size, int) else 'USD'})")  # fmt: skip
+    what = f"{len(result)} rows" if isinstance(result, list) else f"{result:.2f} USD"
+    print(
+        f"  {label:<44} p50 {percentile(times, 50):7.1f} ms   max {max(times):7.1f} ms   ({what})"
+    )
 
 
 async def ingest(store: Store, now: float) -> None:
@@ -105,10 +128,22 @@ async def ingest(store: Store, now: float) -> None:
     from agentdeck.core.events import AssistantText, CostUpdated
 
     for label, make in (
-        ("cost_updated (rolled up)", lambda i: CostUpdated(agent_id=f"a{i % AGENTS:05d}", ts=now,
-            cost_usd=1.0, input_tokens=100, output_tokens=10, delta_usd=0.01)),
-        ("assistant_text", lambda i: AssistantText(agent_id=f"a{i % AGENTS:05d}", ts=now, text="hello")),
-    ):  # fmt: skip
+        (
+            "cost_updated (rolled up)",
+            lambda i: CostUpdated(
+                agent_id=f"a{i % AGENTS:05d}",
+                ts=now,
+                cost_usd=1.0,
+                input_tokens=100,
+                output_tokens=10,
+                delta_usd=0.01,
+            ),
+        ),
+        (
+            "assistant_text",
+            lambda i: AssistantText(agent_id=f"a{i % AGENTS:05d}", ts=now, text="hello"),
+        ),
+    ):
         t0 = time.perf_counter()
         for start in range(0, 5000, 50):
             await store.append([make(i) for i in range(start, start + 50)])
@@ -128,20 +163,41 @@ async def main() -> None:
         await store.close()
         t0 = time.perf_counter()
         build(db, args.costs, args.other, now)
-        print(f"  fixture: {args.costs:,} costs among {args.costs + args.other:,} events,"
-              f" {AGENTS:,} agents, {DAYS} days (built in {time.perf_counter() - t0:.1f} s)")  # fmt: skip
+        print(
+            f"  fixture: {args.costs:,} costs among {args.costs + args.other:,} events,"
+            f" {AGENTS:,} agents, {DAYS} days (built in {time.perf_counter() - t0:.1f} s)"
+        )
         store = Store.open(db)
         usage = UsageStore(store)
         try:
-            await timed("per day by project, 30 days", lambda: usage.points(
-                since=now - DAYS * 86_400, until=now + 1, bucket=Bucket.DAY, by=UsageGroup.PROJECT))  # fmt: skip
-            await timed("per hour by user, 7 days", lambda: usage.points(
-                since=now - 7 * 86_400, until=now + 1, bucket=Bucket.HOUR, by=UsageGroup.USER))  # fmt: skip
-            await timed("per day ungrouped, 30 days", lambda: usage.points(
-                since=now - DAYS * 86_400, until=now + 1, bucket=Bucket.DAY, by=UsageGroup.NONE))  # fmt: skip
-            await timed("one user's spend today (a budget's seed)", lambda: usage.spent(
-                since=day_start(now), scope=BudgetScope.USER, name="user3"))  # fmt: skip
-            await timed("the fleet's spend today (spend_since)", lambda: store.spend_since(day_start(now)))  # fmt: skip
+            await timed(
+                "per day by project, 30 days",
+                lambda: usage.points(
+                    since=now - DAYS * 86_400,
+                    until=now + 1,
+                    bucket=Bucket.DAY,
+                    by=UsageGroup.PROJECT,
+                ),
+            )
+            await timed(
+                "per hour by user, 7 days",
+                lambda: usage.points(
+                    since=now - 7 * 86_400, until=now + 1, bucket=Bucket.HOUR, by=UsageGroup.USER
+                ),
+            )
+            await timed(
+                "per day ungrouped, 30 days",
+                lambda: usage.points(
+                    since=now - DAYS * 86_400, until=now + 1, bucket=Bucket.DAY, by=UsageGroup.NONE
+                ),
+            )
+            await timed(
+                "one user's spend today (a budget's seed)",
+                lambda: usage.spent(since=day_start(now), scope=BudgetScope.USER, name="user3"),
+            )
+            await timed(
+                "the fleet's spend today (spend_since)", lambda: store.spend_since(day_start(now))
+            )
             await ingest(store, now)
         finally:
             await store.close()

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -239,7 +240,9 @@ async def test_0006_gives_existing_agents_an_owner_and_rolls_up_the_costs_in_the
                 {"spec": spec},
             )
             for ts, delta in ((7200.0, 0.1), (7300.0, 0.2), (11000.0, 0.05)):
-                data = f'{{"cost_usd": 1, "input_tokens": 10, "output_tokens": 2, "delta_usd": {delta}}}'
+                data = json.dumps(
+                    {"cost_usd": 1, "input_tokens": 10, "output_tokens": 2, "delta_usd": delta}
+                )
                 conn.execute(
                     sa.text(
                         "INSERT INTO events (agent_id, type, ts, data) "
