@@ -36,27 +36,45 @@ def roll_up(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
         acc[1] += int(data.get("input_tokens") or 0)
         acc[2] += int(data.get("output_tokens") or 0)
         acc[3] += 1
-    for (agent_id, hour), (cost, tokens_in, tokens_out, results) in sums.items():
-        c = usage_hours.c
-        # UPDATE-then-INSERT is portable; the write lock rules out a racing insert.
-        updated = conn.execute(
-            sa.update(usage_hours)
-            .where(c.agent_id == agent_id, c.hour == hour)
-            .values(
-                cost_usd=c.cost_usd + cost,
-                input_tokens=c.input_tokens + tokens_in,
-                output_tokens=c.output_tokens + tokens_out,
-                results=c.results + results,
-            )
+    if not sums:
+        return
+    c = usage_hours.c
+    # Which rows exist already (a superset query, filtered here): those are added
+    # to, the others inserted, each in one executemany. The write lock rules out
+    # a racing insert.
+    found = conn.execute(
+        sa.select(c.agent_id, c.hour).where(
+            c.agent_id.in_({a for a, _ in sums}), c.hour.in_({h for _, h in sums})
         )
-        if updated.rowcount == 0:
-            conn.execute(
-                sa.insert(usage_hours).values(
-                    agent_id=agent_id,
-                    hour=hour,
-                    cost_usd=cost,
-                    input_tokens=tokens_in,
-                    output_tokens=tokens_out,
-                    results=results,
-                )
-            )
+    )
+    existing = {(str(a), float(h)) for a, h in found} & set(sums)
+    params = [
+        {"a": a, "h": h, "cost": v[0], "tin": v[1], "tout": v[2], "n": v[3]}
+        for (a, h), v in sums.items()
+    ]
+    updates = [p for p in params if (p["a"], p["h"]) in existing]
+    inserts = [p for p in params if (p["a"], p["h"]) not in existing]
+    if updates:
+        conn.execute(
+            sa.update(usage_hours)
+            .where(c.agent_id == sa.bindparam("a"), c.hour == sa.bindparam("h"))
+            .values(
+                cost_usd=c.cost_usd + sa.bindparam("cost"),
+                input_tokens=c.input_tokens + sa.bindparam("tin"),
+                output_tokens=c.output_tokens + sa.bindparam("tout"),
+                results=c.results + sa.bindparam("n"),
+            ),
+            updates,
+        )
+    if inserts:
+        conn.execute(
+            sa.insert(usage_hours).values(
+                agent_id=sa.bindparam("a"),
+                hour=sa.bindparam("h"),
+                cost_usd=sa.bindparam("cost"),
+                input_tokens=sa.bindparam("tin"),
+                output_tokens=sa.bindparam("tout"),
+                results=sa.bindparam("n"),
+            ),
+            inserts,
+        )
