@@ -31,6 +31,9 @@ def event(type_: str, **data: object) -> StoredEvent:
         (event("state_changed", old="starting", new="running"), None),
         (event("error_occurred", kind="guardrail:budget", message="over $1"), "guard_stop"),
         (event("error_occurred", kind="process", message="exited"), None),
+        (event("budget_warning", scope="user", name="alice", daily_usd=5.0, spent_usd=4.1,
+               day="2026-11-25", message="user alice's daily budget is 82 % spent"),
+         "budget_warning"),
         (event("notice", kind="merge", message="tests failed", detail={"state": "refused"}),
          "merge_refused"),
         (event("notice", kind="merge", message="landed", detail={"state": "landed"}), None),
@@ -46,7 +49,7 @@ def test_every_kind_is_one_row_of_the_table() -> None:
     assert tuple(dict.fromkeys(r.kind for r in notify.RULES)) == notify.KINDS
     assert set(notify.KINDS) >= {
         "approval_needed", "ask_waiting", "agent_done", "agent_error", "guard_stop",
-        "merge_refused",
+        "merge_refused", "budget_warning",
     }  # fmt: skip
 
 

@@ -104,9 +104,10 @@ async def test_a_childs_budget_is_carved_from_what_its_parent_has_left(team: Tea
             ],
         }
     )
-    lead = (await team.lead(scenario, budget_usd=0.2)).agent
+    lead = (await team.lead(scenario, budget_usd=0.2, owner="alice")).agent
     await team.settled(lead.id)
     wa, wb = await team.child(lead.id, "wa"), await team.child(lead.id, "wb")
+    assert wa.spec.owner == wb.spec.owner == "alice"  # its user pays for its children
     assert wa.spec.budget_usd == pytest.approx(0.15)
     assert wb.spec.budget_usd == pytest.approx(0.05)  # asked for 0.10; 0.05 was left
     (refused,) = [

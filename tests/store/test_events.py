@@ -200,3 +200,41 @@ async def test_events_are_scrubbed_before_they_are_written_or_handed_out(
     for seen in (str([s.data for s in stored]), str([e.data for e in collector.events]), raw):
         assert key not in seen and seen.count("[REDACTED:") == 2
     assert stored[0].data["tool_use_id"] == "t1" and stored[0].data["tool"] == "Bash"
+
+
+async def test_costs_roll_up_per_agent_and_hour_with_the_events(store: Store) -> None:
+    """The writer adds each turn's cost to its agent's hour as it appends it:
+    new rows and existing ones, in one batch and across batches."""
+    import math
+
+    from agentdeck.core.events import AssistantText, CostUpdated
+    from agentdeck.core.usage import Bucket, UsageGroup
+    from agentdeck.store.usage import usage_points
+
+    def cost(agent: str, ts: float, delta: float) -> CostUpdated:
+        return CostUpdated(
+            agent_id=agent, ts=ts, cost_usd=1.0, input_tokens=10, output_tokens=1, delta_usd=delta
+        )
+
+    await store.append([cost("a1", 3600.0, 0.1), cost("a1", 3700.0, 0.2), cost("a2", 3600.0, 1.0)])
+    await store.append([cost("a1", 3900.0, 0.4), cost("a1", 7300.0, 0.8)])
+    await store.append([AssistantText(agent_id="a1", ts=3601.0, text="not a cost")])
+
+    def rows(conn: object) -> list[tuple[object, ...]]:
+        import sqlalchemy as sa
+
+        from agentdeck.store.schema import usage_hours
+
+        stmt = sa.select(usage_hours).order_by(usage_hours.c.agent_id, usage_hours.c.hour)
+        return [tuple(r) for r in conn.execute(stmt)]  # type: ignore[attr-defined]
+
+    got = await store._read(rows)
+    assert [(a, h, n, tin) for a, h, _, tin, _, n in got] == [
+        ("a1", 3600.0, 3, 30), ("a1", 7200.0, 1, 10), ("a2", 3600.0, 1, 10)
+    ]  # fmt: skip
+    assert math.isclose(got[0][2], 0.7) and math.isclose(got[1][2], 0.8)
+    # No agents rows for them: the usage query joins agents, so it counts none.
+    points = await store._read(
+        lambda c: usage_points(c, since=0, until=10**6, bucket=Bucket.DAY, by=UsageGroup.NONE)
+    )
+    assert points == []

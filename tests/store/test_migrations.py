@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -218,3 +219,46 @@ async def test_downgrading_0003_drops_memory_and_its_index(tmp_path: Path) -> No
     names = {n for _, n, _ in _schema(path)}
     assert not names & {"observations", "summaries", MEMORY_FTS, *MEMORY_FTS_SHADOWS}
     assert "approvals" in names
+
+
+async def test_0008_gives_existing_agents_an_owner_and_rolls_up_the_costs_in_the_log(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "at-0005.db"
+    engine = dialect.create_engine(path, writer=True)
+    spec = '{"prompt": "p", "cwd": "/w/one", "template": "engineer"}'
+    try:
+        with engine.begin() as conn:
+            command.upgrade(migrate.alembic_config(conn), "0005")
+            conn.execute(
+                sa.text(
+                    "INSERT INTO agents (id, name, state, source, spec, cwd, cost_usd, "
+                    "input_tokens, output_tokens, turns, extra, created_at, updated_at) "
+                    "VALUES ('a1', 'n', 'done', 'agentdeck', :spec, '/w/one', 0.3, 0, 0, 0, "
+                    "'{}', 1, 1)"
+                ),
+                {"spec": spec},
+            )
+            for ts, delta in ((7200.0, 0.1), (7300.0, 0.2), (11000.0, 0.05)):
+                data = json.dumps(
+                    {"cost_usd": 1, "input_tokens": 10, "output_tokens": 2, "delta_usd": delta}
+                )
+                conn.execute(
+                    sa.text(
+                        "INSERT INTO events (agent_id, type, ts, data) "
+                        "VALUES ('a1', 'cost_updated', :ts, :data)"
+                    ),
+                    {"ts": ts, "data": data},
+                )
+    finally:
+        engine.dispose()
+    store = Store.open(path)
+    await store.close()
+    assert sqlite_rows(path, "SELECT owner, project, template FROM agents") == [
+        ("admin", "/w/one", "engineer")
+    ]
+    rows = sqlite_rows(
+        path,
+        "SELECT hour, round(cost_usd, 6), input_tokens, results FROM usage_hours ORDER BY hour",
+    )
+    assert rows == [(7200.0, 0.3, 20, 2), (10800.0, 0.05, 10, 1)]

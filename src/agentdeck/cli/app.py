@@ -37,6 +37,7 @@ from agentdeck.cli import (
     team,
     templates,
     tui,
+    usage,
     worktrees,
 )
 from agentdeck.errors import AgentdeckError
@@ -70,6 +71,7 @@ mcp.register(app)
 bridge.register(app)
 tui.register(app)
 team.register(app)
+usage.register(app)
 
 
 def main() -> None:

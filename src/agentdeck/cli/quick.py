@@ -140,6 +140,12 @@ def _memory_search(query: str, project: str | None, limit: int, as_json: bool) -
     return _with_daemon(lambda d: remote.memory_search(d, query, where, limit, as_json))
 
 
+def _usage(by: str, since: str, bucket: str, as_json: bool) -> int | None:
+    from agentdeck.cli.usage_out import usage
+
+    return _with_daemon(lambda d: usage(d, by, since, bucket, as_json))
+
+
 def _policy_check(**kw: Any) -> int:
     from agentdeck.cli.verdict import judge
 
@@ -165,6 +171,7 @@ HANDLERS: dict[str, Callable[..., int | None]] = {
     "memory search": _memory_search,
     "policy check": _policy_check,
     "queue": _read("queue"),
+    "usage": _usage,
 }
 
 

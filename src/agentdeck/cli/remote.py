@@ -33,8 +33,9 @@ if TYPE_CHECKING:
     from agentdeck.core.merge_queue import MergeEntry
 
 EVENT_PAGE = 1000
-# Spec fields the daemon fills from a template, never sent by a client.
-_RESOLVED_FROM_TEMPLATES = frozenset({"template", "tools", "orchestrator"})
+# Spec fields the daemon fills from a template (or, ``owner``, from who asks),
+# never sent by a client.
+_RESOLVED_FROM_TEMPLATES = frozenset({"template", "tools", "orchestrator", "owner"})
 
 
 def daemon() -> Daemon | None:

@@ -95,6 +95,8 @@ def event_line(event: StoredEvent) -> Text | None:
         return Text(f"· {short(d.get('message', ''), 160)}", style="dim")
     if kind == EventType.SANDBOX_BLOCKED:
         return Text(f"⛔ sandbox blocked a {d.get('what')}: {d.get('target')}", style="yellow")
+    if kind == EventType.BUDGET_WARNING:
+        return Text(f"⚠ {short(d.get('message', ''), 160)}", style="yellow")
     return None
 
 

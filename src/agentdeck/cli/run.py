@@ -80,14 +80,17 @@ def run(
         raise typer.Exit(remote.run(d, spec, agent, as_json))
 
     async def go(settings: Settings) -> int:
-        from agentdeck.cli.follow import follow_session
+        from dataclasses import replace
 
-        run_spec = spec
+        from agentdeck.cli.follow import follow_session
+        from agentdeck.core.usage import LOCAL_OWNER
+
+        run_spec = replace(spec, owner=LOCAL_OWNER)  # no daemon, no users: the machine's
         if agent:
             from agentdeck.core.templates import apply_template
             from agentdeck.orchestration.templates import resolve
 
-            run_spec = apply_template(resolve(settings, agent, spec.project), spec)
+            run_spec = apply_template(resolve(settings, agent, spec.project), run_spec)
         async with opened(settings) as (store, runner):
             session = await runner.start(run_spec)
             return await follow_session(store, session, as_json=as_json)

@@ -125,6 +125,9 @@ class AgentSpec:
     workspace: str | None = None  # new | shared | worktree (None: new, or ``cwd``)
     project: str | None = None  # where its (and its children's) templates come from
     base: str | None = None  # a worktree's starting point (None: the current branch)
+    # Who started it (the API's authenticated user; ``local`` for the embedded
+    # CLI); an orchestrator's children inherit it. Budgets and usage count by it.
+    owner: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -146,6 +149,7 @@ class AgentSpec:
             "workspace": self.workspace,
             "project": self.project,
             "base": self.base,
+            "owner": self.owner,
         }
 
     @classmethod
@@ -169,6 +173,7 @@ class AgentSpec:
             workspace=data.get("workspace"),
             project=data.get("project"),
             base=data.get("base"),
+            owner=data.get("owner"),
         )
 
 

@@ -29,6 +29,7 @@ class EventType(StrEnum):
     SANDBOX_BLOCKED = "sandbox_blocked"
     QUESTION_ASKED = "question_asked"
     QUESTION_ANSWERED = "question_answered"
+    BUDGET_WARNING = "budget_warning"  # a daily budget is 80 % spent (once a day each)
 
 
 @dataclass(frozen=True)

@@ -208,6 +208,21 @@ class QuestionAnswered(Event):
     by: str
 
 
+@dataclass(frozen=True, kw_only=True)
+class BudgetWarning(Event):
+    """A daily budget (``scope`` fleet, user or project; ``name`` the user or
+    project) reached 80 % today (``day``, UTC) as this agent spent: recorded once
+    per budget per day. The notifications map it to a message."""
+
+    type: ClassVar[EventType] = EventType.BUDGET_WARNING
+    scope: str
+    name: str
+    daily_usd: float
+    spent_usd: float
+    day: str
+    message: str
+
+
 _FIELDS: dict[type[Event], tuple[str, ...]] = {}
 
 
@@ -239,6 +254,7 @@ EVENT_CLASSES: dict[EventType, type[Event]] = {
         SandboxBlocked,
         QuestionAsked,
         QuestionAnswered,
+        BudgetWarning,
     )
 }
 

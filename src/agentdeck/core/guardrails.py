@@ -80,6 +80,8 @@ class StopKind(StrEnum):
     REPEATED_CALLS = "repeated_calls"
     DAILY_BUDGET = "daily_budget"
     TREE_BUDGET = "tree_budget"
+    USER_BUDGET = "user_budget"
+    PROJECT_BUDGET = "project_budget"
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,9 @@ def _num(value: float) -> str:
     return f"{value:g}"
 
 
+WARN_FRACTION = 0.8  # a daily budget warns once a day when this much of it is spent
+
+
 class FleetBudget:
     """The daily USD cap over every agent. Days are UTC calendar dates: spend
     resets at 00:00 UTC whatever the local time zone.
@@ -113,13 +118,44 @@ class FleetBudget:
     Seed it with today's spend so far (``Store.spend_since(day_start(now))``).
     Unlike a ``Guard`` it reports EVERY crossing call: it is shared, and each
     agent that keeps spending past the cap must be stopped.
+
+    ``scope`` / ``name``: the same cap over the agents of one user or one project
+    (``scope`` "user" or "project"); the fleet's is ``("fleet", "")``.
+    ``warning_due`` says, once per UTC day, that ``WARN_FRACTION`` of it is spent.
     """
 
-    def __init__(self, daily_usd: Number, *, spent_today: float = 0.0, now: float) -> None:
+    def __init__(
+        self,
+        daily_usd: Number,
+        *,
+        spent_today: float = 0.0,
+        now: float,
+        scope: str = "fleet",
+        name: str = "",
+        warned_today: bool = False,
+    ) -> None:
         Limits(daily_usd=daily_usd)  # validates
         self.daily_usd = float(daily_usd)
         self.spent = float(spent_today)
         self.day = utc_day(now)
+        self.scope = scope
+        self.name = name
+        self.warned_day: date | None = self.day if warned_today else None
+
+    @property
+    def label(self) -> str:
+        """Whose budget, in words: ``daily budget`` or ``user alice's daily budget``."""
+        return (
+            "daily budget" if self.scope == "fleet" else f"{self.scope} {self.name}'s daily budget"
+        )
+
+    def warning_due(self, now: float) -> bool:
+        """True the first time in a UTC day that spend reaches ``WARN_FRACTION``."""
+        self._roll(now)
+        if self.warned_day == self.day or self.spent < WARN_FRACTION * self.daily_usd:
+            return False
+        self.warned_day = self.day
+        return True
 
     def add(self, delta_usd: float, now: float) -> Stop | None:
         """Count ``delta_usd`` spent at ``now``; a ``Stop`` when over the cap."""
@@ -131,9 +167,10 @@ class FleetBudget:
         """A ``Stop`` when today's spend is over the cap (e.g. before starting an agent)."""
         self._roll(now)
         if self.spent > self.daily_usd:
+            kind = {"user": StopKind.USER_BUDGET, "project": StopKind.PROJECT_BUDGET}
             return Stop(
-                StopKind.DAILY_BUDGET,
-                f"daily budget exceeded: spent {_usd(self.spent)} of {_usd(self.daily_usd)} "
+                kind.get(self.scope, StopKind.DAILY_BUDGET),
+                f"{self.label} exceeded: spent {_usd(self.spent)} of {_usd(self.daily_usd)} "
                 f"today ({self.day.isoformat()} UTC)",
                 self.daily_usd,
                 self.spent,
@@ -167,17 +204,20 @@ class Guard:
         base_turns: int = 0,
         fleet: FleetBudget | None = None,
         tree: SharedBudget | None = None,
+        budgets: tuple[FleetBudget, ...] = (),
     ) -> None:
         """``base_cost`` / ``base_turns``: the agent's totals before this process
         (``Agent.cost_usd`` / ``Agent.turns`` when resuming); ``started_at``:
         when the wall clock started (the caller decides: first start or resume);
-        ``tree``: the agent's place in its tree's budget, if any."""
+        ``tree``: the agent's place in its tree's budget, if any; ``budgets``: the
+        daily budgets of its user and project, charged like the fleet's."""
         self.limits = limits
         self.started_at = started_at
         self.base_cost = base_cost
         self.base_turns = base_turns
         self.fleet = fleet
         self.tree = tree
+        self.budgets = budgets
         self.process_cost = 0.0
         self.turns = base_turns
         self.error_streak = 0
@@ -213,9 +253,10 @@ class Guard:
             return None  # cumulative: an equal, lower or missing figure adds nothing
         delta = cost - self.process_cost
         self.process_cost = cost
-        fleet_stop = self.fleet.add(delta, ts) if self.fleet is not None else None
+        daily = [self.fleet, *self.budgets] if self.fleet is not None else [*self.budgets]
+        stops = [b.add(delta, ts) for b in daily]  # every one counts the spend
         tree_stop = self.tree.charge(delta) if self.tree is not None else None
-        return fleet_stop or tree_stop
+        return next((s for s in stops if s is not None), None) or tree_stop
 
     def _report(self, stop: Stop | None) -> Stop | None:
         if stop is None or self.stopped is not None:

@@ -98,6 +98,7 @@ RULES: tuple[Rule, ...] = (
         EventType.ERROR_OCCURRED, "guard_stop", "Stopped by a budget or circuit breaker",
         when=lambda d: str(d.get("kind", "")).startswith("guardrail:"),
     ),
+    Rule(EventType.BUDGET_WARNING, "budget_warning", "A daily budget is 80 % spent"),
     Rule(EventType.NOTICE, "merge_refused", "Merge refused", when=_merge_refused, text=_merge_text),
 )  # fmt: skip
 

@@ -82,6 +82,8 @@ def line(event: StoredEvent) -> str | None:
         return f"{head} sandbox blocked a {d.get('what')}: {d.get('target')}"
     if kind == EventType.NOTICE:
         return f"{head} · {short(str(d.get('message', '')), 200)}"
+    if kind == EventType.BUDGET_WARNING:
+        return f"{head} {short(str(d.get('message', '')), 200)}"
     return None
 
 

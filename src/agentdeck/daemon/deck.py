@@ -14,6 +14,7 @@ from agentdeck.core.approvals import Approval, ApprovalState, GrantScope
 from agentdeck.core.asks import Ask, AskState
 from agentdeck.core.events import Notice, StoredEvent
 from agentdeck.core.notify import Target
+from agentdeck.core.usage import Bucket, UsageGroup, UsageReport
 from agentdeck.daemon.hub import EventHub
 from agentdeck.daemon.identity import Identity
 from agentdeck.hooks.bridge import HookBridge
@@ -32,6 +33,7 @@ from agentdeck.settings import Settings
 from agentdeck.store.memory import MemoryStore
 from agentdeck.store.reads import StoreStats
 from agentdeck.store.store import Store
+from agentdeck.store.usage import UsageStore, report
 from agentdeck.store.users import UserStore
 
 logger = logging.getLogger(__name__)
@@ -56,6 +58,7 @@ class Deck:
         self.orchestration = Orchestrator(store, runner, settings)
         self.notifier = Notifier(settings, store, hub, targets or [])
         self.identity = Identity(UserStore(store), session_ttl=settings.session_ttl_seconds)
+        self.usage_records = UsageStore(store)
 
     @classmethod
     async def open(cls, settings: Settings) -> Deck:
@@ -124,6 +127,23 @@ class Deck:
             out.append(agent)
         await self.runner.merges.recover()
         return out
+
+    # -- usage ---------------------------------------------------------------------
+
+    async def usage(self, *, since_seconds: float, bucket: Bucket, by: UsageGroup) -> UsageReport:
+        """Cost and tokens over time, the fleet's daily cap, the budgets."""
+        cap = self.runner.governor.profile_named().budgets.daily_usd
+        return await report(
+            self.usage_records,
+            since_seconds=since_seconds,
+            bucket=bucket,
+            by=by,
+            daily_cap_usd=cap,
+            now=time.time(),
+        )
+
+    async def budget_warnings(self, since: float) -> list[dict[str, object]]:
+        return await self.usage_records.warnings(since)
 
     # -- agents --------------------------------------------------------------------
 

@@ -202,6 +202,7 @@ class Orchestrator:
                         profile=found.profile or parent.spec.profile,
                         workspace=chosen,
                         project=parent.spec.project or parent.cwd,
+                        owner=parent.spec.owner,  # the parent's user pays for it
                     ),
                 )
             except SpawnRefused as exc:

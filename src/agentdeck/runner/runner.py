@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
 from agentdeck.core.checkpoint import Rewind
 from agentdeck.core.events import ErrorOccurred, Event, StateChanged, spawned_events
-from agentdeck.core.guardrails import FleetBudget, day_start
+from agentdeck.core.guardrails import FleetBudget
 from agentdeck.core.ids import new_agent_id
 from agentdeck.core.merge_queue import MergeEntry
 from agentdeck.core.worktree import Strategy, Worktree
@@ -38,6 +38,7 @@ from agentdeck.errors import (
 from agentdeck.governance.governor import Governor
 from agentdeck.memory.service import Memory
 from agentdeck.runner import checkpointing, procs, sandboxing
+from agentdeck.runner.budgets import DailyBudgets
 from agentdeck.runner.extension import SessionExtension
 from agentdeck.runner.merge_queue import MergeQueue
 from agentdeck.runner.payloads import PayloadStore
@@ -122,7 +123,7 @@ class Runner:
         self.claimer = f"pid:{os.getpid()}"
         self.governor = Governor(store, settings)
         self.memory = Memory(store, settings)
-        self._fleets: dict[float, FleetBudget] = {}
+        self.daily = DailyBudgets(store)
         # Set by orchestration: the deck's MCP tools, tree budgets, notes.
         self.extension: SessionExtension | None = None
         self._launching: set[asyncio.Task[None]] = set()
@@ -382,14 +383,16 @@ class Runner:
         warm: Warm | None = None,
     ) -> AgentSession:
         """The agent's session, not started yet; refused (and the agent in error)
-        when the fleet is over today's budget already."""
+        when the fleet, its user or its project is over today's budget already."""
         try:
-            fleet = await self._fleet(self.governor.profile_for(agent).budgets.daily_usd)
+            fleet = await self.daily.fleet(self.governor.profile_for(agent).budgets.daily_usd)
+            scoped = await self.daily.scoped(agent)
         except BaseException:
             if warm is not None:
                 self.warm.discard(warm, keep_cwd=True)
             raise
-        stop = fleet.check(time.time()) if fleet is not None else None
+        checked = [b.check(time.time()) for b in ([fleet] if fleet else []) + list(scoped)]
+        stop = next((s for s in checked if s is not None), None)
         if stop is not None:
             if warm is not None:
                 self.warm.discard(warm, keep_cwd=True)
@@ -422,6 +425,7 @@ class Runner:
             fork=fork,
             fleet=fleet,
             warm=warm,
+            budgets=scoped,
         )
 
     def _session(
@@ -434,6 +438,7 @@ class Runner:
         fork: bool = False,
         fleet: FleetBudget | None = None,
         warm: Warm | None = None,
+        budgets: tuple[FleetBudget, ...] = (),
     ) -> AgentSession:
         session = AgentSession(
             agent,
@@ -446,6 +451,7 @@ class Runner:
             keep_alive=keep_alive,
             governor=self.governor,
             fleet=fleet,
+            budgets=budgets,
             memory=self.memory,
             extension=self.extension,
             worktrees=self.worktrees,
@@ -522,18 +528,6 @@ class Runner:
         except BaseException:
             shutil.rmtree(cwd, ignore_errors=True)
             raise
-
-    async def _fleet(self, daily_usd: float | None) -> FleetBudget | None:
-        """The fleet-wide daily cap, shared by every agent under it; today's spend
-        so far (from the log, every process's agents) is its starting point."""
-        if daily_usd is None:
-            return None
-        fleet = self._fleets.get(daily_usd)
-        if fleet is None:  # it rolls over to a new day by itself
-            now = time.time()
-            spent = await self.store.spend_since(day_start(now))
-            fleet = self._fleets[daily_usd] = FleetBudget(daily_usd, spent_today=spent, now=now)
-        return fleet
 
     async def _worktree(self, agent_id: str, name: str, spec: AgentSpec) -> Worktree:
         """A worktree of the repository ``spec.cwd`` (or its project) is in, on a

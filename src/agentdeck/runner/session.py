@@ -49,6 +49,7 @@ from agentdeck.errors import AgentProcessError, InvalidState, SandboxUnavailable
 from agentdeck.governance.governor import Governor
 from agentdeck.memory.service import Memory
 from agentdeck.runner import procs, sandboxing
+from agentdeck.runner.budgets import warnings_due
 from agentdeck.runner.callbacks import HeldClient
 from agentdeck.runner.checkpointing import SessionCheckpoints
 from agentdeck.runner.extension import SessionExtension
@@ -98,6 +99,7 @@ class AgentSession:
         keep_alive: bool = False,
         governor: Governor,
         fleet: FleetBudget | None = None,
+        budgets: tuple[FleetBudget, ...] = (),
         memory: Memory | None = None,
         extension: SessionExtension | None = None,
         worktrees: Worktrees | None = None,
@@ -111,6 +113,7 @@ class AgentSession:
         self._warm = warm
         self._warm_pool = warm_pool
         self.warm_start = False  # it runs on a warm process
+        self.budgets = budgets  # the daily budgets of its user and project
         self._start_slots = start_slots  # how many Claude Codes may boot at once
         self.checkpoints = (
             SessionCheckpoints(checkpoints, lambda: self.agent, self._commit)
@@ -685,6 +688,9 @@ class AgentSession:
                 stop = self.guard.observe(event)
                 if stop is not None:
                     await self._trip(stop)
+            daily = (self.fleet, *self.budgets) if self.fleet else self.budgets
+            if warnings := warnings_due(daily, self.agent.id, time.time()):
+                await self._commit(list(warnings))
         if result is not None:
             await self._snapshot_turn()
             self._results.put_nowait(result)
@@ -740,6 +746,7 @@ class AgentSession:
             base_turns=self.agent.turns,
             fleet=self.fleet,
             tree=tree,
+            budgets=self.budgets,
         )
 
     async def _watch_clock(self) -> None:

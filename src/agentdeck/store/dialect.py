@@ -140,3 +140,15 @@ def is_busy_error(exc: BaseException) -> bool:
     """The write lock was held longer than ``busy_timeout``."""
     orig = getattr(exc, "orig", exc)
     return isinstance(orig, sqlite3.OperationalError) and "locked" in str(orig)
+
+
+def time_bucket(ts: sa.ColumnElement[Any], seconds: int) -> sa.ColumnElement[Any]:
+    """The start of the ``seconds``-long bucket ``ts`` (epoch seconds) falls in.
+    SQLite's CAST truncates, which is the floor for the positive times we hold
+    (a PostgreSQL port: ``floor(ts / seconds) * seconds``, as its CAST rounds)."""
+    return sa.cast(ts / seconds, sa.Integer) * seconds
+
+
+def json_number(column: sa.ColumnElement[Any], key: str) -> sa.ColumnElement[Any]:
+    """A number in a JSON object column, 0 when absent."""
+    return sa.func.coalesce(sa.cast(sa.func.json_extract(column, f"$.{key}"), sa.Float), 0.0)

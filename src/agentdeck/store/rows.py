@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
 from agentdeck.core.event_types import StoredEvent
+from agentdeck.core.usage import owner_of, project_of, template_of
 
 if TYPE_CHECKING:  # the event classes load where events are written, not read
     from agentdeck.core.events import Event
@@ -32,6 +33,9 @@ def agent_to_row(agent: Agent) -> dict[str, Any]:
         "pid": agent.pid,
         "owner_pid": agent.owner_pid,
         "parent_id": agent.parent_id,
+        "owner": owner_of(agent),
+        "project": project_of(agent),
+        "template": template_of(agent),
         "extra": dict(agent.extra),
         "created_at": agent.created_at,
         "updated_at": agent.updated_at,

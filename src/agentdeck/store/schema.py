@@ -45,9 +45,15 @@ agents = sa.Table(
     sa.Column("updated_at", sa.Float, nullable=False),
     # Orchestration (migration 0004): the orchestrator that spawned it.
     sa.Column("parent_id", sa.Text, nullable=True),
+    # Usage (migration 0008): whom and what its cost counts for (``core.usage``),
+    # copied out of ``spec`` so that the usage query groups by plain columns.
+    sa.Column("owner", sa.Text, nullable=False, server_default="admin"),
+    sa.Column("project", sa.Text, nullable=True),
+    sa.Column("template", sa.Text, nullable=True),
     sa.Index(None, "state"),
     sa.Index(None, "updated_at"),
     sa.Index(None, "parent_id"),
+    sa.Index(None, "owner"),
 )
 
 # Append-only. ``id`` is allocated by the database: monotonic, never reused, so
@@ -61,6 +67,7 @@ events = sa.Table(
     sa.Column("ts", sa.Float, nullable=False),
     sa.Column("data", sa.JSON, nullable=False),
     sa.Index(None, "agent_id", "id"),
+    sa.Index(None, "type", "ts"),  # migration 0008: spend and usage over a period
     **TABLE_KWARGS,
 )
 
@@ -311,4 +318,29 @@ tokens = sa.Table(
     sa.Column("revoked_at", sa.Float, nullable=True),
     sa.Index(None, "lookup"),
     sa.Index(None, "user_name"),
+)
+
+# Usage (migration 0008): daily USD budgets of one user or one project
+# (``scope`` user | project), enforced like the fleet's ``daily_usd``.
+budgets = sa.Table(
+    "budgets",
+    metadata,
+    sa.Column("scope", sa.Text, primary_key=True),
+    sa.Column("name", sa.Text, primary_key=True),
+    sa.Column("daily_usd", sa.Float, nullable=False),
+    sa.Column("updated_at", sa.Float, nullable=False),
+)
+
+# Usage (migration 0008): per agent and UTC hour, the sums of its ``cost_updated``
+# events (``store.usage_rollup``), written with them; the usage query reads these.
+usage_hours = sa.Table(
+    "usage_hours",
+    metadata,
+    sa.Column("agent_id", sa.Text, primary_key=True),
+    sa.Column("hour", sa.Float, primary_key=True),
+    sa.Column("cost_usd", sa.Float, nullable=False),
+    sa.Column("input_tokens", sa.Integer, nullable=False),
+    sa.Column("output_tokens", sa.Integer, nullable=False),
+    sa.Column("results", sa.Integer, nullable=False),
+    sa.Index(None, "hour"),
 )

@@ -16,12 +16,16 @@ from agentdeck.core.ports import Command
 from agentdeck.store.dialect import insert_returning_ids
 from agentdeck.store.rows import row_to_command
 from agentdeck.store.schema import agents, commands, events
+from agentdeck.store.usage_rollup import roll_up
 
 
 def insert_events(conn: Connection, rows: Sequence[dict[str, Any]]) -> list[int]:
     """Insert in one executemany; the database allocates the ids, returned in
-    the order of ``rows`` (so a batch keeps its submission order)."""
-    return insert_returning_ids(conn, events, rows)
+    the order of ``rows`` (so a batch keeps its submission order). Costs are
+    added to the hourly usage rollup in the same transaction."""
+    ids = insert_returning_ids(conn, events, rows)
+    roll_up(conn, rows)
+    return ids
 
 
 def upsert_agent(conn: Connection, row: dict[str, Any]) -> None:

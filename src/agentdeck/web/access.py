@@ -76,6 +76,9 @@ ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("GET", "/api/notify/dead"): V,
     ("GET", "/api/notify/dead/{ref}"): V,
     ("POST", "/api/notify/dead/{ref}/replay"): OP,
+    # cost and usage
+    ("GET", "/api/usage"): V,
+    ("GET", "/usage"): V,
     # dashboard: pages read, forms steer
     ("GET", "/"): V,
     ("GET", "/activity"): V,

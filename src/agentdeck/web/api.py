@@ -15,6 +15,7 @@ from agentdeck.core.agent import AgentState
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import UsageError
 from agentdeck.web.members import audit_member_act
+from agentdeck.web.owners import owned
 from agentdeck.web.schemas import (
     MAX_AGENT_PAGE,
     MAX_EVENT_PAGE,
@@ -118,7 +119,7 @@ async def list_agents(
 )
 async def create_agent(request: Request, body: AgentCreate) -> AgentOut:
     agent = await _deck(request).create_agent(
-        body.to_spec(), keep_alive=body.keep_alive, template=body.agent
+        owned(body.to_spec(), request), keep_alive=body.keep_alive, template=body.agent
     )
     logger.info("agent %s created through the API", agent.id)
     await audit_member_act(request, agent.id, "start", body.model_dump(mode="json"))

@@ -81,6 +81,7 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
         api_notify,
         api_orchestration,
         api_team,
+        api_usage,
         api_worktrees,
         dashboard,
         sse,
@@ -142,6 +143,7 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
     app.include_router(api_files.router, responses=COMMON_ERRORS)
     app.include_router(api_notify.router, responses=COMMON_ERRORS)
     app.include_router(api_team.router, responses=COMMON_ERRORS)
+    app.include_router(api_usage.router, responses=COMMON_ERRORS)
     app.include_router(sse.router, responses=COMMON_ERRORS)
     app.include_router(dashboard.router)
     hosts = [settings.host, *settings.allowed_hosts]

@@ -31,6 +31,7 @@ from agentdeck.web import (
     pages_memory,
     pages_merges,
     pages_stream,
+    pages_usage,
 )
 from agentdeck.web.pages_base import agent_names, agent_partial, deck_of, render, render_text
 from agentdeck.web.pages_render import STATIC, parse_states, transcript_items
@@ -45,6 +46,7 @@ router.include_router(pages_approvals.router)
 router.include_router(pages_asks.router)
 router.include_router(pages_memory.router)
 router.include_router(pages_diff.router)
+router.include_router(pages_usage.router)
 
 PER_PAGE = 50
 MAX_PER_PAGE = 200

@@ -21,6 +21,7 @@ from agentdeck.errors import AgentdeckError
 from agentdeck.mockmodel import builtin_scenario_names
 from agentdeck.web.auth import actor_label
 from agentdeck.web.members import audit_member_act
+from agentdeck.web.owners import owned
 from agentdeck.web.pages_base import deck_of, form_error, is_htmx, render_text
 
 logger = logging.getLogger(__name__)
@@ -81,7 +82,7 @@ def redirect(request: Request, url: str) -> Response:
 async def start_agent(request: Request) -> Response:
     form = await form_of(request)
     try:
-        spec = spec_from_form(form)
+        spec = owned(spec_from_form(form), request)
         template = form.get("agent", "").strip() or None
         agent = await deck_of(request).create_agent(spec, template=template)
         await audit_member_act(

@@ -147,6 +147,8 @@ def event_summary(event: StoredEvent) -> str:
         return f"sandbox blocked a {d.get('what')}: {short(d.get('target', ''), 120)}"
     if kind == EventType.OBSERVATION_RECORDED:
         return f"remembered ({d.get('kind')}): {short(d.get('title', ''), 120)}"
+    if kind == EventType.BUDGET_WARNING:
+        return short(d.get("message", ""), 140)
     return kind
 
 

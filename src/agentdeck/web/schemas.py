@@ -179,6 +179,7 @@ class SpecOut(BaseModel):
     workspace: str | None = None
     project: str | None = None
     base: str | None = None
+    owner: str | None = Field(default=None, description="Who started it (usage and budgets).")
 
 
 class AgentOut(BaseModel):
