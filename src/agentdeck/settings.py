@@ -154,9 +154,9 @@ class Settings(BaseSettings):
         "(all but its prompt and name) is booted idle, and the next such agent takes it over "
         "(Claude Code's start-up, 0.5-2 s, saved). Each costs an idle Claude Code (about 165 MB, "
         "1 s of CPU to boot; see benchmarks/overhead.py); the options used last replace older "
-        "ones, and one unclaimed for 10 minutes is stopped. 0 turns it off. Not for agents with "
-        "a working directory, a worktree or a process sandbox, nor in `agentdeck run` without "
-        "a daemon.",
+        "ones, and one unclaimed for 10 minutes is stopped. 0 turns it off. A process sandbox is "
+        "set up with it, for the workspace reserved for its agent. Not for agents with a "
+        "working directory or a worktree, nor in `agentdeck run` without a daemon.",
     )
     deck_tool_timeout_seconds: float = Field(
         default=3600.0,

@@ -3,10 +3,12 @@ matching agent (real CLI, scripted model)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from agentdeck.core.agent import AgentSpec, AgentState
 from agentdeck.core.events import EventType
@@ -17,6 +19,7 @@ from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 from tests.conftest import make_settings
 from tests.governance.test_enforcement import write_profile, write_scenario
+from tests.sandbox.conftest import needs_bwrap
 from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.cli]
@@ -248,3 +251,48 @@ async def test_an_unclaimed_warm_process_goes_after_its_time(
 
     await eventually(expired, timeout=60, what="the warm process to expire")
     assert our_claude_codes() == []
+
+
+@needs_bwrap
+async def test_a_confined_agent_claims_the_warm_process_with_its_confinement(
+    pooled: tuple[Store, Runner], tmp_path: Path
+) -> None:
+    """A profile that confines the whole process (the default where bubblewrap
+    runs): the warm process boots inside a confinement set up for the reserved
+    workspace, and the agent that claims it runs in it; what its proxy refuses
+    from then on is in that agent's log."""
+    store, runner = pooled
+    profile = tmp_path / "boxed.yaml"
+    profile.write_text(
+        yaml.safe_dump(
+            {
+                "name": "boxed",
+                "default": "allow",
+                "sandbox": {
+                    "mode": "process",
+                    "required": True,
+                    "network": {"mode": "allowlist", "allowed_domains": ["allowed.test"]},
+                },
+            }
+        )
+    )
+    code = "import urllib.request as u; u.urlopen('http://not-allowed.test:9/', timeout=5)"
+    spec = AgentSpec(
+        prompt="go",
+        scenario=write_scenario(tmp_path, f'{sys.executable} -c "{code}"'),
+        profile=str(profile),
+    )
+    await run_to_end(store, runner, spec)
+    warm = await warm_one(runner)
+    assert warm.sandboxing is not None and warm.sandboxing.confinement is not None
+    session = await runner.start(spec)
+    assert session.warm_start and session.spawned_pid == warm.pid
+    await session.wait_finished(timeout=60)
+    agent = await store.get_agent(warm.agent_id)
+    assert agent.state == AgentState.DONE and agent.extra["sandbox"] == "process"
+    blocked = [
+        e.data["target"]
+        for e in await store.read(agent_id=agent.id)
+        if e.type == EventType.SANDBOX_BLOCKED
+    ]
+    assert any("not-allowed.test" in target for target in blocked), blocked

@@ -479,8 +479,9 @@ class Runner:
 
     async def _prestart(self, template: AgentSpec) -> Warm | None:
         """A Claude Code process for the next agent of this template, under an id
-        and a workspace reserved for it; nothing is recorded (None: its profile
-        confines the whole process, which is set up per agent)."""
+        and a workspace reserved for it; nothing is recorded (None: the runner
+        is closing). A profile that confines the whole process gets its
+        confinement set up for that workspace, claimed with the process."""
         scenario = _scenario(template.scenario)
         base_url = await self._model_url(scenario) if scenario else None
         agent_id = new_agent_id()
@@ -508,25 +509,36 @@ class Runner:
             governor=self.governor,
             extension=self.extension,
         )
-        session.sandboxing = await sandboxing.prepare(
-            self.governor.profile_for(agent).sandbox,
-            workspace=cwd,
-            settings=self.settings,
-            endpoint=base_url or self.settings.anthropic_base_url,
-            on_blocked=lambda host, port: None,
-        )
-        if session.sandboxing.confinement is not None:
-            # A confinement (its launcher, its network proxy) is the agent's own.
-            await session.sandboxing.close()
-            return None
-        # Its options as a session of its own would spawn it (its callbacks unused:
-        # those of the agent that claims it answer the process).
-        options = session.spawn_options()
+        # The workspace first: a confinement binds what exists when it is set up.
         cwd.mkdir(parents=True, exist_ok=False)
         try:
-            return await Warm.start(agent_id, cwd, template, options)
+            session.sandboxing = await sandboxing.prepare(
+                self.governor.profile_for(agent).sandbox,
+                workspace=cwd,
+                settings=self.settings,
+                endpoint=base_url or self.settings.anthropic_base_url,
+                on_blocked=lambda host, port: None,
+            )
         except BaseException:
             shutil.rmtree(cwd, ignore_errors=True)
+            raise
+        # A confinement (its launcher, its network proxy) is bound to the reserved
+        # workspace: it goes to the agent that claims the process.
+        box = session.sandboxing
+        try:
+            # Its options as a session of its own would spawn it (its callbacks
+            # unused: those of the agent that claims it answer the process).
+            options = session.spawn_options()
+            return await Warm.start(
+                agent_id,
+                cwd,
+                template,
+                options,
+                sandboxing=box if box.confinement is not None else None,
+            )
+        except BaseException:
+            shutil.rmtree(cwd, ignore_errors=True)
+            await box.close()
             raise
 
     async def _worktree(self, agent_id: str, name: str, spec: AgentSpec) -> Worktree:

@@ -44,6 +44,7 @@ from agentdeck.core.events import (
 )
 from agentdeck.core.guardrails import FleetBudget, Guard, Limits, SharedBudget, Stop
 from agentdeck.core.redact import scrub
+from agentdeck.core.sandbox import SandboxSpec
 from agentdeck.core.worktree import Worktree
 from agentdeck.errors import AgentProcessError, InvalidState, SandboxUnavailable, WorktreeError
 from agentdeck.governance.governor import Governor
@@ -233,7 +234,7 @@ class AgentSession:
             worktree = Worktree.from_extra(self.agent.extra)
             if worktree is not None:
                 sandbox = sandbox.with_git_dir(worktree.git_dir)
-            self.sandboxing = await sandboxing.prepare(
+            self.sandboxing = await self._warm_sandboxing(sandbox) or await sandboxing.prepare(
                 sandbox,
                 workspace=Path(self.agent.cwd),
                 settings=self.settings,
@@ -361,12 +362,27 @@ class AgentSession:
         self.sandboxing.apply(options)
         return options
 
+    async def _warm_sandboxing(self, sandbox: SandboxSpec) -> sandboxing.Sandboxing | None:
+        """The confinement of the warm process it was given, if that process runs
+        confined exactly as its profile asks (same sandbox, same workspace): the
+        process can only be adopted inside it. Another is closed, not used."""
+        if self._warm is None:
+            return None
+        box = self._warm.take_sandboxing(self._network_blocked)
+        if box is None or box.confinement is None:
+            return None
+        plan = box.confinement.plan
+        if box.confinement.spec == sandbox and plan.workspace == Path(self.agent.cwd).resolve():
+            return box
+        await box.close()
+        return None
+
     def _client_for(self, options: ClaudeAgentOptions) -> ClaudeSDKClient:
         """Its client: on the warm process it was given if that process was spawned
         exactly as this one would be, else on a process of its own."""
         warm, self._warm = self._warm, None
         if warm is not None:
-            if self.sandboxing.confinement is None and warm.fits(options):
+            if warm.fits(options):
                 warm.stderr.attach(self._stderr.append)
                 self.warm_start = True
                 return HeldClient(options, transport=warm.transport)

@@ -32,6 +32,8 @@ from claude_agent_sdk.types import _configure_can_use_tool
 
 from agentdeck.core.agent import AgentSpec
 from agentdeck.runner import procs
+from agentdeck.runner.sandboxing import Sandboxing
+from agentdeck.sandbox.proxy import Blocked
 
 logger = logging.getLogger(__name__)
 
@@ -99,6 +101,9 @@ class Warm:
     transport: SubprocessCLITransport
     spawned: tuple[list[str], dict[str, str], str]
     stderr: StderrSink
+    # Its confinement when its profile confines the whole process (its launcher,
+    # its network proxy), bound to the reserved workspace: the claiming agent's.
+    sandboxing: Sandboxing | None = None
     born: float = field(default_factory=time.monotonic)
 
     @property
@@ -110,12 +115,26 @@ class Warm:
         """Whether a process spawned for ``options`` would be this one."""
         return _spawned(options) == self.spawned
 
+    def take_sandboxing(self, on_blocked: Blocked) -> Sandboxing | None:
+        """Its confinement, now the claiming agent's (whose log its proxy's
+        refusals go to from now on); None when it runs unconfined."""
+        box, self.sandboxing = self.sandboxing, None
+        if box is not None and box.confinement is not None:
+            box.confinement.rebind(on_blocked)
+        return box
+
     def usable(self) -> bool:
         return procs.is_running(self.pid) and time.monotonic() - self.born < MAX_AGE_SECONDS
 
     @classmethod
     async def start(
-        cls, agent_id: str, cwd: Path, template: AgentSpec, options: ClaudeAgentOptions
+        cls,
+        agent_id: str,
+        cwd: Path,
+        template: AgentSpec,
+        options: ClaudeAgentOptions,
+        *,
+        sandboxing: Sandboxing | None = None,
     ) -> Warm:
         sink = StderrSink()
         options = replace(options, stderr=sink)
@@ -132,12 +151,17 @@ class Warm:
                 await connecting
             await _stopped(transport)
             raise
-        return cls(agent_id, cwd, template, transport, _spawned(options), sink)
+        return cls(
+            agent_id, cwd, template, transport, _spawned(options), sink, sandboxing=sandboxing
+        )
 
     async def stop(self, *, keep_cwd: bool = False) -> None:
         """Its process tree stopped and reaped; its workspace removed unless an
         agent has it now."""
         await _stopped(self.transport)
+        box, self.sandboxing = self.sandboxing, None
+        if box is not None:  # not claimed: its confinement goes with it
+            await box.close()
         if not keep_cwd:
             await asyncio.to_thread(shutil.rmtree, self.cwd, True)
 

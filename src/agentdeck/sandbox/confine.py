@@ -175,6 +175,13 @@ class Confinement:
     def command(self, program: Sequence[str]) -> list[str]:
         return self.plan.argv(program)
 
+    def rebind(self, on_blocked: Blocked) -> None:
+        """Where its proxy reports a refused connection from now on (a warm
+        process's confinement, once an agent claims it)."""
+        for server in self.servers:
+            if isinstance(server, AllowlistProxy):
+                server.on_blocked = on_blocked
+
     def write_launcher(self, program: str) -> Path:
         """A script the SDK runs as if it were Claude Code: the same arguments
         reach Claude Code, inside the sandbox.
