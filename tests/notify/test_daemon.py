@@ -8,7 +8,6 @@ import asyncio
 import hashlib
 import hmac
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,14 +34,6 @@ def write_config(settings: Settings, targets: list[dict[str, Any]], mode: int = 
     path.write_text(yaml.safe_dump({"targets": targets}))
     path.chmod(mode)
     return path
-
-
-@pytest.fixture
-def made() -> Iterator[list[Receiver | Hung]]:
-    servers: list[Receiver | Hung] = []
-    yield servers
-    for s in servers:
-        s.close()
 
 
 @pytest.mark.parametrize(

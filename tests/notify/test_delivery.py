@@ -8,7 +8,7 @@ import hmac
 import json
 import os
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -46,14 +46,6 @@ async def store(fast: Settings) -> AsyncIterator[Store]:
         yield store
     finally:
         await store.close()
-
-
-@pytest.fixture
-def made() -> Iterator[list[Receiver | Hung]]:
-    servers: list[Receiver | Hung] = []
-    yield servers
-    for s in servers:
-        s.close()
 
 
 async def running(settings: Settings, store: Store, targets: list[Target]) -> Notifier:
