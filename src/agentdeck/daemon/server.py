@@ -66,7 +66,7 @@ async def serve(
         deck = await Deck.open(settings)
         try:
             if await deck.identity.bootstrap(token) is not None:
-                logger.warning("no users yet: user 'admin' now owns the token file's token")
+                logger.info("no users yet: user 'admin' now owns the token file's token")
             reconciled = await deck.reconcile()
             if reconciled:
                 logger.warning(
