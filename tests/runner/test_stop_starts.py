@@ -6,6 +6,7 @@ agent still starting take effect at once."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 
 import psutil
@@ -100,3 +101,34 @@ async def test_a_start_waiting_its_turn_is_stopped_without_a_process(
     )  # fmt: skip
     assert killed.pid is None and interrupted.pid is None
     assert silent_processes() == []
+
+
+async def test_a_creation_slower_than_the_shutdown_is_not_left_starting(
+    deck: tuple[Store, Runner],
+) -> None:
+    """A creation that outlasts the shutdown's wait for it (its preparation held up,
+    as on a loaded host: the demo's Ctrl-C once left such an agent ``starting`` with
+    nobody to supervise it) is marked when the runner stops: interrupted, to be
+    carried on by the next daemon."""
+    store, runner = deck
+    recorded = asyncio.Event()
+    held = asyncio.Event()  # never set: the preparation does not end by itself
+
+    async def slow_prepare(*args: object, **kwargs: object) -> object:
+        recorded.set()
+        await held.wait()
+        raise AssertionError("unreachable")
+
+    runner._prepare = slow_prepare  # type: ignore[method-assign]
+    creation = asyncio.create_task(runner.start(AgentSpec(prompt="late"), background=True))
+    await asyncio.wait_for(recorded.wait(), 30)
+    (agent,) = await store.list_agents()
+    assert agent.state == AgentState.STARTING
+    await runner.shutdown(suspend=True)
+    after = await store.get_agent(agent.id)
+    assert after.state == AgentState.INTERRUPTED
+    assert after.pid is None and after.extra.get("resume_at_start") is True
+    assert after.last_error and "carries on" in after.last_error
+    creation.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await creation

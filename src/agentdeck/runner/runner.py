@@ -42,7 +42,12 @@ from agentdeck.runner.budgets import DailyBudgets
 from agentdeck.runner.extension import SessionExtension
 from agentdeck.runner.merge_queue import MergeQueue
 from agentdeck.runner.payloads import PayloadStore
-from agentdeck.runner.session import ABORT_GRACE_SECONDS, STOPPED_STARTING, AgentSession
+from agentdeck.runner.session import (
+    ABORT_GRACE_SECONDS,
+    STOPPED_STARTING,
+    SUSPENDED,
+    AgentSession,
+)
 from agentdeck.runner.warm import Warm, WarmPool, warmable
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
@@ -748,6 +753,36 @@ class Runner:
             logger.warning("%d agent creation(s) did not end in time", self._creations)
         late = [s for s in self.sessions.values() if not s.finished.is_set()]
         await asyncio.gather(*(s.kill() for s in late), return_exceptions=True)
+        await self._settle_unfinished()
+
+    async def _settle_unfinished(self) -> None:
+        """What the store still has as live under this process once every stop is
+        over: a creation that did not end in time (a slow start on a loaded host) or
+        a process that would not die. It is marked as a start stopped is
+        (``interrupted``, to be carried on when suspended), never left ``starting``
+        with nobody to supervise it."""
+        live = [state for state in AgentState if state.is_live]
+        found = await self.store.list_agents(states=live, limit=100_000, include_archived=True)
+        now = time.time()
+        for agent in found:
+            if agent.owner_pid != os.getpid():
+                continue
+            pid = agent.pid
+            if (
+                pid is not None
+                and procs.runs_since(pid, agent.updated_at)
+                and procs.looks_like_claude(pid)
+            ):
+                await asyncio.to_thread(procs.terminate_tree, pid, ABORT_GRACE_SECONDS)
+            extra = {**agent.extra, "resume_at_start": True} if self._suspending else agent.extra
+            reason = SUSPENDED if self._suspending else STOPPED_STARTING
+            logger.warning("agent %s was still %s when the runner stopped", agent.id, agent.state)
+            await self.store.record(
+                [StateChanged(agent_id=agent.id, ts=now, old=agent.state,
+                              new=AgentState.INTERRUPTED, reason=reason)],
+                agent.with_changes(state=AgentState.INTERRUPTED, pid=None, current_tool=None,
+                                   updated_at=now, last_error=reason, extra=extra),
+            )  # fmt: skip
 
 
 async def _serve_model(scenario: Scenario) -> MockModel:
