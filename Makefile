@@ -31,8 +31,12 @@ terminal:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux; \
 	  else echo "note: install tmux to run the terminal UI's end-to-end test (it is skipped without it)"; fi; }
 
+# The suite runs on TEST_WORKERS processes (pytest-xdist), a test module to each at a
+# time (its module fixtures are built once): make test TEST_WORKERS=0 runs it in one.
+TEST_WORKERS ?= 2
+
 test: setup browser sandbox terminal
-	$(RUN) pytest
+	$(RUN) pytest -n $(TEST_WORKERS) --dist loadscope
 
 lint: setup
 	$(RUN) ruff check src tests benchmarks scripts

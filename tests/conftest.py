@@ -15,6 +15,22 @@ from agentdeck.store.store import Store
 # Shared fixtures that live in support modules.
 pytest_plugins = ["tests.support.daemonproc"]
 
+# Modules of a minute or more (the contract fuzzer, a million-event dashboard, the
+# hook fuzzers, the daemon's lifecycle): run first, so that on several workers
+# (`make test`) none of them is handed out last and runs alone at the end.
+SLOW_FIRST = (
+    "tests/web/test_api_contract.py",
+    "tests/web/test_dashboard_scale.py",
+    "tests/hooks/test_bridge_fuzz.py",
+    "tests/hooks/test_client_fuzz.py",
+    "tests/daemon/test_lifecycle.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {path: i for i, path in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
+
 
 @pytest.fixture
 def anyio_backend() -> str:
