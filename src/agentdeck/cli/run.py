@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from agentdeck.cli import remote
-from agentdeck.cli.context import opened, run_async
+from agentdeck.cli.context import end_quickly, opened, run_async
 from agentdeck.settings import Settings
 
 
@@ -93,6 +93,8 @@ def run(
             run_spec = apply_template(resolve(settings, agent, spec.project), run_spec)
         async with opened(settings) as (store, runner):
             session = await runner.start(run_spec)
-            return await follow_session(store, session, as_json=as_json)
+            code = await follow_session(store, session, as_json=as_json)
+        end_quickly()  # the store is closed, the agent's processes reaped
+        return code
 
     raise typer.Exit(run_async(go))
