@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from agentdeck.cli import remote
+from agentdeck.cli import importing, remote
 from agentdeck.cli.context import end_quickly, opened, run_async
 from agentdeck.settings import Settings
 
@@ -78,6 +78,13 @@ def run(
     )  # fmt: skip
     if (d := remote.daemon()) is not None:
         raise typer.Exit(remote.run(d, spec, agent, as_json))
+    with importing():  # what an embedded run needs (SDK, store, runner), in one go
+        import agentdeck.cli.follow
+        import agentdeck.orchestration.service
+        import agentdeck.runner.runner
+
+        if spec.scenario:
+            import agentdeck.mockmodel.server  # noqa: F401
 
     async def go(settings: Settings) -> int:
         from dataclasses import replace
