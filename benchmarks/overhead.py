@@ -21,7 +21,11 @@ so drift on a shared machine hits all of them alike:
   (``AGENTDECK_WARM_POOL=0``): what the pool buys is the difference;
 - ``deck-cold``: ``deck`` without any bytecode cache, i.e. every module compiled
   from source on each start (how the venv runs when ``PYTHONDONTWRITEBYTECODE``
-  is set and the installer wrote no ``.pyc``, as ``uv sync`` does by default).
+  is set and the installer wrote no ``.pyc``, as ``uv sync`` does by default);
+- ``deck-baseline`` (with ``--baseline-src DIR``): ``deck`` on the agentdeck of
+  another checkout's ``src`` (``PYTHONPATH``; same venv otherwise), e.g.
+  ``git worktree add /tmp/before main`` then ``--baseline-src /tmp/before/src``:
+  a before/after in one run, the rounds alternating.
 
 ``deck`` and ``deck-url`` get a private, warmed bytecode cache
 (``PYTHONPYCACHEPREFIX``), as an installed agentdeck has after its first start.
@@ -63,6 +67,7 @@ LABELS = {
     "deck-daemon": "agentdeck run --scenario, via a daemon",
     "deck-daemon-nowarm": "... via a daemon, AGENTDECK_WARM_POOL=0",
     "deck-cold": "agentdeck run --scenario, no .pyc",
+    "deck-baseline": "... on --baseline-src",
 }
 
 
@@ -83,6 +88,7 @@ class Bench:
     url: str
     scenario: str
     pycache: Path
+    baseline_src: Path | None = None
 
     def fresh_dir(self, kind: str) -> Path:
         return Path(tempfile.mkdtemp(prefix=f"{kind}-", dir=self.tmp))
@@ -147,7 +153,14 @@ class Bench:
 
     # -- agentdeck ---------------------------------------------------------------
 
-    def deck(self, *, scenario: bool = True, cold: bool = False, home: Path | None = None) -> Run:
+    def deck(
+        self,
+        *,
+        scenario: bool = True,
+        cold: bool = False,
+        home: Path | None = None,
+        baseline: bool = False,
+    ) -> Run:
         run_dir = self.fresh_dir("deck")
         home = home or run_dir / "home"
         env = clean_env(
@@ -155,7 +168,11 @@ class Bench:
             AGENTDECK_CLAUDE_CONFIG_DIR=str(run_dir / "claude-config"),
         )
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-        if cold:
+        if baseline:
+            assert self.baseline_src is not None
+            env["PYTHONPATH"] = str(self.baseline_src)
+            env["PYTHONPYCACHEPREFIX"] = str(self.pycache.with_name("pycache-baseline"))
+        elif cold:
             env["PYTHONDONTWRITEBYTECODE"] = "1"
             env["PYTHONPYCACHEPREFIX"] = str(run_dir / "no-pycache")  # empty: compile all
         else:
@@ -379,7 +396,18 @@ def main() -> None:
     parser.add_argument(
         "--no-cold", action="store_true", help="skip the variant without bytecode cache"
     )
+    parser.add_argument(
+        "--baseline-src",
+        type=Path,
+        help="another checkout's src directory: adds deck-baseline, agentdeck run on it",
+    )
+    parser.add_argument(
+        "--variants",
+        help="comma-separated subset to run, e.g. bare,deck,deck-baseline (default: all)",
+    )
     args = parser.parse_args()
+    if args.baseline_src is not None and not (args.baseline_src / "agentdeck").is_dir():
+        parser.error(f"--baseline-src {args.baseline_src}: no agentdeck package there")
 
     header(f"overhead: agentdeck run vs the bare CLI, scenario {args.scenario}")
     print(
@@ -390,19 +418,37 @@ def main() -> None:
     scenario = load_scenario(builtin_scenario_path(args.scenario))
     variants = ["bare", "deck", "deck-url", "deck-daemon", "deck-daemon-nowarm"]
     variants += [] if args.no_cold else ["deck-cold"]
+    variants += [] if args.baseline_src is None else ["deck-baseline"]
+    if args.variants:
+        wanted = args.variants.split(",")
+        unknown = [v for v in wanted if v not in variants]
+        if unknown or "bare" not in wanted or "deck" not in wanted:
+            parser.error(
+                f"--variants: {', '.join(unknown) or 'bare and deck are needed'} "
+                f"(choose among {', '.join(variants)})"
+            )
+        variants = [v for v in variants if v in wanted]
     runs: dict[str, list[Run]] = {v: [] for v in variants}
     with (
         tempfile.TemporaryDirectory(prefix="agentdeck-overhead-") as tmp,
         MockModel([scenario]).running_in_thread() as mm,
         contextlib.ExitStack() as stack,
     ):
-        bench = Bench(Path(tmp), mm.url_for(scenario.name), scenario.name, Path(tmp) / "pycache")
+        bench = Bench(
+            Path(tmp),
+            mm.url_for(scenario.name),
+            scenario.name,
+            Path(tmp) / "pycache",
+            args.baseline_src.resolve() if args.baseline_src else None,
+        )
         daemon_home = Path(tmp) / "daemon-home"
-        stack.callback(stop_daemon, daemon_home)
-        start_daemon(daemon_home)
+        if "deck-daemon" in variants:
+            stack.callback(stop_daemon, daemon_home)
+            start_daemon(daemon_home)
         nowarm_home = Path(tmp) / "daemon-nowarm-home"
-        stack.callback(stop_daemon, nowarm_home)
-        start_daemon(nowarm_home, warm_pool=0)
+        if "deck-daemon-nowarm" in variants:
+            stack.callback(stop_daemon, nowarm_home)
+            start_daemon(nowarm_home, warm_pool=0)
         do: dict[str, Callable[[], Run]] = {
             "bare": bench.bare,
             "deck": bench.deck,
@@ -410,6 +456,7 @@ def main() -> None:
             "deck-daemon": lambda: bench.deck(home=daemon_home),
             "deck-daemon-nowarm": lambda: bench.deck(home=nowarm_home),
             "deck-cold": lambda: bench.deck(cold=True),
+            "deck-baseline": lambda: bench.deck(baseline=True),
         }
         print("  warm-up (not counted): one run of each variant, fills the bytecode cache")
         for v in variants:
@@ -434,28 +481,37 @@ def main() -> None:
                 f"{max(walls):>6.2f}s {median(walls) / base:>6.2f}x"
             )
         ratio = median([r.wall for r in runs["deck"]]) / base
-        via_daemon = median([r.wall for r in runs["deck-daemon"]]) / base
-        met = ratio <= GOAL_EMBEDDED and via_daemon <= GOAL_RATIO
-        print(
-            f"\n  goal: through a daemon, median agentdeck/bare <= {GOAL_RATIO:.2f}: "
-            f"{'MET' if via_daemon <= GOAL_RATIO else 'NOT MET'} ({via_daemon:.2f}x)"
+        met = ratio <= GOAL_EMBEDDED
+        print()
+        if "deck-daemon" in runs:
+            via_daemon = median([r.wall for r in runs["deck-daemon"]]) / base
+            met = met and via_daemon <= GOAL_RATIO
+            print(
+                f"  goal: through a daemon, median agentdeck/bare <= {GOAL_RATIO:.2f}: "
+                f"{'MET' if via_daemon <= GOAL_RATIO else 'NOT MET'} ({via_daemon:.2f}x)"
+            )
+        without_model = (
+            f"; without the scripted-model start "
+            f"{median([r.wall for r in runs['deck-url']]) / base:.2f}x"
+            if "deck-url" in runs
+            else ""
         )
         print(
             f"  goal: embedded, median agentdeck/bare <= {GOAL_EMBEDDED:.2f}: "
-            f"{'MET' if ratio <= GOAL_EMBEDDED else 'NOT MET'} ({ratio:.2f}x; without the "
-            f"scripted-model start {median([r.wall for r in runs['deck-url']]) / base:.2f}x)"
+            f"{'MET' if ratio <= GOAL_EMBEDDED else 'NOT MET'} ({ratio:.2f}x{without_model})"
         )
 
         print("\n  where the time goes: median seconds from spawn at which each phase ends")
-        print(f"  {'phase':<14}" + "".join(f"{v:>11}" for v in variants) + "  ends when")
+        print(f"  {'phase':<14}" + "".join(f"{v:>14}" for v in variants) + "  ends when")
         for phase, meaning in PHASES.items():
             cells = []
             for v in variants:
                 values = [r.phases[phase] for r in runs[v] if phase in r.phases]
-                cells.append(f"{median(values):>10.2f}s" if values else f"{'-':>11}")
+                cells.append(f"{median(values):>13.2f}s" if values else f"{'-':>14}")
             print(f"  {phase:<14}" + "".join(cells) + f"  {meaning}")
 
-        print_warm_cost(daemon_home)
+        if "deck-daemon" in runs:
+            print_warm_cost(daemon_home)
 
         if not met:
             total, packages = import_profile(bench)

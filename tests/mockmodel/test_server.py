@@ -18,6 +18,7 @@ from agentdeck.mockmodel import MockModel, Scenario, parse_scenario
 from agentdeck.mockmodel.encoding import FALLBACK_TEXT, parse_sse
 from tests.mockmodel.bodies import assistant, body, env_block, tool_result, user
 from tests.support.mockmodel import running_mock, running_mock_in_thread
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.anyio
 HEADERS = {"x-api-key": "sk-secret", "anthropic-version": "2023-06-01"}
@@ -229,6 +230,41 @@ async def test_stop_ends_hangs_and_slow_streams_promptly() -> None:
         assert time.monotonic() - started < 3
         with pytest.raises(httpx.HTTPError):
             await pending
+
+
+async def test_stop_with_nobody_connected_skips_the_graceful_wait(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Nobody connected (the agent's Claude Code has exited): the listening socket
+    closes without uvicorn's graceful wait (its 0.1 s tick and 0.1 s pause); a
+    response still open gets that wait (``test_stop_ends_hangs_...``)."""
+    import uvicorn
+
+    graceful: list[bool] = []
+    base_shutdown = uvicorn.Server.shutdown
+
+    async def spy(self: uvicorn.Server, sockets: Any = None) -> None:
+        graceful.append(True)
+        await base_shutdown(self, sockets)
+
+    monkeypatch.setattr(uvicorn.Server, "shutdown", spy)
+    mm = MockModel([TOOLS])
+    await mm.start()
+    port = mm.port
+    async with httpx.AsyncClient(timeout=10) as client:
+        assert (await post(client, mm.url, body(user("x")))).status_code == 200
+    server = mm._server
+    assert server is not None
+
+    async def all_closed() -> bool:
+        return not server.server_state.connections
+
+    await eventually(all_closed, what="the server to see the client's connection closed")
+    await mm.stop()
+    assert graceful == []
+    with pytest.raises(OSError):
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.close()
 
 
 async def test_client_leaving_a_hang_frees_the_handler() -> None:

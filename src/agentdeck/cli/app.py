@@ -21,6 +21,7 @@ from agentdeck.cli import (
     audit,
     bridge,
     checkpoints,
+    context,
     daemon,
     diff,
     doctor,
@@ -83,7 +84,9 @@ def main() -> None:
     try:
         # Standalone mode: click reports usage errors (exit 2) and honours typer.Exit.
         app()
-    except SystemExit:
+    except SystemExit as exc:
+        # A command that closed all it opened ends here, with no teardown at all.
+        context.exit_now(exc.code)
         # Interpreter shutdown would walk every object the SDK's imports made
         # (~0.4 s); freezing them first skips that work.
         gc.freeze()

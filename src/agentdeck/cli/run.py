@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from agentdeck.cli import remote
-from agentdeck.cli.context import opened, run_async
+from agentdeck.cli import importing, remote
+from agentdeck.cli.context import end_quickly, opened, run_async
 from agentdeck.settings import Settings
 
 
@@ -78,6 +78,13 @@ def run(
     )  # fmt: skip
     if (d := remote.daemon()) is not None:
         raise typer.Exit(remote.run(d, spec, agent, as_json))
+    with importing():  # what an embedded run needs (SDK, store, runner), in one go
+        import agentdeck.cli.follow
+        import agentdeck.orchestration.service
+        import agentdeck.runner.runner
+
+        if spec.scenario:
+            import agentdeck.mockmodel.server  # noqa: F401
 
     async def go(settings: Settings) -> int:
         from dataclasses import replace
@@ -93,6 +100,8 @@ def run(
             run_spec = apply_template(resolve(settings, agent, spec.project), run_spec)
         async with opened(settings) as (store, runner):
             session = await runner.start(run_spec)
-            return await follow_session(store, session, as_json=as_json)
+            code = await follow_session(store, session, as_json=as_json)
+        end_quickly()  # the store is closed, the agent's processes reaped
+        return code
 
     raise typer.Exit(run_async(go))
