@@ -21,17 +21,25 @@ LINE = st.lists(st.tuples(TEXT, st.sampled_from(STYLES)), max_size=4).map(
     lambda spans: Line.assemble(*spans)
 )
 CELL = st.one_of(TEXT, LINE)
+# What it writes itself, wrapped: words of plain text, too wide for the terminal.
+WORDS = st.text(st.sampled_from([*"ab xyz-$0. └é", "\n"]), max_size=60)
+WIDE_CELL = st.one_of(
+    WORDS,
+    st.lists(st.tuples(WORDS, st.sampled_from(STYLES)), max_size=3).map(
+        lambda spans: Line.assemble(*spans)
+    ),
+)
 
 
 @st.composite
-def tables(draw: st.DrawFn) -> Table:
+def tables(draw: st.DrawFn, cells: st.SearchStrategy[str | Line] = CELL) -> Table:
     count = draw(st.integers(1, 6))
     names = [f"C{i}" + draw(st.sampled_from(["", "OLUMN"])) for i in range(count)]
     right = frozenset(draw(st.lists(st.sampled_from(names), max_size=count)))
     grid = draw(st.booleans())
     table = Table(names, right=right, grid=grid, gap=draw(st.integers(1, 3)) if grid else 2)
     for _ in range(draw(st.integers(0, 5))):
-        table.add_row(*draw(st.lists(CELL, min_size=count, max_size=count)))
+        table.add_row(*draw(st.lists(cells, min_size=count, max_size=count)))
     return table
 
 
@@ -96,6 +104,15 @@ def test_on_a_terminal_the_screen_is_richs(item: Line | Table, width: int) -> No
         assert screen(mine) == screen(by_rich(item, width=width, tty=True))
 
 
+@settings(max_examples=300, deadline=None)
+@given(table=tables(WIDE_CELL), width=st.integers(8, 60), tty=st.booleans())
+def test_a_table_too_wide_is_wrapped_as_rich_wraps_it(table: Table, width: int, tty: bool) -> None:
+    mine = render(table, Terminal(colour=tty, no_colour=False, width=width))
+    if mine is not None:
+        theirs = by_rich(table, width=width, tty=tty)
+        assert screen(mine) == screen(theirs) if tty else mine == theirs
+
+
 def test_what_agentdeck_prints_is_written_without_rich() -> None:
     table = Table(["ID", "NAME", "COST"], right=frozenset({"COST"}))
     table.add_row("a1b2", Line.assemble("└ ", ("child", "bold")), "$0.0120")
@@ -110,18 +127,21 @@ def test_what_agentdeck_prints_is_written_without_rich() -> None:
     assert render(Line("x", "bold red"), no_colour) == "\x1b[1mx\x1b[0m\n"
 
 
-def test_what_it_cannot_write_it_leaves_to_rich() -> None:
+def test_what_it_cannot_write_it_leaves_to_rich_and_wraps_the_rest() -> None:
     where = Terminal(colour=False, no_colour=False, width=20)
     wide = Table(["ID", "PROMPT"])
     wide.add_row("a1", "a prompt longer than the terminal is wide")
-    assert render(wide, where) is None  # Rich wraps it
+    assert render(wide, where) == by_rich(wide, width=20, tty=False)  # wrapped as Rich wraps
+    assert render(wide, where) == (
+        "ID  PROMPT          \na1  a prompt longer \n    than the        \n    terminal is wide\n"
+    )
     markup = Table(["NAME"])
     markup.add_row("[bold]x[/]")
     assert render(markup, where) is None  # Rich reads markup in a str cell
     assert render(Line("a\tb"), where) is None  # Rich expands tabs
     buffer = io.StringIO()
-    write(wide, buffer)
-    assert buffer.getvalue() == by_rich(wide, width=terminal(buffer).width, tty=False)  # type: ignore[union-attr]
+    write(markup, buffer)
+    assert buffer.getvalue() == by_rich(markup, width=terminal(buffer).width, tty=False)  # type: ignore[union-attr]
 
 
 def test_the_terminal_is_judged_as_rich_judges_it() -> None:

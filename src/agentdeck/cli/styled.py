@@ -7,10 +7,11 @@ So ``render`` builds these small records, and ``write`` prints them the way a
 Rich console (``highlight=False, soft_wrap=True``) would: the same characters,
 the same column widths, colour (standard ANSI codes) only on a terminal.
 
-Whenever Rich would do something this module does not (a table wider than the
-terminal, which Rich wraps; wide or combining characters; a cell Rich would read
-as markup or an emoji code; tabs; an unusual terminal), ``write`` hands the
-record to Rich instead: the output stays exactly Rich's, only slower.
+A table wider than the terminal is narrowed and wrapped as Rich does it
+(``fit``). Whenever Rich would do something this module does not (wide or
+combining characters; a cell Rich would read as markup or an emoji code; tabs;
+a column squeezed to nothing; an unusual terminal), ``write`` hands the record
+to Rich instead: the output stays exactly Rich's, only slower.
 ``tests/cli/test_styled.py`` compares the two on generated tables and lines.
 """
 
@@ -19,8 +20,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -75,15 +75,26 @@ class Line:
 Cell = str | Line  # a str cell is read by Rich as markup, as a Rich table would read it
 
 
-@dataclass
 class Table:
-    """Rich's ``Table(box=None, pad_edge=False)`` (``grid``: ``Table.grid(padding=(0, gap))``)."""
+    """Rich's ``Table(box=None, pad_edge=False)`` (``grid``: ``Table.grid(padding=(0, gap))``).
 
-    columns: Sequence[str]
-    right: frozenset[str] = frozenset()
-    grid: bool = False
-    gap: int = 2
-    rows: list[list[Cell]] = field(default_factory=list)
+    (No dataclasses here: their import costs the quick path ~10 ms.)
+    """
+
+    def __init__(
+        self,
+        columns: Sequence[str],
+        right: frozenset[str] = frozenset(),
+        grid: bool = False,
+        gap: int = 2,
+    ) -> None:
+        self.columns, self.right, self.grid, self.gap = columns, right, grid, gap
+        self.rows: list[list[Cell]] = []
+
+    def __repr__(self) -> str:
+        return (
+            f"Table({self.columns!r}, right={self.right!r}, grid={self.grid}, rows={self.rows!r})"
+        )
 
     def add_row(self, *cells: Cell) -> None:
         self.rows.append(list(cells))
@@ -108,8 +119,7 @@ class Table:
 # --- where the output goes ------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Terminal:
+class Terminal(NamedTuple):
     """What a Rich console on ``file`` would make of it: colour, width; or None
     (``terminal``) when it is a case left to Rich."""
 
@@ -177,7 +187,7 @@ def render(item: Line | Table, where: Terminal) -> str | None:
 def simple(text: str) -> bool:
     """One cell per character, as Rich measures it: printable Latin text and box
     drawing. Anything else (wide, combining, control) is left to Rich."""
-    return all(" " <= ch <= "~" or "\xa0" <= ch < "\u0300" or "─" <= ch <= "╿" for ch in text)
+    return all(" " <= ch <= "~" or "\xa1" <= ch < "\u0300" or "─" <= ch <= "╿" for ch in text)
 
 
 def _sgr(style: str, where: Terminal) -> str:
@@ -218,17 +228,6 @@ def _render_line(line: Line, where: Terminal) -> str | None:
         return None
 
 
-def _crop(row: list[tuple[str, str]], count: int) -> list[tuple[str, str]]:
-    kept = list(row)
-    while count and kept:
-        text, style = kept.pop()
-        if len(text) > count:
-            kept.append((text[:-count], style))
-            break
-        count -= len(text)
-    return kept
-
-
 def _markup(text: str) -> bool:
     """Would Rich read more than the text in a str cell (markup, an emoji code)?"""
     return "[" in text or text.count(":") >= 2
@@ -251,28 +250,31 @@ def _render_table(table: Table, where: Terminal) -> str | None:
     count = len(table.columns)
     if count == 0 or any(len(r) != count for r in rows):
         return None
+    from agentdeck.cli import fit
+
     split = [[_lines_of(cell) for cell in row] for row in rows]
     content = [max((len(ln[0]) for r in split for ln in r[c]), default=0) for c in range(count)]
     pads = _padding(count, table.gap if table.grid else 1, collapse=table.grid)
-    widths = [max(w + left + right, 1) for w, (left, right) in zip(content, pads, strict=True)]
-    if sum(widths) > where.width:
-        return None  # Rich would wrap the cells to fit: its own work
+    widths = fit.column_widths(content, pads, where.width)
+    inner = [w - left - right for w, (left, right) in zip(widths, pads, strict=True)]
+    squeezed = [i < 1 and i < w for i, w in zip(inner, content, strict=True)]
+    if sum(widths) > where.width or any(squeezed):
+        return None  # a column squeezed to nothing: Rich's own corner
     justify = [table._justify(col) for col in table.columns]
     out: list[str] = []
     try:
-        for row_index, cell_lines in enumerate(split):
+        for row_index, cells_lines in enumerate(split):
             row_style = "bold" if header and row_index == 0 else ""
-            height = max(len(lines) for lines in cell_lines)
-            for i in range(height):
+            wrapped = [
+                [ln for plain, runs in lines for ln in fit.wrap(plain, runs, inner[c], justify[c])]
+                for c, lines in enumerate(cells_lines)
+            ]
+            for i in range(max(len(lines) for lines in wrapped)):
                 parts: list[str] = []
-                for c, lines in enumerate(cell_lines):
+                for c, lines in enumerate(wrapped):
                     left, right = pads[c]
-                    inner = widths[c] - left - right
                     plain, spans = lines[i] if i < len(lines) else ("", [])
-                    if justify[c] == "right":  # Rich strips what would trail a number
-                        spans = _crop(spans, len(plain) - len(plain.rstrip()))
-                        plain = plain.rstrip()
-                    fill = " " * (inner - len(plain))
+                    fill = " " * (inner[c] - len(plain))
                     body = "".join(_styled(t, s, where) for t, s in spans)
                     body = fill + body if justify[c] == "right" else body + fill
                     parts.append(_styled(" " * left, row_style, where) + body)
