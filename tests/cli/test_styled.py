@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
@@ -152,3 +153,13 @@ def test_the_terminal_is_judged_as_rich_judges_it() -> None:
         True, True, 50
     )
     assert terminal(pipe, {"FORCE_COLOR": "1", "TERM": "dumb"}) is None  # Rich's own case
+
+
+def test_a_followed_agent_ends_with_its_name_as_it_is(capsys: pytest.CaptureFixture[str]) -> None:
+    from agentdeck.cli import remote
+
+    agent = remote.agent_from_json(
+        {"id": "a1", "name": "[bold]x:smile:", "state": "done", "turns": 2, "cost_usd": 0.5}
+    )
+    assert remote.report(agent, {"is_error": False}, as_json=False) == 0
+    assert capsys.readouterr().out == "agent a1 ([bold]x:smile:) done · 2 turns · $0.5000\n"

@@ -258,9 +258,15 @@ def report(agent: Agent, last_result: dict[str, Any] | None, as_json: bool) -> i
     if as_json:
         out.print_json({"agent": agent.to_dict(), "result": last_result})
     else:
-        out.console().print(
-            f"[dim]agent {agent.id} ({agent.name}) {agent.state} · "
-            f"{agent.turns} turns · ${agent.cost_usd:.4f}[/]"
+        from agentdeck.cli.styled import Line
+
+        # The name as it is (Rich markup would have read a `[` in it).
+        out.show(
+            Line(
+                f"agent {agent.id} ({agent.name}) {agent.state} · "
+                f"{agent.turns} turns · ${agent.cost_usd:.4f}",
+                "dim",
+            )
         )
     if last_result is not None and last_result.get("is_error"):
         return 1
