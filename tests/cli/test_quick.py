@@ -119,7 +119,8 @@ def test_without_a_daemon_reads_load_no_store_sdk_or_framework(tmp_path: Path) -
 async def test_the_quick_path_says_what_the_typer_path_says(served_env: dict[str, str]) -> None:
     env = served_env
     for args in (
-        ("ls", "--json"), ("show", "q", "--json"), ("logs", "q"), ("logs", "q", "--json"),
+        ("ls", "--json"), ("show", "q", "--json"), ("show", "q"), ("logs", "q"),
+        ("logs", "q", "--json"), ("approvals", "--all"), ("asks", "--all"),
         ("approvals", "--json"), ("asks", "--all", "--json"), ("show", "nope"),
         ("memory", "search", "hello", "--json"), ("policy", "check", "Bash(rm -rf /)"),
         ("kill", "q"), ("ls", "--state", "bogus"),

@@ -15,6 +15,11 @@ from collections.abc import Iterator
 
 
 def main() -> None:
+    if sys.argv[1:] == ["--help"]:  # before anything else: nothing to parse or ask
+        from agentdeck.cli.quick_spec import HELP
+
+        sys.stdout.write(HELP)
+        sys.exit(0)
     from agentdeck.cli.quick import run_quick
 
     code = run_quick(sys.argv[1:])

@@ -80,7 +80,7 @@ async def follow_session(store: Store, session: AgentSession, *, as_json: bool) 
             if not as_json:
                 line = event_line(event)
                 if line is not None:
-                    console.print(line)
+                    console.print(line.rich())
             if status:
                 a = session.agent
                 status.update(
@@ -94,7 +94,7 @@ async def follow_session(store: Store, session: AgentSession, *, as_json: bool) 
                 last_result = event.data
             line = None if as_json else event_line(event)
             if line is not None:
-                console.print(line)
+                console.print(line.rich())
     finally:
         if status:
             status.stop()

@@ -1,7 +1,8 @@
 """The CLI's output, cheap to import: Rich loads only when something needs it.
 
 JSON goes out as plain indented text (what Rich prints for it off a terminal); a
-line of plain text needs no console; tables and styled event lines do.
+line of plain text needs no console; tables and styled event lines are written
+by ``styled`` as Rich would write them, by Rich itself when they need it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from agentdeck.cli.styled import Line, Table
     from agentdeck.errors import AgentdeckError
 
 
@@ -36,6 +38,13 @@ def print_json(value: Any) -> None:
         console().print_json(json.dumps(value))
     else:
         say(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def show(item: Line | Table) -> None:
+    """A styled line or table (``render``'s), as ``console()`` would print it."""
+    from agentdeck.cli import styled
+
+    styled.write(item, sys.stdout)
 
 
 def say(text: str) -> None:

@@ -134,9 +134,12 @@ def _down(timeout: float) -> int:
 
 def _memory_search(query: str, project: str | None, limit: int, as_json: bool) -> int | None:
     from agentdeck.cli import remote
-    from agentdeck.memory.projects import project_of
 
-    where = None if project is None else project_of(project)
+    where = None
+    if project is not None:  # pathlib, only for a command that names a project
+        from agentdeck.memory.projects import project_of
+
+        where = project_of(project)
     return _with_daemon(lambda d: remote.memory_search(d, query, where, limit, as_json))
 
 

@@ -132,9 +132,9 @@ def print_agents(agents: list[Agent], *, tree: bool, orphans: Set[str] = frozens
     from agentdeck.cli.render import agents_table, tree_table
 
     if agents and tree:
-        out.console().print(tree_table(agents))
+        out.show(tree_table(agents))
     elif agents:
-        out.console().print(agents_table(agents, orphans))
+        out.show(agents_table(agents, orphans))
     else:
         out.say("no agents yet: start one with `agentdeck run`")
     if orphans:
@@ -157,12 +157,11 @@ def show(d: Daemon, agent: str, as_json: bool) -> int:
 def print_show(agent: Agent, children: list[Agent]) -> None:
     from agentdeck.cli.render import agent_panel, agents_table
 
-    console = out.console()
-    console.print(agent_panel(agent))
+    out.show(agent_panel(agent))
     if children:
-        console.print()
-        console.print(f"children ({len(children)}):")
-        console.print(agents_table(children))
+        out.say("")
+        out.say(f"children ({len(children)}):")
+        out.show(agents_table(children))
 
 
 def logs(d: Daemon, agent: str, follow: bool, as_json: bool) -> int:
@@ -199,7 +198,7 @@ def print_event(event: dict[str, Any], as_json: bool) -> None:
 
     line = event_line(event_from_json(event))
     if line is not None:
-        out.console().print(line)
+        out.show(line)
 
 
 def stream(d: Daemon, agent_id: str, after: int) -> Iterator[dict[str, Any]]:
@@ -259,9 +258,15 @@ def report(agent: Agent, last_result: dict[str, Any] | None, as_json: bool) -> i
     if as_json:
         out.print_json({"agent": agent.to_dict(), "result": last_result})
     else:
-        out.console().print(
-            f"[dim]agent {agent.id} ({agent.name}) {agent.state} · "
-            f"{agent.turns} turns · ${agent.cost_usd:.4f}[/]"
+        from agentdeck.cli.styled import Line
+
+        # The name as it is (Rich markup would have read a `[` in it).
+        out.show(
+            Line(
+                f"agent {agent.id} ({agent.name}) {agent.state} · "
+                f"{agent.turns} turns · ${agent.cost_usd:.4f}",
+                "dim",
+            )
         )
     if last_result is not None and last_result.get("is_error"):
         return 1
@@ -416,7 +421,7 @@ def print_records(items: Sequence[Any], as_json: bool, *, none: str, table: str)
     else:
         from agentdeck.cli import render
 
-        out.console().print(getattr(render, table)(items))
+        out.show(getattr(render, table)(items))
 
 
 def print_approvals(items: list[Approval], as_json: bool) -> None:

@@ -1,4 +1,8 @@
-"""How agents and events look in a terminal."""
+"""How agents and events look in a terminal.
+
+Built as ``styled`` lines and tables (written without Rich when that is safe;
+``.rich()`` gives Rich's own objects, for a Rich console or a live display).
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,7 @@ import time
 from collections.abc import Set
 from typing import TYPE_CHECKING, Any
 
-from rich.table import Table
-from rich.text import Text
-
+from agentdeck.cli.styled import Line, Table
 from agentdeck.core.agent import Agent, AgentState
 from agentdeck.core.event_types import EventType, StoredEvent
 from agentdeck.core.summary import age, deck_summary, short, tool_summary
@@ -34,69 +36,69 @@ STATE_STYLE = {
 }
 
 
-def event_line(event: StoredEvent) -> Text | None:
+def event_line(event: StoredEvent) -> Line | None:
     d = event.data
     kind = event.type
     if kind == EventType.ASSISTANT_TEXT:
-        return Text.assemble(("● ", "bold"), d.get("text", ""))
+        return Line.assemble(("● ", "bold"), d.get("text", ""))
     if kind == EventType.USER_MESSAGE_SENT:
-        return Text.assemble(("> ", "bold cyan"), (short(d.get("text", ""), 200), "cyan"))
+        return Line.assemble(("> ", "bold cyan"), (short(d.get("text", ""), 200), "cyan"))
     if kind == EventType.TOOL_CALLED:
         tool, tool_input = d.get("tool", "?"), d.get("input", {})
         deck = deck_summary(tool, tool_input)
         if deck is not None:
-            return Text.assemble(("⇢ ", "cyan"), (deck, "cyan"))
-        return Text.assemble(("⚙ ", "yellow"), tool_summary(tool, tool_input))
+            return Line.assemble(("⇢ ", "cyan"), (deck, "cyan"))
+        return Line.assemble(("⚙ ", "yellow"), tool_summary(tool, tool_input))
     if kind == EventType.QUESTION_ASKED:
         rid = d.get("ask_id")
         to = "its orchestrator" if d.get("to_agent_id") else "a person"
-        return Text(
+        return Line(
             f"? asks {to}: {short(d.get('question', ''), 200)} — answer with "
             f"`agentdeck answer {rid} TEXT`",
             style="bold yellow",
         )
     if kind == EventType.QUESTION_ANSWERED:
         if d.get("answer") is None:
-            return Text("· its question expired unanswered", style="yellow")
-        return Text(f"← answer from {d.get('by')}: {short(d.get('answer', ''), 200)}", style="cyan")
+            return Line("· its question expired unanswered", style="yellow")
+        return Line(f"← answer from {d.get('by')}: {short(d.get('answer', ''), 200)}", style="cyan")
     if kind == EventType.TOOL_RETURNED:
         style = "red" if d.get("is_error") else "dim"
         size = d.get("size", 0)
         extra = f" [{size} bytes, full output: {d['payload_path']}]" if d.get("truncated") else ""
-        return Text("  ⎿ " + short(d.get("output", ""), 160) + extra, style=style)
+        return Line("  ⎿ " + short(d.get("output", ""), 160) + extra, style=style)
     if kind == EventType.STATE_CHANGED:
         new = d.get("new", "")
         style = STATE_STYLE.get(AgentState(new), "") if new in _STATE_VALUES else ""
         reason = f" ({short(d['reason'], 120)})" if d.get("reason") else ""
-        return Text.assemble(("◆ state ", "dim"), (new, style), (reason, "dim"))
+        return Line.assemble(("◆ state ", "dim"), (new, style), (reason, "dim"))
     if kind == EventType.TURN_COMPLETED:
         cost = d.get("cost_usd") or 0.0
         status = "error" if d.get("is_error") else "ok"
-        return Text(
+        return Line(
             f"✓ turn done: {status}, {d.get('terminal_reason')}, {d.get('num_turns')} model turns, "
             f"${cost:.4f}, {d.get('duration_ms')} ms",
             style="red" if d.get("is_error") else "green",
         )
     if kind == EventType.ERROR_OCCURRED:
-        return Text(f"✗ {d.get('message')}", style="bold red")
+        return Line(f"✗ {d.get('message')}", style="bold red")
     if kind == EventType.PERMISSION_REQUESTED:
         rid = d.get("request_id")
-        return Text(
+        return Line(
             f"? approval needed: {tool_summary(d.get('tool', '?'), d.get('input', {}))} — "
             f"answer with `agentdeck approve {rid}` or `agentdeck deny {rid}`",
             style="bold yellow",
         )
     if kind == EventType.PERMISSION_RESOLVED:
-        return Text(
+        return Line(
             f"⛔ permission {d.get('decision')}: {short(d.get('reason') or '', 160)}",
             style="yellow",
         )
     if kind == EventType.NOTICE:
-        return Text(f"· {short(d.get('message', ''), 160)}", style="dim")
+        return Line(f"· {short(d.get('message', ''), 160)}", style="dim")
     if kind == EventType.SANDBOX_BLOCKED:
-        return Text(f"⛔ sandbox blocked a {d.get('what')}: {d.get('target')}", style="yellow")
+        return Line(f"⛔ sandbox blocked a {d.get('what')}: {d.get('target')}", style="yellow")
     if kind == EventType.BUDGET_WARNING:
-        return Text(f"⚠ {short(d.get('message', ''), 160)}", style="yellow")
+        return Line(f"⚠ {short(d.get('message', ''), 160)}", style="yellow")
     return None
 
 
@@ -104,18 +106,15 @@ def ago(ts: float) -> str:
     return age(time.time() - ts)
 
 
-def state_text(agent: Agent, orphans: Set[str]) -> Text:
+def state_text(agent: Agent, orphans: Set[str]) -> Line:
     if agent.id in orphans:
-        return Text(f"{agent.state}, supervisor gone", style="red")
-    return Text(str(agent.state), style=STATE_STYLE.get(agent.state, ""))
+        return Line(f"{agent.state}, supervisor gone", style="red")
+    return Line(str(agent.state), style=STATE_STYLE.get(agent.state, ""))
 
 
 def plain_table(*columns: str, right: Set[str] = frozenset()) -> Table:
     """A table without borders; the ``right`` columns (numbers) right-aligned."""
-    table = Table(box=None, pad_edge=False)
-    for col in columns:
-        table.add_column(col, justify="right" if col in right else "left")
-    return table
+    return Table(columns, right=frozenset(right))
 
 
 def agents_table(agents: list[Agent], orphans: Set[str] = frozenset()) -> Table:
@@ -152,7 +151,7 @@ def tree_table(agents: list[Agent]) -> Table:
         table.add_row(
             a.id,
             f"{indent}{a.name}",
-            Text(str(a.state), style=STATE_STYLE.get(a.state, "")),
+            Line(str(a.state), style=STATE_STYLE.get(a.state, "")),
             a.current_tool or "",
             str(a.turns),
             f"${a.cost_usd:.4f}",
@@ -163,11 +162,11 @@ def tree_table(agents: list[Agent]) -> Table:
 
 
 def agent_panel(agent: Agent) -> Table:
-    table = Table.grid(padding=(0, 2))
+    table = Table(("key", "value"), grid=True, gap=2)
     rows: list[tuple[str, Any]] = [
         ("id", agent.id),
         ("name", agent.name),
-        ("state", Text(str(agent.state), style=STATE_STYLE.get(agent.state, ""))),
+        ("state", Line(str(agent.state), style=STATE_STYLE.get(agent.state, ""))),
         ("cwd", agent.cwd),
         *([("template", agent.spec.template)] if agent.spec.template else []),
         *([("parent", agent.parent_id)] if agent.parent_id else []),
@@ -181,9 +180,9 @@ def agent_panel(agent: Agent) -> Table:
         ("prompt", short(agent.spec.prompt, 200)),
     ]
     if agent.last_error:
-        rows.append(("error", Text(agent.last_error, style="red")))
+        rows.append(("error", Line(agent.last_error, style="red")))
     for key, value in rows:
-        table.add_row(Text(key, style="dim"), value)
+        table.add_row(Line(key, style="dim"), value)
     return table
 
 
@@ -225,11 +224,11 @@ def project_label(project: str) -> str:
     return os.path.basename(project.rstrip("/")) or project  # noqa: PTH119 - no pathlib here
 
 
-def marked(snippet: str) -> Text:
+def marked(snippet: str) -> Line:
     """The snippet with its matched terms in bold (and no Rich markup read)."""
     from agentdeck.core.snippets import snippet_parts
 
-    text = Text()
+    text = Line()
     for part, matched in snippet_parts(snippet):
         text.append(part, style="bold" if matched else "")
     return text
@@ -243,8 +242,8 @@ def hits_table(hits: list[MemoryHit]) -> Table:
             h.id,
             str(h.kind),
             age(now - h.ts),
-            Text(project_label(h.project)),
-            Text(short(h.title, 60)),
+            Line(project_label(h.project)),
+            Line(short(h.title, 60)),
             marked(short(h.snippet, 120)),
         )
     return table

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import math
 import posixpath
-import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -28,6 +27,8 @@ class MemoryKind(StrEnum):
 
 def new_memory_id(kind: MemoryKind) -> str:
     """``ob…`` for observations, ``su…`` for summaries: the prefix names the table."""
+    import secrets  # here: `memory search` reads records and needs no hashlib
+
     prefix = "ob" if kind is MemoryKind.OBSERVATION else "su"
     return prefix + secrets.token_hex(6)
 
