@@ -91,6 +91,8 @@ async def test_daemon_commands_load_no_store_sdk_web_or_framework(
         assert got == code, (args, errors)
         assert heavy(modules) == set(), args
         assert "agentdeck.cli.quick" in modules
+        if args[0] == "policy":  # the daemon judged it: no engine, no YAML loaded here
+            assert {"agentdeck.core.policy", "yaml"}.isdisjoint(modules), args
 
 
 @pytest.mark.cli
@@ -123,6 +125,10 @@ async def test_the_quick_path_says_what_the_typer_path_says(served_env: dict[str
         ("logs", "q", "--json"), ("approvals", "--all"), ("asks", "--all"),
         ("approvals", "--json"), ("asks", "--all", "--json"), ("show", "nope"),
         ("memory", "search", "hello", "--json"), ("policy", "check", "Bash(rm -rf /)"),
+        # the daemon judges these (a built-in profile); the Typer path, in its process
+        ("policy", "check", "--json", "Bash(git status)"),
+        ("policy", "check", "--profile", "strict", "Read(~/.ssh/id_rsa)"),
+        ("policy", "check", "--profile", "nope", "Bash(ls)"),
         ("kill", "q"), ("ls", "--state", "bogus"),
     ):  # fmt: skip
         quick_run, slow = deck(env, *args), typer_path(env, *args)

@@ -64,3 +64,27 @@ async def test_policy_check_through_the_api(api: httpx.AsyncClient) -> None:
     assert r.json()["decision"] == "deny" and r.json()["reason"]
     bad = await api.post("/api/policy/check", json={"tool": "Bash", "profile": "nope"})
     assert bad.status_code == 422 and "nope" in bad.json()["error"]["message"]
+
+
+async def test_policy_check_reads_no_file_and_takes_the_callers_home(
+    api: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """A profile is a built-in's name: a path would have the daemon read any file its
+    user can, for any viewer. ``home`` is the ``~`` the caller's rules mean."""
+    (tmp_path / "p.yaml").write_text("name: mine\n")
+    for profile in (str(tmp_path / "p.yaml"), "/etc/passwd", "../x.json"):
+        r = await api.post("/api/policy/check", json={"tool": "Bash", "profile": profile})
+        assert r.status_code == 422, r.text
+        assert "not a built-in profile" in r.json()["error"]["message"]
+    secret = {"file_path": str(tmp_path / ".ssh" / "id_rsa")}
+    mine = await api.post(
+        "/api/policy/check",
+        json={"tool": "Read", "input": secret, "home": str(tmp_path), "cwd": "/tmp"},
+    )
+    theirs = await api.post(
+        "/api/policy/check", json={"tool": "Read", "input": secret, "cwd": "/tmp"}
+    )
+    assert mine.json()["decision"] == "deny", mine.json()
+    assert theirs.json()["decision"] != "deny", theirs.json()
+    assert mine.json()["profile_source"] == "default.yaml"
+    assert mine.json()["sandbox_summary"] and mine.json()["source"] == "profile:default"

@@ -150,9 +150,18 @@ def _usage(by: str, since: str, bucket: str, as_json: bool) -> int | None:
 
 
 def _policy_check(**kw: Any) -> int:
-    from agentdeck.cli.verdict import judge
+    from agentdeck.cli import remote
+    from agentdeck.cli.verdict import judge, names_a_file
 
-    return judge(**kw)
+    # A built-in profile is judged by the daemon when one runs (its engine is loaded);
+    # the judgement needs no daemon, so one that does not answer is passed by.
+    d = None
+    if not names_a_file(kw["profile"]):
+        try:
+            d = remote.daemon()
+        except AgentdeckError:
+            d = None
+    return judge(**kw, daemon=d)
 
 
 HANDLERS: dict[str, Callable[..., int | None]] = {

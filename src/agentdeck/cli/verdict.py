@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentdeck.cli import out
-from agentdeck.errors import UsageError
+from agentdeck.errors import AgentdeckError, UsageError
+
+if TYPE_CHECKING:
+    from agentdeck.cli.wire import Daemon
 
 # Distinct exit codes per decision; 2 stays "bad usage" (click's and ours).
 EXIT_CODES = {"allow": 0, "deny": 1, "ask": 3}
@@ -47,6 +51,12 @@ def parse_call(call: str) -> tuple[str, dict[str, Any]]:
     return tool, {field: arg}
 
 
+def names_a_file(profile: str) -> bool:
+    """Whether ``--profile`` is a file (read here) rather than a built-in's name
+    (which a running daemon, whose engine is loaded, can judge under)."""
+    return any(marker in profile for marker in ("/", "\\", ".yaml", ".yml", ".json"))
+
+
 def judge(
     call: str | None,
     tool: str | None,
@@ -54,11 +64,16 @@ def judge(
     profile: str,
     cwd: str | Path | None,
     as_json: bool,
+    *,
+    daemon: Daemon | None = None,
 ) -> int:
-    """Judge one tool call under a profile; the exit code says the decision."""
-    from agentdeck.core.policy import decide
-    from agentdeck.governance.profiles import load_profile
+    """Judge one tool call under a profile; the exit code says the decision.
 
+    With ``daemon`` (and a built-in profile's name) the daemon judges it: its policy
+    engine is loaded already, which loading here costs more than the whole call.
+    Whatever it cannot answer (an unknown profile, a daemon gone) is judged here: the
+    judgement needs no daemon, and the errors are this command's own.
+    """
     if call is not None and (tool is not None or input_json is not None):
         raise UsageError("give either CALL or --tool/--input, not both")
     if call is not None:
@@ -67,28 +82,44 @@ def judge(
         tool_name, tool_input = tool, _parse_input(input_json)
     else:
         raise UsageError("nothing to check: give CALL (e.g. 'Bash(ls)') or --tool and --input")
-    loaded = load_profile(profile)
     workspace = str((Path(cwd) if cwd else Path.cwd()).resolve())
-    verdict = decide(loaded, tool_name, tool_input, workspace=workspace, home=str(Path.home()))
+    found = None
+    if daemon is not None and not names_a_file(profile):
+        body = {"tool": tool_name, "input": tool_input, "profile": profile, "cwd": workspace}
+        with contextlib.suppress(AgentdeckError):
+            found = daemon.post("/api/policy/check", {**body, "home": str(Path.home())})
+    if found is None:
+        found = _judged_here(tool_name, tool_input, profile, workspace)
     if as_json:
-        out.print_json(
-            {
-                "decision": str(verdict.decision),
-                "reason": verdict.reason,
-                "rule": verdict.rule,
-                "source": verdict.source,
-                "profile": loaded.name,
-                "sandbox": loaded.sandbox.to_dict(),
-                "tool": tool_name,
-                "input": tool_input,
-            }
-        )
+        keys = ("decision", "reason", "rule", "source", "profile", "sandbox")
+        out.print_json({**{k: found[k] for k in keys}, "tool": tool_name, "input": tool_input})
     else:
-        out.say(f"{verdict.decision}: {verdict.reason}")
-        out.say(f"rule: {verdict.rule or '(none)'}")
-        out.say(f"profile: {loaded.name} ({loaded.source})")
-        out.say(f"sandbox: {loaded.sandbox.summary()}")
-    return EXIT_CODES[str(verdict.decision)]
+        out.say(f"{found['decision']}: {found['reason']}")
+        out.say(f"rule: {found['rule'] or '(none)'}")
+        out.say(f"profile: {found['profile']} ({found['profile_source']})")
+        out.say(f"sandbox: {found['sandbox_summary']}")
+    return EXIT_CODES[str(found["decision"])]
+
+
+def _judged_here(
+    tool: str, tool_input: dict[str, Any], profile: str, workspace: str
+) -> dict[str, Any]:
+    """The verdict from this process's policy engine, in the API's words."""
+    from agentdeck.core.policy import decide
+    from agentdeck.governance.profiles import load_profile
+
+    loaded = load_profile(profile)
+    verdict = decide(loaded, tool, tool_input, workspace=workspace, home=str(Path.home()))
+    return {
+        "decision": str(verdict.decision),
+        "reason": verdict.reason,
+        "rule": verdict.rule,
+        "source": verdict.source,
+        "profile": loaded.name,
+        "profile_source": loaded.source,
+        "sandbox": loaded.sandbox.to_dict(),
+        "sandbox_summary": loaded.sandbox.summary(),
+    }
 
 
 def _parse_input(text: str | None) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from agentdeck.core.approvals import ApprovalState, GrantScope
 from agentdeck.daemon.deck import Deck
+from agentdeck.errors import PolicyError
 from agentdeck.web.auth import channel_of
 from agentdeck.web.schemas import Body, errors
 
@@ -27,8 +28,11 @@ class AnswerBody(Body):
 class CheckBody(Body):
     tool: str = Field(min_length=1)
     input: dict[str, Any] = Field(default_factory=dict)
-    profile: str | None = None
+    profile: str | None = Field(
+        None, description="A built-in profile's name; absent: the daemon's own profile"
+    )
     cwd: str | None = None
+    home: str | None = Field(None, description="The home `~` stands for (default: the daemon's)")
 
 
 def _deck(request: Request) -> Deck:
@@ -66,17 +70,32 @@ async def policy_check(request: Request, body: CheckBody) -> dict[str, Any]:
     from pathlib import Path
 
     from agentdeck.core.policy import decide
-    from agentdeck.governance.profiles import load_profile
+    from agentdeck.governance.profiles import builtin_profile_names, load_profile
 
     deck = _deck(request)
+    if body.profile is not None and body.profile not in builtin_profile_names():
+        # A path would have the daemon read any file its user can, for any viewer.
+        known = ", ".join(builtin_profile_names())
+        raise PolicyError(
+            body.profile,
+            f"not a built-in profile (built-in: {known}); a profile file is checked "
+            "where it is: agentdeck policy check --profile FILE",
+        )
     profile = load_profile(body.profile or deck.settings.profile)
     verdict = decide(
-        profile, body.tool, body.input, workspace=body.cwd or str(Path.cwd()), home=str(Path.home())
+        profile,
+        body.tool,
+        body.input,
+        workspace=body.cwd or str(Path.cwd()),
+        home=body.home or str(Path.home()),
     )
     return {
         "decision": str(verdict.decision),
         "reason": verdict.reason,
         "rule": verdict.rule,
+        "source": verdict.source,
         "profile": profile.name,
+        "profile_source": profile.source,
         "sandbox": profile.sandbox.to_dict(),
+        "sandbox_summary": profile.sandbox.summary(),
     }
