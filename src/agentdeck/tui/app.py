@@ -20,15 +20,16 @@ from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widget import Widget
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import Footer, Input, Static
 
 from agentdeck.errors import AgentdeckError
+from agentdeck.tui.agent_table import AgentTable
 from agentdeck.tui.board import SORTS, Board, Row, SortKey
 from agentdeck.tui.client import DaemonUnavailable, DeckClient, EventFeed, FeedState, Locator
 from agentdeck.tui.palette import DeckCommands
 from agentdeck.tui.render import alert_text, status_line
 from agentdeck.tui.screens import Confirm, Prompt
-from agentdeck.tui.tables import AgentTable, InboxTable
+from agentdeck.tui.tables import InboxTable
 from agentdeck.tui.transcript import TranscriptView
 
 logger = logging.getLogger(__name__)
@@ -312,11 +313,10 @@ class DeckApp(App[None]):
 
     # -- the transcript ---------------------------------------------------------------
 
-    @on(DataTable.RowHighlighted, "#agents")
-    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        key = event.row_key.value if event.row_key is not None else None  # None: empty table
-        if key is not None and key != self.selected:
-            self._select(str(key))
+    @on(AgentTable.Highlighted, "#agents")
+    def _highlighted(self, event: AgentTable.Highlighted) -> None:
+        if event.agent_id != self.selected:
+            self._select(event.agent_id)
 
     def _select(self, agent_id: str) -> None:
         self.selected = agent_id
@@ -437,14 +437,14 @@ class DeckApp(App[None]):
 
     @on(Input.Submitted, "#filter")
     def _filter_done(self) -> None:
-        self._main("#agents", DataTable).focus()
+        self._main("#agents", AgentTable).focus()
 
     def action_leave_input(self) -> None:
         box = self._main("#filter", Input)
         if box.has_focus:
             box.value = ""
             box.remove_class("shown")
-        self._main("#agents", DataTable).focus()
+        self._main("#agents", AgentTable).focus()
 
     def action_transcript(self) -> None:
         """Into the transcript: up/down pick an entry, Enter opens a tool call."""
@@ -461,7 +461,7 @@ class DeckApp(App[None]):
         if row is None or not text:
             return
         event.input.value = ""
-        self._main("#agents", DataTable).focus()
+        self._main("#agents", AgentTable).focus()
         self._do(f"sent to {row.name}", self.client.send, row.id, text)
 
     def action_allow(self) -> None:
