@@ -175,7 +175,12 @@ async def child(args: argparse.Namespace) -> None:
         t1 = time.monotonic()
         tui._select(args.long)
         await pilot.pause()
-        opened = await _until(lambda: not tui._transcript_loading, "the transcript", 300)
+        loader = getattr(tui, "loader", None)  # (before it, the app held the loading state)
+
+        def loading() -> bool:
+            return bool(loader.loading if loader else tui._transcript_loading)  # type: ignore[attr-defined]
+
+        opened = await _until(lambda: not loading(), "the transcript", 300)
         await pilot.pause()
         at_open = rss.memory_info().rss
         shown = len(view.entries)
