@@ -4,7 +4,8 @@ tables are drawn by ``tables``).
 Network work runs in Textual workers on the app's loop (httpx is asynchronous), so a
 slow or dead daemon never freezes the screen. Events from the one SSE stream
 (``client.EventFeed``) move the board along; a changed row is redrawn as soon as its
-event is in, and a burst of events costs one redraw per ``FLUSH_GAP``.
+event is in, and a burst of events costs one redraw per ``FLUSH_GAP`` (``ORDER_GAP``
+when the order must be computed again).
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ logger = logging.getLogger(__name__)
 W = TypeVar("W", bound=Widget)
 
 FLUSH_SECONDS = 0.1  # the slow tick: stale rows refetched, filter and sort redrawn
-FLUSH_GAP = 0.02  # a changed row is redrawn at once, but at most this often (batching)
+FLUSH_GAP = 0.002  # a changed row is redrawn at once, but at most this often (batching)
+ORDER_GAP = 0.02  # ... and at most this often when the order must be computed again
 AGE_SECONDS = 5.0  # how often the age column moves on
 _INBOX_EVENTS = frozenset(
     {"permission_requested", "permission_resolved", "question_asked", "question_answered"}
@@ -256,11 +258,14 @@ class DeckApp(SteeringActions):
     def _schedule_flush(self) -> None:
         """Redraw the changed rows soon: on the loop's next turn when the last redraw
         was a while ago (one event, drawn at once), else when ``FLUSH_GAP`` has passed
-        (a burst: every row it changed, in one redraw)."""
+        (a burst: every row it changed, in one redraw). A redraw costs the changed rows
+        only (those out of view: nothing on screen), unless the order must be computed
+        again (a filter, an order by state or cost): then at most one per ``ORDER_GAP``."""
         if self._flush_due:
             return
         self._flush_due = True
-        wait = self._last_flush + FLUSH_GAP - time.monotonic()
+        moves = bool(self.filter_text) or self.sort in ("state", "cost")  # a sort of 1,000s
+        wait = self._last_flush + (ORDER_GAP if moves else FLUSH_GAP) - time.monotonic()
         if wait <= 0:
             self.call_later(self._flush_soon)
         else:
