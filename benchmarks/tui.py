@@ -89,6 +89,32 @@ async def seed(db: Path, agents: int, transcript: int) -> tuple[list[str], str]:
     return ids, long
 
 
+async def bare_reader(args: argparse.Namespace) -> None:
+    """``--stream-only``: no TUI, a bare reader of the daemon's SSE stream (httpx, a
+    line at a time, as the TUI's feed reads it) noting each event as it is read: the
+    daemon's share of the latency alone."""
+    import json
+
+    import httpx
+
+    out = Path(args.out).open("a")  # noqa: ASYNC230, SIM115  # open for the process's life
+    headers = {"Authorization": f"Bearer {args.token}"}
+    async with (
+        httpx.AsyncClient(base_url=args.url, timeout=None) as http,
+        http.stream("GET", "/api/events/stream", headers=headers) as response,
+    ):
+        out.write(f"ready 0 {args.agents + 1} 0\n")
+        out.flush()
+        async for line in response.aiter_lines():
+            if line.startswith("data:"):
+                event = json.loads(line[5:])
+                data = event.get("data") or {}
+                if "cost_usd" in data:
+                    seen = f"{event['agent_id']} {data['cost_usd']!r} {time.time()!r}"
+                    out.write(f"in {seen}\nrow {seen} out\n")
+                    out.flush()
+
+
 async def child(args: argparse.Namespace) -> None:
     """The TUI in its own process: notes in ``args.out`` when it is ready, when each
     event arrives and when each changed row is redrawn; then opens the transcript.
@@ -252,9 +278,9 @@ async def run(args: argparse.Namespace) -> None:
             ok.raise_for_status()
 
         notes_path = Path(tmp) / "tui-notes"
-        argv = [sys.executable, __file__, "--child", "--url", url, "--token", token,
+        argv = [sys.executable, __file__, "--child", "--url", url, f"--token={token}",
                 "--out", str(notes_path), "--agents", str(args.agents), "--long", long,
-                "--pages", str(args.pages),
+                "--pages", str(args.pages), *(["--stream-only"] if args.stream_only else []),
                 *(["--profile", args.profile] if args.profile else [])]  # fmt: skip
         tui = subprocess.Popen(argv)  # noqa: ASYNC220  # returns at once
         try:
@@ -263,8 +289,9 @@ async def run(args: argparse.Namespace) -> None:
             )
             del ready
             (line,) = [n for n in _read_notes(notes_path) if n[0] == "ready"]
-            print(f"(a) start-up to a table of {int(line[2]):,} agents: {line[1]} ms "
-                  f"(goal <= 1000 ms); the agents were read at {line[3]} ms")  # fmt: skip
+            if not args.stream_only:
+                print(f"(a) start-up to a table of {int(line[2]):,} agents: {line[1]} ms "
+                      f"(goal <= 1000 ms); the agents were read at {line[3]} ms")  # fmt: skip
 
             sent: list[tuple[str, float, float]] = []  # agent, cost, append committed
             total = int(args.rate * args.seconds)
@@ -335,6 +362,8 @@ async def run(args: argparse.Namespace) -> None:
                     f"p99 {percentile(painted, 99) * 1000:.0f} ms"
                 )
 
+            if args.stream_only:
+                return
             (notes_path.parent / (notes_path.name + ".go")).touch()
             await _until(
                 lambda: any(n[0] == "transcript" for n in _read_notes(notes_path)),
@@ -350,6 +379,8 @@ async def run(args: argparse.Namespace) -> None:
                 f"{after:.0f} MiB"
             )
         finally:
+            if args.stream_only:
+                tui.terminate()
             try:  # it ends by itself once it has opened the transcript
                 await asyncio.to_thread(tui.wait, 30)
             except subprocess.TimeoutExpired:
@@ -368,6 +399,10 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5)
     parser.add_argument("--transcript", type=int, default=100_000)
     parser.add_argument("--pages", type=int, default=20)
+    parser.add_argument(
+        "--stream-only", action="store_true",
+        help="a bare SSE reader instead of the TUI: the daemon's share of (b) alone",
+    )  # fmt: skip
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--token", help=argparse.SUPPRESS)
@@ -382,7 +417,10 @@ def main() -> None:
 
         cProfile.runctx("asyncio.run(child(args))", globals(), {"args": args}, args.profile)
         return
-    asyncio.run(child(args) if args.child else run(args))
+    if args.child:
+        asyncio.run(bare_reader(args) if args.stream_only else child(args))
+    else:
+        asyncio.run(run(args))
 
 
 if __name__ == "__main__":

@@ -79,15 +79,16 @@ class TranscriptLoader:
             events, older = page["events"], page.get("next_before")
         except AgentdeckError as exc:
             self.app.notify(f"could not read the transcript: {exc.message}", severity="error")
-        finally:
-            if self.agent_id == agent_id and self.app.is_running:
-                self.upto = max([self.upto, *(e["id"] for e in events)])
-                view.append(events)
-                view.older, view.fetching = older, False
-                self.loading = False
-                waiting, self._waiting = self._waiting, []
-                for event in waiting:
-                    self.write(event)
+        # Not in a ``finally``: a read cancelled by a newer one (the same agent opened
+        # again) leaves the pane loading, for the newer read to fill.
+        if self.agent_id == agent_id and self.app.is_running:
+            self.upto = max([self.upto, *(e["id"] for e in events)])
+            view.append(events)
+            view.older, view.fetching = older, False
+            self.loading = False
+            waiting, self._waiting = self._waiting, []
+            for event in waiting:
+                self.write(event)
 
     async def _load_older(self, agent_id: str, before: int) -> None:
         view = self.view()
