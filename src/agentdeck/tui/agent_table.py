@@ -231,10 +231,6 @@ class AgentTable(ScrollView, can_focus=True):
 
     # -- the cursor -----------------------------------------------------------------
 
-    @property
-    def selected(self) -> str | None:
-        return self.shown[self.cursor_row] if 0 <= self.cursor_row < len(self.shown) else None
-
     def _move(self, index: int, *, announce: bool | None = None) -> None:
         """The cursor to row ``index``; the app hears of it (``Highlighted``) if it
         moved, or if ``announce``; never if ``announce`` is False."""
