@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 from textual.command import CommandPalette
-from textual.widgets import DataTable, Input
+from textual.widgets import Input
 
+from agentdeck.tui.agent_table import AgentTable
 from agentdeck.tui.app import DeckApp
 from agentdeck.tui.client import FeedState, FixedLocator, HomeLocator
 from agentdeck.tui.transcript import TranscriptView
@@ -37,8 +38,8 @@ class BellCountingApp(DeckApp):
 
 
 def cell(app: DeckApp, agent_id: str, column: str) -> str:
-    table = app.screen_stack[0].query_one("#agents", DataTable)  # even under a dialog
-    if agent_id not in {key.value for key in table.rows}:
+    table = app.screen_stack[0].query_one("#agents", AgentTable)  # even under a dialog
+    if agent_id not in table.drawn:
         return ""
     return str(table.get_cell(agent_id, column))
 

@@ -86,7 +86,7 @@ def test_a_transcript_opens_with_the_first_prompt() -> None:
 
 
 def test_mcp_tools_are_short_in_the_table() -> None:
-    from agentdeck.tui.tables import short_tool
+    from agentdeck.tui.agent_table import short_tool
 
     assert short_tool("mcp__deck__wait_for_agents") == "wait_for_agents"
     assert short_tool("Bash") == "Bash" and short_tool(None) == ""

@@ -80,7 +80,7 @@ async def fill(pilot: Pilot[None]) -> None:
     app._flush_board()
     app.query_one("#transcript", TranscriptView).reset()
     for i, (kind, data) in enumerate(TRANSCRIPT, start=1):
-        app._write_transcript({"id": i, "agent_id": "fixr0004", "type": kind, "data": data})
+        app.loader.write({"id": i, "agent_id": "fixr0004", "type": kind, "data": data})
     app.inbox = INBOX
     app._draw_inbox()
     app._show_status()

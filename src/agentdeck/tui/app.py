@@ -4,7 +4,8 @@ tables are drawn by ``tables``).
 Network work runs in Textual workers on the app's loop (httpx is asynchronous), so a
 slow or dead daemon never freezes the screen. Events from the one SSE stream
 (``client.EventFeed``) move the board along; a changed row is redrawn as soon as its
-event is in, and a burst of events costs one redraw per ``FLUSH_GAP``.
+event is in, and a burst of events costs one redraw per ``FLUSH_GAP`` (``ORDER_GAP``
+when the order must be computed again).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine
 from functools import partial
 from typing import Any, ClassVar, TypeVar
 
@@ -20,30 +20,32 @@ from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widget import Widget
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import Footer, Input, Static
 
 from agentdeck.errors import AgentdeckError
-from agentdeck.tui.board import SORTS, Board, Row, SortKey
+from agentdeck.tui.agent_table import AgentTable
+from agentdeck.tui.board import SORTS, Board, SortKey
 from agentdeck.tui.client import DaemonUnavailable, DeckClient, EventFeed, FeedState, Locator
+from agentdeck.tui.loading import TranscriptLoader
 from agentdeck.tui.palette import DeckCommands
 from agentdeck.tui.render import alert_text, status_line
-from agentdeck.tui.screens import Confirm, Prompt
-from agentdeck.tui.tables import AgentTable, InboxTable
+from agentdeck.tui.steering import SteeringActions
+from agentdeck.tui.tables import InboxTable
 from agentdeck.tui.transcript import TranscriptView
 
 logger = logging.getLogger(__name__)
 W = TypeVar("W", bound=Widget)
 
 FLUSH_SECONDS = 0.1  # the slow tick: stale rows refetched, filter and sort redrawn
-FLUSH_GAP = 0.02  # a changed row is redrawn at once, but at most this often (batching)
+FLUSH_GAP = 0.002  # a changed row is redrawn at once, but at most this often (batching)
+ORDER_GAP = 0.02  # ... and at most this often when the order must be computed again
 AGE_SECONDS = 5.0  # how often the age column moves on
-TRANSCRIPT_PAGE = 200  # events read at a time: the newest page first, older on scroll-up
 _INBOX_EVENTS = frozenset(
     {"permission_requested", "permission_resolved", "question_asked", "question_answered"}
 )
 
 
-class DeckApp(App[None]):
+class DeckApp(SteeringActions):
     TITLE = "agentdeck"
     COMMANDS = App.COMMANDS | {DeckCommands}  # ctrl+p: the deck's commands (palette.py)
     CSS = """
@@ -97,20 +99,16 @@ class DeckApp(App[None]):
         self._last_flush = 0.0
         self._redraw = False
         self._status_text = ""
-        self._transcript_upto = 0
-        self._transcript_loading = False
-        self._transcript_buffer: list[dict[str, Any]] = []
+        self._synced = False  # the board was read since the stream's position was taken
+        self.loader = TranscriptLoader(
+            self, self.client, lambda: self._main("#transcript", TranscriptView), self._position
+        )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """False (off, and out of the footer) for a deck key while a dialog is open."""
         return action not in self.DECK_ACTIONS or len(self.screen_stack) == 1
 
     # -- layout -----------------------------------------------------------------------
-
-    def _main(self, selector: str, kind: type[W]) -> W:
-        """A widget of the main screen, even while a modal screen is on top of it
-        (``App.query_one`` looks at the screen on top)."""
-        return self.screen_stack[0].query_one(selector, kind)
 
     def compose(self) -> ComposeResult:
         yield Static("connecting…", id="status")
@@ -144,6 +142,10 @@ class DeckApp(App[None]):
             except (DaemonUnavailable, AgentdeckError) as exc:
                 await self._take_feed_state(FeedState.RECONNECTING, exc.message)
                 await self._pause(1.0)
+        # The agents and the inbox are read now, while the stream connects: read after
+        # the position was taken, they miss nothing the stream will not bring.
+        self._synced = True
+        self._spawn(self._resync, group="resync", exclusive=True)
         self.feed = EventFeed(
             self.locator, after=position, on_event=self._take_event, on_state=self._take_feed_state
         )
@@ -157,10 +159,11 @@ class DeckApp(App[None]):
             return
         was = self.feed_state
         self.feed_state, self.feed_problem = state, problem
-        if state is FeedState.LIVE and was is not FeedState.LIVE:
-            # Connected (again): what changed while we were away is in the events we
+        if state is FeedState.LIVE and was is not FeedState.LIVE and not self._synced:
+            # Connected again: what changed while we were away is in the events we
             # resume with, but the rows and the inbox are read afresh to be sure.
             self._spawn(self._resync, group="resync", exclusive=True)
+        self._synced = False  # (the first connection's were read as it connected)
         self._show_status()
 
     async def _take_event(self, event: dict[str, Any]) -> None:
@@ -179,10 +182,7 @@ class DeckApp(App[None]):
             self.bell()  # at once; the notice may first need the agent's name
             self._spawn(partial(self._alert, event), group="alert")
         if event.get("agent_id") == self.selected:
-            if self._transcript_loading:
-                self._transcript_buffer.append(event)
-            else:
-                self._write_transcript(event)
+            self.loader.take(event)
 
     async def _alert(self, event: dict[str, Any]) -> None:
         """A notification, wherever the user is in the app."""
@@ -205,6 +205,7 @@ class DeckApp(App[None]):
             return
         self.board.load(agents)
         self._redraw = True
+        self._schedule_flush()  # drawn now, not at the next tick
         await self._load_inbox()
         if self.selected is None and self.board.rows:
             first = next(self.board.ordered(self.filter_text, self.sort), None)
@@ -257,11 +258,14 @@ class DeckApp(App[None]):
     def _schedule_flush(self) -> None:
         """Redraw the changed rows soon: on the loop's next turn when the last redraw
         was a while ago (one event, drawn at once), else when ``FLUSH_GAP`` has passed
-        (a burst: every row it changed, in one redraw)."""
+        (a burst: every row it changed, in one redraw). A redraw costs the changed rows
+        only (those out of view: nothing on screen), unless the order must be computed
+        again (a filter, an order by state or cost): then at most one per ``ORDER_GAP``."""
         if self._flush_due:
             return
         self._flush_due = True
-        wait = self._last_flush + FLUSH_GAP - time.monotonic()
+        moves = bool(self.filter_text) or self.sort in ("state", "cost")  # a sort of 1,000s
+        wait = self._last_flush + (ORDER_GAP if moves else FLUSH_GAP) - time.monotonic()
         if wait <= 0:
             self.call_later(self._flush_soon)
         else:
@@ -312,117 +316,38 @@ class DeckApp(App[None]):
 
     # -- the transcript ---------------------------------------------------------------
 
-    @on(DataTable.RowHighlighted, "#agents")
-    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        key = event.row_key.value if event.row_key is not None else None  # None: empty table
-        if key is not None and key != self.selected:
-            self._select(str(key))
+    @on(AgentTable.Highlighted, "#agents")
+    def _highlighted(self, event: AgentTable.Highlighted) -> None:
+        if event.agent_id != self.selected:
+            self._select(event.agent_id)
 
     def _select(self, agent_id: str) -> None:
         self.selected = agent_id
         row = self.board.rows.get(agent_id)
         message = self._main("#message", Input)
         message.placeholder = f"m: message {row.name if row else agent_id}"
-        self._open_tail(agent_id)
+        self.loader.open(agent_id)
 
-    def _open_tail(self, agent_id: str) -> None:
-        self._main("#transcript", TranscriptView).reset()
-        self._transcript_upto = 0
-        self._transcript_loading = True
-        self._transcript_buffer = []
-        self._spawn(partial(self._load_transcript, agent_id), group="transcript", exclusive=True)
-
-    async def _load_transcript(self, agent_id: str) -> None:
-        """Read the newest page of the agent's log (older pages come on scroll-up), so
-        a long log opens as fast as a short one."""
-        view = self._main("#transcript", TranscriptView)
-        events: list[dict[str, Any]] = []
-        older: int | None = None
-        try:
-            # Up to where the stream is: what comes after arrives through it.
-            before = (self.feed.position if self.feed else await self.client.last_event_id()) + 1
-            page = await self.client.events(agent_id, before=before, limit=TRANSCRIPT_PAGE)
-            events, older = page["events"], page.get("next_before")
-        except AgentdeckError as exc:
-            self.notify(f"could not read the transcript: {exc.message}", severity="error")
-        finally:
-            if self.selected == agent_id and self.is_running:
-                self._transcript_upto = max([self._transcript_upto, *(e["id"] for e in events)])
-                view.append(events)
-                view.older, view.fetching = older, False
-                self._transcript_loading = False
-                buffered, self._transcript_buffer = self._transcript_buffer, []
-                for event in buffered:
-                    self._write_transcript(event)
+    async def _position(self) -> int:
+        """The last event id the app has (the stream's), or the daemon's before it."""
+        return self.feed.position if self.feed else await self.client.last_event_id()
 
     @on(TranscriptView.NeedOlder)
     def _need_older(self, message: TranscriptView.NeedOlder) -> None:
-        if self.selected is not None:
-            work = partial(self._load_older, self.selected, message.before)
-            self._spawn(work, group="transcript-older", exclusive=True)
+        self.loader.older(message.before)
 
     @on(TranscriptView.NeedTail)
     def _need_tail(self) -> None:
         if self.selected is not None:
-            self._open_tail(self.selected)
-
-    async def _load_older(self, agent_id: str, before: int) -> None:
-        view = self._main("#transcript", TranscriptView)
-        try:
-            page = await self.client.events(agent_id, before=before, limit=TRANSCRIPT_PAGE)
-        except AgentdeckError as exc:
-            self.notify(f"could not read older events: {exc.message}", severity="error")
-            view.fetching = False
-            return
-        if self.selected == agent_id and self.is_running:
-            view.prepend(page["events"], page.get("next_before"))
-            view.fetching = False
-
-    def _write_transcript(self, event: dict[str, Any]) -> None:
-        if not self.is_running:  # shutting down: the widgets are going
-            return
-        event_id = int(event.get("id") or 0)
-        if event_id <= self._transcript_upto:
-            return
-        self._transcript_upto = event_id
-        self._main("#transcript", TranscriptView).append([event])
+            self.loader.open(self.selected)
 
     # -- actions ----------------------------------------------------------------------
-
-    def _selected_row(self) -> Row | None:
-        row = self.board.rows.get(self.selected or "")
-        if row is None:
-            self.notify("no agent selected", severity="warning")
-        return row
-
-    def _inbox_item(self, kind: str | None = None) -> dict[str, Any] | None:
-        item = self._main("#inbox", InboxTable).pick(self.inbox, kind)
-        if item is None and kind is not None and not any(i["box"] == kind for i in self.inbox):
-            self.notify(f"no pending {kind}", severity="warning")
-        return item
-
-    def _spawn(
-        self, work: Callable[[], Coroutine[Any, Any, None]], *, group: str, **kw: Any
-    ) -> None:
-        """A worker on the app's loop (network calls are asynchronous: no thread)."""
-        self.run_worker(work, group=group, **kw)  # type: ignore[arg-type]  # Textual's stub
-
-    def _do(self, what: str, call: Callable[..., Awaitable[object]], *args: Any, **kw: Any) -> None:
-        """Run one API call in a worker; say how it went."""
-        self._spawn(partial(self._act, what, partial(call, *args, **kw)), group="act")
-
-    async def _act(self, what: str, call: Callable[[], Awaitable[object]]) -> None:
-        try:
-            await call()
-        except AgentdeckError as exc:
-            self.notify(f"{what}: {exc.message}", severity="error")
-        else:
-            self.notify(what, timeout=3)
 
     def action_sort(self) -> None:
         """Step through the orders: age (the default), name, state, cost."""
         self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
         self._redraw = True
+        self._schedule_flush()
         self._show_status()
 
     def action_filter(self) -> None:
@@ -434,17 +359,18 @@ class DeckApp(App[None]):
     def _filter_changed(self, event: Input.Changed) -> None:
         self.filter_text = event.value.strip()
         self._redraw = True
+        self._schedule_flush()
 
     @on(Input.Submitted, "#filter")
     def _filter_done(self) -> None:
-        self._main("#agents", DataTable).focus()
+        self._main("#agents", AgentTable).focus()
 
     def action_leave_input(self) -> None:
         box = self._main("#filter", Input)
         if box.has_focus:
             box.value = ""
             box.remove_class("shown")
-        self._main("#agents", DataTable).focus()
+        self._main("#agents", AgentTable).focus()
 
     def action_transcript(self) -> None:
         """Into the transcript: up/down pick an entry, Enter opens a tool call."""
@@ -461,68 +387,5 @@ class DeckApp(App[None]):
         if row is None or not text:
             return
         event.input.value = ""
-        self._main("#agents", DataTable).focus()
+        self._main("#agents", AgentTable).focus()
         self._do(f"sent to {row.name}", self.client.send, row.id, text)
-
-    def action_allow(self) -> None:
-        item = self._inbox_item("approval")
-        if item is not None:
-            self._do("allowed once", self.client.answer_approval, item["id"], "allow")
-
-    def action_allow_always(self) -> None:
-        item = self._inbox_item("approval")
-        if item is not None:
-            self._do(
-                "allowed, and remembered",
-                self.client.answer_approval, item["id"], "allow", always=True,
-            )  # fmt: skip
-
-    def action_deny(self) -> None:
-        item = self._inbox_item("approval")
-        if item is None:
-            return
-
-        def denied(reason: str | None) -> None:
-            if reason is not None:
-                self._do("denied", self.client.answer_approval, item["id"], "deny", message=reason)
-
-        self.push_screen(Prompt("Deny — the reason the agent is told (may be empty):",
-                                allow_empty=True), denied)  # fmt: skip
-
-    def action_answer(self) -> None:
-        item = self._inbox_item("ask")
-        if item is None:
-            return
-
-        def answered(text: str | None) -> None:
-            if text:
-                self._do("answered", self.client.answer_ask, item["id"], text)
-
-        self.push_screen(Prompt(f"Answer: {item.get('text', '')}"), answered)
-
-    def action_interrupt(self) -> None:
-        if (row := self._selected_row()) is not None:
-            self._do(f"interrupted {row.name}", self.client.interrupt, row.id)
-
-    def action_resume(self) -> None:
-        if (row := self._selected_row()) is not None:
-            self._do(f"resumed {row.name}", self.client.resume, row.id)
-
-    def action_fork(self) -> None:
-        """A new agent from a copy of the selected one's session (it must have ended)."""
-        if (row := self._selected_row()) is not None:
-            self._do(f"forked {row.name}", self.client.resume, row.id, fork=True)
-
-    def action_deck_quit(self) -> None:
-        self.exit()
-
-    def action_kill(self) -> None:
-        row = self._selected_row()
-        if row is None:
-            return
-
-        def confirmed(yes: bool | None) -> None:
-            if yes:
-                self._do(f"killed {row.name}", self.client.kill, row.id)
-
-        self.push_screen(Confirm(f"Kill {row.name} and every agent it started?"), confirmed)

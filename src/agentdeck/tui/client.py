@@ -157,7 +157,14 @@ class DeckClient:
     async def call(self, method: str, path: str, **kwargs: Any) -> Any:
         http = await self._client()
         try:
-            response = await http.request(method, path, **kwargs)
+            try:
+                response = await http.request(method, path, **kwargs)
+            except httpx.RemoteProtocolError:
+                # A kept-alive connection the daemon closed while it was idle (uvicorn
+                # closes them after 5 s): a read is asked once more, on a new one.
+                if method != "GET":
+                    raise
+                response = await http.request(method, path, **kwargs)
         except httpx.HTTPError as exc:
             await self.aclose()
             raise DaemonUnavailable(
