@@ -86,5 +86,8 @@ async def test_policy_check_reads_no_file_and_takes_the_callers_home(
     )
     assert mine.json()["decision"] == "deny", mine.json()
     assert theirs.json()["decision"] != "deny", theirs.json()
+    for field in ("cwd", "home"):  # a relative path cannot be judged: refused, named
+        r = await api.post("/api/policy/check", json={"tool": "Read", field: "x/y"})
+        assert r.status_code == 422 and field in r.text, r.text
     assert mine.json()["profile_source"] == "default.yaml"
     assert mine.json()["sandbox_summary"] and mine.json()["source"] == "profile:default"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Request
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from agentdeck.core.approvals import ApprovalState, GrantScope
 from agentdeck.daemon.deck import Deck
@@ -31,8 +31,19 @@ class CheckBody(Body):
     profile: str | None = Field(
         None, description="A built-in profile's name; absent: the daemon's own profile"
     )
-    cwd: str | None = None
-    home: str | None = Field(None, description="The home `~` stands for (default: the daemon's)")
+    cwd: str | None = Field(
+        None, description="The agent's workspace, an absolute path (default: the daemon's)"
+    )
+    home: str | None = Field(
+        None, description="The home `~` stands for, an absolute path (default: the daemon's)"
+    )
+
+    @field_validator("cwd", "home")
+    @classmethod
+    def _absolute(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith("/"):
+            raise ValueError("must be an absolute path")
+        return value
 
 
 def _deck(request: Request) -> Deck:
