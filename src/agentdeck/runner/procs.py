@@ -136,3 +136,10 @@ def looks_like_claude(pid: int) -> bool:
     except psutil.Error:
         return False
     return any("claude" in word.lower() for word in words)
+
+
+def end_leftover(pid: int | None, since: float, grace: float) -> None:
+    """Stop the Claude Code a database row names (written at ``since``), if that pid
+    is still that process. Blocking (call it in a thread from async code)."""
+    if pid is not None and runs_since(pid, since) and looks_like_claude(pid):
+        terminate_tree(pid, grace)

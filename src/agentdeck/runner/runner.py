@@ -45,8 +45,8 @@ from agentdeck.runner.payloads import PayloadStore
 from agentdeck.runner.session import (
     ABORT_GRACE_SECONDS,
     STOPPED_STARTING,
-    SUSPENDED,
     AgentSession,
+    stopped_start,
 )
 from agentdeck.runner.warm import Warm, WarmPool, warmable
 from agentdeck.settings import Settings
@@ -767,15 +767,9 @@ class Runner:
         for agent in found:
             if agent.owner_pid != os.getpid():
                 continue
-            pid = agent.pid
-            if (
-                pid is not None
-                and procs.runs_since(pid, agent.updated_at)
-                and procs.looks_like_claude(pid)
-            ):
-                await asyncio.to_thread(procs.terminate_tree, pid, ABORT_GRACE_SECONDS)
-            extra = {**agent.extra, "resume_at_start": True} if self._suspending else agent.extra
-            reason = SUSPENDED if self._suspending else STOPPED_STARTING
+            grace = ABORT_GRACE_SECONDS
+            await asyncio.to_thread(procs.end_leftover, agent.pid, agent.updated_at, grace)
+            extra, reason = stopped_start(agent.extra, suspended=self._suspending)
             logger.warning("agent %s was still %s when the runner stopped", agent.id, agent.state)
             await self.store.record(
                 [StateChanged(agent_id=agent.id, ts=now, old=agent.state,

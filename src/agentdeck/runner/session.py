@@ -77,6 +77,15 @@ RESULT_EXCERPT_CHARS = 4000
 SUSPENDED = "the daemon stopped during its turn; it carries on when the daemon starts again"
 
 
+def stopped_start(extra: dict[str, Any], *, suspended: bool) -> tuple[dict[str, Any], str]:
+    """What a start stopped before the agent ran leaves on it: its extra (marked to be
+    started again by the next daemon when it was suspended, the daemon stopping) and
+    its last error."""
+    if suspended:
+        return {**extra, "resume_at_start": True}, SUSPENDED
+    return extra, STOPPED_STARTING
+
+
 def final_state_for(result: ResultMessage) -> AgentState:
     """How a one-shot run ended, judged as the protocol notes advise."""
     if result.terminal_reason in _INTERRUPTED_REASONS:
@@ -430,15 +439,9 @@ class AgentSession:
         """A start stopped before the agent ran: ``interrupted`` (or ``killed``), and
         marked to be started again by the next daemon when it was suspended (the
         daemon stopping), whichever way the stop reached the start."""
-        extra = self.agent.extra
-        if self._suspended:
-            extra = {**extra, "resume_at_start": True}
+        extra, last_error = stopped_start(self.agent.extra, suspended=self._suspended)
         await self._commit(
-            [],
-            state=self._stopped_starting(),
-            last_error=SUSPENDED if self._suspended else STOPPED_STARTING,
-            pid=None,
-            extra=extra,
+            [], state=self._stopped_starting(), last_error=last_error, pid=None, extra=extra
         )
 
     async def _disconnect(self, client: ClaudeSDKClient) -> None:

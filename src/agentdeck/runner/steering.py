@@ -66,9 +66,7 @@ async def reconcile_stale(store: Store, agent: Agent, *, grace: float = 3.0) -> 
         return agent
     if agent.source is AgentSource.EXTERNAL:
         return await _ended_quietly(store, agent)
-    pid = agent.pid
-    if pid is not None and procs.runs_since(pid, agent.updated_at) and procs.looks_like_claude(pid):
-        await asyncio.to_thread(procs.terminate_tree, pid, grace)
+    await asyncio.to_thread(procs.end_leftover, agent.pid, agent.updated_at, grace)
     now = time.time()
     reason = "its supervising process is gone"
     updated = agent.with_changes(
