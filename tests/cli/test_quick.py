@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,8 @@ from typer._click.exceptions import ClickException
 
 from agentdeck.cli import quick, quick_spec
 from agentdeck.cli.app import app
+from agentdeck.cli.wire import HomeDir
+from agentdeck.daemon.home import DaemonInfo, DaemonLock, ensure_token, write_info
 from agentdeck.homedir import home_dir
 from agentdeck.settings import Settings
 from tests.support.daemonproc import Daemon
@@ -225,3 +228,31 @@ def test_the_quick_home_is_the_settings_home(
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     assert home_dir() == Settings.load().home_dir
+
+
+@pytest.mark.parametrize("listening", [True, False], ids=["never-answers", "refuses"])
+def test_policy_check_passes_a_daemon_by_that_cannot_answer(
+    tmp_path: Path, listening: bool
+) -> None:
+    """The home's lock is held and ``daemon.json`` names a port where nobody answers
+    (a socket that never accepts) or nobody listens: ``policy check`` judges the call
+    itself, as the Typer path does, instead of failing or waiting for the daemon."""
+    env = deck_env(tmp_path)
+    home = HomeDir(env["AGENTDECK_HOME"])
+    Path(env["AGENTDECK_HOME"]).mkdir(parents=True, exist_ok=True)
+    lock = DaemonLock(home)
+    lock.acquire()
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        if listening:
+            sock.listen(1)
+        ensure_token(home)
+        write_info(home, DaemonInfo(os.getpid(), "127.0.0.1", sock.getsockname()[1], 0.0))
+        try:
+            for args in (("Bash(git status)",), ("--json", "Bash(rm -rf /)")):
+                quick_run = deck(env, "policy", "check", *args)
+                slow = typer_path(env, "policy", "check", *args)
+                assert quick_run.code == slow.returncode == (0 if "--json" not in args else 1)
+                assert (quick_run.out, quick_run.err) == (slow.stdout, slow.stderr), args
+        finally:
+            lock.release()

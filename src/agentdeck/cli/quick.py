@@ -151,16 +151,14 @@ def _usage(by: str, since: str, bucket: str, as_json: bool) -> int | None:
 
 def _policy_check(**kw: Any) -> int:
     from agentdeck.cli import remote
-    from agentdeck.cli.verdict import judge, names_a_file
+    from agentdeck.cli.verdict import judge
 
-    # A built-in profile is judged by the daemon when one runs (its engine is loaded);
-    # the judgement needs no daemon, so one that does not answer is passed by.
-    d = None
-    if not names_a_file(kw["profile"]):
-        try:
-            d = remote.daemon()
-        except AgentdeckError:
-            d = None
+    # The daemon judges when one runs (its engine is loaded); the judgement needs no
+    # daemon, so one that cannot be reached is passed by.
+    try:
+        d = remote.daemon()
+    except AgentdeckError:
+        d = None
     return judge(**kw, daemon=d)
 
 

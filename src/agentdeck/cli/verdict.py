@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentdeck.cli import out
+from agentdeck.core.profile_ref import names_a_file
 from agentdeck.errors import AgentdeckError, UsageError
 
 if TYPE_CHECKING:
@@ -15,6 +16,8 @@ if TYPE_CHECKING:
 
 # Distinct exit codes per decision; 2 stays "bad usage" (click's and ours).
 EXIT_CODES = {"allow": 0, "deny": 1, "ask": 3}
+# A daemon that does not answer by then is passed by: the call is judged here instead.
+DAEMON_SECONDS = 2.0
 _INPUT_FIELDS = {
     "Bash": "command",
     "Read": "file_path",
@@ -51,12 +54,6 @@ def parse_call(call: str) -> tuple[str, dict[str, Any]]:
     return tool, {field: arg}
 
 
-def names_a_file(profile: str) -> bool:
-    """Whether ``--profile`` is a file (read here) rather than a built-in's name
-    (which a running daemon, whose engine is loaded, can judge under)."""
-    return any(marker in profile for marker in ("/", "\\", ".yaml", ".yml", ".json"))
-
-
 def judge(
     call: str | None,
     tool: str | None,
@@ -85,9 +82,10 @@ def judge(
     workspace = str((Path(cwd) if cwd else Path.cwd()).resolve())
     found = None
     if daemon is not None and not names_a_file(profile):
-        body = {"tool": tool_name, "input": tool_input, "profile": profile, "cwd": workspace}
-        with contextlib.suppress(AgentdeckError):
-            found = daemon.post("/api/policy/check", {**body, "home": str(Path.home())})
+        body = {"tool": tool_name, "input": tool_input, "profile": profile, "cwd": workspace,
+                "home": str(Path.home())}  # fmt: skip
+        with contextlib.suppress(AgentdeckError):  # not answered: judged here, at once
+            found = daemon.call("POST", "/api/policy/check", body=body, timeout=DAEMON_SECONDS)
     if found is None:
         found = _judged_here(tool_name, tool_input, profile, workspace)
     if as_json:

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from agentdeck.core.policy import KeyPath, Profile, profile_from_dict
+from agentdeck.core.profile_ref import names_a_file
 from agentdeck.errors import PolicyError
 
 # Beside this module (``importlib.resources`` would cost `policy check` 20 ms to import).
@@ -34,10 +35,7 @@ def builtin_profile_names() -> list[str]:
 def load_profile(path_or_name: str | Path) -> Profile:
     """A shipped profile by name, or a YAML / settings.json file by path."""
     text_name = str(path_or_name)
-    looks_like_path = isinstance(path_or_name, Path) or any(
-        marker in text_name for marker in ("/", "\\", ".yaml", ".yml", ".json")
-    )
-    if not looks_like_path:
+    if not isinstance(path_or_name, Path) and not names_a_file(text_name):
         if text_name not in builtin_profile_names():
             known = ", ".join(builtin_profile_names())
             raise PolicyError(
