@@ -31,9 +31,11 @@ terminal:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux; \
 	  else echo "note: install tmux to run the terminal UI's end-to-end test (it is skipped without it)"; fi; }
 
-# The suite runs on TEST_WORKERS processes (pytest-xdist), a test module to each at a
-# time (its module fixtures are built once): make test TEST_WORKERS=0 runs it in one.
-TEST_WORKERS ?= 2
+# TEST_WORKERS=2 runs the suite on two processes (pytest-xdist, a test module to each
+# at a time, its module fixtures built once): ~15 min instead of ~28 here. Not the
+# default yet: in one of three such runs two tests timed out waiting (a palette hit in
+# the TUI, a worker's reply to a message), to be understood first.
+TEST_WORKERS ?= 0
 
 test: setup browser sandbox terminal
 	$(RUN) pytest -n $(TEST_WORKERS) --dist loadscope
