@@ -91,7 +91,7 @@ async def test_a_user_budget_stops_that_users_agents_and_refuses_new_ones(
     warnings = [e for e in events if e.type == EventType.BUDGET_WARNING]
     assert [(w.data["scope"], w.data["name"]) for w in warnings] == [("user", "alice")]
     assert "80 %" in warnings[0].data["message"]
-    shown = event_line(warnings[0])  # `agentdeck logs` shows it
+    shown = event_line(warnings[0].to_dict())  # `agentdeck logs` shows it
     assert shown is not None and "user alice's daily budget is" in shown.plain
 
     # Over her budget: her next agent is refused, with the reason, and spends nothing.

@@ -123,7 +123,7 @@ def send(
 
             taken = await Steering(store, runner).send(agent, text)
             if taken is not None:
-                remote.say_agent(taken, f"sent to {taken.id} ({taken.state})", as_json)
+                remote.say_agent(taken.to_dict(), f"sent to {taken.id} ({taken.state})", as_json)
                 return 0
             session = next(iter(runner.sessions.values()))
             return await follow_session(store, session, as_json=as_json)
@@ -165,7 +165,7 @@ def _act(ref: str, action: str, done: str, as_json: bool, body: dict[str, object
             async with opened_orchestrator(settings) as orchestration:
                 found = await orchestration.store.find_agent(ref)
                 a = await orchestration.kill_tree(found, children=bool(body.get("children", True)))
-        remote.say_agent(a, f"{done} {a.id} ({a.state})", as_json)
+        remote.say_agent(a.to_dict(), f"{done} {a.id} ({a.state})", as_json)
 
     run_async(go)
 

@@ -76,6 +76,6 @@ def _answer(
             answered = await Governor(store, settings).answer(
                 ref, decision, by="user:cli", message=message, remember=remember
             )
-        remote.say_answered(answered, as_json)
+        remote.say_answered(answered.to_dict(), as_json)
 
     run_async(go)

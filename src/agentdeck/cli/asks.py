@@ -46,6 +46,6 @@ def answer(
     async def go(settings: Settings) -> None:
         async with opened_orchestrator(settings) as orchestration:
             answered = await orchestration.inbox.answer(ref, text, by="user:cli")
-        remote.say_answered_ask(answered, as_json)
+        remote.say_answered_ask(answered.to_dict(), as_json)
 
     run_async(go)

@@ -78,7 +78,7 @@ async def follow_session(store: Store, session: AgentSession, *, as_json: bool) 
             if event.type == EventType.TURN_COMPLETED:
                 last_result = event.data
             if not as_json:
-                line = event_line(event)
+                line = event_line(event.to_dict())
                 if line is not None:
                     console.print(line.rich())
             if status:
@@ -92,7 +92,7 @@ async def follow_session(store: Store, session: AgentSession, *, as_json: bool) 
         for event in await store.read(agent_id=agent_id, after=seen, limit=100_000):
             if event.type == EventType.TURN_COMPLETED:
                 last_result = event.data
-            line = None if as_json else event_line(event)
+            line = None if as_json else event_line(event.to_dict())
             if line is not None:
                 console.print(line.rich())
     finally:
@@ -101,7 +101,7 @@ async def follow_session(store: Store, session: AgentSession, *, as_json: bool) 
         unsubscribe()
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
-    return report(session.agent, last_result, as_json)
+    return report(session.agent.to_dict(), last_result, as_json)
 
 
 _background: set[asyncio.Task[None]] = set()

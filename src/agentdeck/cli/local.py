@@ -43,7 +43,7 @@ def ls(db: Peek, state: list[str] | None, limit: int, tree: bool, as_json: bool)
             [a.to_dict() | ({"supervisor_gone": True} if a.id in orphans else {}) for a in agents]
         )
     else:
-        remote.print_agents(agents, tree=tree, orphans=orphans)
+        remote.print_agents([a.to_dict() for a in agents], tree=tree, orphans=orphans)
     return 0
 
 
@@ -69,7 +69,7 @@ def show(db: Peek, agent: str, as_json: bool) -> int:
     if as_json:
         out.print_json({**found.to_dict(), "children": [c.id for c in children]})
     else:
-        remote.print_show(found, children)
+        remote.print_show(found.to_dict(), [c.to_dict() for c in children])
     return 0
 
 
@@ -84,15 +84,17 @@ def logs(db: Peek, agent: str, as_json: bool) -> int:
 
 
 def approvals(db: Peek, all_: bool, as_json: bool) -> int:
-    remote.print_approvals(db.approvals(None if all_ else ["pending"]), as_json)
+    items = db.approvals(None if all_ else ["pending"])
+    remote.print_approvals([a.to_dict() for a in items], as_json)
     return 0
 
 
 def asks(db: Peek, all_: bool, as_json: bool) -> int:
-    remote.print_asks(db.asks(None if all_ else ["pending"]), as_json)
+    items = db.asks(None if all_ else ["pending"])
+    remote.print_asks([a.to_dict() for a in items], as_json)
     return 0
 
 
 def queue(db: Peek, all_: bool, limit: int, as_json: bool) -> int:
-    remote.print_queue(db.merges(limit), all_, as_json)
+    remote.print_queue([e.result() for e in db.merges(limit)], all_, as_json)
     return 0

@@ -69,7 +69,7 @@ def search(
 
             return await MemoryStore(store).search(query, project=where, limit=limit)
 
-    remote.print_hits(query, run_async(go), as_json)
+    remote.print_hits(query, [h.to_dict() for h in run_async(go)], as_json)
 
 
 @memory_app.command("show")

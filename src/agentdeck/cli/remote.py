@@ -25,12 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Set
     from pathlib import Path
 
-    from agentdeck.core.agent import Agent, AgentSpec, AgentState
-    from agentdeck.core.approvals import Approval
-    from agentdeck.core.asks import Ask
-    from agentdeck.core.event_types import StoredEvent
-    from agentdeck.core.memory import MemoryHit
-    from agentdeck.core.merge_queue import MergeEntry
+    from agentdeck.core.agent import AgentSpec
 
 EVENT_PAGE = 1000
 # Spec fields the daemon fills from a template (or, ``owner``, from who asks),
@@ -44,44 +39,18 @@ def daemon() -> Daemon | None:
 
 
 # --- records off the wire -----------------------------------------------------------
+#
+# What the daemon sends is each record's ``to_dict()`` (the API's schemas mirror it),
+# so it is printed and rendered as it comes: building the core records back would
+# load the dataclass machinery (``inspect`` and all), most of a command's start-up.
 
-
-def agent_from_json(data: dict[str, Any]) -> Agent:
-    from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
-
-    return Agent(
-        id=data["id"],
-        name=data["name"],
-        state=AgentState(data["state"]),
-        spec=AgentSpec.from_dict(data.get("spec") or {}),
-        cwd=data.get("cwd", ""),
-        created_at=data.get("created_at", 0.0),
-        updated_at=data.get("updated_at", 0.0),
-        source=AgentSource(data.get("source", "agentdeck")),
-        session_id=data.get("session_id"),
-        cost_usd=data.get("cost_usd", 0.0),
-        input_tokens=data.get("input_tokens", 0),
-        output_tokens=data.get("output_tokens", 0),
-        turns=data.get("turns", 0),
-        current_tool=data.get("current_tool"),
-        last_error=data.get("last_error"),
-        pid=data.get("pid"),
-        owner_pid=data.get("owner_pid"),
-        parent_id=data.get("parent_id"),
-        extra=data.get("extra") or {},
-    )
-
-
-def event_from_json(data: dict[str, Any]) -> StoredEvent:
-    from agentdeck.core.event_types import StoredEvent
-
-    return StoredEvent(
-        id=int(data["id"]),
-        agent_id=data["agent_id"],
-        type=data["type"],
-        ts=float(data["ts"]),
-        data=data.get("data") or {},
-    )
+AGENT_STATES = (
+    "starting", "running", "awaiting_permission", "awaiting_input", "awaiting_agents",
+    "idle", "done", "error", "interrupted", "killed",
+)  # fmt: skip
+FINAL_STATES = frozenset({"done", "error", "interrupted", "killed"})
+LIVE_STATES = frozenset(AGENT_STATES) - FINAL_STATES
+MERGE_PENDING = ("queued", "merging")
 
 
 def spec_body(spec: AgentSpec, *, keep_alive: bool, template: str | None) -> dict[str, Any]:
@@ -96,17 +65,12 @@ def spec_body(spec: AgentSpec, *, keep_alive: bool, template: str | None) -> dic
     return body
 
 
-def states_of(values: list[str] | None) -> list[AgentState] | None:
-    from agentdeck.core.agent import AgentState
-
+def states_of(values: list[str] | None) -> list[str] | None:
     if not values:
         return None
-    try:
-        return [AgentState(v) for v in values]
-    except ValueError:
-        raise UsageError(
-            f"unknown state in {values}; states are: {', '.join(s.value for s in AgentState)}"
-        ) from None
+    if any(v not in AGENT_STATES for v in values):
+        raise UsageError(f"unknown state in {values}; states are: {', '.join(AGENT_STATES)}")
+    return list(values)
 
 
 # --- agents ---------------------------------------------------------------------------
@@ -120,15 +84,16 @@ def ls(d: Daemon, state: list[str] | None, limit: int, tree: bool, as_json: bool
         data = d.get("/api/tree", {"limit": limit})
     else:
         data = d.get("/api/agents", [("limit", limit), *[("state", s) for s in states or []]])
-    agents = [agent_from_json(a) for a in data["agents"]]
     if as_json:
-        out.print_json([a.to_dict() for a in agents])
+        out.print_json(data["agents"])
     else:
-        print_agents(agents, tree=tree)
+        print_agents(data["agents"], tree=tree)
     return 0
 
 
-def print_agents(agents: list[Agent], *, tree: bool, orphans: Set[str] = frozenset()) -> None:
+def print_agents(
+    agents: list[dict[str, Any]], *, tree: bool, orphans: Set[str] = frozenset()
+) -> None:
     from agentdeck.cli.render import agents_table, tree_table
 
     if agents and tree:
@@ -145,16 +110,16 @@ def print_agents(agents: list[Agent], *, tree: bool, orphans: Set[str] = frozens
 
 
 def show(d: Daemon, agent: str, as_json: bool) -> int:
-    found = agent_from_json(d.get(f"/api/agents/{agent}"))
-    children = d.get("/api/agents", {"parent": found.id, "limit": 10_000})["agents"]
+    found = d.get(f"/api/agents/{agent}")
+    children = d.get("/api/agents", {"parent": found["id"], "limit": 10_000})["agents"]
     if as_json:
-        out.print_json({**found.to_dict(), "children": [c["id"] for c in children]})
+        out.print_json({**found, "children": [c["id"] for c in children]})
     else:
-        print_show(found, [agent_from_json(c) for c in children])
+        print_show(found, children)
     return 0
 
 
-def print_show(agent: Agent, children: list[Agent]) -> None:
+def print_show(agent: dict[str, Any], children: list[dict[str, Any]]) -> None:
     from agentdeck.cli.render import agent_panel, agents_table
 
     out.show(agent_panel(agent))
@@ -165,8 +130,6 @@ def print_show(agent: Agent, children: list[Agent]) -> None:
 
 
 def logs(d: Daemon, agent: str, follow: bool, as_json: bool) -> int:
-    from agentdeck.core.agent import AgentState
-
     found = d.get(f"/api/agents/{agent}")
     after = 0
     while True:
@@ -180,12 +143,12 @@ def logs(d: Daemon, agent: str, follow: bool, as_json: bool) -> int:
             return 0
         # The final state is committed with its events: read after the log, a final
         # state means the log above has it all; a live one, that the stream will.
-        if not AgentState(d.get(f"/api/agents/{found['id']}")["state"]).is_live:
+        if d.get(f"/api/agents/{found['id']}")["state"] not in LIVE_STATES:
             follow = False  # one more page: what came between the log and the state
             continue
         for event in stream(d, found["id"], after):
             print_event(event, as_json)
-            if event["type"] == "state_changed" and AgentState(event["data"]["new"]).is_final:
+            if event["type"] == "state_changed" and event["data"]["new"] in FINAL_STATES:
                 return 0
         return 0  # the daemon ended the stream (it is stopping)
 
@@ -196,7 +159,7 @@ def print_event(event: dict[str, Any], as_json: bool) -> None:
         return
     from agentdeck.cli.render import event_line
 
-    line = event_line(event_from_json(event))
+    line = event_line(event)
     if line is not None:
         out.show(line)
 
@@ -225,8 +188,6 @@ def follow(d: Daemon, agent_id: str, *, after: int, as_json: bool, until_turn: b
     """Follow an agent the daemon runs: until its state is final, or (with
     ``until_turn``) until the turn in progress completes. Ctrl-C once interrupts
     the agent, twice kills it; the log is read on from where it was."""
-    from agentdeck.core.agent import AgentState
-
     presses = 0
     last_result: dict[str, Any] | None = None
     while True:
@@ -239,7 +200,7 @@ def follow(d: Daemon, agent_id: str, *, after: int, as_json: bool, until_turn: b
                     last_result = event["data"]
                     if until_turn:
                         break
-                if event["type"] == "state_changed" and AgentState(event["data"]["new"]).is_final:
+                if event["type"] == "state_changed" and event["data"]["new"] in FINAL_STATES:
                     break
             break
         except KeyboardInterrupt:
@@ -248,29 +209,28 @@ def follow(d: Daemon, agent_id: str, *, after: int, as_json: bool, until_turn: b
             out.say("interrupting… (Ctrl-C again to kill)" if presses == 1 else "killing…")
             with contextlib.suppress(AgentdeckError):
                 d.post(f"/api/agents/{agent_id}/{action}")
-    return report(agent_from_json(d.get(f"/api/agents/{agent_id}")), last_result, as_json)
+    return report(d.get(f"/api/agents/{agent_id}"), last_result, as_json)
 
 
-def report(agent: Agent, last_result: dict[str, Any] | None, as_json: bool) -> int:
-    """How a followed agent ended; the exit code: 0 when its turn succeeded."""
-    from agentdeck.core.agent import AgentState
-
+def report(agent: dict[str, Any], last_result: dict[str, Any] | None, as_json: bool) -> int:
+    """How a followed agent (its ``to_dict()``) ended; the exit code: 0 when its
+    turn succeeded."""
     if as_json:
-        out.print_json({"agent": agent.to_dict(), "result": last_result})
+        out.print_json({"agent": agent, "result": last_result})
     else:
         from agentdeck.cli.styled import Line
 
         # The name as it is (Rich markup would have read a `[` in it).
         out.show(
             Line(
-                f"agent {agent.id} ({agent.name}) {agent.state} · "
-                f"{agent.turns} turns · ${agent.cost_usd:.4f}",
+                f"agent {agent['id']} ({agent['name']}) {agent['state']} · "
+                f"{agent.get('turns', 0)} turns · ${agent.get('cost_usd', 0.0):.4f}",
                 "dim",
             )
         )
     if last_result is not None and last_result.get("is_error"):
         return 1
-    return 0 if agent.state in {AgentState.DONE, AgentState.IDLE} else 1
+    return 0 if agent["state"] in {"done", "idle"} else 1
 
 
 def run_spec(
@@ -349,14 +309,15 @@ def _last_event_id(d: Daemon) -> int:
 def act(d: Daemon, agent: str, action: str, body: dict[str, Any], as_json: bool) -> int:
     """interrupt / kill: the agent as it is afterwards."""
     done = {"interrupt": "interrupted", "kill": "killed"}[action]
-    acted = agent_from_json(d.post(f"/api/agents/{agent}/{action}", body))
-    say_agent(acted, f"{done} {acted.id} ({acted.state})", as_json)
+    acted = d.post(f"/api/agents/{agent}/{action}", body)
+    say_agent(acted, f"{done} {acted['id']} ({acted['state']})", as_json)
     return 0
 
 
-def say_agent(agent: Agent, text: str, as_json: bool) -> None:
+def say_agent(agent: dict[str, Any], text: str, as_json: bool) -> None:
+    """An agent acted on (its ``to_dict()``): as JSON, or ``text``."""
     if as_json:
-        out.print_json(agent.to_dict())
+        out.print_json(agent)
     else:
         out.say(text)
 
@@ -403,19 +364,21 @@ def status(d: Daemon, as_json: bool) -> int:
 # --- the inboxes ----------------------------------------------------------------------
 
 
-def approvals(d: Daemon, all_: bool, as_json: bool) -> int:
-    from agentdeck.core.approvals import Approval, ApprovalState
+APPROVAL_STATES = ("pending", "allowed", "denied", "expired")
+ASK_STATES = ("pending", "answered", "expired")
 
-    params = [("state", str(s)) for s in ApprovalState] if all_ else []
-    items = [Approval.from_dict(a) for a in d.get("/api/approvals", params)["approvals"]]
-    print_approvals(items, as_json)
+
+def approvals(d: Daemon, all_: bool, as_json: bool) -> int:
+    params = [("state", s) for s in APPROVAL_STATES] if all_ else []
+    print_approvals(d.get("/api/approvals", params)["approvals"], as_json)
     return 0
 
 
-def print_records(items: Sequence[Any], as_json: bool, *, none: str, table: str) -> None:
-    """A list of records: JSON, a line saying there are none, or ``render``'s table."""
+def print_records(items: Sequence[dict[str, Any]], as_json: bool, *, none: str, table: str) -> None:
+    """A list of records (each its ``to_dict()``): JSON, a line saying there are none,
+    or ``render``'s table."""
     if as_json:
-        out.print_json([item.to_dict() for item in items])
+        out.print_json(list(items))
     elif not items:
         out.say(none)
     else:
@@ -424,7 +387,7 @@ def print_records(items: Sequence[Any], as_json: bool, *, none: str, table: str)
         out.show(getattr(render, table)(items))
 
 
-def print_approvals(items: list[Approval], as_json: bool) -> None:
+def print_approvals(items: list[dict[str, Any]], as_json: bool) -> None:
     print_records(items, as_json, none="no approval requests waiting", table="approvals_table")
 
 
@@ -442,48 +405,41 @@ def answer_approval(
         "scope": remember or "persistent",
         "message": message,
     }
-    from agentdeck.core.approvals import Approval
-
-    say_answered(Approval.from_dict(d.post(f"/api/approvals/{ref}", body)), as_json)
+    say_answered(d.post(f"/api/approvals/{ref}", body), as_json)
     return 0
 
 
-def say_answered(answered: Approval, as_json: bool) -> None:
+def say_answered(answered: dict[str, Any], as_json: bool) -> None:
+    """An answered approval (its ``to_dict()``)."""
     if as_json:
-        out.print_json(answered.to_dict())
+        out.print_json(answered)
         return
-    remembered = f" and remembered ({answered.remember})" if answered.remember else ""
-    out.say(
-        f"{answered.state} {answered.id}: {answered.tool} for agent {answered.agent_id}{remembered}"
-    )
+    a = answered
+    remembered = f" and remembered ({a['remember']})" if a.get("remember") else ""
+    out.say(f"{a['state']} {a['id']}: {a['tool']} for agent {a['agent_id']}{remembered}")
 
 
 def asks(d: Daemon, all_: bool, as_json: bool) -> int:
-    from agentdeck.core.asks import Ask, AskState
-
-    states = [*AskState] if all_ else [AskState.PENDING]
-    data = d.get("/api/asks", [("state", str(s)) for s in states])
-    items = [Ask.from_dict(a) for a in data["asks"]]
-    print_asks(items, as_json)
+    states = ASK_STATES if all_ else ("pending",)
+    print_asks(d.get("/api/asks", [("state", s) for s in states])["asks"], as_json)
     return 0
 
 
-def print_asks(items: list[Ask], as_json: bool) -> None:
+def print_asks(items: list[dict[str, Any]], as_json: bool) -> None:
     print_records(items, as_json, none="no questions waiting", table="asks_table")
 
 
 def answer_ask(d: Daemon, ref: str, text: str, as_json: bool) -> int:
-    from agentdeck.core.asks import Ask
-
-    say_answered_ask(Ask.from_dict(d.post(f"/api/asks/{ref}", {"answer": text})), as_json)
+    say_answered_ask(d.post(f"/api/asks/{ref}", {"answer": text}), as_json)
     return 0
 
 
-def say_answered_ask(answered: Ask, as_json: bool) -> None:
+def say_answered_ask(answered: dict[str, Any], as_json: bool) -> None:
+    """An answered question (its ``to_dict()``)."""
     if as_json:
-        out.print_json(answered.to_dict())
+        out.print_json(answered)
     else:
-        out.say(f"answered {answered.id} (asked by agent {answered.agent_id})")
+        out.say(f"answered {answered['id']} (asked by agent {answered['agent_id']})")
 
 
 # --- memory ---------------------------------------------------------------------------
@@ -491,14 +447,11 @@ def say_answered_ask(answered: Ask, as_json: bool) -> None:
 
 def memory_search(d: Daemon, query: str, project: str | None, limit: int, as_json: bool) -> int:
     params: dict[str, Any] = {"q": query, "limit": limit, "project": project}
-    from agentdeck.core.memory import MemoryHit
-
-    hits = [MemoryHit.from_dict(h) for h in d.get("/api/memory/search", params)["hits"]]
-    print_hits(query, hits, as_json)
+    print_hits(query, d.get("/api/memory/search", params)["hits"], as_json)
     return 0
 
 
-def print_hits(query: str, hits: list[MemoryHit], as_json: bool) -> None:
+def print_hits(query: str, hits: list[dict[str, Any]], as_json: bool) -> None:
     print_records(hits, as_json, none=f"no memory matches {query!r}", table="hits_table")
 
 
@@ -508,36 +461,42 @@ RECENT_MERGES = 5  # ended entries shown without --all
 
 
 def queue(d: Daemon, all_: bool, limit: int, as_json: bool) -> int:
-    from agentdeck.core.merge_queue import MergeEntry
-
     data = d.get("/api/merges", {"limit": limit})
-    print_queue([MergeEntry.from_dict(e) for e in data["merges"]], all_, as_json)
+    print_queue(data["merges"], all_, as_json)
     return 0
 
 
-def print_queue(entries: list[MergeEntry], all_: bool, as_json: bool) -> None:
+def print_queue(entries: list[dict[str, Any]], all_: bool, as_json: bool) -> None:
+    """Merge entries, each its ``MergeEntry.result()`` (what the API sends)."""
     if as_json:
-        out.say(json.dumps([e.result() for e in entries], indent=2))
+        out.say(json.dumps(entries, indent=2))
     else:
         out.say(queue_text(entries, recent=None if all_ else RECENT_MERGES))
 
 
-def queue_text(entries: list[MergeEntry], *, recent: int | None) -> str:
+def queue_text(entries: list[dict[str, Any]], *, recent: int | None) -> str:
     """The pending entries in the order they will be taken, each with its place in
     its repository's queue; then how the last ones ended."""
-    from agentdeck.core.merge_queue import PENDING, MergeState
-
-    pending = sorted((e for e in entries if e.state in PENDING), key=lambda e: e.enqueued_at)
-    ended = [e for e in entries if e.state not in PENDING][:recent]
+    pending = sorted(
+        (e for e in entries if e["state"] in MERGE_PENDING), key=lambda e: e["enqueued_at"]
+    )
+    ended = [e for e in entries if e["state"] not in MERGE_PENDING][:recent]
     lines: list[str] = []
     places: dict[str, int] = {}
     for e in pending:
-        places[e.repo] = places.get(e.repo, 0) + 1
-        where = "merging now" if e.state is MergeState.MERGING else f"#{places[e.repo]}"
-        lines.append(f"{where:>11}  {e.describe()}\n             in {e.repo}")
+        places[e["repo"]] = places.get(e["repo"], 0) + 1
+        where = "merging now" if e["state"] == "merging" else f"#{places[e['repo']]}"
+        lines.append(f"{where:>11}  {describe_merge(e)}\n             in {e['repo']}")
     if not pending:
         lines.append("nothing waiting to merge")
     if ended:
         lines.append("recent:" if recent else "ended:")
-        lines += [f"  {e.describe()}" for e in ended]
+        lines += [f"  {describe_merge(e)}" for e in ended]
     return "\n".join(lines)
+
+
+def describe_merge(e: dict[str, Any]) -> str:
+    """``MergeEntry.describe`` of an entry's dict: what, where, and how it stands."""
+    test = f", test: {e['test']}" if e.get("test") else ""
+    head = f"{e['id'][:8]}  {e['branch']} → {e['target']} ({e['strategy']}{test})"
+    return f"{head}  {e['state']}" + (f": {e['reason']}" if e.get("reason") else "")
