@@ -6,7 +6,9 @@ Every error says what happened (``message``) and, where it helps, what to do nex
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+TYPE_CHECKING = False  # typing's own costs the CLI's quick path (which reads this) ~10 ms
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 class AgentdeckError(Exception):

@@ -193,3 +193,34 @@ def test_logs_follow_of_an_agent_that_ends_while_its_log_is_read_returns(
     assert remote.logs(played.daemon(), "x", follow=True, as_json=True) == 0
     assert "/api/events/stream" not in asked
     assert [json.loads(line)["id"] for line in capsys.readouterr().out.splitlines()] == [8, 9]
+
+
+def test_a_404_names_what_was_not_found_as_the_daemon_says(play: Play) -> None:
+    body = {"error": {"status": 404, "message": "no approval request with id 'r9'",
+                      "hint": "`agentdeck approvals` lists the pending ones",
+                      "kind": "approval request", "id": "r9"}}  # fmt: skip
+    played = play(lambda *_: (404, {}, [json.dumps(body).encode()]))
+    with pytest.raises(NotFound) as info:
+        played.daemon().post("/api/approvals/r9", {"decision": "allow"})
+    assert (info.value.kind, info.value.ident) == ("approval request", "r9")
+    assert info.value.message == "no approval request with id 'r9'"
+    assert info.value.hint == "`agentdeck approvals` lists the pending ones"
+
+
+def test_a_404_without_a_name_names_the_path_asked_for(play: Play) -> None:
+    body = {"error": {"status": 404, "message": "Not Found"}}  # a route the daemon lacks
+    played = play(lambda *_: (404, {}, [json.dumps(body).encode()]))
+    with pytest.raises(NotFound) as info:
+        played.daemon().get("/api/nothing/here")
+    assert (info.value.kind, info.value.ident) == ("resource", "/api/nothing/here")
+    assert info.value.message == "Not Found"
+
+
+def test_a_large_body_in_small_chunks_arrives_whole(play: Play) -> None:
+    events = [{"id": i, "text": "é" * (i % 50)} for i in range(3000)]
+    text = json.dumps({"events": events}).encode()
+    chunks = [text[i : i + 997] for i in range(0, len(text), 997)]
+    played = play(lambda *_: (200, {}, chunks))
+    assert played.daemon().get("/api/events") == {"events": events}
+    whole = play(lambda *_: (200, {}, [text]))  # one body, by Content-Length
+    assert whole.daemon().get("/api/events") == {"events": events}

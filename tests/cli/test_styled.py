@@ -161,3 +161,11 @@ def test_a_followed_agent_ends_with_its_name_as_it_is(capsys: pytest.CaptureFixt
     agent = {"id": "a1", "name": "[bold]x:smile:", "state": "done", "turns": 2, "cost_usd": 0.5}
     assert remote.report(agent, {"is_error": False}, as_json=False) == 0
     assert capsys.readouterr().out == "agent a1 ([bold]x:smile:) done · 2 turns · $0.5000\n"
+
+
+@given(st.text(alphabet=" \t\nab\xa0\u2003", max_size=12), st.integers(0, 12))
+def test_words_are_where_rich_s_pattern_finds_them(plain: str, at: int) -> None:
+    from agentdeck.cli.fit import _word
+
+    match = re.compile(r"\s*\S+\s*").match(plain, min(at, len(plain)))
+    assert _word(plain, min(at, len(plain))) == (match.span() if match else None)

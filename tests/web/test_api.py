@@ -171,6 +171,7 @@ async def test_unknown_agent_is_404_json(api: httpx.AsyncClient) -> None:
         assert r.status_code == 404, (path, r.text)
         error = r.json()["error"]
         assert error["status"] == 404 and "nope" in error["message"], path
+        assert (error["kind"], error["id"]) == ("agent", "nope"), path  # what was not found
     r = await api.post("/api/agents/nope/messages", json={"text": "hi"})
     assert r.status_code == 404
 

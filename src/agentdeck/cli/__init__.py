@@ -8,10 +8,12 @@ the same arguments: the quick path's argument table is generated from the app.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import sys
-from collections.abc import Iterator
+
+TYPE_CHECKING = False  # not typing's: its import costs the quick path ~10 ms
+if TYPE_CHECKING:
+    from types import TracebackType
 
 
 def main() -> None:
@@ -31,20 +33,26 @@ def main() -> None:
     run_app()
 
 
-@contextlib.contextmanager
-def importing() -> Iterator[None]:
+class importing:
     """Imports with the cyclic garbage collector off, what they made frozen after.
 
     Importing the app, the SDK and the store makes some hundreds of thousands of
     objects and no garbage; the collector walking them again and again meanwhile
     is ~13 % of the import time (~0.2 s of an embedded ``agentdeck run``).
     Frozen (``gc.freeze``), later collections and the interpreter's exit skip them.
+    (A class: ``contextlib`` would cost the quick path its import.)
     """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
+
+    def __enter__(self) -> None:
+        self.enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         gc.freeze()
-        if enabled:
+        if self.enabled:
             gc.enable()

@@ -45,7 +45,7 @@ class DaemonClient:
                 hint="`agentdeck status` checks it; `agentdeck down` stops it",
             ) from exc
         if response.status_code >= 400:
-            raise _error(response)
+            raise error_from(response.status_code, response.content, path)
         return response.json()
 
     async def call(self, method: str, path: str, **kwargs: Any) -> Any:
@@ -95,10 +95,6 @@ def agent_from_json(data: dict[str, Any]) -> Agent:
         parent_id=data.get("parent_id"),
         extra=data.get("extra") or {},
     )
-
-
-def _error(response: httpx.Response) -> AgentdeckError:
-    return error_from(response.status_code, response.content)
 
 
 async def connect(settings: Settings) -> DaemonClient | None:

@@ -7,37 +7,45 @@ by ``styled`` as Rich would write them, by Rich itself when they need it.
 
 from __future__ import annotations
 
-import functools
-import json
 import sys
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # not typing's: its import costs the quick path ~10 ms
 if TYPE_CHECKING:
+    from typing import Any
+
     from rich.console import Console
 
     from agentdeck.cli.styled import Line, Table
     from agentdeck.errors import AgentdeckError
 
 
-@functools.cache
+_consoles: dict[bool, Console] = {}
+
+
 def console() -> Console:
-    from rich.console import Console
+    """Rich's console on stdout, made once."""
+    return _console(stderr=False)
 
-    return Console(highlight=False, soft_wrap=True)
 
-
-@functools.cache
 def console_err() -> Console:
-    from rich.console import Console
+    return _console(stderr=True)
 
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+def _console(*, stderr: bool) -> Console:
+    if stderr not in _consoles:
+        from rich.console import Console
+
+        _consoles[stderr] = Console(stderr=stderr, highlight=False, soft_wrap=True)
+    return _consoles[stderr]
 
 
 def print_json(value: Any) -> None:
+    from agentdeck import jsontext
+
     if sys.stdout.isatty():
-        console().print_json(json.dumps(value))
+        console().print_json(jsontext.dumps(value))
     else:
-        say(json.dumps(value, indent=2, ensure_ascii=False))
+        say(jsontext.dumps(value, indent=2))
 
 
 def show(item: Line | Table) -> None:

@@ -10,20 +10,21 @@ Rich and the domain's records load when there is something to show.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import time
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
 
+from agentdeck import jsontext
 from agentdeck.cli import out
 from agentdeck.cli.wire import Daemon, HomeDir, connect
 from agentdeck.errors import AgentdeckError, UsageError
 from agentdeck.homedir import home_path
 
+# Not typing's own, nor collections', nor contextlib: their imports (``re``,
+# ``enum`` and more) would cost a command a third of its start-up.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Set
+    from collections.abc import Iterator, Sequence, Set
     from pathlib import Path
+    from typing import Any
 
     from agentdeck.core.agent import AgentSpec
 
@@ -155,7 +156,7 @@ def logs(d: Daemon, agent: str, follow: bool, as_json: bool) -> int:
 
 def print_event(event: dict[str, Any], as_json: bool) -> None:
     if as_json:
-        out.say(json.dumps(event))
+        out.say(jsontext.dumps(event))
         return
     from agentdeck.cli.render import event_line
 
@@ -174,9 +175,9 @@ def stream(d: Daemon, agent_id: str, after: int) -> Iterator[dict[str, Any]]:
         position = None
         for kind, data in d.events("/api/events/stream", {"agent": agent_id, "after": after}):
             if kind == "dropped":
-                position = int(json.loads(data)["position"])
+                position = int(jsontext.loads(data)["position"])
                 break
-            event = json.loads(data)
+            event = jsontext.loads(data)
             after = int(event["id"])
             yield event
         if position is None:
@@ -207,6 +208,8 @@ def follow(d: Daemon, agent_id: str, *, after: int, as_json: bool, until_turn: b
             presses += 1
             action = "interrupt" if presses == 1 else "kill"
             out.say("interrupting… (Ctrl-C again to kill)" if presses == 1 else "killing…")
+            import contextlib  # here: its import would cost every command
+
             with contextlib.suppress(AgentdeckError):
                 d.post(f"/api/agents/{agent_id}/{action}")
     return report(d.get(f"/api/agents/{agent_id}"), last_result, as_json)
@@ -469,7 +472,7 @@ def queue(d: Daemon, all_: bool, limit: int, as_json: bool) -> int:
 def print_queue(entries: list[dict[str, Any]], all_: bool, as_json: bool) -> None:
     """Merge entries, each its ``MergeEntry.result()`` (what the API sends)."""
     if as_json:
-        out.say(json.dumps(entries, indent=2))
+        out.say(jsontext.dumps(entries, indent=2))
     else:
         out.say(queue_text(entries, recent=None if all_ else RECENT_MERGES))
 

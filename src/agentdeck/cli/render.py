@@ -149,7 +149,7 @@ class _Attrs:
 def tree_table(agents: list[Record]) -> Table:
     """Roots (agents without a parent shown here) with the agents below them,
     indented; a parent's COST is its own, TREE adds everything below it."""
-    from agentdeck.core.tree import tree_rows
+    from agentdeck.core.tree_rows import tree_rows
 
     ids = {a["id"] for a in agents}
     views: list[Any] = [_Attrs(a) for a in agents]

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
+TYPE_CHECKING = False  # not typing's: its import (``re`` and ``enum`` too) costs ~10 ms
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any, TextIO
+
     from rich.console import Console
     from rich.table import Table as RichTable
     from rich.text import Text
@@ -119,13 +121,27 @@ class Table:
 # --- where the output goes ------------------------------------------------------------
 
 
-class Terminal(NamedTuple):
+class Terminal:
     """What a Rich console on ``file`` would make of it: colour, width; or None
-    (``terminal``) when it is a case left to Rich."""
+    (``terminal``) when it is a case left to Rich. (A plain class: a named tuple
+    would import ``typing`` or ``collections``.)"""
 
-    colour: bool
-    no_colour: bool
-    width: int
+    __slots__ = ("colour", "no_colour", "width")
+
+    def __init__(self, colour: bool, no_colour: bool, width: int) -> None:
+        self.colour, self.no_colour, self.width = colour, no_colour, width
+
+    def _key(self) -> tuple[bool, bool, int]:
+        return (self.colour, self.no_colour, self.width)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Terminal) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Terminal(colour={self.colour}, no_colour={self.no_colour}, width={self.width})"
 
 
 def terminal(file: TextIO, environ: Any = os.environ) -> Terminal | None:

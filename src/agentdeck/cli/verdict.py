@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import contextlib
-import json
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+import os
 
 from agentdeck.cli import out
 from agentdeck.core.profile_ref import names_a_file
 from agentdeck.errors import AgentdeckError, UsageError
 
+# Not typing's own, nor pathlib, json or contextlib: this runs on the quick path,
+# where their imports would cost more than the daemon's answer.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
     from agentdeck.cli.wire import Daemon
 
 # Distinct exit codes per decision; 2 stays "bad usage" (click's and ours).
@@ -79,13 +82,16 @@ def judge(
         tool_name, tool_input = tool, _parse_input(input_json)
     else:
         raise UsageError("nothing to check: give CALL (e.g. 'Bash(ls)') or --tool and --input")
-    workspace = str((Path(cwd) if cwd else Path.cwd()).resolve())
+    # What ``Path(cwd).resolve()`` and ``Path.home()`` give (both are these calls).
+    workspace = os.path.realpath(os.fspath(cwd) if cwd else os.getcwd())  # noqa: PTH109
     found = None
     if daemon is not None and not names_a_file(profile):
         body = {"tool": tool_name, "input": tool_input, "profile": profile, "cwd": workspace,
-                "home": str(Path.home())}  # fmt: skip
-        with contextlib.suppress(AgentdeckError):  # not answered: judged here, at once
+                "home": os.path.expanduser("~")}  # noqa: PTH111  # fmt: skip
+        try:
             found = daemon.call("POST", "/api/policy/check", body=body, timeout=DAEMON_SECONDS)
+        except AgentdeckError:
+            found = None  # not answered: judged here, at once
     if found is None:
         found = _judged_here(tool_name, tool_input, profile, workspace)
     if as_json:
@@ -103,6 +109,8 @@ def _judged_here(
     tool: str, tool_input: dict[str, Any], profile: str, workspace: str
 ) -> dict[str, Any]:
     """The verdict from this process's policy engine, in the API's words."""
+    from pathlib import Path
+
     from agentdeck.core.policy import decide
     from agentdeck.governance.profiles import load_profile
 
@@ -123,6 +131,8 @@ def _judged_here(
 def _parse_input(text: str | None) -> dict[str, Any]:
     if text is None:
         return {}
+    import json
+
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:

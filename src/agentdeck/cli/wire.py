@@ -1,10 +1,11 @@
 """The CLI's quick way to a running daemon: HTTP/1.1 over a plain socket.
 
 Steering commands are typed by people and called in loops by scripts, so this
-path imports only the standard library's socket and json (``http.client`` alone
-costs more than the whole request): one request per connection
-(``Connection: close``), bodies by ``Content-Length`` or chunked, and server-sent
-events read line by line. It talks to our own daemon only.
+path imports only the interpreter's own socket (``_socket``: the ``socket``
+module's enums load ``enum``; ``http.client`` alone costs more than the whole
+request) and ``jsontext``: one request per connection (``Connection: close``),
+bodies by ``Content-Length`` or chunked, and server-sent events read line by
+line. It talks to our own daemon only.
 
 ``connect(home)`` finds the daemon of a home, or returns None when there is none
 (then commands run embedded). A daemon that holds the home but does not answer is
@@ -13,22 +14,24 @@ an error, not a reason to run a second supervisor beside it.
 
 from __future__ import annotations
 
-import json
-import socket
-from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+import _socket
 
+from agentdeck import jsontext
 from agentdeck.daemon.home import DaemonInfo, DaemonLock, read_info, read_token
 from agentdeck.errors import AgentdeckError, NotFound, UsageError
 
+TYPE_CHECKING = False  # not typing's: its import costs this path ~10 ms
 if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping, Sequence
     from pathlib import Path
+    from typing import Any
+
+    Params = Mapping[str, Any] | Sequence[tuple[str, Any]]
 
 CONNECT_TIMEOUT = 3.0
 READ_TIMEOUT = 30.0
 _MAX_HEADER = 64 * 1024
-
-Params = Mapping[str, Any] | Sequence[tuple[str, Any]]
+_READ_SIZE = 64 * 1024
 
 
 class HomeDir:
@@ -38,15 +41,20 @@ class HomeDir:
         self.home_dir = home_dir
 
 
-def error_from(status: int, body: bytes) -> AgentdeckError:
-    """The daemon's error answer as one of ours, with its message and hint."""
+def error_from(status: int, body: bytes, path: str = "?") -> AgentdeckError:
+    """The daemon's error answer as one of ours, with its message and hint. A 404
+    names what was not found as the daemon does (``kind``, ``id``), else as the
+    ``path`` asked for."""
+    error: dict[str, Any] = {}
     try:
-        error = json.loads(body)["error"]
+        error = jsontext.loads(body)["error"]
         message, hint = str(error["message"]), error.get("hint")
     except (ValueError, KeyError, TypeError):
         message, hint = f"daemon answered {status}", None
     if status == 404:
-        err: AgentdeckError = NotFound("agent", "?", hint=hint)
+        named = isinstance(error, dict) and error.get("kind") and error.get("id") is not None
+        kind, ident = (str(error["kind"]), str(error["id"])) if named else ("resource", path)
+        err: AgentdeckError = NotFound(kind, ident, hint=hint)
         err.message = message
         return err
     if status in (400, 422):
@@ -85,14 +93,14 @@ class Daemon:
             except OSError as exc:
                 raise self._unreachable(exc) from exc
         if response.status >= 400:
-            raise error_from(response.status, data)
-        return json.loads(data) if data else None
+            raise error_from(response.status, data, path)
+        return jsontext.loads(data) if data else None
 
     def events(self, path: str, params: Params) -> Iterator[tuple[str, str]]:
         """Server-sent events as ``(kind, data)`` until the daemon ends the stream."""
         with self._open("GET", path, params, None, None) as response:
             if response.status >= 400:
-                raise error_from(response.status, response.read_all())
+                raise error_from(response.status, response.read_all(), path)
             kind, data = "message", []
             try:
                 for raw in response.lines():
@@ -120,11 +128,11 @@ class Daemon:
     ) -> _Response:
         target = _escape(path, safe="/")
         if params:
-            items = params.items() if isinstance(params, Mapping) else params
+            items = params.items() if hasattr(params, "items") else params
             target += "?" + "&".join(
                 f"{_escape(k)}={_escape(_text(v))}" for k, v in items if v is not None
             )
-        payload = b"" if body is None else json.dumps(body).encode()
+        payload = b"" if body is None else jsontext.dumps(body).encode()
         host = f"[{self.info.host}]" if ":" in self.info.host else self.info.host
         head = [
             f"{method} {target} HTTP/1.1",
@@ -162,20 +170,32 @@ def _escape(text: str, safe: str = "") -> str:
     return "".join(chr(b) if b in keep else f"%{b:02X}" for b in text.encode())
 
 
-def _connect(host: str, port: int) -> socket.socket:
-    """A connection to the daemon. An address is connected to as it is: the name
-    lookup (``create_connection``) would load the IDNA codec for nothing."""
+def _connect(host: str, port: int) -> _socket.socket:
+    """A connection to the daemon. An address is connected to as it is (a name is
+    looked up first, each of its addresses tried in turn, as ``create_connection``
+    does)."""
     if ":" in host or host.replace(".", "").isdigit():  # an IPv6 or IPv4 address
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.settimeout(CONNECT_TIMEOUT)
+        family = _socket.AF_INET6 if ":" in host else _socket.AF_INET
+        return _connected(family, (host, port))
+    found = _socket.getaddrinfo(host, port, 0, _socket.SOCK_STREAM)
+    last: OSError = OSError(f"{host} has no address")
+    for family, _, _, _, address in found:
         try:
-            sock.connect((host, port))
-        except BaseException:
-            sock.close()
-            raise
-        return sock
-    return socket.create_connection((host, port), CONNECT_TIMEOUT)
+            return _connected(family, address)
+        except OSError as exc:
+            last = exc
+    raise last
+
+
+def _connected(family: int, address: tuple[Any, ...]) -> _socket.socket:
+    sock = _socket.socket(family, _socket.SOCK_STREAM)
+    sock.settimeout(CONNECT_TIMEOUT)
+    try:
+        sock.connect(address)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 def _text(value: Any) -> str:
@@ -184,12 +204,50 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+class _Reader:
+    """Lines and sized reads off a socket, buffered (what ``socket.makefile``
+    gives, which needs the ``socket`` module)."""
+
+    def __init__(self, sock: _socket.socket) -> None:
+        self._sock = sock
+        self._buffer = b""
+        self._ended = False
+
+    def _fill(self) -> bool:
+        if self._ended:
+            return False
+        chunk = self._sock.recv(_READ_SIZE)
+        if not chunk:
+            self._ended = True
+            return False
+        self._buffer += chunk
+        return True
+
+    def readline(self, limit: int) -> bytes:
+        """Up to and including the next newline (at most ``limit`` bytes)."""
+        while (end := self._buffer.find(b"\n", 0, limit)) < 0 and len(self._buffer) < limit:
+            if not self._fill():
+                break
+        cut = end + 1 if end >= 0 else min(limit, len(self._buffer))
+        line, self._buffer = self._buffer[:cut], self._buffer[cut:]
+        return line
+
+    def read(self, size: int = -1) -> bytes:
+        """``size`` bytes (fewer if the connection ends first); all that is left
+        with ``size < 0``."""
+        while (size < 0 or len(self._buffer) < size) and self._fill():
+            pass
+        cut = len(self._buffer) if size < 0 else size
+        data, self._buffer = self._buffer[:cut], self._buffer[cut:]
+        return data
+
+
 class _Response:
     """An HTTP/1.1 answer read off a socket: status, headers, then the body."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: _socket.socket) -> None:
         self._sock = sock
-        self._file = sock.makefile("rb")
+        self._file = _Reader(sock)
         try:
             status_line = self._file.readline(_MAX_HEADER)
             parts = status_line.split(None, 2)
@@ -211,7 +269,6 @@ class _Response:
         self.close()
 
     def close(self) -> None:
-        self._file.close()
         self._sock.close()
 
     def read_all(self) -> bytes:

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-from typing import Any
+from agentdeck import jsontext
+
+# Not typing's own: the CLI's quick path renders with this module, and typing's
+# import costs it ~10 ms.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
 def short(value: Any, limit: int = 100) -> str:
     """``value`` on one line, cut to ``limit`` characters with an ellipsis."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = value if isinstance(value, str) else jsontext.dumps(value, ensure_ascii=False)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

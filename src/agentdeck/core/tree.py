@@ -22,6 +22,9 @@ from dataclasses import dataclass, field
 
 from agentdeck.core.agent import MIN_PREFIX, Agent
 from agentdeck.core.guardrails import Stop, StopKind
+from agentdeck.core.tree_rows import TreeRow, tree_rows
+
+__all__ = ["TreeRow", "tree_rows"]  # with the rules below; defined apart (see there)
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -176,48 +179,3 @@ def carve(requested: float | None, available: float | None) -> float | None:
             "children to finish (what they did not spend comes back)"
         )
     return None if requested is None else min(requested, available)
-
-
-@dataclass(frozen=True)
-class TreeRow:
-    """One agent in a tree view: its depth, how many children it has, and the
-    cost of it and every agent below it."""
-
-    agent: Agent
-    depth: int
-    children: int
-    tree_cost: float
-
-
-def tree_rows(roots: Sequence[Agent], below: Sequence[Agent]) -> list[TreeRow]:
-    """``roots`` in their order, each followed by its descendants depth-first
-    (siblings oldest first). An agent of ``below`` whose parent is not shown is
-    left out; a cycle in bad data cannot loop."""
-    kids: dict[str, list[Agent]] = {}
-    for agent in sorted(below, key=lambda a: (a.created_at, a.id)):
-        if agent.parent_id:
-            kids.setdefault(agent.parent_id, []).append(agent)
-    costs: dict[str, float] = {}
-
-    def cost(agent: Agent, seen: frozenset[str]) -> float:
-        if agent.id not in costs:
-            costs[agent.id] = agent.cost_usd + sum(
-                cost(c, seen | {agent.id}) for c in kids.get(agent.id, []) if c.id not in seen
-            )
-        return costs[agent.id]
-
-    rows: list[TreeRow] = []
-    placed: set[str] = set()
-
-    def walk(agent: Agent, depth: int) -> None:
-        if agent.id in placed:
-            return
-        placed.add(agent.id)
-        children = kids.get(agent.id, [])
-        rows.append(TreeRow(agent, depth, len(children), cost(agent, frozenset())))
-        for child in children:
-            walk(child, depth + 1)
-
-    for root in roots:
-        walk(root, 0)
-    return rows

@@ -5,24 +5,23 @@ Imports nothing heavy: the CLI's quick path reads these on every command.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
-import json
 import os
-from typing import IO, TYPE_CHECKING, NamedTuple, Protocol
 
+from agentdeck import jsontext
 from agentdeck.errors import AgentdeckError, ConfigError
 
+TYPE_CHECKING = False  # not typing's: its import costs the quick path ~10 ms
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import IO, Any, Protocol
 
+    class Home(Protocol):
+        """What these files need of the settings: where the home is. (The CLI's
+        quick path gives just that, without loading the settings.)"""
 
-class Home(Protocol):
-    """What these files need of the settings: where the home is. (The CLI's quick
-    path gives just that, without loading the settings.)"""
-
-    @property
-    def home_dir(self) -> Path | str: ...
+        @property
+        def home_dir(self) -> Path | str: ...
 
 
 def _at(settings: Home, name: str) -> str:
@@ -69,14 +68,28 @@ def read_token(settings: Home) -> str | None:
         return None
 
 
-class DaemonInfo(NamedTuple):
-    """Where the home's daemon listens (``daemon.json``). A named tuple: the
-    dataclass machinery (``inspect`` and all) costs the quick path ~10 ms."""
+class DaemonInfo:
+    """Where the home's daemon listens (``daemon.json``). A plain class: the
+    dataclass machinery (``inspect`` and all) costs the quick path ~10 ms, a named
+    tuple ``typing`` or ``collections``."""
 
-    pid: int
-    host: str
-    port: int
-    started_at: float
+    __slots__ = ("host", "pid", "port", "started_at")
+
+    def __init__(self, pid: int, host: str, port: int, started_at: float) -> None:
+        self.pid, self.host, self.port, self.started_at = pid, host, port, started_at
+
+    def _asdict(self) -> dict[str, Any]:
+        return {"pid": self.pid, "host": self.host, "port": self.port,
+                "started_at": self.started_at}  # fmt: skip
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DaemonInfo) and self._asdict() == other._asdict()
+
+    def __hash__(self) -> int:
+        return hash((self.pid, self.host, self.port, self.started_at))
+
+    def __repr__(self) -> str:
+        return "DaemonInfo(" + ", ".join(f"{k}={v!r}" for k, v in self._asdict().items()) + ")"
 
     @property
     def url(self) -> str:
@@ -93,14 +106,14 @@ def info_path(settings: Home) -> Path:
 def write_info(settings: Home, info: DaemonInfo) -> None:
     path = info_path(settings)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(info._asdict()))
+    tmp.write_text(jsontext.dumps(info._asdict()))
     tmp.replace(path)
 
 
 def read_info(settings: Home) -> DaemonInfo | None:
     try:
         with open(_at(settings, "daemon.json")) as f:
-            data = json.loads(f.read())
+            data = jsontext.loads(f.read())
         return DaemonInfo(
             int(data["pid"]), str(data["host"]), int(data["port"]), float(data["started_at"])
         )
@@ -109,6 +122,8 @@ def read_info(settings: Home) -> DaemonInfo | None:
 
 
 def clear_info(settings: Home) -> None:
+    import contextlib  # not at the top: the CLI's quick path reads this module
+
     with contextlib.suppress(FileNotFoundError):
         info_path(settings).unlink()
 

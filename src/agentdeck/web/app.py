@@ -100,8 +100,11 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
     @app.exception_handler(AgentdeckError)
     async def agentdeck_error(_: Request, exc: AgentdeckError) -> JSONResponse:
         status = status_for(exc)
+        # What was not found, for a client to name it (the CLI's `no approval request
+        # with id 'x'`), without reading it out of the message.
+        missing = {"kind": exc.kind, "id": exc.ident} if isinstance(exc, NotFound) else {}
         return JSONResponse(
-            error_body(status, exc.message, hint=exc.hint, type=type(exc).__name__),
+            error_body(status, exc.message, hint=exc.hint, type=type(exc).__name__, **missing),
             status_code=status,
         )
 

@@ -277,6 +277,8 @@ class ErrorDetail(BaseModel):
     message: str = Field(description="What happened, and where it helps, what to do next.")
     hint: str | None = None
     type: str | None = None
+    kind: str | None = Field(default=None, description="For 404: what was not found.")
+    id: str | None = Field(default=None, description="For 404: the id it was asked by.")
     problems: list[dict[str, str]] | None = Field(
         default=None, description="For 422: each invalid field and what is wrong with it."
     )
