@@ -45,6 +45,8 @@ def daemon() -> Daemon | None:
 # so it is printed and rendered as it comes: building the core records back would
 # load the dataclass machinery (``inspect`` and all), most of a command's start-up.
 
+# ``AgentState``'s values, its final ones and ``merge_queue.PENDING`` (a test holds
+# them equal: the enums' module would load ``enum`` and the dataclasses).
 AGENT_STATES = (
     "starting", "running", "awaiting_permission", "awaiting_input", "awaiting_agents",
     "idle", "done", "error", "interrupted", "killed",
@@ -367,8 +369,9 @@ def status(d: Daemon, as_json: bool) -> int:
 # --- the inboxes ----------------------------------------------------------------------
 
 
-APPROVAL_STATES = ("pending", "allowed", "denied", "expired")
-ASK_STATES = ("pending", "answered", "expired")
+# ``ApprovalState``'s and ``AskState``'s values (a test holds them equal).
+APPROVAL_STATES = ("pending", "allowed", "denied", "expired", "cancelled")
+ASK_STATES = ("pending", "answered", "expired", "cancelled", "delivered")
 
 
 def approvals(d: Daemon, all_: bool, as_json: bool) -> int:
