@@ -4,8 +4,9 @@ Both ways into the CLI end here when a daemon runs: the quick path
 (``cli.quick``, which parses the arguments without Typer) and the Typer
 commands themselves (when the quick path stepped aside). So what a command does
 through a daemon is written once. Each function takes the command's own
-parameters and returns the exit code. Nothing heavy is imported at the top:
-Rich and the domain's records load when there is something to show.
+parameters and returns the exit code. Nothing heavy is imported: records are
+the daemon's JSON (each record's ``to_dict()``), and Rich loads only for what
+``styled`` leaves to it.
 """
 
 from __future__ import annotations
