@@ -101,12 +101,13 @@ async def test_an_early_process_never_handed_over_leaves_nothing(tmp_path: Path)
 async def test_a_stop_while_it_spawns_leaves_nothing(tmp_path: Path) -> None:
     settings = make_settings(tmp_path, claude_cli_path=silent_claude(tmp_path))
     settings.ensure_home()
+    others = {p.pid for p in silent_processes()}  # another test's, in this worker
     spawning = asyncio.create_task(spawn(settings, AgentSpec(prompt="hi")))
 
     async def booting() -> list[psutil.Process]:
-        return silent_processes()
+        return [p for p in silent_processes() if p.pid not in others]
 
-    await eventually(booting, what="the early Claude Code spawned")
+    ours = await eventually(booting, what="the early Claude Code spawned")
     spawning.cancel()
     try:
         early = await spawning
@@ -114,7 +115,7 @@ async def test_a_stop_while_it_spawns_leaves_nothing(tmp_path: Path) -> None:
         early = None
     if early is not None:  # spawned before the cancel reached it: the caller closes it
         await early.close()
-    assert psutil.wait_procs(silent_processes(), timeout=5)[1] == []
+    assert psutil.wait_procs(ours, timeout=5)[1] == []
     assert list(settings.workspaces_dir.iterdir()) == []
 
 
