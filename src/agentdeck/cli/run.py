@@ -80,7 +80,7 @@ def run(
     if (d := remote.daemon()) is not None:
         raise typer.Exit(remote.run(d, spec, agent, as_json))
     with importing():  # the SDK and what spawns Claude Code early (no store yet)
-        pass
+        import agentdeck.cli.early  # noqa: F401
 
     async def go(settings: Settings) -> int:
         from dataclasses import replace
