@@ -80,6 +80,7 @@ class Run:
     wall: float
     # Seconds from spawn at which each phase ended (see PHASES).
     phases: dict[str, float] = field(default_factory=dict)
+    warm: bool = False  # agentdeck: its agent ran on a process started ahead (early or pooled)
 
 
 @dataclass
@@ -203,8 +204,10 @@ class Bench:
         try:
             agent = json.loads(proc.stdout)["agent"]
             state, agent_id = agent["state"], agent["id"]
-        except (ValueError, KeyError, TypeError):
+            warm = agent.get("extra", {}).get("warm") is True
+        except (ValueError, KeyError, TypeError, AttributeError):
             state = agent_id = None
+            warm = False
         if proc.returncode != 0 or state != "done":
             raise RunFailed(
                 f"agentdeck run: exit {proc.returncode}, state {state}\n"
@@ -212,7 +215,7 @@ class Bench:
             )
         phases = deck_phases(home / "agentdeck.db", spawned_at, agent_id)
         phases["exit"] = wall
-        return Run(wall, phases)
+        return Run(wall, phases, warm=warm)
 
 
 def start_daemon(home: Path, warm_pool: int = 1) -> None:
@@ -509,6 +512,12 @@ def main() -> None:
                 values = [r.phases[phase] for r in runs[v] if phase in r.phases]
                 cells.append(f"{median(values):>13.2f}s" if values else f"{'-':>14}")
             print(f"  {phase:<14}" + "".join(cells) + f"  {meaning}")
+        # Embedded, a warm start is the Claude Code spawned before the store opened
+        # (cli/early.py) and adopted; through a daemon, the warm pool's.
+        started_ahead = [
+            f"{v} {sum(r.warm for r in runs[v])}/{len(runs[v])}" for v in variants if v != "bare"
+        ]
+        print(f"  on a Claude Code started ahead and adopted: {', '.join(started_ahead)}")
 
         if "deck-daemon" in runs:
             print_warm_cost(daemon_home)

@@ -21,6 +21,7 @@ from agentdeck.core.redact import scrub
 from agentdeck.errors import AgentdeckError
 from agentdeck.orchestration import texts
 from agentdeck.runner.callbacks import held
+from agentdeck.settings import Settings
 from agentdeck.worktrees import worktree_of
 
 if TYPE_CHECKING:
@@ -412,6 +413,13 @@ def deck_server(orch: Orchestrator, agent: Agent) -> dict[str, Any]:
         )
         for name in tool_names(agent)
     ]
+    return deck_config(orch.settings, tools)
+
+
+def deck_config(settings: Settings, tools: list[SdkMcpTool[Any]]) -> dict[str, Any]:
+    """The ``deck`` server's SDK config with these tools. Claude Code's command line
+    names the server and its timeout only (the tools come with ``initialize``): an
+    embedded run spawns it early with no tools (``cli.early``), then adopts it."""
     config: dict[str, Any] = dict(create_sdk_mcp_server(SERVER, version=__version__, tools=tools))
-    config["timeout"] = int(orch.settings.deck_tool_timeout_seconds * 1000)
+    config["timeout"] = int(settings.deck_tool_timeout_seconds * 1000)
     return config

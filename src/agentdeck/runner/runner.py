@@ -114,7 +114,7 @@ class Runner:
         )
         self.sessions: dict[str, AgentSession] = {}
         # One scripted model per scenario, however many agents start on it at once.
-        self._models: dict[str, asyncio.Task[MockModel]] = {}
+        self._models: dict[str, asyncio.Future[MockModel]] = {}
         self.start_slots = asyncio.Semaphore(settings.max_concurrent_starts)
         # Set once the runner is to stop: no agent starts any more (``ShuttingDown``);
         # the creations under way are counted, and the shutdown waits for them.
@@ -134,6 +134,18 @@ class Runner:
         self._launching: set[asyncio.Task[None]] = set()
         self.merges = MergeQueue(store, self.governor, settings.worktrees_dir / ".merges")
         self.warm = WarmPool(warm_pool)
+
+    def adopt(self, warm: Warm, model: MockModel | None = None) -> None:
+        """A Claude Code process started before this runner (an embedded run's,
+        ``cli.early``), offered to the next agent of its template as the warm
+        pool's are; with the scripted model it was pointed at, served as this
+        runner's own for its scenarios."""
+        if model is not None:
+            for name in (s.name for s in model.scenarios):
+                served: asyncio.Future[MockModel] = asyncio.get_running_loop().create_future()
+                served.set_result(model)
+                self._models.setdefault(name, served)
+        self.warm.add(warm)
 
     # -- starting ----------------------------------------------------------------
 

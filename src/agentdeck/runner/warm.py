@@ -197,6 +197,15 @@ class WarmPool:
             self._later(warm.stop())
         return None
 
+    def add(self, warm: Warm) -> None:
+        """A process started ahead by someone else (an embedded run's, spawned
+        before its runner existed): the next agent of its template may adopt it;
+        unclaimed, it goes when the pool closes."""
+        if self._closed:
+            self._later(warm.stop())
+            return
+        self._warm.append(warm)
+
     def discard(self, warm: Warm, *, keep_cwd: bool) -> None:
         """A warm process taken but not used: stopped in the background."""
         self._later(warm.stop(keep_cwd=keep_cwd))

@@ -11,13 +11,14 @@ Standard library only (it runs under ``python -S``); nothing of agentdeck's.
 """
 
 import os
+import select
 import socket
 import sys
 import threading
 import time
 
 CHUNK = 65536
-PARENT_POLL = 0.5  # seconds between checks that the command still runs
+PARENT_POLL = 0.5  # seconds between checks that the command still runs (no pidfd)
 
 
 def pump(source: socket.socket, sink: socket.socket) -> None:
@@ -70,9 +71,23 @@ def serve(listeners: "list[tuple[socket.socket, str]]", parent: int) -> None:
     os.close(null)
     for pair in listeners:
         threading.Thread(target=accept, args=pair, daemon=True).start()
+    ended(parent)
+    os._exit(0)
+
+
+def ended(parent: int) -> None:
+    """Returns once the command (the relay's parent, which became it) has ended:
+    at once through a pidfd, which is readable from its exit on (Linux 5.3), else
+    by polling (its process, still running, keeps the sandbox up meanwhile)."""
+    try:
+        pidfd = os.pidfd_open(parent)
+    except (AttributeError, OSError):
+        pidfd = -1
+    if pidfd >= 0 and os.getppid() == parent:  # the pidfd is our parent's, not a reused pid's
+        select.select([pidfd], [], [])
+        return
     while os.getppid() == parent:
         time.sleep(PARENT_POLL)
-    os._exit(0)
 
 
 def main(argv: list[str]) -> int:
