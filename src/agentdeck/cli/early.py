@@ -108,7 +108,6 @@ async def spawn(settings: Settings, spec: AgentSpec) -> Early | None:
             base_url=base_url,
             mcp_servers={SERVER: deck_config(settings, [])},
         )
-        options.max_buffer_size = 64 * 1024 * 1024
         box.apply(options)
         warm = await Warm.start(
             agent_id,

@@ -69,6 +69,9 @@ def agent_env(
     return env
 
 
+MAX_LINE_BYTES = 64 * 1024 * 1024
+
+
 def build_options(
     spec: AgentSpec,
     *,
@@ -124,6 +127,8 @@ def build_options(
         stderr=stderr,
         resume=resume,
         fork_session=fork,
+        # A tool may print megabytes on one stream-json line.
+        max_buffer_size=MAX_LINE_BYTES,
     )
 
 

@@ -366,8 +366,6 @@ class AgentSession:
             fork=self._fork,
             stopping=lambda: self.unanswerable,
         )
-        # A tool may print megabytes on one stream-json line.
-        options.max_buffer_size = 64 * 1024 * 1024
         self.sandboxing.apply(options)
         return options
 
