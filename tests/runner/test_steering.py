@@ -6,7 +6,7 @@ import psutil
 import pytest
 
 from agentdeck.core.agent import AgentSpec, AgentState
-from agentdeck.core.events import EventType
+from agentdeck.core.events import EventType, StoredEvent
 from agentdeck.runner import procs
 from agentdeck.runner.runner import Runner
 from agentdeck.runner.steering import Steering, reconcile_stale
@@ -174,3 +174,51 @@ async def _said(store: Store, agent_id: str, count: int) -> bool | None:
     events = await store.read(agent_id=agent_id)
     turns = [e for e in events if e.type == EventType.TURN_COMPLETED]
     return True if len(turns) >= count else None
+
+
+async def test_a_message_as_soon_as_the_agent_exists_finds_its_session(
+    deck: tuple[Store, Runner], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new agent's row is on the board (a sibling can name it, a person can click
+    it) before its start is over: a message sent the moment it appears goes to its
+    session, after its prompt; it is not taken for an orphan to mark interrupted."""
+    import asyncio
+
+    store, runner = deck
+    scoped = runner.daily.scoped
+
+    async def busy_store(agent: object) -> object:  # reads that take a while (a busy store)
+        for _ in range(50):
+            await asyncio.sleep(0)
+        return await scoped(agent)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner.daily, "scoped", busy_store)
+    loop = asyncio.get_running_loop()
+    sends: list[asyncio.Task[object]] = []
+
+    def send(agent_id: str) -> None:
+        sends.append(loop.create_task(Steering(store, runner).send(agent_id, "tell me again")))
+
+    def on_commit(events: list[StoredEvent]) -> None:  # the writer thread
+        for event in events:
+            if event.type == EventType.AGENT_SPAWNED:
+                loop.call_soon_threadsafe(send, event.agent_id)
+
+    unsubscribe = store.subscribe(on_commit)
+    try:
+        session = await runner.start(AgentSpec(prompt="hello", scenario="chat"), keep_alive=True)
+        await eventually(lambda: _true(sends), what="the message sent")
+        await sends[0]
+    finally:
+        unsubscribe()
+    await eventually(lambda: _said(store, session.agent.id, 1), timeout=60, what="its answer")
+    events = await store.read(agent_id=session.agent.id)
+    texts = [e.data["text"] for e in events if e.type == EventType.USER_MESSAGE_SENT]
+    assert texts == ["hello", "tell me again"]
+    assert [e for e in events if e.type == EventType.ERROR_OCCURRED] == []
+    states = [e.data["new"] for e in events if e.type == EventType.STATE_CHANGED]
+    assert "interrupted" not in states
+
+
+async def _true(value: object) -> object:
+    return value
