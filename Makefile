@@ -31,11 +31,10 @@ terminal:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux; \
 	  else echo "note: install tmux to run the terminal UI's end-to-end test (it is skipped without it)"; fi; }
 
-# TEST_WORKERS=2 runs the suite on two processes (pytest-xdist, a test module to each
-# at a time, its module fixtures built once): ~15 min instead of ~28 here. Not the
-# default yet: in one of three such runs two tests timed out waiting (a palette hit in
-# the TUI, a worker's reply to a message), to be understood first.
-TEST_WORKERS ?= 0
+# The suite runs on two processes (pytest-xdist, a test module to each at a time, its
+# module fixtures built once): ~15 min instead of ~28 here. TEST_WORKERS=0 runs it in
+# one process (e.g. to debug a test with -s or pdb).
+TEST_WORKERS ?= 2
 
 test: setup browser sandbox terminal
 	$(RUN) pytest -n $(TEST_WORKERS) --dist loadscope

@@ -182,7 +182,15 @@ async def test_notes_messages_transcripts_and_the_list(team: Team) -> None:
                 {
                     "when": {"first_user_text_contains": "TASK-B"},
                     "turns": [
+                        # wa's message reaches wb before its first request (Claude Code
+                        # still booting: a loaded machine): it is one prompt with the
+                        # task, ``TASK-B\nMessage from wa:\nHELLO-B``, answered at once.
+                        {
+                            "when": {"user_text_contains": "HELLO-B"},
+                            "reply": [{"text": "GOT-HELLO"}],
+                        },
                         {"reply": [{"text": "WORKER-B-DONE"}]},
+                        # Or it comes later: a turn of its own.
                         {
                             "when": {"user_text_contains": "HELLO-B"},
                             "reply": [{"text": "GOT-HELLO"}],

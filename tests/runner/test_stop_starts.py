@@ -12,7 +12,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from agentdeck.core.agent import AgentSpec, AgentState
+from agentdeck.core.agent import Agent, AgentSpec, AgentState
+from agentdeck.core.events import spawned_events
 from agentdeck.errors import ShuttingDown
 from agentdeck.runner.runner import Runner
 from agentdeck.runner.session import STOPPED_STARTING
@@ -114,7 +115,8 @@ async def test_a_creation_slower_than_the_shutdown_is_not_left_starting(
     recorded = asyncio.Event()
     held = asyncio.Event()  # never set: the preparation does not end by itself
 
-    async def slow_prepare(*args: object, **kwargs: object) -> object:
+    async def slow_prepare(agent: Agent, **kwargs: object) -> object:
+        await store.record(spawned_events(agent), agent)  # as _prepare records a new one
         recorded.set()
         await held.wait()
         raise AssertionError("unreachable")

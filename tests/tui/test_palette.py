@@ -44,7 +44,8 @@ def notices(app: DeckApp) -> list[str]:
 
 
 async def palette(pilot: Any, text: str) -> None:
-    """Open the palette, type ``text``, run the best hit."""
+    """Open the palette, type ``text``, run the best hit: once it is a hit for the
+    whole text (the list shows an earlier key's hits until the last search is done)."""
     await pilot.press("ctrl+p")
     await pilot.press(*text)
     app = pilot.app
@@ -54,7 +55,9 @@ async def palette(pilot: Any, text: str) -> None:
         from textual.command import CommandList
 
         found = app.screen.query(CommandList)
-        return bool(found) and found.first().option_count > 0
+        if not found or not found.first().option_count:
+            return False
+        return text in str(found.first().get_option_at_index(0).prompt)
 
     await eventually(shown, what=f"a palette hit for {text!r}")
     await pilot.press("enter")

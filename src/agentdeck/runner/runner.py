@@ -241,20 +241,18 @@ class Runner:
             parent_id=parent_id,
             extra=extra,
         )
-        try:
-            await self.store.record(spawned_events(agent), agent)
-        except BaseException:
-            if warm is not None:
-                self.warm.discard(warm, keep_cwd=False)
-            raise
+        # Recorded by _prepare once its session is registered: a message, interrupt or
+        # kill that finds the new row finds the session too (not an orphan to reconcile).
         if not background:
             session = await self._launch(
-                agent, spec.prompt, base_url=base_url, keep_alive=keep_alive, warm=warm
+                agent, spec.prompt, base_url=base_url, keep_alive=keep_alive, warm=warm, new=True
             )
             if fits_warm:
                 self.warm.fill(spec, self._prestart, after=self._turn_over(session))
             return session
-        session = await self._prepare(agent, base_url=base_url, keep_alive=keep_alive, warm=warm)
+        session = await self._prepare(
+            agent, base_url=base_url, keep_alive=keep_alive, warm=warm, new=True
+        )
         if fits_warm:
             self.warm.fill(spec, self._prestart, after=self._turn_over(session))
         task = asyncio.create_task(
@@ -377,9 +375,16 @@ class Runner:
         resume: str | None = None,
         fork: bool = False,
         warm: Warm | None = None,
+        new: bool = False,
     ) -> AgentSession:
         session = await self._prepare(
-            agent, base_url=base_url, keep_alive=keep_alive, resume=resume, fork=fork, warm=warm
+            agent,
+            base_url=base_url,
+            keep_alive=keep_alive,
+            resume=resume,
+            fork=fork,
+            warm=warm,
+            new=new,
         )
         try:
             await session.start(prompt)
@@ -398,21 +403,25 @@ class Runner:
         resume: str | None = None,
         fork: bool = False,
         warm: Warm | None = None,
+        new: bool = False,
     ) -> AgentSession:
         """The agent's session, not started yet; refused (and the agent in error)
-        when the fleet, its user or its project is over today's budget already."""
+        when the fleet, its user or its project is over today's budget already.
+        A ``new`` agent is recorded here, once its session is registered."""
         try:
             fleet = await self.daily.fleet(self.governor.profile_for(agent).budgets.daily_usd)
             scoped = await self.daily.scoped(agent)
         except BaseException:
             if warm is not None:
-                self.warm.discard(warm, keep_cwd=True)
+                self.warm.discard(warm, keep_cwd=not new)
             raise
         checked = [b.check(time.time()) for b in ([fleet] if fleet else []) + list(scoped)]
         stop = next((s for s in checked if s is not None), None)
         if stop is not None:
             if warm is not None:
                 self.warm.discard(warm, keep_cwd=True)
+            if new:
+                await self.store.record(spawned_events(agent), agent)
             # Over today's cap already: spend nothing, say why.
             now = time.time()
             await self.store.record(
@@ -434,7 +443,7 @@ class Runner:
                 agent.with_changes(state=AgentState.ERROR, last_error=stop.message, updated_at=now),
             )
             raise PolicyDenied(stop.message)
-        return self._session(
+        session = self._session(
             agent,
             base_url=base_url,
             keep_alive=keep_alive,
@@ -444,6 +453,15 @@ class Runner:
             warm=warm,
             budgets=scoped,
         )
+        if new:
+            try:
+                await self.store.record(spawned_events(agent), agent)
+            except BaseException:
+                self.sessions.pop(agent.id, None)
+                if warm is not None:
+                    self.warm.discard(warm, keep_cwd=False)
+                raise
+        return session
 
     def _session(
         self,

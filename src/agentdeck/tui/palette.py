@@ -2,10 +2,16 @@
 template, the diff of the selected agent's worktree, rewind it to a checkpoint,
 search memory. Each reads the daemon when the palette opens (``startup``), so it
 offers only what exists: the templates there are, the selected agent's checkpoints.
+
+That reading is a task of its own, which each search waits on *shielded*: every key
+typed cancels the search before it, and Textual's own wait on ``startup`` would pass
+that cancel on to the reading itself (Textual then never searches again, so a palette
+opened on a busy machine, keys typed before the daemon answered, stayed empty).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from functools import partial
@@ -86,7 +92,7 @@ def hits_body(query: str, hits: list[dict[str, Any]]) -> Text:
 class DeckCommands(Provider):
     """The deck's commands, read from the daemon as the palette opens."""
 
-    commands: list[Command]
+    _loading: asyncio.Task[list[Command]] | None = None
 
     @property
     def deck(self) -> DeckApp:
@@ -96,6 +102,18 @@ class DeckCommands(Provider):
         return self.app
 
     async def startup(self) -> None:
+        self._loading = asyncio.create_task(self._read())
+
+    async def shutdown(self) -> None:
+        if self._loading is not None:
+            self._loading.cancel()
+
+    async def _commands(self) -> list[Command]:
+        """The commands once read; a search cancelled meanwhile leaves the reading be."""
+        assert self._loading is not None, "startup reads the commands first"
+        return await asyncio.shield(self._loading)
+
+    async def _read(self) -> list[Command]:
         app = self.deck
         commands: list[Command] = [
             ("search memory…", partial(ask_memory, app), "full-text search of what agents noted")
@@ -127,15 +145,15 @@ class DeckCommands(Provider):
                      partial(ask_rewind, app, row.id, row.name, n),
                      "put its files back as they were (a checkpoint is taken first)")
                 )  # fmt: skip
-        self.commands = commands
+        return commands
 
     async def discover(self) -> Hits:
-        for name, run, help_text in self.commands:
+        for name, run, help_text in await self._commands():
             yield DiscoveryHit(name, run, help=help_text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for name, run, help_text in self.commands:
+        for name, run, help_text in await self._commands():
             if (score := matcher.match(name)) > 0:
                 yield Hit(score, matcher.highlight(name), run, help=help_text)
 
