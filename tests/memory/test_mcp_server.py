@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from tests.support.memory_records import Seeded, seed_home
 
 pytestmark = pytest.mark.anyio
 
-CALL_TIMEOUT = 30.0  # seconds per request: a busy 2-core box
+CALL_TIMEOUT = timedelta(seconds=30)  # per request: a busy 2-core box
 
 
 @pytest.fixture
@@ -45,7 +46,7 @@ async def connected(tmp_path: Path, cwd: Path | None = None) -> AsyncIterator[Cl
 
 
 def text_of(result: CallToolResult) -> str:
-    assert not result.is_error, result
+    assert not result.isError, result
     (block,) = result.content
     assert isinstance(block, TextContent)
     return block.text
@@ -55,10 +56,10 @@ async def test_tools_search_then_get(seeded: Seeded, tmp_path: Path) -> None:
     async with connected(tmp_path) as session:
         tools = {t.name: t for t in (await session.list_tools()).tools}
         assert set(tools) == {"memory_search", "memory_get"}
-        search_args = set(tools["memory_search"].input_schema["properties"])
+        search_args = set(tools["memory_search"].inputSchema["properties"])
         assert search_args == {"query", "project", "limit"}
-        assert tools["memory_search"].input_schema["required"] == ["query"]
-        assert tools["memory_get"].input_schema["required"] == ["ids"]
+        assert tools["memory_search"].inputSchema["required"] == ["query"]
+        assert tools["memory_get"].inputSchema["required"] == ["ids"]
 
         found = text_of(await session.call_tool("memory_search", {"query": "flaky"}))
         lines = found.splitlines()
@@ -120,7 +121,7 @@ async def test_unknown_ids_are_reported_not_raised(seeded: Seeded, tmp_path: Pat
 async def test_bad_arguments_are_a_tool_error(seeded: Seeded, tmp_path: Path) -> None:
     async with connected(tmp_path) as session:
         result = await session.call_tool("memory_search", {"limit": 3})
-        assert result.is_error
+        assert result.isError
         still = text_of(await session.call_tool("memory_search", {"query": "flaky"}))
     assert seeded.fixed.id in still
 

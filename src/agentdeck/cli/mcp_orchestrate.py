@@ -21,7 +21,7 @@ from agentdeck.orchestration.tools import SCHEMAS
 from agentdeck.settings import Settings
 
 if TYPE_CHECKING:
-    from mcp.server.mcpserver import MCPServer
+    from mcp.server.fastmcp import FastMCP
 
     from agentdeck.cli.client import DaemonClient
 
@@ -44,7 +44,7 @@ class DeckLink:
         self._lock = asyncio.Lock()
 
     async def call(self, tool: str, args: dict[str, Any]) -> str:
-        from mcp.server.mcpserver.exceptions import ToolError
+        from agentdeck.memory.mcp_server import tool_error
 
         try:
             client, agent_id = await self._linked()
@@ -56,9 +56,9 @@ class DeckLink:
             )
         except AgentdeckError as exc:
             await self.close()  # the next call finds the daemon afresh
-            raise ToolError(str(exc)) from None
+            raise tool_error(str(exc)) from None
         if data.get("is_error"):
-            raise ToolError(str(data.get("text")))
+            raise tool_error(str(data.get("text")))
         return str(data.get("text"))
 
     async def _linked(self) -> tuple[DaemonClient, str]:
@@ -95,7 +95,7 @@ class DeckLink:
         self.client = None
 
 
-def add_orchestrator_tools(server: MCPServer, link: DeckLink) -> None:
+def add_orchestrator_tools(server: FastMCP, link: DeckLink) -> None:
     """The orchestrator's tools, each a call to the daemon as the session's agent."""
 
     def described(name: str) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from agentdeck.errors import NotFound
 from agentdeck.memory.projects import project_of
 
 if TYPE_CHECKING:
-    from mcp.server.mcpserver import MCPServer
+    from mcp.server.fastmcp import FastMCP
 
     from agentdeck.settings import Settings
     from agentdeck.store.memory import MemoryStore
@@ -98,12 +98,35 @@ def resolve_project(value: str | None) -> str | None:
     return project_of(value) if value else None
 
 
-def build_server(memory: MemoryStore) -> MCPServer:
-    from mcp.server.mcpserver import MCPServer
+def new_server(name: str, instructions: str) -> FastMCP:
+    """An MCP server on mcp 1 (``FastMCP``, the one we pin: its import is the cheaper,
+    see benchmarks/README.md) or mcp 2 (the same class, renamed ``MCPServer``)."""
+    try:
+        from mcp.server.fastmcp import FastMCP
+    except ModuleNotFoundError:  # mcp 2
+        from mcp.server.mcpserver import MCPServer  # type: ignore[import-not-found,unused-ignore]
 
-    server: MCPServer = MCPServer(
-        "agentdeck-memory", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
-    )
+        return MCPServer(  # type: ignore[no-any-return,unused-ignore]
+            name, version=__version__, instructions=instructions, log_level="WARNING"
+        )
+    server = FastMCP(name, instructions=instructions, log_level="WARNING")
+    server._mcp_server.version = __version__  # mcp 1 takes no version argument
+    return server
+
+
+def tool_error(message: str) -> Exception:
+    """The exception a tool raises to answer an error result (``isError``) with ``message``."""
+    try:
+        from mcp.server.fastmcp.exceptions import ToolError
+    except ModuleNotFoundError:  # mcp 2
+        from mcp.server.mcpserver.exceptions import (  # type: ignore[import-not-found,no-redef,unused-ignore]
+            ToolError,
+        )
+    return ToolError(message)
+
+
+def build_server(memory: MemoryStore) -> FastMCP:
+    server = new_server("agentdeck-memory", INSTRUCTIONS)
 
     @server.tool(structured_output=False)  # text only: no JSON copy of it
     async def memory_search(
