@@ -99,16 +99,10 @@ def resolve_project(value: str | None) -> str | None:
 
 
 def new_server(name: str, instructions: str) -> FastMCP:
-    """An MCP server on mcp 1 (``FastMCP``, the one we pin: its import is the cheaper,
-    see benchmarks/README.md) or mcp 2 (the same class, renamed ``MCPServer``)."""
-    try:
-        from mcp.server.fastmcp import FastMCP
-    except ModuleNotFoundError:  # mcp 2
-        from mcp.server.mcpserver import MCPServer  # type: ignore[import-not-found,unused-ignore]
+    """An MCP server on mcp 1's ``FastMCP`` (mcp 1, not 2, for its cheaper import:
+    see pyproject.toml and benchmarks/README.md)."""
+    from mcp.server.fastmcp import FastMCP
 
-        return MCPServer(  # type: ignore[no-any-return,unused-ignore]
-            name, version=__version__, instructions=instructions, log_level="WARNING"
-        )
     server = FastMCP(name, instructions=instructions, log_level="WARNING")
     server._mcp_server.version = __version__  # mcp 1 takes no version argument
     return server
@@ -116,12 +110,8 @@ def new_server(name: str, instructions: str) -> FastMCP:
 
 def tool_error(message: str) -> Exception:
     """The exception a tool raises to answer an error result (``isError``) with ``message``."""
-    try:
-        from mcp.server.fastmcp.exceptions import ToolError
-    except ModuleNotFoundError:  # mcp 2
-        from mcp.server.mcpserver.exceptions import (  # type: ignore[import-not-found,no-redef,unused-ignore]
-            ToolError,
-        )
+    from mcp.server.fastmcp.exceptions import ToolError
+
     return ToolError(message)
 
 
