@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterator
 
 import pytest
 from textual.widgets import Static
@@ -14,18 +15,23 @@ from tests.support.waiting import eventually
 pytestmark = pytest.mark.anyio
 
 
-def unused_port() -> int:
+@pytest.fixture
+def refused_port() -> Iterator[int]:
+    """A port that refuses connections for the whole test: bound here, never
+    listened on, so no other process (another test worker) can take it meanwhile."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+        yield int(s.getsockname()[1])
 
 
 async def _true(value: object) -> object:
     return value
 
 
-async def test_no_daemon_shows_reconnecting_and_keys_on_an_empty_table_are_safe() -> None:
-    app = DeckApp(FixedLocator(f"http://127.0.0.1:{unused_port()}", "a-token"))
+async def test_no_daemon_shows_reconnecting_and_keys_on_an_empty_table_are_safe(
+    refused_port: int,
+) -> None:
+    app = DeckApp(FixedLocator(f"http://127.0.0.1:{refused_port}", "a-token"))
     async with app.run_test(size=(80, 24)) as pilot:
         await eventually(
             lambda: _true(app.feed_state is FeedState.RECONNECTING), what="reconnecting"
