@@ -145,11 +145,11 @@ def test_an_error_without_our_shape_still_says_the_status(play: Play) -> None:
 
 def test_a_dead_daemon_is_a_clear_error() -> None:
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]  # closed again: nothing listens there
-    d = wire.Daemon(DaemonInfo(pid=1, host="127.0.0.1", port=port, started_at=0.0), "tok")
-    with pytest.raises(AgentdeckError, match="did not answer") as info:
-        d.get("/api/stats")
+        s.bind(("127.0.0.1", 0))  # held, never listened on: connections are refused
+        port = s.getsockname()[1]
+        d = wire.Daemon(DaemonInfo(pid=1, host="127.0.0.1", port=port, started_at=0.0), "tok")
+        with pytest.raises(AgentdeckError, match="did not answer") as info:
+            d.get("/api/stats")
     assert info.value.hint and "agentdeck status" in info.value.hint
 
 

@@ -11,7 +11,7 @@ import json
 import os
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -29,14 +29,25 @@ async def doctor(env: dict[str, str]) -> tuple[Done, dict[str, dict[str, str]]]:
     return done, {c["name"]: c for c in json.loads(done.out)["checks"]}
 
 
-def closed_port() -> int:
-    with socket.socket() as s:
+@pytest.fixture
+def closed_port() -> Iterator[Callable[[], int]]:
+    """Ports that refuse connections until the test ends: bound, never listened on,
+    so no other process (another test worker) can take one meanwhile."""
+    held: list[socket.socket] = []
+
+    def pick() -> int:
+        s = socket.socket()
+        held.append(s)
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
+    yield pick
+    for s in held:
+        s.close()
+
 
 async def test_a_healthy_home_passes_and_each_problem_fails_with_its_fix(
-    settings: Settings, tmp_path: Path
+    settings: Settings, tmp_path: Path, closed_port: Callable[[], int]
 ) -> None:
     async with running_mock("chat") as model:
         env = deck_env(tmp_path, ANTHROPIC_BASE_URL=model.url_for("chat"),
@@ -121,7 +132,9 @@ async def test_a_rate_limited_endpoint_is_tried_again_and_a_failing_one_fails(
     assert "refuses the credentials (401)" in found["model"]["detail"]
 
 
-async def test_a_daemon_that_holds_the_home_but_does_not_answer_fails(tmp_path: Path) -> None:
+async def test_a_daemon_that_holds_the_home_but_does_not_answer_fails(
+    tmp_path: Path, closed_port: Callable[[], int]
+) -> None:
     env = deck_env(tmp_path, ANTHROPIC_BASE_URL=f"http://127.0.0.1:{closed_port()}")
     home = Path(env["AGENTDECK_HOME"])
     home.mkdir(parents=True)
