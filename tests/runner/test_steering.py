@@ -5,8 +5,9 @@ from __future__ import annotations
 import psutil
 import pytest
 
-from agentdeck.core.agent import AgentSpec, AgentState
+from agentdeck.core.agent import Agent, AgentSpec, AgentState
 from agentdeck.core.events import EventType, StoredEvent
+from agentdeck.errors import NotFound
 from agentdeck.runner import procs
 from agentdeck.runner.runner import Runner
 from agentdeck.runner.steering import Steering, reconcile_stale
@@ -186,15 +187,23 @@ async def test_a_message_as_soon_as_the_agent_exists_finds_its_session(
 
     store, runner = deck
     scoped = runner.daily.scoped
-
-    async def busy_store(agent: object) -> object:  # reads that take a while (a busy store)
-        for _ in range(50):
-            await asyncio.sleep(0)
-        return await scoped(agent)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(runner.daily, "scoped", busy_store)
     loop = asyncio.get_running_loop()
     sends: list[asyncio.Task[object]] = []
+
+    async def slow_reads(agent: Agent) -> object:
+        """The start's budget reads. If the agent's row is already on the board (the
+        order this test guards against), they last until the message sent the moment
+        it appeared has been handled: the gap made certain, not left to timing."""
+        try:
+            await store.get_agent(agent.id)
+        except NotFound:
+            return await scoped(agent)
+        await eventually(
+            lambda: _true(bool(sends) and sends[0].done()), what="the message sent as it appeared"
+        )
+        return await scoped(agent)
+
+    monkeypatch.setattr(runner.daily, "scoped", slow_reads)
 
     def send(agent_id: str) -> None:
         sends.append(loop.create_task(Steering(store, runner).send(agent_id, "tell me again")))
