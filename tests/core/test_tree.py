@@ -16,8 +16,8 @@ from agentdeck.core.tree import (
     check_spawn,
     child_name,
     resolve_ref,
-    tree_rows,
 )
+from agentdeck.core.tree_rows import tree_rows
 
 
 def agent(

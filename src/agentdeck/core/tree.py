@@ -22,9 +22,6 @@ from dataclasses import dataclass, field
 
 from agentdeck.core.agent import MIN_PREFIX, Agent
 from agentdeck.core.guardrails import Stop, StopKind
-from agentdeck.core.tree_rows import TreeRow, tree_rows
-
-__all__ = ["TreeRow", "tree_rows"]  # with the rules below; defined apart (see there)
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 

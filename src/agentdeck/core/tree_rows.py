@@ -1,7 +1,7 @@
 """The agent tree as rows of a view: each agent under its parent, with the cost of
 its subtree. Pure.
 
-Apart from ``core.tree`` (which re-exports it) because the CLI's quick path draws
+Apart from ``core.tree`` because the CLI's quick path draws
 ``ls --tree`` with it, from the daemon's JSON read by attribute: it reads only an
 agent's ``id``, ``parent_id``, ``created_at`` and ``cost_usd``, and imports nothing
 (the dataclass machinery would cost that path ~10 ms).
@@ -24,23 +24,6 @@ class TreeRow:
 
     def __init__(self, agent: Agent, depth: int, children: int, tree_cost: float) -> None:
         self.agent, self.depth, self.children, self.tree_cost = agent, depth, children, tree_cost
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, TreeRow) and (
-            self.agent,
-            self.depth,
-            self.children,
-            self.tree_cost,
-        ) == (other.agent, other.depth, other.children, other.tree_cost)
-
-    def __hash__(self) -> int:
-        return hash((id(self.agent), self.depth, self.children, self.tree_cost))
-
-    def __repr__(self) -> str:
-        return (
-            f"TreeRow(agent={self.agent!r}, depth={self.depth}, children={self.children}, "
-            f"tree_cost={self.tree_cost})"
-        )
 
 
 def tree_rows(roots: Sequence[Agent], below: Sequence[Agent]) -> list[TreeRow]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agentdeck.core.agent import Agent
-from agentdeck.core.tree import tree_rows
+from agentdeck.core.tree_rows import tree_rows
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import NotFound
 
