@@ -115,6 +115,24 @@ async def test_daemon_commands_load_no_store_sdk_web_or_framework(
 
 
 @pytest.mark.cli
+def test_without_a_daemon_run_embeds_the_agent_without_the_typer_app(tmp_path: Path) -> None:
+    # Typer and the other commands' modules would delay the early spawn of Claude
+    # Code (cli.early); the run is the Typer command's own, outcome included.
+    env = deck_env(tmp_path)
+    code, modules, errors = loaded_modules(
+        env, "run", "--scenario", "chat", "--name", "e", "Hello! Who are you?", "--json",
+        way=AS_INSTALLED,
+    )  # fmt: skip
+    assert code == 0, errors
+    assert {"typer", "agentdeck.cli.app", "agentdeck.cli.run"}.isdisjoint(modules)
+    assert {"agentdeck.cli.embedded", "agentdeck.cli.early"} <= modules
+    slow = typer_path(env, "run", "--scenario", "chat", "--name", "t", "Hello! Who are you?")
+    assert slow.returncode == 0, slow.stderr
+    agents = json.loads(deck(env, "ls", "--json").out)
+    assert sorted((a["name"], a["state"]) for a in agents) == [("e", "done"), ("t", "done")]
+
+
+@pytest.mark.cli
 def test_without_a_daemon_reads_load_no_store_sdk_or_framework(tmp_path: Path) -> None:
     env = deck_env(tmp_path)
     fresh = loaded_modules(env, "ls")  # no database yet: the Typer path makes it

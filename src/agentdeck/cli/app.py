@@ -9,7 +9,6 @@ otherwise. Tracebacks are for bugs only.
 from __future__ import annotations
 
 import gc
-import logging
 import sys
 
 import typer
@@ -77,10 +76,7 @@ usage.register(app)
 
 def main() -> None:
     """Run the Typer app on ``sys.argv``; exits."""
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    # The SDK logs a process that we stopped on purpose as a "fatal error"; every
-    # real failure reaches the user as the agent's own error event instead.
-    logging.getLogger("claude_agent_sdk").setLevel(logging.CRITICAL)
+    context.configure_logging()
     try:
         # Standalone mode: click reports usage errors (exit 2) and honours typer.Exit.
         app()

@@ -23,6 +23,14 @@ console_err = out.console_err()
 T = TypeVar("T")
 
 
+def configure_logging() -> None:
+    """Warnings and errors to stderr, as every command has them."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    # The SDK logs a process that we stopped on purpose as a "fatal error"; every
+    # real failure reaches the user as the agent's own error event instead.
+    logging.getLogger("claude_agent_sdk").setLevel(logging.CRITICAL)
+
+
 def load_settings() -> Settings:
     settings = Settings.load()
     logging.getLogger("agentdeck").setLevel(settings.log_level.upper())

@@ -30,7 +30,7 @@ from claude_agent_sdk.types import PermissionResultDeny, ToolPermissionContext
 from agentdeck.core.agent import AgentSpec
 from agentdeck.core.ids import new_agent_id
 from agentdeck.governance.profiles import load_profile
-from agentdeck.orchestration.tools import SERVER, deck_config
+from agentdeck.orchestration.deck_server import SERVER, spawn_config
 from agentdeck.runner import sandboxing
 from agentdeck.runner.options import build_options
 from agentdeck.runner.warm import StderrSink, Warm, template_of, warmable
@@ -106,7 +106,7 @@ async def spawn(settings: Settings, spec: AgentSpec) -> Early | None:
             stderr=StderrSink(),
             agent_id=agent_id,
             base_url=base_url,
-            mcp_servers={SERVER: deck_config(settings, [])},
+            mcp_servers={SERVER: spawn_config(settings)},
         )
         box.apply(options)
         warm = await Warm.start(

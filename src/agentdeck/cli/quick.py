@@ -98,13 +98,22 @@ def _answer(decision: str) -> Callable[..., int | None]:
     return handle
 
 
-def _run(agent: str | None, as_json: bool, **kw: Any) -> int | None:
+def _run(agent: str | None, as_json: bool, **kw: Any) -> int:
     from agentdeck.cli import remote
 
+    spec = remote.run_spec(**kw)
     d = remote.daemon()
-    if d is None:
-        return None
-    return remote.run(d, remote.run_spec(**kw), agent, as_json)
+    if d is not None:
+        return remote.run(d, spec, agent, as_json)
+    # Embedded: here rather than in the Typer app, whose import would delay the
+    # spawn of Claude Code (cli.early) by ~0.3 s.
+    from agentdeck.cli.embedded import run_embedded
+
+    code = run_embedded(spec, agent, as_json)
+    from agentdeck.cli.context import exit_now
+
+    exit_now(code)  # when everything was closed: no interpreter teardown
+    return code
 
 
 def _answer_ask(ref: str, text: str, as_json: bool) -> int | None:

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated
 
 import typer
 
-from agentdeck.cli import importing, remote
-from agentdeck.cli.context import end_quickly, opened, run_async
-from agentdeck.settings import Settings
+from agentdeck.cli import remote
 
 
 def register(app: typer.Typer) -> None:
@@ -79,41 +76,6 @@ def run(
     )  # fmt: skip
     if (d := remote.daemon()) is not None:
         raise typer.Exit(remote.run(d, spec, agent, as_json))
-    with importing():  # the SDK and what spawns Claude Code early (no store yet)
-        import agentdeck.cli.early  # noqa: F401
+    from agentdeck.cli.embedded import run_embedded
 
-    async def go(settings: Settings) -> int:
-        from dataclasses import replace
-
-        from agentdeck.cli.early import spawn
-        from agentdeck.core.usage import LOCAL_OWNER
-
-        run_spec = replace(spec, owner=LOCAL_OWNER)  # no daemon, no users: the machine's
-        if agent:
-            from agentdeck.core.templates import apply_template
-            from agentdeck.orchestration.templates import resolve
-
-            run_spec = apply_template(resolve(settings, agent, spec.project), run_spec)
-        # Claude Code boots (~0.8 s) while the rest is imported and the store opened:
-        # the runner adopts the process if it fits the agent exactly (cli/early.py).
-        early = await spawn(settings, run_spec)
-        try:
-            with importing():  # the store, the runner, orchestration, in one go
-                import agentdeck.cli.follow
-                import agentdeck.orchestration.service
-                import agentdeck.runner.runner  # noqa: F401
-            from agentdeck.cli.follow import follow_session
-
-            async with opened(settings) as (store, runner):
-                if early is not None:
-                    runner.adopt(early.warm, early.model)
-                    early = None  # the runner's now: its shutdown stops what is unclaimed
-                session = await runner.start(run_spec)
-                code = await follow_session(store, session, as_json=as_json)
-        finally:
-            if early is not None:  # never handed over (a failure, Ctrl-C)
-                await asyncio.shield(early.close())
-        end_quickly()  # the store is closed, the agent's processes reaped
-        return code
-
-    raise typer.Exit(run_async(go))
+    raise typer.Exit(run_embedded(spec, agent, as_json))

@@ -20,6 +20,7 @@ from agentdeck.core.agent import Agent
 from agentdeck.core.redact import scrub
 from agentdeck.errors import AgentdeckError
 from agentdeck.orchestration import texts
+from agentdeck.orchestration.deck_server import SERVER, spawn_config
 from agentdeck.runner.callbacks import held
 from agentdeck.settings import Settings
 from agentdeck.worktrees import worktree_of
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-SERVER = "deck"
 ORCHESTRATOR_TOOLS = (
     "spawn_agent",
     "list_agents",
@@ -417,9 +417,7 @@ def deck_server(orch: Orchestrator, agent: Agent) -> dict[str, Any]:
 
 
 def deck_config(settings: Settings, tools: list[SdkMcpTool[Any]]) -> dict[str, Any]:
-    """The ``deck`` server's SDK config with these tools. Claude Code's command line
-    names the server and its timeout only (the tools come with ``initialize``): an
-    embedded run spawns it early with no tools (``cli.early``), then adopts it."""
-    config: dict[str, Any] = dict(create_sdk_mcp_server(SERVER, version=__version__, tools=tools))
-    config["timeout"] = int(settings.deck_tool_timeout_seconds * 1000)
-    return config
+    """The ``deck`` server's SDK config with these tools: ``spawn_config``'s, and
+    the server's instance (which Claude Code's command line leaves out)."""
+    server = create_sdk_mcp_server(SERVER, version=__version__, tools=tools)
+    return {**spawn_config(settings), **server}

@@ -6,8 +6,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from claude_agent_sdk import ClaudeAgentOptions
-from claude_agent_sdk.types import CanUseTool, HookCallback, HookMatcher, SystemPromptPreset
+from claude_agent_sdk.types import (
+    CanUseTool,
+    ClaudeAgentOptions,
+    HookCallback,
+    HookMatcher,
+    SystemPromptPreset,
+)
 
 from agentdeck.core.agent import AgentSpec
 from agentdeck.errors import CLINotFound

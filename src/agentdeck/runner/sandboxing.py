@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from claude_agent_sdk import ClaudeAgentOptions
+from claude_agent_sdk.types import ClaudeAgentOptions
 
 from agentdeck.core.events import Event, SandboxBlocked, ToolReturned
 from agentdeck.core.sandbox import NetworkMode, SandboxMode, SandboxSpec, absolute, blocked_writes

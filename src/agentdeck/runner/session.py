@@ -51,9 +51,9 @@ from agentdeck.governance.governor import Governor
 from agentdeck.memory.service import Memory
 from agentdeck.runner import procs, sandboxing
 from agentdeck.runner.budgets import warnings_due
-from agentdeck.runner.callbacks import HeldClient
 from agentdeck.runner.checkpointing import SessionCheckpoints
 from agentdeck.runner.extension import SessionExtension
+from agentdeck.runner.held_client import HeldClient
 from agentdeck.runner.mapping import MessageMapper, PayloadSink, is_heavy
 from agentdeck.runner.memory_hooks import SessionMemory
 from agentdeck.runner.options import build_options

@@ -26,9 +26,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from claude_agent_sdk import ClaudeAgentOptions
 from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
-from claude_agent_sdk.types import _configure_can_use_tool
+from claude_agent_sdk.types import ClaudeAgentOptions, _configure_can_use_tool
 
 from agentdeck.core.agent import AgentSpec
 from agentdeck.runner import procs

@@ -1,0 +1,69 @@
+"""``agentdeck run`` without a daemon: the agent runs in this process.
+
+Both ways in (the quick path, ``cli.quick``, and the Typer command) call
+``run_embedded``; the quick path's saves Typer and the other commands' modules
+before Claude Code is spawned (``cli.early``), so it boots sooner.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from agentdeck.cli import importing
+
+if TYPE_CHECKING:
+    from agentdeck.core.agent import AgentSpec
+    from agentdeck.settings import Settings
+
+
+def run_embedded(spec: AgentSpec, agent: str | None, as_json: bool) -> int:
+    """Run ``spec``'s agent (from template ``agent`` if given) to the end of its
+    turn; the exit code from its result."""
+    from agentdeck.runner import sdk_import
+
+    # What spawns Claude Code early: the SDK's options and transport, but not yet
+    # the rest of the SDK (and all of mcp with it), nor the store.
+    sdk_import.defer()
+    with importing():
+        import agentdeck.cli.early  # noqa: F401
+        from agentdeck.cli.context import configure_logging, end_quickly, opened, run_async
+
+    configure_logging()  # as the Typer app has it (a no-op when it did already)
+
+    async def go(settings: Settings) -> int:
+        from dataclasses import replace
+
+        from agentdeck.cli.early import spawn
+        from agentdeck.core.usage import LOCAL_OWNER
+
+        run_spec = replace(spec, owner=LOCAL_OWNER)  # no daemon, no users: the machine's
+        if agent:
+            from agentdeck.core.templates import apply_template
+            from agentdeck.orchestration.templates import resolve
+
+            run_spec = apply_template(resolve(settings, agent, spec.project), run_spec)
+        # Claude Code boots (~0.8 s) while the rest is imported and the store opened:
+        # the runner adopts the process if it fits the agent exactly (cli/early.py).
+        early = await spawn(settings, run_spec)
+        try:
+            with importing():  # the SDK, the store, the runner, orchestration, in one go
+                sdk_import.finish()
+                import agentdeck.cli.follow
+                import agentdeck.orchestration.service
+                import agentdeck.runner.runner  # noqa: F401
+            from agentdeck.cli.follow import follow_session
+
+            async with opened(settings) as (store, runner):
+                if early is not None:
+                    runner.adopt(early.warm, early.model)
+                    early = None  # the runner's now: its shutdown stops what is unclaimed
+                session = await runner.start(run_spec)
+                code = await follow_session(store, session, as_json=as_json)
+        finally:
+            if early is not None:  # never handed over (a failure, Ctrl-C)
+                await asyncio.shield(early.close())
+        end_quickly()  # the store is closed, the agent's processes reaped
+        return code
+
+    return run_async(go)
