@@ -16,7 +16,7 @@ import httpx
 
 from agentdeck.cli import wire
 from agentdeck.cli.wire import error_from
-from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
+from agentdeck.core.agent import Agent
 from agentdeck.daemon.home import DaemonInfo
 from agentdeck.errors import AgentdeckError
 from agentdeck.settings import Settings
@@ -58,7 +58,7 @@ class DaemonClient:
         return data
 
     async def get_agent(self, ref: str) -> Agent:
-        return agent_from_json(await self._call("GET", f"/api/agents/{ref}"))
+        return Agent.from_dict(await self._call("GET", f"/api/agents/{ref}"))
 
     async def merge(
         self, ref: str, *, into: str | None, strategy: str, test: str | None, wait: bool = True
@@ -70,31 +70,6 @@ class DaemonClient:
             timeout=httpx.Timeout(None, connect=3.0) if wait else _TIMEOUT,
         )  # fmt: skip
         return outcome
-
-
-def agent_from_json(data: dict[str, Any]) -> Agent:
-    """The record of an agent the API sent (its ``to_dict()``)."""
-    return Agent(
-        id=data["id"],
-        name=data["name"],
-        state=AgentState(data["state"]),
-        spec=AgentSpec.from_dict(data.get("spec") or {}),
-        cwd=data.get("cwd", ""),
-        created_at=data.get("created_at", 0.0),
-        updated_at=data.get("updated_at", 0.0),
-        source=AgentSource(data.get("source", "agentdeck")),
-        session_id=data.get("session_id"),
-        cost_usd=data.get("cost_usd", 0.0),
-        input_tokens=data.get("input_tokens", 0),
-        output_tokens=data.get("output_tokens", 0),
-        turns=data.get("turns", 0),
-        current_tool=data.get("current_tool"),
-        last_error=data.get("last_error"),
-        pid=data.get("pid"),
-        owner_pid=data.get("owner_pid"),
-        parent_id=data.get("parent_id"),
-        extra=data.get("extra") or {},
-    )
 
 
 async def connect(settings: Settings) -> DaemonClient | None:

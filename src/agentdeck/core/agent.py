@@ -9,7 +9,7 @@ finished agent with a Claude session id can be resumed, which moves it back to
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
@@ -227,6 +227,31 @@ class Agent:
             "spec": self.spec.to_dict(),
             "extra": dict(self.extra),
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Agent:
+        """The agent from ``to_dict()``'s data: the API's JSON, a store row."""
+        return cls(
+            id=data["id"],
+            name=data["name"],
+            state=AgentState(data["state"]),
+            spec=AgentSpec.from_dict(data.get("spec") or {}),
+            cwd=data.get("cwd") or "",
+            created_at=data.get("created_at") or 0.0,
+            updated_at=data.get("updated_at") or 0.0,
+            source=AgentSource(data.get("source") or AgentSource.AGENTDECK),
+            session_id=data.get("session_id"),
+            cost_usd=data.get("cost_usd") or 0.0,
+            input_tokens=data.get("input_tokens") or 0,
+            output_tokens=data.get("output_tokens") or 0,
+            turns=data.get("turns") or 0,
+            current_tool=data.get("current_tool"),
+            last_error=data.get("last_error"),
+            pid=data.get("pid"),
+            owner_pid=data.get("owner_pid"),
+            parent_id=data.get("parent_id"),
+            extra=dict(data.get("extra") or {}),
+        )
 
 
 def external_agent(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
+from agentdeck.core.agent import Agent
 from agentdeck.core.event_types import StoredEvent
 from agentdeck.core.usage import owner_of, project_of, template_of
 
@@ -43,27 +43,7 @@ def agent_to_row(agent: Agent) -> dict[str, Any]:
 
 
 def row_to_agent(row: Mapping[Any, Any]) -> Agent:
-    return Agent(
-        id=row["id"],
-        name=row["name"],
-        state=AgentState(row["state"]),
-        source=AgentSource(row["source"]),
-        spec=AgentSpec.from_dict(row["spec"] or {}),
-        cwd=row["cwd"],
-        session_id=row["session_id"],
-        cost_usd=row["cost_usd"],
-        input_tokens=row["input_tokens"],
-        output_tokens=row["output_tokens"],
-        turns=row["turns"],
-        current_tool=row["current_tool"],
-        last_error=row["last_error"],
-        pid=row["pid"],
-        owner_pid=row["owner_pid"],
-        parent_id=row["parent_id"],
-        extra=row["extra"] or {},
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-    )
+    return Agent.from_dict(row)  # the columns are ``to_dict()``'s keys
 
 
 def event_to_row(event: Event) -> dict[str, Any]:
