@@ -25,7 +25,12 @@ so drift on a shared machine hits all of them alike:
 - ``deck-baseline`` (with ``--baseline-src DIR``): ``deck`` on the agentdeck of
   another checkout's ``src`` (``PYTHONPATH``; same venv otherwise), e.g.
   ``git worktree add /tmp/before main`` then ``--baseline-src /tmp/before/src``:
-  a before/after in one run, the rounds alternating.
+  a before/after in one run, the rounds alternating;
+- ``sdk`` and ``sdk-governed``: the floor under an embedded run, the same run
+  through the official SDK alone in a fresh interpreter (``sdk_floor.py``):
+  ``ClaudeSDKClient`` as the bare CLI runs; then with what agentdeck cannot do
+  without before the prompt goes out (its settings' and store's libraries, a
+  permission callback, hooks, an in-process MCP server), all answering at once.
 
 ``deck`` and ``deck-url`` get a private, warmed bytecode cache
 (``PYTHONPYCACHEPREFIX``), as an installed agentdeck has after its first start.
@@ -68,6 +73,8 @@ LABELS = {
     "deck-daemon-nowarm": "... via a daemon, AGENTDECK_WARM_POOL=0",
     "deck-cold": "agentdeck run --scenario, no .pyc",
     "deck-baseline": "... on --baseline-src",
+    "sdk": "the SDK alone (sdk_floor.py)",
+    "sdk-governed": "... + callbacks, store, settings libs",
 }
 
 
@@ -151,6 +158,37 @@ class Bench:
             last = results[-1] if results else None
             raise RunFailed(f"bare CLI: exit {proc.returncode}, result {last}\n{err[-2000:]}")
         return Run(wall, phases)
+
+    # -- the SDK alone (the floor under an embedded run) ---------------------------
+
+    def sdk(self, *, governed: bool) -> Run:
+        run_dir = self.fresh_dir("sdk")
+        (run_dir / "work").mkdir()
+        env = clean_env(
+            ANTHROPIC_BASE_URL=self.url,
+            ANTHROPIC_API_KEY="sk-bench",
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+            CLAUDE_CONFIG_DIR=str(run_dir / "claude-config"),
+            PYTHONPYCACHEPREFIX=str(self.pycache),
+        )
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        script = Path(__file__).with_name("sdk_floor.py")
+        argv = [sys.executable, str(script), *(["--governed"] if governed else []), PROMPT]
+        started = time.perf_counter()
+        try:
+            proc = subprocess.run(
+                argv, cwd=run_dir / "work", env=env, stdin=subprocess.DEVNULL,
+                capture_output=True, text=True, timeout=RUN_TIMEOUT,
+            )  # fmt: skip
+        except subprocess.TimeoutExpired as exc:
+            raise RunFailed(f"sdk_floor.py timed out after {RUN_TIMEOUT}s") from exc
+        wall = time.perf_counter() - started
+        calls = proc.stdout.splitlines()
+        if proc.returncode != 0 or (governed and calls.count("hook PreToolUse") != 2):
+            raise RunFailed(
+                f"sdk_floor.py: exit {proc.returncode}, callbacks {calls}\n{proc.stderr[-2000:]}"
+            )
+        return Run(wall, {"exit": wall})
 
     # -- agentdeck ---------------------------------------------------------------
 
@@ -422,6 +460,7 @@ def main() -> None:
     variants = ["bare", "deck", "deck-url", "deck-daemon", "deck-daemon-nowarm"]
     variants += [] if args.no_cold else ["deck-cold"]
     variants += [] if args.baseline_src is None else ["deck-baseline"]
+    variants += ["sdk", "sdk-governed"]
     if args.variants:
         wanted = args.variants.split(",")
         unknown = [v for v in wanted if v not in variants]
@@ -460,6 +499,8 @@ def main() -> None:
             "deck-daemon-nowarm": lambda: bench.deck(home=nowarm_home),
             "deck-cold": lambda: bench.deck(cold=True),
             "deck-baseline": lambda: bench.deck(baseline=True),
+            "sdk": lambda: bench.sdk(governed=False),
+            "sdk-governed": lambda: bench.sdk(governed=True),
         }
         print("  warm-up (not counted): one run of each variant, fills the bytecode cache")
         for v in variants:
@@ -503,6 +544,13 @@ def main() -> None:
             f"  goal: embedded, median agentdeck/bare <= {GOAL_EMBEDDED:.2f}: "
             f"{'MET' if ratio <= GOAL_EMBEDDED else 'NOT MET'} ({ratio:.2f}x{without_model})"
         )
+        if "sdk-governed" in runs:
+            floor = median([r.wall for r in runs["sdk-governed"]])
+            print(
+                f"  floor: the SDK alone with agentdeck's libraries and callbacks, "
+                f"{floor / base:.2f}x bare; 1.5x leaves agentdeck's own work "
+                f"{GOAL_EMBEDDED * base - floor:+.2f}s over it"
+            )
 
         print("\n  where the time goes: median seconds from spawn at which each phase ends")
         print(f"  {'phase':<14}" + "".join(f"{v:>14}" for v in variants) + "  ends when")
@@ -515,7 +563,9 @@ def main() -> None:
         # Embedded, a warm start is the Claude Code spawned before the store opened
         # (cli/early.py) and adopted; through a daemon, the warm pool's.
         started_ahead = [
-            f"{v} {sum(r.warm for r in runs[v])}/{len(runs[v])}" for v in variants if v != "bare"
+            f"{v} {sum(r.warm for r in runs[v])}/{len(runs[v])}"
+            for v in variants
+            if v.startswith("deck")
         ]
         print(f"  on a Claude Code started ahead and adopted: {', '.join(started_ahead)}")
 
