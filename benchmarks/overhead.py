@@ -101,17 +101,23 @@ class Bench:
     def fresh_dir(self, kind: str) -> Path:
         return Path(tempfile.mkdtemp(prefix=f"{kind}-", dir=self.tmp))
 
+    def model_env(self, run_dir: Path, **extra: str) -> dict[str, str]:
+        """A clean environment pointed at this process's scripted model, with a
+        Claude Code config dir of the run's own."""
+        return clean_env(
+            ANTHROPIC_BASE_URL=self.url,
+            ANTHROPIC_API_KEY="sk-bench",
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+            CLAUDE_CONFIG_DIR=str(run_dir / "claude-config"),
+            **extra,
+        )
+
     # -- the bare CLI ------------------------------------------------------------
 
     def bare(self) -> Run:
         run_dir = self.fresh_dir("bare")
         (run_dir / "work").mkdir()
-        env = clean_env(
-            ANTHROPIC_BASE_URL=self.url,
-            ANTHROPIC_API_KEY="sk-bench",
-            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-            CLAUDE_CONFIG_DIR=str(run_dir / "claude-config"),
-        )
+        env = self.model_env(run_dir)
         argv = [
             str(bundled_cli()),
             "-p",
@@ -164,13 +170,7 @@ class Bench:
     def sdk(self, *, governed: bool) -> Run:
         run_dir = self.fresh_dir("sdk")
         (run_dir / "work").mkdir()
-        env = clean_env(
-            ANTHROPIC_BASE_URL=self.url,
-            ANTHROPIC_API_KEY="sk-bench",
-            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-            CLAUDE_CONFIG_DIR=str(run_dir / "claude-config"),
-            PYTHONPYCACHEPREFIX=str(self.pycache),
-        )
+        env = self.model_env(run_dir, PYTHONPYCACHEPREFIX=str(self.pycache))
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         script = Path(__file__).with_name("sdk_floor.py")
         argv = [sys.executable, str(script), *(["--governed"] if governed else []), PROMPT]
