@@ -42,6 +42,7 @@ from agentdeck.runner.budgets import DailyBudgets
 from agentdeck.runner.extension import SessionExtension
 from agentdeck.runner.merge_queue import MergeQueue
 from agentdeck.runner.payloads import PayloadStore
+from agentdeck.runner.scripted import ScriptedModels, scenario_of
 from agentdeck.runner.session import (
     ABORT_GRACE_SECONDS,
     STOPPED_STARTING,
@@ -93,14 +94,6 @@ def _restarting(agent: Agent, reason: str, now: float) -> tuple[Agent, list[Even
     return restarted, events
 
 
-def _scenario(ref: str | None) -> Scenario | None:
-    if not ref:
-        return None
-    from agentdeck.mockmodel import builtin_scenario_path, load_scenario
-
-    return load_scenario(builtin_scenario_path(ref))
-
-
 class Runner:
     def __init__(self, store: Store, settings: Settings, *, warm_pool: int = 0) -> None:
         """``warm_pool``: Claude Code processes started ahead per template (the daemon's,
@@ -114,7 +107,7 @@ class Runner:
         )
         self.sessions: dict[str, AgentSession] = {}
         # One scripted model per scenario, however many agents start on it at once.
-        self._models: dict[str, asyncio.Future[MockModel]] = {}
+        self.models = ScriptedModels()
         self.start_slots = asyncio.Semaphore(settings.max_concurrent_starts)
         # Set once the runner is to stop: no agent starts any more (``ShuttingDown``);
         # the creations under way are counted, and the shutdown waits for them.
@@ -141,10 +134,7 @@ class Runner:
         pool's are; with the scripted model it was pointed at, served as this
         runner's own for its scenarios."""
         if model is not None:
-            for name in (s.name for s in model.scenarios):
-                served: asyncio.Future[MockModel] = asyncio.get_running_loop().create_future()
-                served.set_result(model)
-                self._models.setdefault(name, served)
+            self.models.adopt(model)
         self.warm.add(warm)
 
     # -- starting ----------------------------------------------------------------
@@ -206,7 +196,7 @@ class Runner:
         self, spec: AgentSpec, *, keep_alive: bool, parent_id: str | None, background: bool
     ) -> AgentSession:
         self.check_capacity()
-        scenario = _scenario(spec.scenario)
+        scenario = scenario_of(spec.scenario)
         fits_warm = warmable(spec, bool(scenario and scenario.workspace_files))
         # A process started ahead for such an agent: it takes its id and workspace.
         warm = self.warm.take(spec) if fits_warm else None
@@ -303,7 +293,7 @@ class Runner:
             raise InvalidState(agent.id, agent.state, "resume: it never started a Claude session")
         self.check_capacity()
         session_id = agent.session_id
-        scenario = _scenario(agent.spec.scenario)
+        scenario = scenario_of(agent.spec.scenario)
         base_url = await self._model_url(scenario) if scenario else None
         now = time.time()
         events: list[Event]
@@ -357,7 +347,7 @@ class Runner:
         if agent.session_id or agent.state.is_live or agent.source is not AgentSource.AGENTDECK:
             raise InvalidState(agent.id, agent.state, "start it afresh")
         self.check_capacity()
-        scenario = _scenario(agent.spec.scenario)
+        scenario = scenario_of(agent.spec.scenario)
         base_url = await self._model_url(scenario) if scenario else None
         agent, events = _restarting(agent, "restart", time.time())
         await self.store.record(events, agent)
@@ -517,7 +507,7 @@ class Runner:
         and a workspace reserved for it; nothing is recorded (None: the runner
         is closing). A profile that confines the whole process gets its
         confinement set up for that workspace, claimed with the process."""
-        scenario = _scenario(template.scenario)
+        scenario = scenario_of(template.scenario)
         base_url = await self._model_url(scenario) if scenario else None
         agent_id = new_agent_id()
         cwd = self.settings.workspaces_dir / agent_id
@@ -608,25 +598,14 @@ class Runner:
         return cwd
 
     async def _model_url(self, scenario: Scenario) -> str:
-        """The URL of the scenario's scripted model, started by the first agent that
-        needs it (those starting meanwhile wait for the same one)."""
-        starting = self._models.get(scenario.name)
-        if starting is None or (starting.done() and starting.exception() is not None):
-            starting = self._models[scenario.name] = asyncio.create_task(
-                _serve_model(scenario), name=f"model-{scenario.name}"
-            )
-        model = await asyncio.shield(starting)
+        url = await self.models.url(scenario)
         if self._closing:  # the shutdown stops it, with the others
             raise ShuttingDown()
-        return model.url_for(scenario.name)
+        return url
 
     def scripted_models(self) -> dict[str, MockModel]:
         """The scripted models started so far, by scenario."""
-        return {
-            name: task.result()
-            for name, task in self._models.items()
-            if task.done() and not task.cancelled() and task.exception() is None
-        }
+        return self.models.started()
 
     # -- steering ----------------------------------------------------------------
 
@@ -767,11 +746,7 @@ class Runner:
                 logger.warning("agent %s did not stop gracefully: %r", session.agent.id, outcome)
                 with contextlib.suppress(Exception):
                     await session.kill()
-        for started in self._models.values():
-            await asyncio.wait({started})
-            if not started.cancelled() and started.exception() is None:
-                await started.result().stop()
-        self._models.clear()
+        await self.models.close()
 
     async def _creations_ended(self) -> None:
         """Creations under way end at their next step (refused, or their start
@@ -807,11 +782,3 @@ class Runner:
                 agent.with_changes(state=AgentState.INTERRUPTED, pid=None, current_tool=None,
                                    updated_at=now, last_error=reason, extra=extra),
             )  # fmt: skip
-
-
-async def _serve_model(scenario: Scenario) -> MockModel:
-    from agentdeck.mockmodel import MockModel
-
-    model = MockModel([scenario], host="127.0.0.1", port=0)
-    await model.start()
-    return model
