@@ -28,9 +28,10 @@ so drift on a shared machine hits all of them alike:
   a before/after in one run, the rounds alternating;
 - ``sdk`` and ``sdk-governed``: the floor under an embedded run, the same run
   through the official SDK alone in a fresh interpreter (``sdk_floor.py``):
-  ``ClaudeSDKClient`` as the bare CLI runs; then with what agentdeck cannot do
-  without before the prompt goes out (its settings' and store's libraries, a
-  permission callback, hooks, an in-process MCP server), all answering at once.
+  ``ClaudeSDKClient`` as a plain SDK user writes it; then, spawned early as
+  agentdeck spawns it, with what agentdeck cannot do without before the prompt
+  goes out (its settings' and store's libraries, a permission callback, hooks, an
+  in-process MCP server), all answering at once.
 
 ``deck`` and ``deck-url`` get a private, warmed bytecode cache
 (``PYTHONPYCACHEPREFIX``), as an installed agentdeck has after its first start.
@@ -74,7 +75,7 @@ LABELS = {
     "deck-cold": "agentdeck run --scenario, no .pyc",
     "deck-baseline": "... on --baseline-src",
     "sdk": "the SDK alone (sdk_floor.py)",
-    "sdk-governed": "... + callbacks, store, settings libs",
+    "sdk-governed": "... early spawn, callbacks, libs",
 }
 
 
@@ -547,7 +548,7 @@ def main() -> None:
         if "sdk-governed" in runs:
             floor = median([r.wall for r in runs["sdk-governed"]])
             print(
-                f"  floor: the SDK alone with agentdeck's libraries and callbacks, "
+                f"  floor: the SDK alone, spawned early, with agentdeck's libraries and callbacks, "
                 f"{floor / base:.2f}x bare; 1.5x leaves agentdeck's own work "
                 f"{GOAL_EMBEDDED * base - floor:+.2f}s over it"
             )
