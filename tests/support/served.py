@@ -59,5 +59,11 @@ async def serving(settings: Settings) -> AsyncIterator[Served]:
     finally:
         stop.set()
         await asyncio.wait({task}, timeout=START_DEADLINE_SECONDS)
-        if task.done() and not task.cancelled() and task.exception() is not None:
+        if not task.done():
+            # Not left running into the event loop's teardown, where a task that
+            # does not end when cancelled hangs the worker: cancelled, and said.
+            task.cancel()
+            await asyncio.wait({task}, timeout=10)
+            raise AssertionError(f"the daemon did not stop within {START_DEADLINE_SECONDS:.0f} s")
+        if not task.cancelled() and task.exception() is not None:
             raise task.exception()  # type: ignore[misc]
