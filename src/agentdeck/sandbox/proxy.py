@@ -52,8 +52,12 @@ async def splice(
     try:
         await asyncio.gather(_pipe(a[0], b[1]), _pipe(b[0], a[1]))
     finally:
-        for _, writer in (a, b):
+        # Both closed before either is waited for: a stop (cancel) while the first
+        # one closes must not leave the other open.
+        writers = (a[1], b[1])
+        for writer in writers:
             writer.close()
+        for writer in writers:
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
 
@@ -189,11 +193,15 @@ class AllowlistProxy(_Server):
             text = f"agentdeck's sandbox proxy could not reach {host}:{port}: {exc}"
             await self._reply(writer, _refusal(502, "Bad Gateway", text))
             return
-        if forward:
-            upstream[1].write(forward)
-        else:
-            writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
-        await writer.drain()
+        try:
+            if forward:
+                upstream[1].write(forward)
+            else:
+                writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+            await writer.drain()
+        except BaseException:  # the client gone, or a stop: the upstream goes too
+            upstream[1].close()
+            raise
         await splice((reader, writer), upstream)
 
     @staticmethod
