@@ -88,6 +88,13 @@ async def _stopped(transport: SubprocessCLITransport) -> None:
         await asyncio.to_thread(procs.terminate_tree, pid, STOP_GRACE_SECONDS)
     with contextlib.suppress(Exception):
         await transport.close()  # reaps it
+    # The SDK's close leaves the process's stdout pipe open (a session reads it to
+    # its end first; a warm process is never read): closed here, not left to the
+    # garbage collector (an open fd meanwhile, then a ResourceWarning).
+    if process is not None:
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(STOP_GRACE_SECONDS):
+                await process.aclose()
 
 
 @dataclass
