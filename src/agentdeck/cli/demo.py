@@ -16,6 +16,7 @@ from agentdeck.daemon.deck import Deck
 from agentdeck.daemon.home import DaemonInfo
 from agentdeck.daemon.server import serve
 from agentdeck.errors import AgentdeckError, ConfigError
+from agentdeck.runner import procs
 from agentdeck.settings import Settings
 
 # How long the demo leaves a worker's question to a person before answering it itself.
@@ -52,7 +53,7 @@ SETTLED = frozenset(
 async def run_demo(settings: Settings, *, exit_when_done: bool) -> int:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in (signal.SIGINT, *procs.stop_signals()):  # SIGHUP too: as the daemon
         loop.add_signal_handler(sig, stop.set)
     watchers: set[asyncio.Task[None]] = set()
 

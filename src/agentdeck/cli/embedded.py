@@ -8,11 +8,14 @@ before Claude Code is spawned (``cli.early``), so it boots sooner.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
 from agentdeck.cli import importing
 
 if TYPE_CHECKING:
+    from agentdeck.cli.ending import Ending
     from agentdeck.core.agent import AgentSpec
     from agentdeck.settings import Settings
 
@@ -32,6 +35,11 @@ def run_embedded(spec: AgentSpec, agent: str | None, as_json: bool) -> int:
     configure_logging()  # as the Typer app has it (a no-op when it did already)
 
     async def go(settings: Settings) -> int:
+        from agentdeck.cli.ending import watch
+
+        return await watch("run", lambda ending: work(settings, ending))
+
+    async def work(settings: Settings, ending: Ending) -> int:
         from dataclasses import replace
 
         from agentdeck.cli.early import spawn
@@ -55,15 +63,29 @@ def run_embedded(spec: AgentSpec, agent: str | None, as_json: bool) -> int:
             from agentdeck.cli.follow import follow_session
 
             async with opened(settings) as (store, runner):
-                if early is not None:
-                    runner.adopt(early.warm, early.model)
-                    early = None  # the runner's now: its shutdown stops what is unclaimed
-                session = await runner.start(run_spec)
-                code = await follow_session(store, session, as_json=as_json)
+                ending.supervise(runner)  # SIGTERM/SIGHUP stop its agents from now on
+                try:
+                    if early is not None:
+                        runner.adopt(early.warm, early.model)
+                        early = None  # the runner's now: its shutdown stops what is unclaimed
+                    session = await runner.start(run_spec)
+                    code = await follow_session(store, session, as_json=as_json)
+                finally:
+                    await ending.stopped()  # while the store is open: the agents say so
         finally:
-            if early is not None:  # never handed over (a failure, Ctrl-C)
-                await asyncio.shield(early.close())
+            if early is not None:  # never handed over (a failure, Ctrl-C, SIGTERM)
+                await _to_the_end(early.close())
         end_quickly()  # the store is closed, the agent's processes reaped
         return code
 
     return run_async(go)
+
+
+async def _to_the_end(work: Awaitable[None]) -> None:
+    """``work`` run to its end even if this task is cancelled meanwhile (a signal):
+    what it stops must not outlive the process."""
+    task = asyncio.ensure_future(work)
+    while not task.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(task)
+    task.result()

@@ -1,4 +1,4 @@
-"""Run the daemon: one process, one home, until SIGINT/SIGTERM.
+"""Run the daemon: one process, one home, until SIGINT/SIGTERM/SIGHUP.
 
 Start-up: take the home's lock (a second daemon is refused), make the token,
 open the Deck and reconcile agents a crash left behind, bind, then publish the
@@ -29,6 +29,7 @@ from agentdeck.daemon.home import (
 from agentdeck.errors import ConfigError, ShuttingDown
 from agentdeck.hooks.config import write_client_config
 from agentdeck.hooks.socket_server import HookSocketServer
+from agentdeck.runner import procs
 from agentdeck.settings import Settings
 from agentdeck.web.app import create_app
 from agentdeck.web.sse import close_streams
@@ -57,7 +58,7 @@ class _Server(uvicorn.Server):
 async def serve(
     settings: Settings, *, on_ready: Ready | None = None, stop: asyncio.Event | None = None
 ) -> None:
-    """Serve until ``stop`` is set (or SIGINT/SIGTERM when ``stop`` is None)."""
+    """Serve until ``stop`` is set (or SIGINT/SIGTERM/SIGHUP when ``stop`` is None)."""
     settings.ensure_home()
     lock = DaemonLock(settings)
     lock.acquire()
@@ -199,10 +200,22 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def _signal_event() -> asyncio.Event:
+    """Set by SIGINT, SIGTERM (``agentdeck down``) or SIGHUP (the terminal it ran
+    in closed; not under ``nohup``): each is a stop, agents first. Left to their
+    default, the last two would end the daemon at once, its agents' processes
+    (a sandbox leads a session of its own) running on without it."""
     import signal
 
     event = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, event.set)
+
+    def stop(sig: signal.Signals) -> None:
+        if sig == signal.SIGHUP:
+            procs.leave_terminal()
+        if not event.is_set():
+            logger.warning("got %s: stopping", sig.name)
+        event.set()
+
+    for sig in (signal.SIGINT, *procs.stop_signals()):
+        loop.add_signal_handler(sig, stop, sig)
     return event

@@ -4,12 +4,18 @@ Claude Code runs tools as children (``/bin/sh -c …``) that may spawn their own
 children. Killing only the CLI could orphan them, so a stop always takes the
 whole tree, snapshotted *before* the first signal (a dead parent's children are
 re-parented and no longer findable through it).
+
+And the signals that tell a supervising process (the daemon, an embedded run)
+to end: handled, so that it stops its agents first.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import signal
+import sys
 import time
 
 import psutil
@@ -143,3 +149,25 @@ def end_leftover(pid: int | None, since: float, grace: float) -> None:
     is still that process. Blocking (call it in a thread from async code)."""
     if pid is not None and runs_since(pid, since) and looks_like_claude(pid):
         terminate_tree(pid, grace)
+
+
+def stop_signals() -> tuple[signal.Signals, ...]:
+    """The signals, besides SIGINT, that a process supervising agents handles by
+    stopping them before it ends: SIGTERM, and SIGHUP (its terminal is gone)
+    unless it was started to ignore hang-ups (``nohup``)."""
+    ignored = signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+    return (signal.SIGTERM,) if ignored else (signal.SIGTERM, signal.SIGHUP)
+
+
+def leave_terminal() -> None:
+    """Standard output and error that are a terminal go to ``/dev/null`` from now
+    on: the terminal hung up, and a write to it would fail."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            fd = stream.fileno()
+            if os.isatty(fd):
+                with contextlib.suppress(OSError, ValueError):
+                    stream.flush()
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, fd)
+                os.close(devnull)

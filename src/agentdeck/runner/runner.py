@@ -684,6 +684,28 @@ class Runner:
         self._begin_stops(suspend=self._suspending)
         await asyncio.gather(self.abort_starts(suspend=suspend), self.warm.close())
 
+    async def stop_now(self, reason: str) -> None:
+        """Everything this runner runs stops now, with no grace for a turn to end:
+        the process supervising it was told to end (SIGTERM, SIGHUP to an embedded
+        run). No agent starts from now on; a start under way stops; every session's
+        whole process tree (its sandbox included) gets SIGTERM, then SIGKILL after
+        ``stop_grace_seconds``, as a kill does; each agent is left ``interrupted``
+        with ``reason`` as its last error (an agent whose turn had ended keeps what
+        that turn made it). A session whose graceful close had begun is halted too.
+        Returns once every session has its final state; ``shutdown`` closes the rest."""
+        self._closing = True
+        halts = []
+        for agent_id, session in self.sessions.items():
+            if not session.finished.is_set():
+                halts.append(halt := asyncio.ensure_future(session.halt(reason=reason)))
+                self._stops.setdefault(agent_id, halt)  # what ``shutdown`` waits for
+        outcomes = await asyncio.gather(
+            self.abort_starts(), self.warm.close(), *halts, return_exceptions=True
+        )
+        for outcome in outcomes:
+            if isinstance(outcome, Exception):
+                logger.warning("a stop did not go as it should: %r", outcome)
+
     def _begin_stops(self, *, suspend: bool) -> None:
         """Each session not told yet is told it stops (the stop's first step runs
         before anything this caller does next: an orchestrator must not hear of a

@@ -156,6 +156,7 @@ class AgentSession:
         self._pending: set[asyncio.Future[None]] = set()
         self._started = asyncio.Event()  # start() is over, whatever its outcome
         self._stopping: AgentState | None = None  # set by kill()/close()/suspend()
+        self._stop_reason: str | None = None  # why halt() stopped it, if it was told
         self._connecting: ClaudeSDKClient | None = None  # its client, while it starts
         self._aborted = False  # its start was stopped by abort_start()
         self._waiting_slot: asyncio.Future[Any] | None = None
@@ -538,16 +539,18 @@ class AgentSession:
         leave it ``interrupted``, marked to be carried on when the daemon starts again."""
         await self.halt(carry_on=True)
 
-    async def halt(self, *, carry_on: bool = False) -> None:
+    async def halt(self, *, carry_on: bool = False, reason: str | None = None) -> None:
         """Stop its processes now, mid-turn, and leave it ``interrupted`` (with
-        ``carry_on``, marked to be carried on when the daemon starts again). For a
-        daemon stopping while the agent waits in a tool call (an answer, its
-        workers): its turn cannot end by itself, so a graceful close would only
-        wait for the timeout."""
+        ``carry_on``, marked to be carried on when the daemon starts again; with
+        ``reason``, that is its last error). For a daemon stopping while the agent
+        waits in a tool call (an answer, its workers): its turn cannot end by
+        itself, so a graceful close would only wait for the timeout; and for a
+        supervisor told to end (``Runner.stop_now``)."""
         if self.finished.is_set() or await self._stop_start(
             AgentState.INTERRUPTED, suspend=carry_on
         ):
             return
+        self._stop_reason = reason
         self._suspended = carry_on
         self._stopping = AgentState.INTERRUPTED
         self._terminating = True
@@ -817,6 +820,7 @@ class AgentSession:
             state = self._final
         elif self._stopping is not None:
             state = self._stopping
+            last_error = self._stop_reason or last_error
         else:
             state = AgentState.ERROR
             code = getattr(failure, "exit_code", None)
