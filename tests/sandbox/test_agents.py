@@ -253,6 +253,7 @@ def refused(output: str) -> bool:
         "Network is unreachable",
         "name resolution",
         "EACCES",
+        "are never an agent's",  # the policy, before the sandbox (agentdeck's own files)
         "Operation not permitted",
         "HTTP Error",
     )

@@ -108,14 +108,17 @@ def _plan(world: World, spec: SandboxSpec) -> Plan:
 
 
 def test_the_plan_hides_the_deck_before_it_opens_the_workspace(world: World) -> None:
-    (world.tmp / "claude-config" / "hooks").mkdir(parents=True, exist_ok=True)
+    config = world.tmp / "claude-config"
+    (config / "hooks").mkdir(parents=True, exist_ok=True)
     argv = _plan(world, SandboxSpec(mode=SandboxMode.PROCESS)).argv(["claude", "--x"])
     pairs = list(itertools.pairwise(argv))
     hide = pairs.index(("--tmpfs", str(world.settings.home_dir)))
     opened = pairs.index(("--bind", str(world.workspace)))
-    hooks = str(world.tmp / "claude-config" / "hooks")
     assert hide < opened < pairs.index(("--ro-bind", str(world.workspace / ".git" / "hooks")))
-    assert ("--ro-bind", hooks) in pairs  # a later session's hooks stay out of reach
+    # Claude Code's config read-only whole, after every writable place: a later
+    # session's settings, hooks and agents stay out of reach, present or not.
+    assert opened < pairs.index(("--ro-bind", str(config)))
+    assert ("--bind", str(config)) not in pairs
     assert "--unshare-net" in argv and "--unshare-pid" in argv
     assert "--die-with-parent" not in argv  # a crashed supervisor must not lose the session
     assert ("--ro-bind", str(world.tmp / "user" / ".ssh")) not in pairs
@@ -240,19 +243,20 @@ def test_the_relay_lets_go_of_stdio_and_ends_with_its_command(tmp_path: Path) ->
     assert time.monotonic() - started < 10  # not held open by the relay
     import psutil
 
-    relays = [p for p in _processes() if marker in " ".join(p.cmdline())]
+    relays = [p for p, line in _processes() if marker in line]
     _, alive = psutil.wait_procs(relays, timeout=5)  # returns as each one exits
     assert not alive, "the relay outlived its command"
 
 
-def _processes() -> list[Any]:
+def _processes() -> list[tuple[Any, str]]:
+    """Every process with its command line, read once (one that ends or turns
+    zombie meanwhile, another test's, is left out)."""
     import psutil
 
     found = []
     for process in psutil.process_iter():
         try:
-            process.cmdline()
-            found.append(process)
+            found.append((process, " ".join(process.cmdline())))
         except psutil.Error:
             continue
     return found

@@ -14,6 +14,7 @@ host through whatever the allow-list says.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import logging
 import os
@@ -26,9 +27,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from agentdeck.core.sandbox import NetworkMode, SandboxSpec, domain_allowed
-from agentdeck.sandbox.plan import PROXY_PORT, Plan
+from agentdeck.sandbox import seccomp
+from agentdeck.sandbox.plan import PRIVATE_STATE, PROXY_PORT, STATE_JSON, UNIX_FILTER, Plan
 from agentdeck.sandbox.proxy import AllowlistProxy, Forward
-from agentdeck.sandbox.support import bwrap_path
+from agentdeck.sandbox.support import bwrap_path, sandbox_uid
 from agentdeck.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -40,6 +42,12 @@ PREFIX = "agentdeck-sbx-"
 _swept: list[bool] = []
 
 
+def base_dir() -> Path:
+    """Where every agent's private directory lives: one directory of agentdeck's
+    (0700), which each sandbox hides should a writable place (``/tmp``) hold it."""
+    return Path(tempfile.gettempdir()) / f"{PREFIX}{os.geteuid()}"
+
+
 def sweep_stale() -> None:
     """Remove the private directories a process that died without closing its
     sandboxes left behind (a daemon killed with SIGKILL): their ``/tmp`` may
@@ -47,10 +55,11 @@ def sweep_stale() -> None:
     if _swept:
         return
     _swept.append(True)
-    for path in Path(tempfile.gettempdir()).glob(f"{PREFIX}*-*"):
-        pid = path.name.removeprefix(PREFIX).split("-", 1)[0]
-        if pid.isdigit() and not _alive(int(pid)):
-            shutil.rmtree(path, ignore_errors=True)
+    for parent in (base_dir(), Path(tempfile.gettempdir())):
+        for path in parent.glob(f"{PREFIX}*-*"):
+            pid = path.name.removeprefix(PREFIX).split("-", 1)[0]
+            if pid.isdigit() and not _alive(int(pid)):
+                shutil.rmtree(path, ignore_errors=True)
 
 
 def _alive(pid: int) -> bool:
@@ -101,28 +110,8 @@ class Confinement:
     ) -> Confinement:
         """Start what the sandbox needs outside; ``close`` undoes it."""
         await asyncio.to_thread(sweep_stale)
-        directory = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
-        directory.chmod(0o700)
-        (directory / "tmp").mkdir(mode=0o700)
-        (directory / "run").mkdir(mode=0o700)
-        config = (settings.claude_config_dir or Path("~/.claude")).expanduser().resolve()
-        claude_json = (
-            config / ".claude.json"
-            if settings.claude_config_dir is not None
-            else Path("~/.claude.json").expanduser()
-        )
-        config.mkdir(parents=True, exist_ok=True)
-        plan = Plan(
-            spec=spec,
-            workspace=workspace.resolve(),
-            home=Path.home(),
-            agentdeck_home=settings.home_dir,
-            claude_config=config,
-            claude_json=claude_json,
-            private_tmp=directory / "tmp",
-            sockets=directory / "run",
-            bwrap=bwrap_path() or "bwrap",
-        )
+        plan = await asyncio.to_thread(_lay_out, spec, workspace, settings)
+        directory = plan.private_tmp.parent
         made = cls(spec, plan, directory)
         try:
             await made._serve(endpoint, on_blocked, hosts or {})
@@ -208,3 +197,63 @@ class Confinement:
                 logger.warning("a sandbox server did not close", exc_info=True)
         self.servers.clear()
         await asyncio.to_thread(shutil.rmtree, self.directory, True)
+
+
+def _lay_out(spec: SandboxSpec, workspace: Path, settings: Settings) -> Plan:
+    """The agent's private directory and what its plan binds: its ``/tmp``, its
+    sockets, the seccomp filters, its own copy of Claude Code's state; the places
+    in Claude Code's config directory that its state is bound over."""
+    base = base_dir()
+    base.mkdir(mode=0o700, exist_ok=True)
+    base.chmod(0o700)
+    directory = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=base))
+    try:
+        return _fill(directory, spec, workspace, settings, base)
+    except BaseException:
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
+
+
+def _fill(
+    directory: Path, spec: SandboxSpec, workspace: Path, settings: Settings, base: Path
+) -> Plan:
+    directory.chmod(0o700)
+    for name in ("tmp", "run", "state"):
+        (directory / name).mkdir(mode=0o700)
+    config = (settings.claude_config_dir or Path("~/.claude")).expanduser().resolve()
+    claude_json = (
+        config / ".claude.json"
+        if settings.claude_config_dir is not None
+        else Path("~/.claude.json").expanduser()
+    )
+    config.mkdir(parents=True, exist_ok=True)
+    state = directory / "state"
+    for name in PRIVATE_STATE:
+        (state / name).mkdir()
+        with contextlib.suppress(FileExistsError):
+            (config / name).mkdir()
+    if claude_json.is_file():
+        with contextlib.suppress(OSError):  # being rewritten: the agent starts afresh
+            shutil.copyfile(claude_json, state / STATE_JSON)
+    filters = directory / "seccomp.bpf", directory / "seccomp-no-unix.bpf"
+    filters[0].write_bytes(seccomp.program())
+    filters[1].write_bytes(seccomp.program(unix_sockets=False))
+    (directory / "run" / UNIX_FILTER).write_bytes(seccomp.unix_only())
+    plan = Plan(
+        spec=spec,
+        workspace=workspace.resolve(),
+        home=Path.home(),
+        agentdeck_home=settings.home_dir,
+        claude_config=config,
+        claude_json=claude_json,
+        private_tmp=directory / "tmp",
+        sockets=directory / "run",
+        bwrap=bwrap_path() or "bwrap",
+        state=state,
+        uid=sandbox_uid(),
+        seccomp=filters[0],
+        seccomp_no_unix=filters[1],
+        hidden=(base,),
+    )
+    plan.project_dir().mkdir(parents=True, exist_ok=True)
+    return plan

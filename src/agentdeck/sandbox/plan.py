@@ -1,22 +1,35 @@
 """The bubblewrap command line that confines one agent's Claude Code process.
 
+The process holds no privilege: a user namespace of its own in which it is an
+unprivileged uid (``nobody`` when agentdeck runs as root; the same uid
+otherwise), every capability dropped, no further user namespaces
+(``--disable-userns``), ``no_new_privs``, and the seccomp filter of
+``seccomp.py`` (no mount, namespace, ptrace, keyring, bpf or io_uring calls; no
+Unix socket). What it writes still belongs to the user who runs agentdeck: its
+uid inside maps to that user's.
+
 The sandbox sees the host's files read-only, with, in this order (a later mount
 covers an earlier one):
 
 - a private ``/tmp`` and ``/run``, its own ``/dev`` and ``/proc`` (a pid
-  namespace of its own: no other process, no daemon's ``/proc/<pid>/environ``;
-  no Unix socket another program left in ``/tmp`` or ``/run``); what the sandbox
-  runs (Claude Code, the relay, its Python) stays visible, read-only, if it
-  lives there;
+  namespace of its own: no other process, no daemon's ``/proc/<pid>/environ``);
+  what the sandbox runs (Claude Code, the relay, its Python) stays visible,
+  read-only, if it lives there;
 - agentdeck's home hidden under an empty tmpfs (token, database, payloads,
   logs, the hook socket, other agents' workspaces);
-- Claude Code's config directory writable (sessions, transcripts), but its
-  settings, hooks, agents, commands and skills read-only, so an agent cannot
-  plant what a later unsandboxed session would run;
 - the workspace and the profile's ``allow_write`` places writable; its
   ``deny_write`` places read-only again; its ``deny_read`` places hidden
   (an empty tmpfs over a directory, ``/dev/null`` over a file);
-- ``/run/agentdeck`` holding the relay's Unix sockets (proxy, model endpoint).
+- every agent's private directory hidden, should a writable place (``/tmp``)
+  hold them;
+- Claude Code's config directory read-only, whatever it holds or lacks
+  (settings, hooks, agents, commands, skills, plugins: what a later session
+  runs), but for this agent's own state: its project's transcripts, its
+  credentials (a login refreshes them), and a private copy of the rest
+  (``.claude.json``, shell snapshots, session environments, todos, …) that no
+  other agent sees and that goes with the sandbox;
+- ``/run/agentdeck``, read-only, holding the relay's Unix sockets (proxy,
+  model endpoint).
 
 No ``--die-with-parent``: a supervisor killed outright leaves Claude Code running
 as it would unsandboxed, so it still writes its session on the way out when the
@@ -30,28 +43,46 @@ host's network.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentdeck.core.sandbox import NetworkMode, SandboxSpec, absolute
+from agentdeck.sandbox.support import confinement_flags
 
 RUN_DIR = "/run/agentdeck"
 RELAY = Path(__file__).with_name("relay.py")
 PROXY_PORT = 3128
-# Claude Code's own files an agent may not change: what a later session runs.
-PROTECTED_CONFIG = (
-    "settings.json",
-    "settings.local.json",
-    "CLAUDE.md",
-    "agents",
-    "commands",
-    "skills",
-    "hooks",
-    "plugins",
-    "output-styles",
+# Claude Code's own state, private to each sandboxed agent: bound from the
+# agent's directory over the config directory's (made there first: a mount needs
+# a place). A shell snapshot is what the session's next Bash call sources.
+PRIVATE_STATE = (
+    "shell-snapshots",
+    "session-env",
+    "sessions",
+    "todos",
+    "statsig",
+    "telemetry",
+    "plans",
+    "debug",
+    "file-history",
+    "backups",
+    "cache",
+    "paste-cache",
+    "ide",
 )
+CREDENTIALS = ".credentials.json"
+SLUG_MAX = 200  # Claude Code's limit on a project directory's name
+SECCOMP_FD = 9
+
+
+def project_slug(cwd: str) -> str | None:
+    """The name Claude Code gives the directory of a project's transcripts
+    (``projects/<slug>``); None past its length limit, where it adds a hash."""
+    slug = re.sub(r"[^a-zA-Z0-9]", "-", cwd)
+    return slug if len(slug) <= SLUG_MAX else None
 
 
 @dataclass
@@ -67,10 +98,19 @@ class Plan:
     forwards: dict[int, str] = field(default_factory=dict)  # port inside -> socket name
     bwrap: str = "bwrap"
     python: str = sys.executable
+    state: Path | None = None  # the agent's private Claude Code state (PRIVATE_STATE, claude.json)
+    uid: int | None = None  # the unprivileged uid inside (agentdeck running as root)
+    seccomp: Path | None = None  # the filter bubblewrap loads (seccomp.program)
+    seccomp_no_unix: Path | None = None  # the same, refusing Unix sockets too
+    hidden: tuple[Path, ...] = ()  # every agent's private directory, hidden
 
     @property
     def own_network(self) -> bool:
         return self.spec.network is not NetworkMode.OPEN
+
+    @property
+    def relayed(self) -> bool:
+        return self.own_network and bool(self.forwards)
 
     def writable(self) -> list[str]:
         ws, home = str(self.workspace), str(self.home)
@@ -78,11 +118,11 @@ class Plan:
         return list(dict.fromkeys([*places, ws]))
 
     def argv(self, command: Sequence[str]) -> list[str]:
-        """``bwrap … -- [relay …] -- command``."""
+        """``[sh -c 'exec "$@" 9<filter'] bwrap … -- [relay …] -- command``."""
         args = [
             self.bwrap,
             "--new-session",
-            "--unshare-user-try",
+            *confinement_flags(self.uid),
             "--unshare-pid",
             "--unshare-ipc",
             "--unshare-uts",
@@ -97,9 +137,9 @@ class Plan:
         for path in self.programs(command):
             args += ["--ro-bind", path, path]
         args += self._hide_dir(self.agentdeck_home)
-        args += self._config()
         ws, home = str(self.workspace), str(self.home)
-        for place in self.writable():
+        writable = self.writable()
+        for place in writable:
             if Path(place).exists():
                 args += ["--bind", place, place]
         for path in (absolute(p, workspace=ws, home=home) for p in self.spec.deny_write):
@@ -107,11 +147,23 @@ class Plan:
                 args += ["--ro-bind", path, path]
         for path in (absolute(p, workspace=ws, home=home) for p in self.spec.deny_read):
             args += self._hide(path)
-        args += ["--bind", str(self.sockets), RUN_DIR, "--chdir", ws, "--"]
-        if self.own_network and self.forwards:
+        for private in self.hidden:
+            if any(_under(private, Path(place)) for place in writable):
+                args += self._hide_dir(private)
+        args += self._config()
+        args += ["--ro-bind", str(self.sockets), RUN_DIR, "--chdir", ws]
+        filter_file = self.seccomp if self.relayed else self.seccomp_no_unix
+        if filter_file is not None:
+            args += ["--seccomp", str(SECCOMP_FD)]
+        args.append("--")
+        if self.relayed:
             relay = [f"{port}={RUN_DIR}/{name}" for port, name in sorted(self.forwards.items())]
-            args += [self.python, "-S", "-B", str(RELAY), *relay, "--"]
-        return [*args, *command]
+            unix = ["--seccomp", f"{RUN_DIR}/{UNIX_FILTER}"] if self.seccomp is not None else []
+            args += [self.python, "-S", "-B", str(RELAY), *unix, *relay, "--"]
+        args += command
+        if filter_file is None:
+            return args
+        return ["/bin/sh", "-c", f'exec "$@" {SECCOMP_FD}<"$0"', str(filter_file), *args]
 
     def programs(self, command: Sequence[str]) -> list[str]:
         """What the sandbox runs (the command's program, the relay and the Python
@@ -126,17 +178,32 @@ class Plan:
                 out.append(str(real))
         return list(dict.fromkeys(out))
 
+    def project_dir(self) -> Path:
+        """Where Claude Code keeps this workspace's transcripts: the only part of
+        ``projects/`` the agent may write (all of it past the name's limit)."""
+        slug = project_slug(str(self.workspace))
+        projects = self.claude_config / "projects"
+        return projects / slug if slug is not None else projects
+
     def _config(self) -> list[str]:
-        args: list[str] = []
         config = str(self.claude_config)
-        if self.claude_config.is_dir():
-            args += ["--bind", config, config]
-            for name in PROTECTED_CONFIG:
-                path = self.claude_config / name
-                if path.exists():
-                    args += ["--ro-bind", str(path), str(path)]
-        if self.claude_json.is_file():
-            args += ["--bind", str(self.claude_json), str(self.claude_json)]
+        if not self.claude_config.is_dir():
+            return []
+        args = ["--ro-bind", config, config]
+        project = self.project_dir()
+        if project.is_dir():
+            args += ["--bind", str(project), str(project)]
+        credentials = self.claude_config / CREDENTIALS
+        if credentials.is_file() and not credentials.is_symlink():
+            args += ["--bind", str(credentials), str(credentials)]
+        if self.state is not None:
+            for name in PRIVATE_STATE:
+                mine, theirs = self.state / name, self.claude_config / name
+                if mine.is_dir() and theirs.is_dir() and not theirs.is_symlink():
+                    args += ["--bind", str(mine), str(theirs)]
+            mine_json = self.state / STATE_JSON
+            if mine_json.is_file() and self.claude_json.is_file():
+                args += ["--bind", str(mine_json), str(self.claude_json)]
         return args
 
     @staticmethod
@@ -150,3 +217,11 @@ class Plan:
         if Path(path).is_symlink() or Path(path).exists():
             return ["--ro-bind", "/dev/null", path]
         return []
+
+
+UNIX_FILTER = "unix.bpf"  # in the sockets directory: the relay's part of the filter
+STATE_JSON = "claude.json"
+
+
+def _under(path: Path, place: Path) -> bool:
+    return path == place or place in path.parents

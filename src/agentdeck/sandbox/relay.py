@@ -1,4 +1,4 @@
-"""The relay inside a sandbox: ``python -S relay.py PORT=SOCKET ... -- COMMAND ...``.
+"""The relay inside a sandbox: ``relay.py [--seccomp FILTER] PORT=SOCKET ... -- COMMAND ...``.
 
 A sandboxed process has a network namespace of its own: nothing outside is
 reachable. The relay listens on loopback ports inside it and carries each
@@ -7,9 +7,15 @@ or the model endpoint), then runs COMMAND. The listeners are bound before
 COMMAND starts, so it can connect at once; the relay lives in a child process
 that holds none of COMMAND's stdio and ends when COMMAND does.
 
+Only the relay may open Unix sockets: with ``--seccomp FILTER`` (a classic BPF
+program, ``seccomp.unix_only``) COMMAND runs under that filter too, installed
+after the relay's process has split off; a filter that cannot be installed
+ends the relay before COMMAND runs.
+
 Standard library only (it runs under ``python -S``); nothing of agentdeck's.
 """
 
+import ctypes
 import os
 import select
 import socket
@@ -90,10 +96,39 @@ def ended(parent: int) -> None:
         time.sleep(PARENT_POLL)
 
 
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+
+
+class _Fprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def install_filter(program: bytes) -> None:
+    """Load a seccomp filter onto this process (and what it execs); the sandbox
+    has already set ``no_new_privs``. Raises OSError when the kernel refuses."""
+    if not program or len(program) % 8:
+        raise OSError(0, "a seccomp filter is a non-empty list of 8-byte instructions")
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = _Fprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        number = ctypes.get_errno()
+        raise OSError(number, f"seccomp filter refused: {os.strerror(number)}")
+
+
 def main(argv: list[str]) -> int:
     if "--" not in argv:
-        sys.stderr.write("usage: relay.py PORT=SOCKET ... -- COMMAND ...\n")
+        sys.stderr.write("usage: relay.py [--seccomp FILTER] PORT=SOCKET ... -- COMMAND ...\n")
         return 2
+    program = b""
+    if argv[:1] == ["--seccomp"]:
+        fd = os.open(argv[1], os.O_RDONLY)
+        try:
+            program = os.read(fd, 65536)
+        finally:
+            os.close(fd)
+        argv = argv[2:]
     cut = argv.index("--")
     specs, command = argv[:cut], argv[cut + 1 :]
     listeners = []
@@ -109,6 +144,12 @@ def main(argv: list[str]) -> int:
         serve(listeners, parent)
     for listener, _ in listeners:
         listener.close()
+    if program:
+        try:
+            install_filter(program)
+        except OSError as exc:
+            sys.stderr.write(f"relay: {exc}\n")
+            return 126
     os.execvp(command[0], command)
     return 127
 
