@@ -111,10 +111,12 @@ def _judged_here(
     """The verdict from this process's policy engine, in the API's words."""
     from pathlib import Path
 
+    from agentdeck.cli.context import load_settings
     from agentdeck.core.policy import decide
-    from agentdeck.governance.profiles import load_profile
+    from agentdeck.governance.profiles import load_guarded
 
-    loaded = load_profile(profile)
+    # As agents get it: the deck's secrets denied (the settings say where they are).
+    loaded = load_guarded(profile, load_settings())
     verdict = decide(loaded, tool, tool_input, workspace=workspace, home=str(Path.home()))
     return {
         "decision": str(verdict.decision),

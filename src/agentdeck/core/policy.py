@@ -34,6 +34,8 @@ from typing import Any
 
 from agentdeck.core.policy_profile import Budgets, Decision, KeyPath, Profile, profile_from_dict
 from agentdeck.core.policy_rules import Rule, Unit
+from agentdeck.core.policy_secrets import WHY as SECRETS_WHY
+from agentdeck.core.policy_secrets import SecretRule
 from agentdeck.core.policy_subject import Subject, analyze, rule_for, rules_for
 from agentdeck.errors import PolicyError
 
@@ -107,7 +109,16 @@ def decide(
             return Verdict(Decision.DENY, why, rule.text, src)
 
     def entries(rules: Sequence[Rule], kind: Decision) -> list[_Entry]:
-        own = [_Entry(r, src, f"in the {kind} list of profile {name}") for r in rules]
+        own = [
+            _Entry(
+                r,
+                src,
+                SECRETS_WHY
+                if isinstance(r, SecretRule)
+                else f"in the {kind} list of profile {name}",
+            )
+            for r in rules
+        ]
         remembered = [
             _Entry(g.parsed, "grant", f"by a remembered {kind} grant")
             for g in grants

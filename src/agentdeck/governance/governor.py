@@ -26,7 +26,7 @@ from agentdeck.core.audit import AuditRecord
 from agentdeck.core.events import PermissionRequested, PermissionResolved
 from agentdeck.core.policy import Decision, Grant, Profile, Rule, Verdict, decide, rule_for
 from agentdeck.errors import InvalidState, NotFound, PolicyError
-from agentdeck.governance.profiles import load_profile
+from agentdeck.governance.profiles import load_guarded
 from agentdeck.settings import Settings
 from agentdeck.store.approvals import ApprovalStore
 from agentdeck.store.store import Store
@@ -143,11 +143,12 @@ class Governor:
         return verdict
 
     def profile_named(self, name: str | None = None) -> Profile:
-        """A profile, loaded once; by default the one of agents that name none
-        (and of hand-started sessions)."""
+        """A profile, loaded once, the deck's secrets denied in it
+        (``profiles.guarded``); by default the one of agents that name none (and
+        of hand-started sessions)."""
         name = name or self.settings.profile
         if name not in self._profiles:
-            self._profiles[name] = load_profile(name)
+            self._profiles[name] = load_guarded(name, self.settings)
         return self._profiles[name]
 
     def grant_key(self, agent: Agent) -> str:

@@ -11,16 +11,21 @@ sets the default decision (``dontAsk`` and ``plan`` → deny, ``bypassPermission
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from agentdeck.core.policy import KeyPath, Profile, profile_from_dict
+from agentdeck.core.policy import KeyPath, Profile, Rule, profile_from_dict
+from agentdeck.core.policy_secrets import secret_rules
 from agentdeck.core.profile_ref import names_a_file
 from agentdeck.errors import PolicyError
+
+if TYPE_CHECKING:
+    from agentdeck.settings import Settings
 
 # Beside this module (``importlib.resources`` would cost `policy check` 20 ms to import).
 _SHIPPED = Path(__file__).resolve().parent / "profiles"
@@ -51,6 +56,28 @@ def load_profile(path_or_name: str | Path) -> Profile:
     if path.suffix == ".json":
         return profile_from_settings_json(text, str(path))
     return profile_from_yaml(text, str(path))
+
+
+def deck_secrets(settings: Settings) -> tuple[Rule, ...]:
+    """The deny rules that keep agents off agentdeck's home and Claude Code's
+    credentials (``core.policy_secrets``), for this deck's places."""
+    claude = settings.claude_config_dir or Path("~/.claude")
+    return secret_rules(
+        home=str(settings.home_dir),
+        claude_config=str(claude.expanduser().resolve()),
+        user_home=str(Path.home()),
+    )
+
+
+def guarded(profile: Profile, settings: Settings) -> Profile:
+    """``profile`` with the deck's secrets denied before its own rules: every
+    profile an agent runs under, shipped or a user's own, gets them."""
+    return dataclasses.replace(profile, deny=(*deck_secrets(settings), *profile.deny))
+
+
+def load_guarded(path_or_name: str | Path, settings: Settings) -> Profile:
+    """``load_profile`` plus ``guarded``: what an agent runs under."""
+    return guarded(load_profile(path_or_name), settings)
 
 
 def profile_from_yaml(text: str, source: str) -> Profile:

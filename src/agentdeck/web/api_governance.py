@@ -81,7 +81,7 @@ async def policy_check(request: Request, body: CheckBody) -> dict[str, Any]:
     from pathlib import Path
 
     from agentdeck.core.policy import decide
-    from agentdeck.governance.profiles import builtin_profile_names, load_profile
+    from agentdeck.governance.profiles import builtin_profile_names
 
     deck = _deck(request)
     if body.profile is not None and body.profile not in builtin_profile_names():
@@ -92,7 +92,8 @@ async def policy_check(request: Request, body: CheckBody) -> dict[str, Any]:
             f"not a built-in profile (built-in: {known}); a profile file is checked "
             "where it is: agentdeck policy check --profile FILE",
         )
-    profile = load_profile(body.profile or deck.settings.profile)
+    # As agents get it: the deck's secrets denied.
+    profile = deck.runner.governor.profile_named(body.profile or deck.settings.profile)
     verdict = decide(
         profile,
         body.tool,
