@@ -149,6 +149,12 @@ WORKS = ["tool_write_inside", "tool_read_project", "bash_write_inside", "bash_ht
 SECRETS = ("FAKE-PRIVATE-KEY", "DECK-TOKEN", "SQLite format", "OTHER-AGENTS-WORK", "SERVED")
 
 
+def effective(mode: str) -> str:
+    """The sandbox an agent gets: as root, ``bash`` is ``process`` (Claude Code's
+    own Bash sandbox would keep root's capabilities)."""
+    return "process" if mode == "bash" and os.geteuid() == 0 else mode
+
+
 def escape_run(world: World, base: Path, mode: str) -> Run:
     base.mkdir()  # beside the world's outside, not in /tmp (a sandbox's own)
     settings = _settings(base, world)
@@ -176,7 +182,7 @@ def escape_run(world: World, base: Path, mode: str) -> Run:
     probe.write_text(json.dumps(config))
     # Claude Code's own proxy (bash mode) resolves names itself: this machine's
     # name stands for an allowed domain there.
-    allowed = "allowed.test" if mode == "process" else socket.gethostname()
+    allowed = "allowed.test" if effective(mode) == "process" else socket.gethostname()
     cases = _cases(world, settings, ws, probe, allowed)
     profile = base / f"{mode}.yaml"
     profile.write_text(
@@ -316,7 +322,7 @@ def test_bash_mode_work_goes_on(case: str, bash_run: Run) -> None:
         pytest.skip("this machine's name does not resolve: no allowed name for Claude Code's proxy")
     output = bash_run.outputs[case]
     assert not refused(output) and "rror" not in output, f"{case}: {output[:500]}"
-    assert bash_run.agent.extra["sandbox"] == "bash"
+    assert bash_run.agent.extra["sandbox"] == effective("bash")
 
 
 def boxed_profile(tmp_path: Path, *, required: bool) -> str:

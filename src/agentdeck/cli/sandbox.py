@@ -46,7 +46,7 @@ def check(
     when the profile requires a sandbox this machine cannot give."""
     from agentdeck.core.sandbox import SandboxMode
     from agentdeck.governance.profiles import load_profile
-    from agentdeck.sandbox.support import support
+    from agentdeck.sandbox.support import isolation, support
 
     async def go(settings: Settings) -> int:
         spec = load_profile(_profile_arg(profile) or settings.profile).sandbox
@@ -63,9 +63,11 @@ def check(
             if spec.required
             else "unsandboxed, with a notice (the profile does not require it)"
         )
+        inside = await asyncio.to_thread(isolation)
         if as_json:
             data = {
                 "modes": {str(m): {"ok": s.ok, "detail": s.detail} for m, s in found.items()},
+                "isolation": inside.to_dict() if inside is not None else None,
                 "profile": {"sandbox": spec.to_dict(), "agents": verdict},
             }
             console.print_json(json.dumps(data))
@@ -73,6 +75,16 @@ def check(
             for mode, result in found.items():
                 mark = Text("ok ", style="green") if result.ok else Text("no ", style="red")
                 console.print(Text.assemble(mark, (f"{mode:8}", "bold"), result.detail))
+            if inside is not None:
+                console.print(
+                    f"inside a sandbox: uid {inside.uid}, capabilities "
+                    f"{inside.capabilities:016x} (all dropped: "
+                    f"{'yes' if inside.capabilities == 0 else 'NO'}), seccomp "
+                    f"{'filter' if inside.seccomp == 2 else 'NONE'}, no_new_privs "
+                    f"{'on' if inside.no_new_privs else 'OFF'}; mount, namespaces, ptrace, "
+                    "keyrings, bpf, io_uring and Unix sockets refused",
+                    highlight=False,
+                )
             console.print(f"profile sandbox: {spec.summary()} → agents run {verdict}")
         return 1 if spec.required and (mine is None or not mine.ok) else 0
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,10 @@ from agentdeck.sandbox.support import support
 from agentdeck.settings import Settings
 
 logger = logging.getLogger(__name__)
+ROOT_BASH_NOTICE = (
+    "the profile asks for Claude Code's own Bash sandbox, which keeps root's capabilities "
+    "when agentdeck runs as root: the whole process runs in agentdeck's sandbox instead"
+)
 
 
 @dataclass
@@ -67,6 +72,12 @@ async def prepare(
     """Confine a session as its profile asks, or say why not."""
     if not spec.enabled:
         return Sandboxing("off")
+    raised = None
+    if spec.mode is SandboxMode.BASH and os.geteuid() == 0:
+        # Claude Code's own Bash sandbox runs each command as uid 0 with every
+        # capability root has: no sandbox. The whole process is confined instead.
+        spec = replace(spec, mode=SandboxMode.PROCESS)
+        raised = ROOT_BASH_NOTICE
     found = await asyncio.to_thread(support, spec.mode)
     if not found.ok:
         message = (
@@ -95,7 +106,7 @@ async def prepare(
         on_blocked=on_blocked,
         hosts=settings.sandbox_hosts,
     )
-    return Sandboxing("process", confinement=confinement)
+    return Sandboxing("process", confinement=confinement, notice=raised)
 
 
 def claude_sandbox(

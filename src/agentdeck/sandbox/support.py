@@ -196,6 +196,13 @@ def support(mode: SandboxMode) -> Support:
     ok, detail = _probe_bwrap()
     if not ok or mode is SandboxMode.PROCESS:
         return Support(mode, ok, detail)
+    if os.geteuid() == 0:
+        return Support(
+            mode,
+            True,
+            "as root, Claude Code's own Bash sandbox would keep root's capabilities: "
+            "agents of a bash-mode profile run in the process sandbox instead",
+        )
     if shutil.which("socat") is None:
         return Support(mode, False, f"Claude Code's Bash sandbox needs socat: {INSTALL_SOCAT}")
     return Support(mode, True, f"{detail}; socat for Claude Code's network proxy")
