@@ -101,6 +101,7 @@ def _cases(settings: Settings, workspace: Path, outside: Path, sock: Path) -> li
     home, config = settings.home_dir, settings.claude_config_dir
     assert config is not None
     snapshot = config / "shell-snapshots" / "snapshot-bash-victim.sh"
+    agent = config / "agents" / "evil.md"
     return [
         ("status", "grep -E '^(Uid|CapEff|CapBnd|Seccomp|NoNewPrivs):' /proc/self/status"),
         ("remount_root", f"mount -o remount,bind,rw / ; touch {hidden(outside / 'remounted')}"),
@@ -114,10 +115,7 @@ def _cases(settings: Settings, workspace: Path, outside: Path, sock: Path) -> li
         ("chroot", "chroot / true && echo CHROOTED"),
         ("ptrace_self", 'python3 -c "import ctypes; print(ctypes.CDLL(None).ptrace(0,0,0,0))"'),
         ("config_settings", f"echo '{{\"hooks\": {{}}}}' > {hidden(config / 'settings.json')}"),
-        (
-            "config_agents",
-            f"mkdir -p {hidden(config / 'agents')} && echo x > {hidden(config / 'agents' / 'evil.md')}",
-        ),  # noqa: E501
+        ("config_agents", f"mkdir -p {hidden(config / 'agents')} && echo x > {hidden(agent)}"),
         ("config_snapshot", f"echo 'touch /tmp/PWNED' >> {hidden(snapshot)}"),
         ("config_state", f"echo '{{\"mcpServers\": 1}}' > {hidden(config / '.claude.json')}"),
         ("unix_socket_host", _connect(hidden(sock))),
