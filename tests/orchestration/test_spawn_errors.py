@@ -77,7 +77,8 @@ async def test_the_deck_refuses_agents_past_its_limit_with_409(
 async def test_a_worker_in_a_worktree_branches_off_its_parents_repository(team: Team) -> None:
     from tests.worktrees.conftest import git, make_repo
 
-    repo = make_repo(team.tmp / "repo", {"calc.py": "x = 1\n"})
+    gate = "test: grep -q 2 calc.py\n"  # the repository's own merge test
+    repo = make_repo(team.tmp / "repo", {"calc.py": "x = 1\n", ".agentdeck/merge.yaml": gate})
     lead = Agent(
         id="aparent00000002",
         name="lead",
@@ -103,10 +104,9 @@ async def test_a_worker_in_a_worktree_branches_off_its_parents_repository(team: 
     await team.runner.worktrees.commit_wip(work, "w1's turn")
     text, error = await call_tool(team.orch, lead.id, "diff_agent", {"agent": "w1"})
     assert not error and "calc.py  +1 -1" in text and "+x = 2" in text
-    text, error = await call_tool(
-        team.orch, lead.id, "merge_agent", {"agent": "w1", "test": "grep -q 2 calc.py"}
-    )
+    text, error = await call_tool(team.orch, lead.id, "merge_agent", {"agent": "w1"})
     assert not error and text.startswith("Landed: landed on main as "), text
+    assert text.endswith("tests passed: grep -q 2 calc.py"), text
     assert (repo / "calc.py").read_text() == "x = 2\n"
     text, error = await call_tool(team.orch, lead.id, "diff_agent", {"agent": "nobody"})
     assert error and "you have no child agent 'nobody'" in text

@@ -32,7 +32,9 @@ LINES = "".join(f"line {i}\n" for i in range(1, 21))
 async def worker(
     store: Store, runner: Runner, repo: Path, name: str, edit: dict[int, str]
 ) -> Agent:
-    """An agent (its row and its worktree) whose turn changed lines of ``shared.txt``."""
+    """An agent (its row and its worktree) whose turn changed lines of ``shared.txt``;
+    its profile has no sandbox, so its merge tests may note what they saw outside
+    the scratch worktree (tests/security/test_merges.py holds them in one)."""
     agent_id = f"agent{name:0>11}"
     wt = await runner.worktrees.create(agent_id, name, repo, base="main")
     lines = (Path(wt.path) / "shared.txt").read_text().splitlines(keepends=True)
@@ -41,8 +43,9 @@ async def worker(
     (Path(wt.path) / "shared.txt").write_text("".join(lines))
     await runner.worktrees.commit_wip(wt, f"{name}'s turn")
     agent = Agent(
-        id=agent_id, name=name, state=AgentState.DONE, spec=AgentSpec(prompt="p"),
-        cwd=wt.path, created_at=1.0, updated_at=1.0, extra={"worktree": wt.to_dict()},
+        id=agent_id, name=name, state=AgentState.DONE,
+        spec=AgentSpec(prompt="p", profile="permissive"), cwd=wt.path, created_at=1.0,
+        updated_at=1.0, extra={"worktree": wt.to_dict()},
     )  # fmt: skip
     await store.save_agent(agent)
     return agent

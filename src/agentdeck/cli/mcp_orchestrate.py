@@ -154,8 +154,8 @@ def add_orchestrator_tools(server: FastMCP, link: DeckLink) -> None:
         return await link.call("diff_agent", {"agent": agent})
 
     @server.tool(**described("merge_agent"))
-    async def merge_agent(agent: str, test: str | None = None) -> str:
-        return await link.call("merge_agent", {"agent": agent, "test": test})
+    async def merge_agent(agent: str) -> str:  # its test is the repository's, never a model's
+        return await link.call("merge_agent", {"agent": agent})
 
 
 async def serve(settings: Settings, *, session_id: str, project: str) -> None:

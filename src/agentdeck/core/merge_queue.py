@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
+from agentdeck.core.redact import scrub
+
 
 class MergeState(StrEnum):
     QUEUED = "queued"
@@ -69,13 +71,18 @@ class MergeEntry:
 
     def result(self) -> dict[str, Any]:
         """What an API caller is told: the entry, with its outcome's fields
-        (conflicts, test output, attempts) alongside, and ``landed``."""
+        (conflicts, test output, attempts) alongside, and ``landed``; its test
+        command scrubbed, like everything the deck shows."""
         data = self.to_dict()
         outcome = data.pop("outcome")
-        return {**outcome, **data, "landed": self.landed}
+        return {**outcome, **data, "test": self.shown_test, "landed": self.landed}
+
+    @property
+    def shown_test(self) -> str | None:
+        return None if self.test is None else scrub(self.test)
 
     def describe(self) -> str:
         """One line for a terminal: what, where, and how it stands."""
-        test = f", test: {self.test}" if self.test else ""
+        test = f", test: {self.shown_test}" if self.test else ""
         head = f"{self.id[:8]}  {self.branch} → {self.target} ({self.strategy}{test})"
         return f"{head}  {self.state}" + (f": {self.reason}" if self.reason else "")

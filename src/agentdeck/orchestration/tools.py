@@ -18,7 +18,7 @@ from claude_agent_sdk import SdkMcpTool, create_sdk_mcp_server
 from agentdeck import __version__
 from agentdeck.core.agent import Agent
 from agentdeck.core.redact import scrub
-from agentdeck.errors import AgentdeckError
+from agentdeck.errors import AgentdeckError, Refused
 from agentdeck.orchestration import texts
 from agentdeck.orchestration.deck_server import SERVER, spawn_config
 from agentdeck.runner.callbacks import held
@@ -130,19 +130,10 @@ SCHEMAS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "merge_agent": (
         "Land a child agent's branch on the branch it started from: combined with the "
-        "latest of that branch and tested first; refused (with why) on a conflict or a "
+        "latest of that branch and tested first, by the test the repository's "
+        ".agentdeck/merge.yaml names on that branch; refused (with why) on a conflict or a "
         "failing test, and then nothing moves.",
-        _schema(
-            {
-                "agent": AGENT_REF,
-                "test": _described(
-                    {"type": ["string", "null"]},
-                    "The command the combination must pass (default: the repository's "
-                    ".agentdeck/merge.yaml, or none).",
-                ),
-            },
-            ["agent"],
-        ),
+        _schema({"agent": AGENT_REF}, ["agent"]),
     ),
     "send_to_agent": (
         "Send a child agent a follow-up message: queued if it is busy, and a child that "
@@ -316,8 +307,16 @@ def handlers(
         return f"{head}:\n{files}\n\n{patch}" if changes.files else f"{head}: none yet."
 
     async def merge_agent(a: dict[str, Any]) -> str:
+        if set(a) - {"agent"}:  # a test command above all: never a model's to choose
+            raise Refused(
+                f"merge_agent takes only the agent, not {', '.join(sorted(set(a) - {'agent'}))}: "
+                "the test a merge must pass is the repository's own (test in "
+                ".agentdeck/merge.yaml on the target branch) or a person's "
+                "(agentdeck merge ID --test); nothing was merged or run",
+                hint="call merge_agent with the agent alone",
+            )
         child = await orch.child(agent_id, str(a["agent"]))
-        entry = await orch.runner.merge(child, test=a.get("test"), by=f"agent:{agent_id}")
+        entry = await orch.runner.merge(child, by=f"agent:{agent_id}")
         text = f"{'Landed' if entry.landed else 'Refused'}: {entry.reason}"
         output = str(entry.outcome.get("test_output") or "")
         return text + (f"\n{output[-2000:]}" if output else "")

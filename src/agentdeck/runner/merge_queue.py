@@ -6,6 +6,10 @@ left queued or mid-merge by a process that died is taken again by the daemon at
 its next start. In one process the entries of a repository wait on one lock,
 first come first served; across processes the merge's own lock file serialises.
 Every outcome is a ``merge`` notice on the agent and an audit entry.
+
+The test runs in the sandbox of the agent's profile (``merge_sandbox``); its
+command is a person's or the target's ``.agentdeck/merge.yaml`` (the deck's tool
+for models takes none).
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from agentdeck.core.worktree import STRATEGIES, Strategy
 from agentdeck.errors import AgentdeckError, NotFound, Refused, WorktreeError
 from agentdeck.governance.governor import Governor
 from agentdeck.runner import procs
+from agentdeck.runner.merge_sandbox import confine_for, deck_secrets
+from agentdeck.settings import Settings
 from agentdeck.store.merges import MergeStore
 from agentdeck.store.store import Store
 from agentdeck.worktrees import worktree_of
@@ -35,6 +41,7 @@ logger = logging.getLogger(__name__)
 class MergeQueue:
     def __init__(self, store: Store, governor: Governor, scratch: Path) -> None:
         self.store = store
+        self.settings: Settings = governor.settings
         self.records = MergeStore(store)
         self.governor = governor
         self.scratch = scratch  # where the scratch worktrees of merges go
@@ -151,11 +158,16 @@ class MergeQueue:
                     reason=f"the agent {entry.agent_id} is gone; {entry.branch} is still there",
                 )  # fmt: skip
             try:
+                worktree = worktree_of(agent)
+                profile = agent.spec.profile or self.settings.profile
+                sandbox = self.governor.profile_for(agent).sandbox
                 outcome = await merge(
-                    worktree_of(agent), scratch=self.scratch, into=entry.target,
+                    worktree, scratch=self.scratch, into=entry.target,
                     strategy=entry.strategy,  # type: ignore[arg-type]  # checked when queued
                     test=entry.test,
                     message=f"Merge {entry.branch} ({agent.name}) into {entry.target}",
+                    confine=confine_for(sandbox, self.settings, worktree.git_dir, profile),
+                    hide=deck_secrets(self.settings),
                 )  # fmt: skip
             except AgentdeckError as exc:
                 finished = await self.records.finish(
@@ -194,7 +206,7 @@ class MergeQueue:
                 "branch": entry.branch,
                 "into": entry.target,
                 "strategy": entry.strategy,
-                "test": entry.test,
+                "test": entry.shown_test,
                 "merge": entry.id,
             },  # fmt: skip
             "allowed" if entry.landed else "denied",

@@ -2,7 +2,10 @@
 
 Writes go through the store's one write path. Taking an entry is conditional on
 it still being queued, so two processes never merge the same entry and a
-cancelled one is never merged.
+cancelled one is never merged. What an entry says (its reason, its outcome with
+the test's output) is scrubbed like the event log, both when written and when
+read (a row an older version wrote is read scrubbed too); its test command is
+kept as given, to be run, and scrubbed where it is shown (``MergeEntry.result``).
 """
 
 from __future__ import annotations
@@ -16,14 +19,21 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from agentdeck.core.merge_queue import MergeEntry, MergeState
+from agentdeck.core.redact import scrub_value
 from agentdeck.errors import NotFound
 from agentdeck.store.lookup import by_id_or_prefix
 from agentdeck.store.schema import merges
 from agentdeck.store.store import Store
 
+SAID = ("reason", "outcome")  # what an entry's merge said: scrubbed
+
+
+def _scrubbed(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, **{k: scrub_value(data[k]) for k in SAID if k in data}}
+
 
 def _to_entry(row: Any) -> MergeEntry:
-    return MergeEntry.from_dict(dict(row._mapping))
+    return MergeEntry.from_dict(_scrubbed(dict(row._mapping)))
 
 
 class MergeStore:
@@ -31,7 +41,7 @@ class MergeStore:
         self.store = store
 
     async def create(self, entry: MergeEntry) -> MergeEntry:
-        row = entry.to_dict()
+        row = _scrubbed(entry.to_dict())  # a new entry says nothing yet: no cost
 
         def op(conn: Connection) -> None:
             conn.execute(sa.insert(merges).values(row))
@@ -105,6 +115,7 @@ class MergeStore:
         outcome: dict[str, Any] | None = None,
     ) -> MergeEntry:
         now = time.time()
+        said = _scrubbed({"reason": reason, "outcome": outcome or {}})
 
         def op(conn: Connection) -> None:
             conn.execute(
@@ -113,9 +124,9 @@ class MergeStore:
                 .values(
                     state=str(state),
                     finished_at=now,
-                    reason=reason,
+                    reason=said["reason"],
                     commit=commit,
-                    outcome=outcome or {},
+                    outcome=said["outcome"],
                 )  # fmt: skip
             )
 

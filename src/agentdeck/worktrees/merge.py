@@ -6,6 +6,11 @@ processes). The target moves by compare-and-swap: if it moved meanwhile, the mer
 is combined and tested again on the new tip, so no untested commit ever lands. A
 target checked out in a working tree is fast-forwarded there (its files follow); a
 change there that the merge would overwrite refuses it.
+
+The test runs as the agent's own commands do (``merge_test``): in the sandbox its
+caller gives (``confine``), with a deadline, its output scrubbed of secrets. What a
+process that died mid-merge left (a test still running, a scratch worktree) is
+cleared by the next merge of the repository before it begins.
 """
 
 from __future__ import annotations
@@ -14,18 +19,32 @@ import asyncio
 import contextlib
 import fcntl
 import os
-import signal
+import shutil
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentdeck.core.event_scrub import CUT_MARGIN
+from agentdeck.core.redact import scrub
 from agentdeck.core.worktree import STRATEGIES, Strategy, Worktree
-from agentdeck.errors import WorktreeError
+from agentdeck.errors import SandboxUnavailable, WorktreeError
+from agentdeck.worktrees import merge_test
 from agentdeck.worktrees.git import AS_AGENTDECK, GitFailed, git
+from agentdeck.worktrees.merge_test import Jail
 
 ATTEMPTS = 5  # how often the target may move under a merge before it gives up
 TAIL = 4000  # characters of a failing test's output kept
+# Where a merge's test runs, given its scratch worktree: a sandbox (or None: as
+# this process, for a profile without one). Raises SandboxUnavailable for a
+# sandbox that is required and cannot be given.
+Confine = Callable[[Path], AbstractAsyncContextManager[Jail | None]]
+
+
+@contextlib.asynccontextmanager
+async def unconfined(_scratch: Path) -> AsyncIterator[Jail | None]:
+    yield None
 
 
 @dataclass(frozen=True)
@@ -59,14 +78,23 @@ async def merge(
     test: str | None = None,
     test_timeout: float = 600.0,
     message: str | None = None,
+    confine: Confine = unconfined,
+    hide: Sequence[str] = (),
 ) -> MergeOutcome:
-    """Land the worktree's branch on ``into`` (default: the branch it started from)."""
+    """Land the worktree's branch on ``into`` (default: the branch it started from).
+
+    ``test``: a person's command (default: the target's ``.agentdeck/merge.yaml``),
+    run where ``confine`` says; ``hide``: secrets to blank out of its output
+    besides those the scrubber finds by shape (the deck's token)."""
     if strategy not in STRATEGIES:
         raise WorktreeError(f"strategy must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
     repo, branch = worktree.repo, worktree.branch
     target = into or worktree.base
     await check_target(repo, target)
-    async with _merge_lock(Path(worktree.git_dir)):
+    git_dir = Path(worktree.git_dir)
+    async with _merge_lock(git_dir):
+        await _clear_leftover(repo, git_dir / merge_test.RECORD)
+        run = _Run(git_dir / merge_test.RECORD, test_timeout, confine, tuple(hide))
         outcome = MergeOutcome(False, branch, target, strategy, "")
         for attempt in range(1, ATTEMPTS + 1):
             tip = (await git("rev-parse", f"refs/heads/{target}", cwd=repo)).strip()
@@ -78,7 +106,7 @@ async def merge(
                 )  # fmt: skip
             command = test if test is not None else await _configured_test(repo, tip)
             outcome = await _attempt(
-                repo, branch, target, tip, strategy, command, scratch, test_timeout,
+                repo, branch, target, tip, strategy, command, scratch, run,
                 message or f"Merge {branch} into {target}",
             )  # fmt: skip
             outcome = MergeOutcome(**{**outcome.__dict__, "attempts": attempt})
@@ -127,16 +155,43 @@ async def _attempt_in_place(
     )
 
 
+@dataclass(frozen=True)
+class _Run:
+    """How a merge runs its test."""
+
+    record: Path  # beside the merge lock: what a crash would leave
+    timeout: float
+    confine: Confine
+    hide: tuple[str, ...]
+
+    async def test(self, command: str, scratch: Path) -> merge_test.TestRun:
+        async with self.confine(scratch) as jail:
+            ran = await merge_test.run_test(
+                command, scratch, self.timeout, jail=jail, record=self.record
+            )
+        return merge_test.TestRun(ran.passed, await asyncio.to_thread(self.clean, ran.output))
+
+    def clean(self, output: str) -> str:
+        """The tail of a test's output, scrubbed like the event log (scrubbed past
+        the cut, so the cut never leaves a piece of a secret the rules miss)."""
+        text = scrub(output[-(TAIL + CUT_MARGIN) :])
+        for secret in self.hide:
+            if len(secret) >= 8:
+                text = text.replace(secret, "[REDACTED:agentdeck]")
+        return text[-TAIL:]
+
+
 async def _attempt(
     repo: str, branch: str, target: str, tip: str, strategy: Strategy, test: str | None,
-    scratch_root: Path, timeout: float, message: str,
+    scratch_root: Path, run: _Run, message: str,
 ) -> MergeOutcome:  # fmt: skip
     if strategy == "merge" and not test:
         return await _attempt_in_place(repo, branch, target, tip, message)
     scratch = scratch_root / f"merge-{uuid.uuid4().hex[:12]}"
     scratch_root.mkdir(parents=True, exist_ok=True)
-    await git("worktree", "add", "--quiet", "--detach", str(scratch), tip, cwd=repo)
+    merge_test.note_scratch(run.record, scratch)
     try:
+        await git("worktree", "add", "--quiet", "--detach", str(scratch), tip, cwd=repo)
         conflicts = await _combine(scratch, branch, tip, strategy, message)
         if conflicts:
             return MergeOutcome(
@@ -144,12 +199,18 @@ async def _attempt(
                 f"conflicts with {target} in {', '.join(conflicts)}", conflicts=conflicts,
             )  # fmt: skip
         if test:
-            passed, output = await _run_test(test, scratch, timeout)
-            if not passed:
+            try:
+                ran = await run.test(test, scratch)
+            except SandboxUnavailable as exc:
+                return MergeOutcome(
+                    False, branch, target, strategy,
+                    f"not tested, so not merged: {exc.message}", test=test,
+                )  # fmt: skip
+            if not ran.passed:
                 return MergeOutcome(
                     False, branch, target, strategy,
                     f"tests failed on {branch} combined with {target}: {test}",
-                    test=test, test_output=output[-TAIL:],
+                    test=test, test_output=ran.output,
                 )  # fmt: skip
         tested = (await git("rev-parse", "HEAD", cwd=scratch)).strip()
         moved = await _advance(repo, target, tip, tested)
@@ -161,8 +222,26 @@ async def _attempt(
             commit=tested, test=test,
         )  # fmt: skip
     finally:
+        await asyncio.shield(_remove_scratch(repo, scratch))
+        merge_test.forget(run.record)
+
+
+async def _remove_scratch(repo: str, scratch: Path) -> None:
+    with contextlib.suppress(GitFailed):
+        await git("worktree", "remove", "--force", str(scratch), cwd=repo)
+    if scratch.exists():  # not (or no longer) a worktree git knows
+        await asyncio.to_thread(shutil.rmtree, scratch, True)
         with contextlib.suppress(GitFailed):
-            await git("worktree", "remove", "--force", str(scratch), cwd=repo)
+            await git("worktree", "prune", cwd=repo)
+
+
+async def _clear_leftover(repo: str, record: Path) -> None:
+    """What a process that died mid-merge left: its test killed, its scratch
+    worktree removed (this process holds the lock that process held)."""
+    _killed, scratch = await asyncio.to_thread(merge_test.leftover, record)
+    if scratch is not None:
+        await _remove_scratch(repo, scratch)
+    merge_test.forget(record)
 
 
 async def _combine(
@@ -194,29 +273,6 @@ async def _combine(
     if strategy == "squash":
         await git(*AS_AGENTDECK, "commit", "--quiet", "--no-verify", "-m", message, cwd=scratch)
     return []
-
-
-async def _run_test(command: str, cwd: Path, timeout: float) -> tuple[bool, str]:
-    proc = await asyncio.create_subprocess_shell(
-        command, cwd=str(cwd), stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
-    )  # fmt: skip
-    try:
-        out, _ = await asyncio.wait_for(proc.communicate(), timeout)
-    except TimeoutError:
-        _kill(proc.pid)
-        await proc.wait()
-        return False, f"(the test command ran past {timeout:g} s and was killed)"
-    except asyncio.CancelledError:  # the merge was stopped: so are its tests
-        _kill(proc.pid)
-        raise
-    return proc.returncode == 0, out.decode("utf-8", "replace")
-
-
-def _kill(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pgid, signal.SIGKILL)
 
 
 async def _advance(repo: str, target: str, old: str, tested: str) -> str | None:

@@ -1,0 +1,199 @@
+"""A merge's test run: in the agent's sandbox, in a session of its own, with a
+deadline, and never left behind.
+
+The command comes from a person or the target's ``.agentdeck/merge.yaml``; what
+it runs (a ``conftest.py``, a ``Makefile``) comes from the agent's branch, so it
+runs as the agent's own commands do: through a ``Jail`` (the profile's sandbox)
+when there is one, with the daemon's credentials left out of its environment,
+and its output scrubbed before anyone sees it.
+
+A stop cancels the run, which kills its process tree. A process that dies
+mid-merge (``kill -9``) cannot: so the scratch worktree and the running test are
+recorded in a file beside the merge lock (``agentdeck-merge-run.json``), and the
+next merge of that repository, which holds the lock the dead process held, kills
+what the record names (the same pid *and* start time: never a reused pid) and
+removes the scratch worktree before it begins.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import re
+import signal
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import psutil
+
+logger = logging.getLogger(__name__)
+
+RECORD = "agentdeck-merge-run.json"
+READ_LIMIT = 256 * 1024  # of the test's output kept while it runs: its tail matters
+# The daemon's own credentials never reach a test: settings, the model's keys.
+_SECRET_NAME = re.compile(
+    r"^(AGENTDECK_|ANTHROPIC_|CLAUDE_CODE_OAUTH)|TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|"
+    r"CREDENTIAL|PRIVATE_KEY|^SSH_AUTH_SOCK$",
+    re.IGNORECASE,
+)
+
+
+class Jail(Protocol):
+    """Where the test runs (``sandbox.confine.Confinement`` is one)."""
+
+    def command(self, program: Sequence[str]) -> list[str]: ...
+
+    def env(self) -> dict[str, str]: ...
+
+
+@dataclass(frozen=True)
+class TestRun:
+    passed: bool
+    output: str
+
+
+def environment(jail: Jail | None) -> dict[str, str]:
+    """What the test inherits: this process's environment without its credentials
+    (agentdeck's settings, the model's keys, anything named like a secret)."""
+    env = {k: v for k, v in os.environ.items() if not _SECRET_NAME.search(k)}
+    return {**env, **(jail.env() if jail is not None else {})}
+
+
+async def run_test(
+    command: str, cwd: Path, timeout: float, *, jail: Jail | None, record: Path
+) -> TestRun:
+    """``sh -c COMMAND`` in ``cwd`` (through ``jail``), its output merged; killed,
+    with its whole tree, at the deadline or when the caller is cancelled."""
+    argv = ["/bin/sh", "-c", command]
+    proc = await asyncio.create_subprocess_exec(
+        *(jail.command(argv) if jail is not None else argv),
+        cwd=str(cwd), env=environment(jail), stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        _note_process(record, proc.pid)
+        assert proc.stdout is not None
+        tail = bytearray()
+
+        async def read() -> None:
+            assert proc.stdout is not None
+            while chunk := await proc.stdout.read(65536):
+                tail.extend(chunk)
+                del tail[:-READ_LIMIT]
+            await proc.wait()
+
+        try:
+            await asyncio.wait_for(read(), timeout)
+        except TimeoutError:
+            await asyncio.to_thread(kill_tree, proc.pid)
+            await proc.wait()
+            return TestRun(False, f"(the test command ran past {timeout:g} s and was killed)")
+        return TestRun(proc.returncode == 0, tail.decode("utf-8", "replace"))
+    except BaseException:  # stopped (the daemon stops, the merge is cancelled): so is the test
+        await asyncio.shield(asyncio.to_thread(kill_tree, proc.pid))
+        with contextlib.suppress(ProcessLookupError):
+            await asyncio.shield(proc.wait())
+        raise
+
+
+def kill_tree(pid: int, *, started: float | None = None) -> list[int]:
+    """SIGKILL ``pid``, its process group and every descendant (a sandbox's
+    inner processes are in a session of their own: found through the tree,
+    snapshotted before the first signal). ``started``: only if ``pid`` is still
+    the process that started then. Blocking. Returns the pids signalled."""
+    try:
+        root = psutil.Process(pid)
+        if started is not None and abs(root.create_time() - started) > 0.05:
+            return []  # the pid was reused: not ours to kill
+        tree = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if os.getpgid(pid) == pid:  # its own group, as run_test made it
+            os.killpg(pid, signal.SIGKILL)
+    for proc in reversed(tree):
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            proc.send_signal(signal.SIGKILL)
+    if left := _ended(tree, deadline=time.monotonic() + 5):
+        logger.warning("merge test processes still there after SIGKILL: %s", left)
+    return [p.pid for p in tree]
+
+
+def _ended(tree: list[psutil.Process], *, deadline: float) -> list[int]:
+    """Wait until every process of ``tree`` has exited (a zombie has: whoever
+    inherits it reaps it, and the root is asyncio's to reap); those left."""
+
+    def running(proc: psutil.Process) -> bool:
+        try:
+            return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
+
+    left = [p for p in tree if running(p)]
+    while left and time.monotonic() < deadline:
+        time.sleep(0.02)
+        left = [p for p in left if running(p)]
+    return [p.pid for p in left]
+
+
+# -- the record beside the lock ------------------------------------------------------
+
+
+def note_scratch(record: Path, scratch: Path) -> None:
+    """A scratch worktree exists (before anything runs in it)."""
+    _write(record, {"owner": os.getpid(), "scratch": str(scratch)})
+
+
+def _note_process(record: Path, pid: int) -> None:
+    data = _read(record) or {"owner": os.getpid()}
+    try:
+        started = psutil.Process(pid).create_time()
+    except psutil.NoSuchProcess:
+        return  # already over
+    _write(record, {**data, "pid": pid, "started": started})
+
+
+def forget(record: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        record.unlink()
+
+
+def leftover(record: Path) -> tuple[list[int], Path | None]:
+    """What a process that died mid-merge left (its record): the test processes
+    killed now, and the scratch worktree to remove. Blocking; call it holding the
+    merge lock (so the record's owner is gone, or it is this process)."""
+    data = _read(record)
+    if data is None:
+        return [], None
+    killed: list[int] = []
+    pid, started = data.get("pid"), data.get("started")
+    if isinstance(pid, int) and isinstance(started, int | float):
+        killed = kill_tree(pid, started=float(started))
+        if killed:
+            logger.warning("killed a merge test left running by process %s: %s",
+                           data.get("owner"), killed)  # fmt: skip
+    scratch = data.get("scratch")
+    return killed, Path(scratch) if isinstance(scratch, str) else None
+
+
+def _read(record: Path) -> dict[str, object] | None:
+    try:
+        data = json.loads(record.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _write(record: Path, data: dict[str, object]) -> None:
+    temp = record.with_name(f".{record.name}.{os.getpid()}")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        json.dump(data, out)
+    temp.replace(record)
