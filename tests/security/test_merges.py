@@ -408,11 +408,40 @@ async def _killed_and_taken_again(
     assert not (repo / ".git" / RECORD).exists()
 
 
+async def test_a_stop_mid_test_kills_the_test_and_removes_its_scratch_worktree(
+    deck: tuple[Store, Runner], settings: Settings, tmp_path: Path
+) -> None:
+    """A daemon that stops cancels its merges: each test's whole tree goes with it
+    (in the sandbox, where the profile has one: bubblewrap's inner processes too)."""
+    store, runner = deck
+    mark = f"MERGE-MARK-{uuid.uuid4().hex[:12]}"
+    repo = gated_repo(tmp_path / "repo", f"sh -c 'sleep 600; echo {mark}' {mark}")
+    agent = await worker(store, runner.worktrees, repo, {"w1.txt": "w1\n"}, profile=None)
+    try:
+        entry = await runner.merge(agent, by="user:test", wait=False)
+
+        async def running() -> list[psutil.Process] | None:
+            return marked(mark) or None
+
+        await eventually(running, timeout=60, what="the merge test to run")
+        await runner.merges.close()
+        assert marked(mark) == []
+        assert list((settings.worktrees_dir / ".merges").iterdir()) == []
+        assert not (repo / ".git" / RECORD).exists()
+        # Still merging: the next start takes it again.
+        assert (await runner.merges.records.get(entry.id)).state is MergeState.MERGING
+    finally:
+        for proc in marked(mark):
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+
+
 async def test_the_next_merge_kills_only_the_process_a_record_names(
     tmp_path: Path,
 ) -> None:
     """A crash's record: the recorded process (same pid, same start time) is
-    killed and the scratch worktree removed; a pid since reused is left alone."""
+    killed and the scratch worktree removed; a pid since reused is left alone; a
+    test whose pid was never noted is found working in the scratch worktree."""
     trees = Worktrees(tmp_path / "home" / "worktrees")
     repo = make_repo(tmp_path / "repo", {"calc.py": "x = 1\n"})
     wt = await trees.create("aworker00000001", "w1", repo, base="main")
@@ -422,8 +451,13 @@ async def test_the_next_merge_kills_only_the_process_a_record_names(
     scratch = tmp_path / "scratch"
     left_scratch = scratch / "merge-left"
     git(repo, "worktree", "add", "--quiet", "--detach", str(left_scratch), "main")
+    unnoted_scratch = scratch / "merge-unnoted"
+    git(repo, "worktree", "add", "--quiet", "--detach", str(unnoted_scratch), "main")
     orphan = await asyncio.create_subprocess_exec("sleep", "600", start_new_session=True)
     innocent = await asyncio.create_subprocess_exec("sleep", "600", start_new_session=True)
+    unnoted = await asyncio.create_subprocess_exec(
+        "sleep", "600", cwd=unnoted_scratch, start_new_session=True
+    )
     try:
         note_scratch(record, left_scratch)
         data = json.loads(record.read_text())
@@ -444,8 +478,17 @@ async def test_the_next_merge_kills_only_the_process_a_record_names(
         assert (await merge(wt, scratch=scratch)).landed
         assert innocent.returncode is None and psutil.pid_exists(innocent.pid)
         assert not record.exists()
+
+        # Killed after the scratch was noted, before the test's pid was.
+        assert psutil.Process(unnoted.pid).status() != psutil.STATUS_ZOMBIE  # not taken yet
+        note_scratch(record, unnoted_scratch)
+        (Path(wt.path) / "w1.txt").write_text("w1 once more\n")
+        await trees.commit_wip(wt, "w1's last turn")
+        assert (await merge(wt, scratch=scratch)).landed
+        assert await asyncio.wait_for(unnoted.wait(), 10) == -9
+        assert not unnoted_scratch.exists()
     finally:
-        for proc in (orphan, innocent):
+        for proc in (orphan, innocent, unnoted):
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
             await proc.wait()

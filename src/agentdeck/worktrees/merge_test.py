@@ -180,7 +180,15 @@ def leftover(record: Path) -> tuple[list[int], Path | None]:
             logger.warning("killed a merge test left running by process %s: %s",
                            data.get("owner"), killed)  # fmt: skip
     scratch = data.get("scratch")
-    return killed, Path(scratch) if isinstance(scratch, str) else None
+    if not isinstance(scratch, str):
+        return killed, None
+    # Died before it could note the test's pid: whatever still works in the
+    # scratch worktree is that test (each attempt has a worktree of its own).
+    for proc in psutil.process_iter(["cwd"]):
+        cwd = proc.info.get("cwd") or ""
+        if proc.pid != os.getpid() and (cwd == scratch or cwd.startswith(scratch + "/")):
+            killed += kill_tree(proc.pid)
+    return killed, Path(scratch)
 
 
 def _read(record: Path) -> dict[str, object] | None:
