@@ -51,7 +51,7 @@ async def test_the_agent_page_shows_what_it_changed_on_its_branch(
     )  # fmt: skip
     await page.goto(f"{daemon.url}/agents/{agent.id}")
     panel = page.locator("#agent-diff")
-    await expect(panel).to_contain_text("Changes on agentdeck/fixer-", timeout=LIVE)
+    await expect(panel).to_contain_text(f"Changes on agentdeck/{agent.id}/fixer", timeout=LIVE)
     files = panel.locator(".diff-files li")
     await expect(files).to_have_count(2, timeout=LIVE)  # live: it polls while the agent works
     await expect(files.filter(has_text="calc.py")).to_contain_text("+1 \u22121")
@@ -75,7 +75,7 @@ async def test_the_agent_page_shows_what_it_changed_on_its_branch(
     await expect(page).to_have_url(f"{daemon.url}/merges", timeout=LIVE)
     refused = page.locator(".merges-ended tr.merge-row").first
     await expect(refused).to_contain_text("refused", timeout=LIVE)
-    await expect(refused).to_contain_text("tests failed on agentdeck/fixer-")
+    await expect(refused).to_contain_text(f"tests failed on agentdeck/{agent.id}/fixer")
     await refused.locator("summary").click()
     await expect(refused.locator(".merge-output")).to_contain_text("checking calc")
     await page.goto(f"{daemon.url}/agents/{agent.id}")

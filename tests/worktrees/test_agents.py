@@ -64,7 +64,7 @@ async def test_an_agent_in_a_worktree_works_on_its_branch_and_its_diff_shows_it(
         assert agent["state"] == AgentState.DONE
         worktree = agent["extra"]["worktree"]
         branch = worktree["branch"]
-        assert re.fullmatch(r"agentdeck/fixer-[0-9a-z]{8}", branch)
+        assert branch == f"agentdeck/{agent['id']}/fixer"
         assert agent["cwd"] == worktree["path"] == str(settings.worktrees_dir / agent["id"])
 
         # The turn's work is a commit on the agent's branch; main is as it was.

@@ -26,7 +26,7 @@ async def test_a_worktree_is_a_new_branch_from_the_current_one(
     repo: Path, trees: Worktrees
 ) -> None:
     wt = await trees.create(AGENT, "Fix the Calc!", repo)
-    assert wt.branch == "agentdeck/fix-the-calc-a1b2c3d4"
+    assert wt.branch == f"agentdeck/{AGENT}/fix-the-calc"
     assert Path(wt.path) == trees.root / AGENT
     assert (Path(wt.path) / "calc.py").read_text().startswith("def add")
     assert wt.base == "main" and wt.base_commit == git(repo, "rev-parse", "main").strip()
@@ -51,7 +51,10 @@ async def test_a_base_ref_is_where_it_starts(repo: Path, trees: Worktrees) -> No
         ("detached", None, "has a detached HEAD: no branch to start the worktree from"),
         ("dirty", None, "has uncommitted changes (calc.py): the worktree starts from the last"),
         ("clean", "no-such-ref", "has no commit 'no-such-ref'"),
-        ("taken", None, "branch agentdeck/w-a1b2c3d4 already exists"),
+        ("taken", None, f"branch agentdeck/{AGENT}/w already exists"),
+        # Its directory of refs must be its own: nothing else may live there.
+        ("namespace", None, f"branch agentdeck/{AGENT}/other already exists"),
+        ("namespace-ref", None, f"branch agentdeck/{AGENT} already exists"),
     ],
 )
 async def test_what_cannot_be_a_worktree_is_refused_in_one_line(
@@ -66,7 +69,11 @@ async def test_what_cannot_be_a_worktree_is_refused_in_one_line(
     elif setup == "dirty":
         (repo / "calc.py").write_text("changed\n")
     elif setup == "taken":
-        git(repo, "branch", "agentdeck/w-a1b2c3d4")
+        git(repo, "branch", f"agentdeck/{AGENT}/w")
+    elif setup == "namespace":
+        git(repo, "branch", f"agentdeck/{AGENT}/other")
+    elif setup == "namespace-ref":
+        git(repo, "branch", f"agentdeck/{AGENT}")
     with pytest.raises(WorktreeError) as caught:
         await trees.create(AGENT, "w", where, base=base)
     assert message in str(caught.value)
@@ -135,5 +142,6 @@ def test_parsers_of_git_output() -> None:
         parse_numstat("3\t0\tnew.py\0")[0],
     ]
     assert dirty(" M a.py\0?? b.py\0R  new.py\0old.py\0") == ["a.py", "b.py", "new.py"]
-    assert branch_name("../Weird  name..", "0123456789") == "agentdeck/weird-name-01234567"
-    assert branch_name("", "0123456789") == "agentdeck/agent-01234567"
+    assert branch_name("../Weird  name..", "0123456789") == "agentdeck/0123456789/weird-name"
+    assert branch_name("", "0123456789") == "agentdeck/0123456789/agent"
+    assert branch_name("x.lock", "0123456789") == "agentdeck/0123456789/x"

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
+from agentdeck.core.worktree import GitPlaces
 from agentdeck.errors import PolicyError
 
 
@@ -101,13 +102,22 @@ class SandboxSpec:
     def enabled(self) -> bool:
         return self.mode is not SandboxMode.OFF
 
-    def with_git_dir(self, git_dir: str) -> SandboxSpec:
-        """For an agent in a worktree: its repository's git directory writable (its
-        commits land there), its hooks and config not (they would run outside)."""
+    def with_git_dir(self, places: GitPlaces, *, workspace: str, home: str) -> SandboxSpec:
+        """For an agent in a worktree: of its repository's git directory, only what
+        its own commits write (``places``); the rest stays read-only, so it can move
+        no other branch, nor plant config or hooks that agentdeck's git or a person's
+        would run. A profile whose ``allow_write`` reaches into the git directory gets
+        all of it read-only instead: the agent's own commits fail there, and its
+        turns are still committed by agentdeck."""
+        common = posixpath.normpath(places.common)
+        for path in self.allow_write:
+            place = absolute(path, workspace=workspace, home=home)
+            if _overlap(place, common):
+                return replace(self, deny_write=(*self.deny_write, common, *places.read_only))
         return replace(
             self,
-            allow_write=(*self.allow_write, git_dir),
-            deny_write=(*self.deny_write, f"{git_dir}/hooks", f"{git_dir}/config"),
+            allow_write=(*self.allow_write, *places.writable),
+            deny_write=(*self.deny_write, *places.read_only),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -213,6 +223,15 @@ def _paths(
         if "\0" in path:
             raise fail(f"filesystem.{key}", "a path cannot hold a NUL byte")
     return tuple(paths)
+
+
+def _overlap(one: str, other: str) -> bool:
+    """Whether one of two normalised absolute paths is the other or inside it."""
+    return (
+        one == other
+        or one.startswith(other.rstrip("/") + "/")
+        or other.startswith(one.rstrip("/") + "/")
+    )
 
 
 def valid_domain(domain: str) -> bool:

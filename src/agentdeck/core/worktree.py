@@ -14,10 +14,23 @@ _SLUG = re.compile(r"[^a-z0-9._-]+")
 
 
 def branch_name(agent_name: str, agent_id: str) -> str:
-    """``agentdeck/<name>-<short id>``: a valid ref name whatever the agent's name."""
+    """``agentdeck/<agent id>/<name>``: a valid ref name whatever the agent's name,
+    in a directory of refs that is the agent's alone (a sandbox lets it write there
+    and nowhere else in ``refs/``). The whole id: two agents made in the same second
+    share its first characters."""
     slug = _SLUG.sub("-", agent_name.lower()).strip("-._")[:40].rstrip("-._") or "agent"
-    slug = slug.replace("..", ".")
-    return f"{BRANCH_PREFIX}{slug}-{agent_id[:8]}"
+    slug = slug.replace("..", ".").removesuffix(".lock")
+    return f"{BRANCH_PREFIX}{agent_id}/{slug}"
+
+
+def own_namespace(branch: str) -> str | None:
+    """``agentdeck/<agent id>``, the directory of refs that holds only this agent's
+    branch; None for a branch named before agents had one (``agentdeck/<name>-<id>``,
+    whose directory all such branches share)."""
+    parts = branch.split("/")
+    if len(parts) != 3 or f"{parts[0]}/" != BRANCH_PREFIX or not all(parts):
+        return None
+    return f"{parts[0]}/{parts[1]}"
 
 
 _FIELDS = ("repo", "path", "branch", "base", "base_commit", "git_dir")
@@ -29,7 +42,7 @@ class Worktree:
 
     repo: str  # the repository's top level (its main working tree)
     path: str  # the worktree, under AGENTDECK_HOME/worktrees/
-    branch: str  # agentdeck/<name>-<short id>
+    branch: str  # agentdeck/<agent id>/<name> (before: agentdeck/<name>-<short id>)
     base: str  # what it was made from: a branch name, or the ref given
     base_commit: str  # the commit it started at: what its diff is taken against
     git_dir: str  # the repository's git directory, shared by its worktrees
@@ -53,6 +66,42 @@ class Worktree:
             return cls(**{k: str(data[k]) for k in _FIELDS})
         except KeyError:
             return None
+
+
+@dataclass(frozen=True)
+class GitPlaces:
+    """What of its repository's git directory a worktree agent may write (its
+    commits: objects, its own branch and reflog, its worktree's own directory), and
+    what inside those it may not (what says where the repository is, what git reads
+    as configuration, what would shadow the repository's objects)."""
+
+    common: str  # the repository's git directory
+    writable: tuple[str, ...]
+    read_only: tuple[str, ...]
+
+    @classmethod
+    def of(cls, worktree: Worktree, admin: str) -> GitPlaces:
+        """``admin``: the worktree's own directory, ``<common>/worktrees/<name>``."""
+        common = worktree.git_dir
+        writable = [f"{common}/objects", admin]
+        namespace = own_namespace(worktree.branch)
+        if namespace is not None:
+            writable += [
+                f"{common}/refs/heads/{namespace}",
+                f"{common}/logs/refs/heads/{namespace}",
+            ]
+        read_only = [
+            f"{common}/objects/info",  # alternates, commit-graph
+            f"{common}/objects/pack",  # a pack would shadow the objects already there
+            *(f"{admin}/{name}" for name in ADMIN_READ_ONLY),
+            f"{worktree.path}/.git",
+        ]
+        return cls(common, tuple(writable), tuple(read_only))
+
+
+# In a worktree's own directory: where the repository is, where the worktree is, and
+# configuration git reads (with extensions.worktreeConfig).
+ADMIN_READ_ONLY = ("commondir", "gitdir", "config.worktree")
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,7 @@ from agentdeck.runner.warm import Warm, WarmPool
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 from agentdeck.worktrees import Worktrees
+from agentdeck.worktrees.admin import confine
 from agentdeck.worktrees.checkpoints import Checkpoints
 
 STOPPED_STARTING = "stopped while starting"
@@ -242,8 +243,10 @@ class AgentSession:
             tree = await extension.budget(self.agent) if extension else None
             sandbox = self.governor.profile_for(self.agent).sandbox
             worktree = Worktree.from_extra(self.agent.extra)
-            if worktree is not None:
-                sandbox = sandbox.with_git_dir(worktree.git_dir)
+            if worktree is not None and sandbox.enabled:
+                sandbox = sandbox.with_git_dir(
+                    await confine(worktree), workspace=self.agent.cwd, home=str(Path.home())
+                )
             self.sandboxing = await self._warm_sandboxing(sandbox) or await sandboxing.prepare(
                 sandbox,
                 workspace=Path(self.agent.cwd),

@@ -94,7 +94,7 @@ class AgentCreate(Body):
     workspace: Literal["new", "shared", "worktree"] | None = Field(
         default=None,
         description="worktree: a git worktree of the repository `cwd` is in, on a new branch "
-        "agentdeck/<name>-<id> (see /api/agents/{id}/diff); default: `cwd` itself, or a fresh "
+        "agentdeck/<id>/<name> (see /api/agents/{id}/diff); default: `cwd` itself, or a fresh "
         "workspace.",
     )
     base: str | None = Field(

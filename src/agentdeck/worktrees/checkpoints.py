@@ -136,7 +136,7 @@ class Checkpoints:
         shadow = self.shadow(agent_id)
         if not (shadow / "HEAD").is_file() or await _tip(shadow) is None:
             return []
-        out = await git(_dir(shadow), "log", "--format=%H%x00%B%x1e", REF, cwd=shadow)
+        out = await _git(_dir(shadow), "log", "--format=%H%x00%B%x1e", REF, cwd=shadow)
         found: list[Checkpoint] = []
         for record in out.split("\x1e"):
             commit, _, message = record.strip("\n").partition("\0")
@@ -172,7 +172,7 @@ class Checkpoints:
                 taken = await self._take(shadow, workspace)
                 before = await self._record(shadow, taken, None, None, f"before rewind to {to}")
                 undo = before.n
-            raw = await git(
+            raw = await _git(
                 _dir(shadow), "diff-tree", "-r", "-z", "--raw", "--no-renames",
                 taken.tree, target.tree, cwd=shadow,
             )  # fmt: skip
@@ -228,7 +228,7 @@ class Checkpoints:
         self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
         fresh = self.root / f".{shadow.name}.new"
         await asyncio.to_thread(shutil.rmtree, fresh, ignore_errors=True)
-        await git(
+        await _git(
             "init", "--bare", "--quiet", "--template=", "--initial-branch=checkpoints",
             str(fresh), cwd=self.root,
         )  # fmt: skip
@@ -255,7 +255,7 @@ class Checkpoints:
         paths ``status`` names are looked at again. Their size is checked before git
         reads them, so a large file is never hashed or stored."""
         where = _at(shadow, workspace)
-        status = await git(
+        status = await _git(
             *where, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames",
             cwd=workspace,
         )  # fmt: skip
@@ -264,12 +264,12 @@ class Checkpoints:
             _measure, workspace, changes.present, self.max_file_bytes
         )
         for chunk in _chunks([*changes.gone, *vanished, *take]):
-            await git(*where, "update-index", "--add", "--remove", "--replace", "--", *chunk,
+            await _git(*where, "update-index", "--add", "--remove", "--replace", "--", *chunk,
                       cwd=workspace)  # fmt: skip
         # A file the index holds that has grown over the cap: out of the snapshot.
         for chunk in _chunks([p for p in skipped if p in changes.tracked]):
-            await git(*where, "update-index", "--force-remove", "--", *chunk, cwd=workspace)
-        tree = (await git(*where, "write-tree", cwd=workspace)).strip()
+            await _git(*where, "update-index", "--force-remove", "--", *chunk, cwd=workspace)
+        tree = (await _git(*where, "write-tree", cwd=workspace)).strip()
         return _Taken(tree, sorted(skipped))
 
     async def _record(
@@ -283,7 +283,7 @@ class Checkpoints:
         tip = await _tip(shadow)
         files: list[ChangedFile] = []
         if tip is not None and tip.tree != taken.tree:
-            out = await git(
+            out = await _git(
                 _dir(shadow), "diff-tree", "-r", "-z", "--name-status", "--no-renames",
                 tip.tree, taken.tree, cwd=shadow,
             )  # fmt: skip
@@ -297,7 +297,7 @@ class Checkpoints:
         message_file = shadow / "CHECKPOINT_MSG"
         message_file.write_text(message)
         parent = ("-p", tip.commit) if tip else ()
-        out = await git(
+        out = await _git(
             _dir(shadow), *AS_AGENTDECK, "commit-tree", "--no-gpg-sign", taken.tree, *parent,
             "-F", str(message_file), cwd=shadow,
         )  # fmt: skip
@@ -305,7 +305,7 @@ class Checkpoints:
         # Guarded by the old value: a second process snapshotting the agent fails here
         # rather than losing a checkpoint.
         old = tip.commit if tip else ""
-        await git(_dir(shadow), "update-ref", REF, commit, old, cwd=shadow)
+        await _git(_dir(shadow), "update-ref", REF, commit, old, cwd=shadow)
         checkpoint = parse_message(commit, message)
         assert checkpoint is not None  # we just wrote it
         return checkpoint
@@ -321,13 +321,13 @@ class Checkpoints:
         rules = shadow / "rewind-rules"
         await asyncio.to_thread(shutil.rmtree, rules, ignore_errors=True)
         try:
-            listing = await git(_dir(shadow), "ls-tree", "-r", "-z", target_tree, cwd=shadow)
+            listing = await _git(_dir(shadow), "ls-tree", "-r", "-z", target_tree, cwd=shadow)
             for entry in listing.split("\0"):
                 head, _, path = entry.partition("\t")
                 if not _is_gitignore(path):
                     continue
                 blob = head.split()[2]
-                text = await git(_dir(shadow), "cat-file", "blob", blob, cwd=shadow)
+                text = await _git(_dir(shadow), "cat-file", "blob", blob, cwd=shadow)
                 (rules / path).parent.mkdir(parents=True, exist_ok=True)
                 (rules / path).write_text(text)
             rules.mkdir(exist_ok=True)
@@ -336,7 +336,7 @@ class Checkpoints:
             # magic is not asked about (and is removed, as anything not ignored).
             for chunk in _chunks([p for p in plan.remove if not p.startswith(":")]):
                 # One path a line (-z is for --stdin only), quoted when it must be.
-                out = await git(
+                out = await _git(
                     *_at(shadow, rules), "check-ignore", "--no-index", "--", *chunk,
                     cwd=rules, ok=(0, 1),
                 )  # fmt: skip
@@ -348,6 +348,11 @@ class Checkpoints:
             [p for p in plan.remove if p not in ignored],
             sorted([*plan.kept, *ignored]),
         )
+
+
+async def _git(*args: str, cwd: Path, ok: tuple[int, ...] = (0,)) -> str:
+    """git on a shadow repository, whose attributes turn every driver off."""
+    return await git(*args, cwd=cwd, ok=ok, drivers_off=True)
 
 
 def _workspace(workspace: Path) -> Path:
@@ -367,7 +372,7 @@ def _at(shadow: Path, workspace: Path) -> tuple[str, str]:
 
 async def _tip(shadow: Path) -> _Tip | None:
     """The latest checkpoint, with its commit and tree; None before the first."""
-    out = await git(
+    out = await _git(
         _dir(shadow), "for-each-ref", "--format=%(objectname) %(tree)%00%(contents)", REF,
         cwd=shadow,
     )  # fmt: skip
@@ -389,7 +394,7 @@ async def _find(shadow: Path, agent_id: str, tip: _Tip | None, n: int) -> _Tip:
     if tip is None or not 1 <= n <= tip.checkpoint.n:
         known = f"it has checkpoints 1 to {tip.checkpoint.n}" if tip else "it has none yet"
         raise NotFound(f"checkpoint of agent {agent_id}", str(n), hint=known)
-    out = await git(
+    out = await _git(
         _dir(shadow), "log", "-1", "--format=%H%x00%T%x00%B",
         f"{tip.commit}~{tip.checkpoint.n - n}", cwd=shadow,
     )  # fmt: skip
@@ -469,9 +474,9 @@ async def _restore(shadow: Path, workspace: Path, restore: list[TreeChange]) -> 
     infos = [f"{c.new_mode},{c.new_object},{c.path}" for c in restore]
     for chunk in _chunks(infos):
         cacheinfo = [arg for info in chunk for arg in ("--cacheinfo", info)]
-        await git(*where, "update-index", "--add", "--replace", *cacheinfo, cwd=workspace)
+        await _git(*where, "update-index", "--add", "--replace", *cacheinfo, cwd=workspace)
     for chunk in _chunks([c.path for c in restore]):
-        await git(*where, "checkout-index", "--force", "--index", "--", *chunk, cwd=workspace)
+        await _git(*where, "checkout-index", "--force", "--index", "--", *chunk, cwd=workspace)
 
 
 async def _patch(shadow: Path, now: str, then: str, plan: RewindPlan, blocked: list[str]) -> str:
@@ -481,10 +486,10 @@ async def _patch(shadow: Path, now: str, then: str, plan: RewindPlan, blocked: l
         "--no-textconv", now, then,
     )  # fmt: skip
     if not plan.kept and not blocked:
-        return await git(*diff, cwd=shadow)
+        return await _git(*diff, cwd=shadow)
     paths = [*(c.path for c in plan.restore if c.path not in blocked), *plan.remove]
     parts = [
-        await git("--literal-pathspecs", *diff, "--", *chunk, cwd=shadow)
+        await _git("--literal-pathspecs", *diff, "--", *chunk, cwd=shadow)
         for chunk in _chunks(sorted(paths))
     ]
     return "".join(parts)

@@ -6,9 +6,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentdeck.core.agent import Agent
-from agentdeck.core.worktree import FileChange, Worktree, branch_name, dirty, parse_numstat
+from agentdeck.core.worktree import (
+    FileChange,
+    Worktree,
+    branch_name,
+    dirty,
+    own_namespace,
+    parse_numstat,
+)
 from agentdeck.errors import WorktreeError
+from agentdeck.worktrees.admin import at, found
 from agentdeck.worktrees.git import AS_AGENTDECK, GitFailed, git
+
+# Nested repositories are the agent's: nothing of theirs is looked at.
+_STATUS = ("status", "--porcelain", "-z", "--ignore-submodules=dirty")
+# A diff as git computes it, never through a program the configuration names.
+_DIFF = ("diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=dirty")
 
 
 @dataclass(frozen=True)
@@ -85,12 +98,15 @@ class Worktrees:
                 f"{top} has no commit {base!r}", hint="pass an existing --base"
             ) from None
         branch = branch_name(agent_name, agent_id)
+        namespace = own_namespace(branch) or branch
         taken = await git(
-            "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", cwd=top, ok=(0, 1)
-        )
+            "for-each-ref", "--format=%(refname)", f"refs/heads/{namespace}",
+            f"refs/heads/{namespace}/", cwd=top,
+        )  # fmt: skip
         if taken.strip():
             raise WorktreeError(
-                f"branch {branch} already exists in {top}", hint="name the agent differently"
+                f"branch {taken.split()[0].removeprefix('refs/heads/')} already exists in {top}",
+                hint="name the agent differently",
             )
         path = self.root / agent_id
         self.root.mkdir(parents=True, exist_ok=True)
@@ -106,13 +122,43 @@ class Worktrees:
 
     async def commit_wip(self, worktree: Worktree, message: str) -> str | None:
         """Commit whatever is uncommitted in the worktree (untracked files too, as
-        ``.gitignore`` allows); the new commit, or None when nothing was."""
+        ``.gitignore`` allows) on the agent's branch; the new commit, or None when
+        nothing was. Refused when the worktree's HEAD is not on that branch (the
+        agent can point it at another): the branch moves, by compare-and-swap, and
+        nothing else does."""
         path = worktree.path
-        if not dirty(await git("status", "--porcelain", "-z", cwd=path)):
+        where = await at(worktree)
+        ref = f"refs/heads/{worktree.branch}"
+        head = (await git(*where, "symbolic-ref", "--quiet", "HEAD", cwd=path, ok=(0, 1))).strip()
+        if head != ref:
+            raise WorktreeError(
+                f"the worktree's HEAD points at {head or 'a commit (detached)'}, not at the "
+                f"agent's branch {worktree.branch}: nothing was committed",
+                hint=f"git -C {path} symbolic-ref HEAD {ref}, once you have looked at it",
+            )
+        if not dirty(await git(*where, *_STATUS, cwd=path)):
             return None
-        await git("add", "--all", cwd=path)
-        await git(*AS_AGENTDECK, "commit", "--quiet", "--no-verify", "-m", message, cwd=path)
-        return (await git("rev-parse", "HEAD", cwd=path)).strip()
+        old = (await git(*where, "rev-parse", "--verify", f"{ref}^{{commit}}", cwd=path)).strip()
+        # What `add --all` would take, without it: it looks inside nested repositories.
+        changed = await git(
+            *where, "ls-files", "-z", "--modified", "--deleted", "--others", "--exclude-standard",
+            cwd=path,
+        )  # fmt: skip
+        paths = dict.fromkeys(p.rstrip("/") for p in changed.split("\0") if p)
+        if paths:
+            await git(
+                *where, "update-index", "--add", "--remove", "-z", "--stdin", cwd=path,
+                stdin=b"".join(p.encode() + b"\0" for p in paths),
+            )  # fmt: skip
+        tree = (await git(*where, "write-tree", cwd=path)).strip()
+        if tree == (await git(*where, "rev-parse", f"{old}^{{tree}}", cwd=path)).strip():
+            return None
+        commit = (
+            await git(*where, *AS_AGENTDECK, "commit-tree", tree, "-p", old, "-m", message,
+                      cwd=path)
+        ).strip()  # fmt: skip
+        await git(*where, "update-ref", "-m", message, ref, commit, old, cwd=path)
+        return commit
 
     async def diff(
         self, worktree: Worktree, *, against: str | None = None, patch: bool = True,
@@ -123,33 +169,31 @@ class Worktrees:
         path = worktree.path
         if not Path(path).is_dir():
             raise WorktreeError(f"the worktree {path} is gone")
+        where = await at(worktree)
         base = worktree.base_commit
         if against is not None:
             try:
-                base = (await git("merge-base", against, "HEAD", cwd=path)).strip()
+                base = (await git(*where, "merge-base", against, "HEAD", cwd=path)).strip()
             except GitFailed:
                 raise WorktreeError(f"no common history with {against!r} in {path}") from None
-        files = parse_numstat(await git("diff", "--numstat", "-z", base, cwd=path))
+        files = parse_numstat(await git(*where, *_DIFF, "--numstat", "-z", base, "--", cwd=path))
         colour = "--color=always" if color else "--no-color"
-        text = await git("diff", colour, base, cwd=path) if patch else ""
+        text = await git(*where, *_DIFF, colour, base, "--", cwd=path) if patch else ""
         untracked = [
             p
             for p in (
-                await git("ls-files", "--others", "--exclude-standard", "-z", cwd=path)
+                await git(*where, "ls-files", "--others", "--exclude-standard", "-z", cwd=path)
             ).split("\0")
             if p
         ]
         for name in untracked:  # new files not yet added: shown as added whole
+            alone = (*where, *_DIFF, "--no-index")
             added = parse_numstat(
-                await git(
-                    "diff", "--no-index", "--numstat", "-z", "/dev/null", name, cwd=path, ok=(0, 1)
-                )
+                await git(*alone, "--numstat", "-z", "--", "/dev/null", name, cwd=path, ok=(0, 1))
             )
             files += [FileChange(name, c.added, c.removed) for c in added]
             if patch:
-                text += await git(
-                    "diff", "--no-index", colour, "/dev/null", name, cwd=path, ok=(0, 1)
-                )
+                text += await git(*alone, colour, "--", "/dev/null", name, cwd=path, ok=(0, 1))
         return Diff(against=base, files=files, patch=text)
 
 
@@ -175,19 +219,24 @@ class Standing:
 
 async def standing(worktree: Worktree) -> Standing:
     path = worktree.path
-    changed = dirty(await git("status", "--porcelain", "-z", cwd=path))
+    where = await at(worktree)
+    changed = dirty(await git(*where, *_STATUS, cwd=path))
+    # Not in another branch: the agent's other refs in its own namespace do not count.
+    own = own_namespace(worktree.branch)
+    mine = f"--exclude={own}/*" if own else f"--exclude={worktree.branch}"
     unmerged = (
         await git(
-            "log", "--format=%h %s", worktree.branch, "--not",
-            f"--exclude={worktree.branch}", "--branches", "--remotes", cwd=path,
+            *where, "log", "--format=%h %s", f"refs/heads/{worktree.branch}", "--not",
+            mine, "--branches", "--remotes", cwd=path,
         )
     ).splitlines()  # fmt: skip
     ahead: int | None
     behind: int | None
     try:
         counts = await git(
-            "rev-list", "--left-right", "--count", f"{worktree.base}...{worktree.branch}", cwd=path
-        )
+            *where, "rev-list", "--left-right", "--count", f"{worktree.base}...{worktree.branch}",
+            cwd=path,
+        )  # fmt: skip
         behind, ahead = (int(n) for n in counts.split())
     except (GitFailed, ValueError):
         behind = ahead = None
@@ -202,12 +251,14 @@ async def found_on_disk(root: Path) -> dict[str, Worktree]:
     if not root.is_dir():
         return out
     for path in sorted(p for p in root.iterdir() if (p / ".git").exists()):
+        dirs = found(path)
+        if dirs is None:
+            continue  # its .git file, commondir or gitdir was changed: not ours to read
+        common, admin = dirs
         try:
-            branch = (await git("branch", "--show-current", cwd=path)).strip()
-            git_dir = (
-                await git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=path)
-            ).strip()
-            repo = str(Path(git_dir).parent)
+            branch = (await git(f"--git-dir={admin}", "branch", "--show-current", cwd=path)).strip()
+            git_dir = str(common)
+            repo = str(common.parent)
             head = (
                 await git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=repo, ok=(0, 1))
             ).strip()
@@ -220,7 +271,16 @@ async def found_on_disk(root: Path) -> dict[str, Worktree]:
 
 
 async def remove(worktree: Worktree, *, force: bool = False) -> None:
-    """The worktree and its branch gone (``force``: even with work nowhere else)."""
+    """The worktree and its branch gone (``force``: even with work nowhere else).
+    Whether it is clean is asked here (git's own check would look inside nested
+    repositories, whose configuration is the agent's)."""
     repo = worktree.repo
-    await git("worktree", "remove", *(["--force"] if force else []), worktree.path, cwd=repo)
+    if not force:
+        changed = dirty(await git(*await at(worktree), *_STATUS, cwd=worktree.path))
+        if changed:
+            raise WorktreeError(
+                f"{worktree.path} has changes nowhere else ({', '.join(changed[:3])})",
+                hint="commit them, or remove it with --force",
+            )
+    await git("worktree", "remove", "--force", worktree.path, cwd=repo)
     await git("branch", "-D" if force else "-d", worktree.branch, cwd=repo, ok=(0, 1))
