@@ -155,8 +155,9 @@ async def test_the_api_queues_without_waiting_and_the_cli_shows_the_queue(
         listed = await asyncio.to_thread(deck_cli, env, "queue")
         assert listed.code == 0, listed.err
         lines = listed.out.splitlines()
-        assert lines[0].strip().startswith(f"merging now  {entry['id'][:8]}  agentdeck/api-")
-        assert lines[2].strip().startswith(f"#2  {behind.json()['id'][:8]}  agentdeck/later-")
+        first, second = f"agentdeck/{agent.id}/api ", f"agentdeck/{later.id}/later "
+        assert lines[0].strip().startswith(f"merging now  {entry['id'][:8]}  {first}")
+        assert lines[2].strip().startswith(f"#2  {behind.json()['id'][:8]}  {second}")
         gate.touch()
         ended = await runner.merges.wait(entry["id"])
         assert ended.state is MergeState.LANDED
