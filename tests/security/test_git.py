@@ -341,10 +341,15 @@ def base() -> Iterator[Path]:
         yield where
 
 
-def hostile_run(base: Path, name: str, commands: list[tuple[str, str]]) -> Hostile:
+def hostile_run(
+    base: Path, name: str, commands: list[tuple[str, str]], *, in_home: bool = False
+) -> Hostile:
     settings = make_settings(base / name)
     settings.ensure_home()
-    repo = make_repo(base / name / "repo", FILES)
+    # In agentdeck's home (as the demo's), the sandbox hides all of the repository
+    # but what it binds: the agent sees its own places, and writes nothing else.
+    where = settings.home_dir / "calc-repo" if in_home else base / name / "repo"
+    repo = make_repo(where, FILES)
     git(repo, "branch", "other")
     markers = base / name / "markers"
     trap(markers, "agent")
@@ -412,6 +417,13 @@ def hijack(base: Path) -> Hostile:
     )  # fmt: skip
 
 
+@pytest.fixture(scope="module")
+def hidden(base: Path) -> Hostile:
+    return hostile_run(
+        base, "hidden", [ATTEMPTS[0], *WORKS, ("leave", "echo left > left.txt")], in_home=True
+    )
+
+
 def status(output: str) -> int:
     return int(output.strip().rsplit("rc=", 1)[1])
 
@@ -474,3 +486,15 @@ def test_a_head_pointed_at_main_is_not_committed_on(hijack: Hostile) -> None:
     (notice,) = hijack.notices
     assert notice["message"].startswith("the turn's changes could not be committed: ")
     assert "HEAD" in notice["message"] and "refs/heads/main" in notice["message"]
+
+
+@needs_bwrap
+@pytest.mark.cli
+def test_a_repository_the_sandbox_hides_is_still_worked_on_and_not_moved(hidden: Hostile) -> None:
+    repo, branch = hidden.repo, hidden.agent.extra["worktree"]["branch"]
+    assert status(hidden.outputs["own_commit"]) == 0, hidden.outputs["own_commit"]
+    assert git(repo, "rev-parse", "main") == hidden.main
+    assert git(repo, "log", "--format=%s", branch).splitlines()[1:] == [
+        "its own commit", "initial",
+    ]  # fmt: skip
+    assert "left.txt" in git(repo, "show", "--name-only", "--format=", branch)
