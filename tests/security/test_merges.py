@@ -286,6 +286,24 @@ async def test_a_required_sandbox_that_cannot_be_given_refuses_the_merge(
     assert git(repo, "rev-parse", "main") == before
 
 
+async def test_the_daemons_credentials_stay_out_of_a_merge_tests_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("ANTHROPIC_API_KEY", "AGENTDECK_SLACK_BOT_TOKEN", "MY_SERVICE_TOKEN",
+                 "DB_PASSWORD", "SSH_AUTH_SOCK"):  # fmt: skip
+        monkeypatch.setenv(name, "x")
+    monkeypatch.setenv("MERGE_TEST_SEES_THIS", "1")
+    trees = Worktrees(tmp_path / "home" / "worktrees")
+    repo = gated_repo(tmp_path / "repo", "env | cut -d= -f1; exit 1")
+    wt = await trees.create("aworker00000002", "w1", repo, base="main")
+    (Path(wt.path) / "w1.txt").write_text("w1\n")
+    await trees.commit_wip(wt, "w1's turn")
+    names = set((await merge(wt, scratch=tmp_path / "scratch")).test_output.split())
+    assert {"PATH", "MERGE_TEST_SEES_THIS"} <= names
+    assert not names & {"ANTHROPIC_API_KEY", "AGENTDECK_SLACK_BOT_TOKEN", "MY_SERVICE_TOKEN",
+                        "DB_PASSWORD", "SSH_AUTH_SOCK"}  # fmt: skip
+
+
 # -- what a test prints is scrubbed ----------------------------------------------------
 
 

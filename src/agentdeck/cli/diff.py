@@ -81,7 +81,7 @@ def merge(
         str | None,
         typer.Option(
             help="The command the combination must pass (default: `test` of the target's "
-            ".agentdeck/merge.yaml, or none)."
+            ".agentdeck/merge.yaml, or none), run in the sandbox of the agent's profile."
         ),
     ] = None,
     strategy: Annotated[
@@ -99,7 +99,11 @@ def merge(
     """Put an agent's branch in its repository's merge queue, which lands one at a
     time: combined with the latest target in a scratch worktree, tested there, and
     the target moved to exactly that tested commit. Exit 0 when it landed (or was
-    queued, with --no-wait), 1 when it was refused."""
+    queued, with --no-wait), 1 when it was refused.
+
+    The test runs what the branch holds, so it runs as the agent's own commands do:
+    in its profile's sandbox (refused where a required one cannot be given), its
+    output scrubbed of secrets."""
     if strategy not in STRATEGIES:
         raise UsageError(f"--strategy must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
 

@@ -46,7 +46,7 @@ class MergeIn(Body):
     test: str | None = Field(
         None,
         description="The command the combination must pass (default: `test` of the "
-        "target's .agentdeck/merge.yaml, or none).",
+        "target's .agentdeck/merge.yaml, or none), run in the sandbox of the agent's profile.",
     )
 
 
@@ -62,9 +62,11 @@ async def agent_merge(
 ) -> dict[str, Any]:
     """Put its branch in its repository's merge queue, which takes one entry at a
     time: combined with the latest target in a scratch worktree, tested there, and
-    the target moved to exactly that tested commit. ``landed`` false says why:
-    conflicts (with the files), failing tests (with the output's tail), nothing to
-    merge. Either way a ``merge`` notice and an audit entry record it."""
+    the target moved to exactly that tested commit. The test runs in the sandbox of
+    the agent's profile (what it runs is the branch's), and its output is scrubbed
+    of secrets. ``landed`` false says why: conflicts (with the files), failing
+    tests (with the output's tail), nothing to merge, a required sandbox this
+    machine cannot give. Either way a ``merge`` notice and an audit entry record it."""
     deck: Deck = request.app.state.deck
     agent = await deck.get_agent(ref)
     entry = await deck.runner.merge(
