@@ -92,7 +92,7 @@ async def test_a_worker_in_a_worktree_branches_off_its_parents_repository(team: 
     child = await team.orch.spawn(lead.id, "do it", name="w1", workspace="worktree")
     worktree = child.extra["worktree"]
     assert child.cwd == worktree["path"] and worktree["repo"] == str(repo)
-    assert worktree["branch"].startswith("agentdeck/w1-") and worktree["base"] == "main"
+    assert worktree["branch"] == f"agentdeck/{child.id}/w1" and worktree["base"] == "main"
     assert git(repo, "rev-parse", worktree["branch"]) == git(repo, "rev-parse", "main")
     # The orchestrator reviews and lands its worker's work through its deck tools.
     from agentdeck.core.worktree import Worktree
