@@ -97,7 +97,7 @@ def test_yaml_profile_file(tmp_path: Path) -> None:
     [
         ("allow:\n  - Read\n  - Bash(\n", 3, "unbalanced parentheses"),
         ("deny:\n  - Write(src/**)\n", 2, "never matches in Claude Code"),
-        ("name: x\nalow: []\n", 2, "unknown key `alow`"),
+        ("name: x\nalow: []\n", 2, "unknown key … (known: name,"),  # never the file's text
         ("budgets:\n  max_turns: 0\n", 2, "positive integer"),
         ("allow: Bash\n", 1, "must be a list"),
         ("allow: [Read,\n", 2, "invalid YAML"),

@@ -81,9 +81,9 @@ def test_validate_names_every_problem_on_its_own_line(tmp_path: Path, project: P
         "maxTurns, color, profile, budget_usd, max_turns, workspace, orchestrator)",
         f"{file}: permissionMode: not supported by agentdeck: agentdeck decides permissions "
         "with its policy; use `profile`",
-        f"{file}: name: 'Broken_Name' is not a valid name: lowercase letters, digits and "
+        f"{file}: name: not a valid name: lowercase letters, digits and "
         "single hyphens, starting with a letter, at most 64 characters",
-        f"{file}: tools: unknown tool 'Teleport' (Claude Code's tools, or mcp__server__tool)",
+        f"{file}: tools: unknown tool `Teleport` (Claude Code's tools, or mcp__server__tool)",
     ]
     yaml_error = project / ".claude" / "agents" / "tabs.md"
     yaml_error.write_text("---\nname: tabs\ndescription: [unclosed\n---\nx\n")

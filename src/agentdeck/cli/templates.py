@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -17,7 +17,11 @@ from rich.text import Text
 
 from agentdeck.cli.context import console, console_err, load_settings
 from agentdeck.core.summary import short
-from agentdeck.errors import TemplateError, UsageError
+from agentdeck.errors import PolicyError, TemplateError, UsageError
+
+if TYPE_CHECKING:
+    from agentdeck.core.templates import Template
+    from agentdeck.settings import Settings
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 ProjectOpt = Annotated[
@@ -117,6 +121,7 @@ def validate(
         load_template,
         project_agents_dir,
         user_agents_dir,
+        with_profile_path,
     )
 
     settings = load_settings()
@@ -134,13 +139,36 @@ def validate(
     problems = 0
     for file in files:
         try:
-            template = load_template(file)
+            template = with_profile_path(load_template(file), Path.cwd())
         except TemplateError as exc:
             problems += len(exc.problems)
             for problem in exc.problems:
                 console.print(Text(str(problem), style="red"))
             continue
         console.print(Text(f"{file}: ok ({template.name})", style="green"))
+        for warning in _profile_warnings(template, settings):
+            console_err.print(Text(f"{file}: warning: {warning}", style="yellow"))
     if problems:
         console_err.print(f"{problems} problem(s) in {len(files)} file(s)")
         raise typer.Exit(2)
+
+
+def _profile_warnings(template: Template, settings: Settings) -> list[str]:
+    """What the template's profile gives beyond the default one: such a template
+    is refused as a child of an agent under the default profile."""
+    from agentdeck.core.policy_inherit import looser
+    from agentdeck.governance.profiles import load_profile
+
+    if template.profile is None:
+        return []
+    try:
+        own, default = load_profile(template.profile), load_profile(settings.profile)
+    except PolicyError as exc:
+        return [f"profile: {exc.message}"]
+    found = looser(own, default)
+    if not found:
+        return []
+    return [
+        f"profile {own.name} gives more than the default profile ({default.name}): "
+        f"{'; '.join(found)}; an agent under the default cannot start it as a child"
+    ]

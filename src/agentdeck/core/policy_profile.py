@@ -28,6 +28,7 @@ from pathlib import PurePath
 from typing import Any
 
 from agentdeck.core.policy_rules import Rule
+from agentdeck.core.quoting import key_shown, without_quotes
 from agentdeck.core.sandbox import SandboxSpec, sandbox_from_dict
 from agentdeck.errors import PolicyError
 
@@ -72,7 +73,7 @@ class Profile:
 
 _INT_BUDGETS = ("max_turns", "max_consecutive_tool_errors", "max_repeated_calls")
 _FLOAT_BUDGETS = ("max_usd", "max_wall_seconds", "daily_usd")
-_KEYS = (
+PROFILE_KEYS = _KEYS = (
     "name", "description", "default", "allow", "ask", "deny", "enabled_tools", "disabled_tools",
     "budgets", "approval_timeout_seconds", "sandbox", "additional_directories", "permission_mode",
 )  # fmt: skip
@@ -87,13 +88,13 @@ def profile_from_dict(
         raise v.error((), "a profile is a mapping of keys (name, allow, deny, …)")
     for key in data:
         if key not in _KEYS:
-            raise v.error((key,), f"unknown key `{key}` (known: {', '.join(_KEYS)})")
+            raise v.error((key,), f"unknown key {key_shown(key)} (known: {', '.join(_KEYS)})")
     name = data.get("name", PurePath(source).stem or "profile")
     if not isinstance(name, str) or not name.strip():
         raise v.error(("name",), "`name` must be a non-empty string")
     default = data.get("default", "ask")
     if default not in tuple(Decision):
-        raise v.error(("default",), f"`default` must be allow, ask or deny, not {default!r}")
+        raise v.error(("default",), "`default` must be allow, ask or deny")
     enabled = None
     if data.get("enabled_tools") is not None:
         enabled = v.rules(data, "enabled_tools", bare=True)
@@ -150,7 +151,7 @@ class _Validator:
         items = self._list(data, key)
         for k, item in enumerate(items):
             if not isinstance(item, str):
-                raise self.error((key, k), f"`{key}` entries must be strings, not {item!r}")
+                raise self.error((key, k), f"`{key}` entries must be strings")
         return tuple(items)
 
     def rules(self, data: Mapping[str, Any], key: str, *, bare: bool = False) -> tuple[Rule, ...]:
@@ -159,9 +160,9 @@ class _Validator:
             try:
                 rule = Rule.parse(text)
             except PolicyError as exc:
-                raise self.error((key, k), f"in `{key}`: {exc.problem}") from None
+                raise self.error((key, k), f"in `{key}`: {without_quotes(exc.problem)}") from None
             if bare and not rule.is_bare:
-                raise self.error((key, k), f"`{key}` lists tool names, not `{text}`")
+                raise self.error((key, k), f"`{key}` lists tool names, not rules")
             out.append(rule)
         return tuple(out)
 
@@ -169,7 +170,7 @@ class _Validator:
         ok = isinstance(value, int) if integer else isinstance(value, int | float)
         if isinstance(value, bool) or not ok or value <= 0:
             kind = "a positive integer" if integer else "a positive number"
-            raise self.error(path, f"`{path[-1]}` must be {kind}, not {value!r}")
+            raise self.error(path, f"`{path[-1]}` must be {kind}")
         return float(value)
 
     def budgets(self, value: Any) -> Budgets:
@@ -181,7 +182,9 @@ class _Validator:
         found: dict[str, Any] = {}
         for key, item in value.items():
             if key not in known:
-                raise self.error(("budgets", key), f"unknown budget `{key}` ({', '.join(known)})")
+                raise self.error(
+                    ("budgets", key), f"unknown budget {key_shown(key)} ({', '.join(known)})"
+                )
             if item is None:
                 continue
             number = self.number(("budgets", key), item, integer=key in _INT_BUDGETS)

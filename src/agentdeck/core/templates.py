@@ -9,7 +9,8 @@ becomes the agent's appended system prompt::
     tools: Read, Grep, Glob, Bash   # the only tools it has (comma list or YAML list)
     model: sonnet                   # or inherit (the default)
     # agentdeck's own keys:
-    profile: strict                 # policy profile (narrower than its parent's, if any)
+    profile: strict                 # a built-in profile or .agentdeck/NAME.yaml of the
+                                    # project; never looser than its parent's
     budget_usd: 2                   # spending cap (a child's is carved from its parent's)
     max_turns: 40
     workspace: shared               # new | shared | worktree
@@ -32,6 +33,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agentdeck.core.agent import AgentSpec
+from agentdeck.core.profile_ref import ACCEPTED, accepted_elsewhere
+from agentdeck.core.quoting import key_shown
 from agentdeck.errors import TemplateError
 
 __all__ = ["Problem", "Template", "TemplateError", "apply_template", "parse_template"]
@@ -168,11 +171,15 @@ def parse_template(
         raise TemplateError([Problem(source, None, f"the front matter is {got}, not a mapping")])
     for key in data:
         if not isinstance(key, str):
-            fail(str(key), "keys must be strings")
+            fail(None, "keys must be strings")
         elif key in UNSUPPORTED_KEYS:
             fail(key, f"not supported by agentdeck: {UNSUPPORTED_KEYS[key]}")
         elif key not in KNOWN_KEYS:
-            fail(key, f"unknown key (known: {', '.join(KNOWN_KEYS)})")
+            shown = key_shown(key, ticks=False)  # never a file's contents
+            where = key if shown == key else None
+            fail(
+                where, f"unknown key{'' if where else ' ' + shown} (known: {', '.join(KNOWN_KEYS)})"
+            )
 
     name = data.get("name")
     if not isinstance(name, str) or not name:
@@ -181,11 +188,11 @@ def parse_template(
     elif len(name) > NAME_MAX or not NAME_PATTERN.fullmatch(name):
         fail(
             "name",
-            f"{name!r} is not a valid name: lowercase letters, digits and single hyphens, "
+            "not a valid name: lowercase letters, digits and single hyphens, "
             f"starting with a letter, at most {NAME_MAX} characters",
         )
     elif stem is not None and stem != name:
-        fail("name", f"{name!r} differs from the file name {stem}.md; rename one of them")
+        fail("name", f"differs from the file name {stem}.md; rename one of them")
 
     description = data.get("description")
     if not isinstance(description, str) or not description.strip():
@@ -199,33 +206,38 @@ def parse_template(
 
     model = data.get("model")
     if model is not None and (not isinstance(model, str) or not MODEL_PATTERN.fullmatch(model)):
-        fail("model", f"{model!r} is not a model name or alias (sonnet, opus, haiku, inherit)")
+        fail("model", "not a model name or alias (sonnet, opus, haiku, inherit)")
         model = None
     if model == "inherit":
         model = None
 
     profile = data.get("profile")
     if profile is not None and (not isinstance(profile, str) or not profile.strip()):
-        fail("profile", "must be a profile name or file")
+        fail("profile", f"must be {ACCEPTED}")
+        profile = None
+    elif isinstance(profile, str) and not accepted_elsewhere(profile.strip()):
+        # Never a path: an agent may write templates, and the deck would read the
+        # file for it. The value is not quoted back either.
+        fail("profile", f"must be {ACCEPTED}")
         profile = None
 
     budget = data.get("budget_usd")
     if budget is not None and (
         isinstance(budget, bool) or not isinstance(budget, int | float) or not budget > 0
     ):
-        fail("budget_usd", f"must be a number of USD above 0, not {budget!r}")
+        fail("budget_usd", "must be a number of USD above 0")
         budget = None
 
     turns = _turns(data, fail)
 
     workspace = data.get("workspace")
     if workspace is not None and workspace not in WORKSPACES:
-        fail("workspace", f"must be one of {', '.join(WORKSPACES)}, not {workspace!r}")
+        fail("workspace", f"must be one of {', '.join(WORKSPACES)}")
         workspace = None
 
     orchestrator = data.get("orchestrator", False)
     if not isinstance(orchestrator, bool):
-        fail("orchestrator", f"must be true or false, not {orchestrator!r}")
+        fail("orchestrator", "must be true or false")
         orchestrator = False
 
     color = data.get("color")
@@ -268,7 +280,8 @@ def _tools(data: Mapping[str, Any], key: str, fail: _Fail) -> list[str]:
         return []
     for tool in tools:
         if not known_tool(tool):
-            fail(key, f"unknown tool {tool!r} (Claude Code's tools, or mcp__server__tool)")
+            shown = key_shown(tool).replace("(a key that is no word)", "(not a tool name)")
+            fail(key, f"unknown tool {shown} (Claude Code's tools, or mcp__server__tool)")
     return tools
 
 
@@ -280,7 +293,7 @@ def _turns(data: Mapping[str, Any], fail: _Fail) -> int | None:
         return None
     value = data[keys[0]]
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        fail(keys[0], f"must be a whole number of turns, 1 or more, not {value!r}")
+        fail(keys[0], "must be a whole number of turns, 1 or more")
         return None
     return int(value)
 

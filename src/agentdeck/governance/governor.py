@@ -15,6 +15,7 @@ import dataclasses
 import logging
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ from agentdeck.core.approvals import Approval, ApprovalState, GrantScope, answer
 from agentdeck.core.audit import AuditRecord
 from agentdeck.core.events import PermissionRequested, PermissionResolved
 from agentdeck.core.policy import Decision, Grant, Profile, Rule, Verdict, decide, rule_for
+from agentdeck.core.policy_inherit import meet
 from agentdeck.errors import InvalidState, NotFound, PolicyError
 from agentdeck.governance.profiles import load_guarded
 from agentdeck.settings import Settings
@@ -40,6 +42,7 @@ Waiting = Callable[[bool], Awaitable[None]]
 DECK_TOOLS = Rule.parse("mcp__deck", source="agentdeck")
 _STRICTNESS = {Decision.DENY: 2, Decision.ASK: 1, Decision.ALLOW: 0}
 MAX_ANCESTORS = 64  # far past any allowed depth: a cycle in bad data cannot loop
+MAX_REMEMBERED = 10_000  # children whose inherited profile is kept (recomputed if dropped)
 
 
 @dataclass(frozen=True)
@@ -57,11 +60,44 @@ class Governor:
         self.settings = settings
         self.approvals = ApprovalStore(store)
         self._profiles: dict[str, Profile] = {}
+        # A child's parent's effective profile (``inherit``), by the child's id.
+        self._above: OrderedDict[str, Profile] = OrderedDict()
         self._waiters: dict[str, asyncio.Future[Approval]] = {}
 
     # -- policy ------------------------------------------------------------------
 
     def profile_for(self, agent: Agent, *, tools: bool = True, deck: bool | None = None) -> Profile:
+        """The profile the agent runs under: its own (``own_profile``), met with its
+        parent's effective one once ``inherit`` has looked its ancestors up (a
+        child's session does before it starts: its sandbox and budgets come from
+        here)."""
+        own = self.own_profile(agent, tools=tools, deck=deck)
+        above = self._above.get(agent.id)
+        if above is None:
+            return own
+        self._above.move_to_end(agent.id)
+        return meet(above, own)
+
+    async def inherit(self, agent: Agent) -> Profile:
+        """The agent's effective profile: its own met with every ancestor's, the
+        root's first (``core.policy_inherit``); remembered for ``profile_for``."""
+        if agent.parent_id and agent.id not in self._above:
+            above: Profile | None = None
+            for ancestor in reversed(await self.ancestors(agent)):
+                if above is not None and ancestor.id not in self._above:
+                    self._remember(ancestor.id, above)
+                own = self.own_profile(ancestor, tools=False, deck=True)
+                above = own if above is None else meet(above, own)
+            if above is not None:
+                self._remember(agent.id, above)
+        return self.profile_for(agent)
+
+    def _remember(self, agent_id: str, above: Profile) -> None:
+        self._above[agent_id] = above
+        while len(self._above) > MAX_REMEMBERED:
+            self._above.popitem(last=False)
+
+    def own_profile(self, agent: Agent, *, tools: bool = True, deck: bool | None = None) -> Profile:
         """The agent's profile, with its own ``--allow`` / ``--deny`` rules on top,
         its template's tool list as the tools it has (unless ``tools`` is false:
         an orchestrator's own tool list does not bound what its children may use),

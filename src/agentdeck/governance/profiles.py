@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,8 +22,10 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from agentdeck.core.policy import KeyPath, Profile, Rule, profile_from_dict
+from agentdeck.core.policy_profile import PROFILE_KEYS
 from agentdeck.core.policy_secrets import secret_rules
-from agentdeck.core.profile_ref import names_a_file
+from agentdeck.core.profile_ref import ACCEPTED, PROJECT_DIR, names_a_file, project_file
+from agentdeck.core.quoting import scrubbed
 from agentdeck.errors import PolicyError
 
 if TYPE_CHECKING:
@@ -30,6 +34,12 @@ if TYPE_CHECKING:
 # Beside this module (``importlib.resources`` would cost `policy check` 20 ms to import).
 _SHIPPED = Path(__file__).resolve().parent / "profiles"
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# The words of the format, which an error may quote although the file holds them.
+_VOCABULARY = frozenset(
+    {*PROFILE_KEYS, "mode", "required", "filesystem", "network", "allow_write", "deny_read",
+     "deny_write", "allowed_domains", "max_usd", "max_turns", "max_wall_seconds", "daily_usd",
+     "max_consecutive_tool_errors", "max_repeated_calls", "permissions", "defaultMode"}
+)  # fmt: skip
 _MODE_DEFAULTS = {"dontAsk": "deny", "plan": "deny", "bypassPermissions": "allow"}
 
 
@@ -43,19 +53,46 @@ def load_profile(path_or_name: str | Path) -> Profile:
     if not isinstance(path_or_name, Path) and not names_a_file(text_name):
         if text_name not in builtin_profile_names():
             known = ", ".join(builtin_profile_names())
-            raise PolicyError(
-                text_name, f"no such profile (built-in: {known}; or give a file path)"
-            )
+            raise PolicyError(text_name, f"no such profile (built-in: {known}; or a file)")
         shipped = _SHIPPED / f"{text_name}.yaml"
         return profile_from_yaml(shipped.read_text(encoding="utf-8"), f"{text_name}.yaml")
     path = Path(path_or_name)
     try:
         text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise PolicyError(str(path), "not UTF-8 text: not a profile") from None
     except OSError as exc:
         raise PolicyError(str(path), f"cannot read the profile: {exc.strerror or exc}") from None
-    if path.suffix == ".json":
-        return profile_from_settings_json(text, str(path))
-    return profile_from_yaml(text, str(path))
+    try:
+        if path.suffix == ".json":
+            return profile_from_settings_json(text, str(path))
+        return profile_from_yaml(text, str(path))
+    except PolicyError as exc:
+        # Whoever named the file may not be able to read it: never what it holds.
+        problem = scrubbed(exc.problem, text, _VOCABULARY)
+        raise PolicyError(exc.source, problem, line=exc.line) from None
+
+
+def in_project(ref: str, project: str | Path | None) -> Path:
+    """The file a ``.agentdeck/NAME`` reference names in ``project``: a regular
+    file in a real directory, neither of them a symbolic link (a link an agent
+    planted could point anywhere). ``ValueError`` says what is wrong, never
+    what the file holds."""
+    name = project_file(ref)
+    if name is None:
+        raise ValueError(f"must be {ACCEPTED}")
+    if not project:
+        raise ValueError(f"names a file in a project's {PROJECT_DIR}/, but there is no project")
+    folder = Path(project).expanduser().resolve() / PROJECT_DIR
+    path = folder / name
+    try:
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            raise ValueError(f"{folder} is not a directory (a link is not followed)")
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            raise ValueError(f"{path} is not a regular file (a link is not followed)")
+    except OSError as exc:
+        raise ValueError(f"{path} cannot be read: {exc.strerror or exc}") from None
+    return path
 
 
 def deck_secrets(settings: Settings) -> tuple[Rule, ...]:
@@ -87,11 +124,13 @@ def profile_from_yaml(text: str, source: str) -> Profile:
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
+        # Its line and column, never its text (yaml's message quotes the file).
         mark = exc.problem_mark
         line = mark.line + 1 if mark is not None else None
-        raise PolicyError(source, f"invalid YAML: {exc.problem}", line=line) from None
-    except yaml.YAMLError as exc:
-        raise PolicyError(source, f"invalid YAML: {exc}") from None
+        where = f" (column {mark.column + 1})" if mark is not None else ""
+        raise PolicyError(source, f"invalid YAML{where}", line=line) from None
+    except yaml.YAMLError:
+        raise PolicyError(source, "invalid YAML") from None
     finally:
         loader.dispose()
     lines: dict[KeyPath, int] = {}
@@ -121,7 +160,8 @@ def profile_from_settings_json(text: str, source: str) -> Profile:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise PolicyError(source, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
+        where = f" (column {exc.colno})"
+        raise PolicyError(source, f"invalid JSON: {exc.msg}{where}", line=exc.lineno) from None
     if not isinstance(data, dict):
         raise PolicyError(source, "a settings file is a JSON object", line=1)
     perms = data.get("permissions", {})

@@ -47,10 +47,10 @@ def load_scenario(path: str | Path) -> Scenario:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
+        # Where, never what: yaml's own message quotes the file.
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ScenarioError(file, f"invalid YAML{where}: {problem}") from exc
+        raise ScenarioError(file, f"invalid YAML{where}") from None
     return parse_scenario(data, file, default_name=resolved.stem)
 
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentdeck.core.quoting import key_shown
 from agentdeck.errors import ScenarioError
 
 SCENARIO_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -146,7 +147,8 @@ def _mapping(ctx: _Ctx, value: Any, where: str, turn: int | None = None) -> Mapp
 def _only_keys(
     ctx: _Ctx, data: Mapping[str, Any], allowed: tuple[str, ...], where: str, turn: int | None
 ) -> None:
-    unknown = sorted(str(k) for k in data if k not in allowed)
+    # A key is shown only when it looks like one: never a file's contents.
+    unknown = sorted({key_shown(k, ticks=False) for k in data if k not in allowed})
     if unknown:
         raise ctx.fail(
             f"{where}: unknown key(s) {', '.join(unknown)} (allowed: {', '.join(allowed)})",
@@ -322,7 +324,7 @@ def parse_scenario(data: Any, file: str, *, default_name: str | None = None) -> 
     _only_keys(ctx, top, TOP_KEYS, "top level", None)
     name = top.get("name", default_name)
     if not isinstance(name, str) or not SCENARIO_NAME.match(name):
-        raise ctx.fail(f"'name' must match {SCENARIO_NAME.pattern} (it is used in URLs): {name!r}")
+        raise ctx.fail(f"'name' must match {SCENARIO_NAME.pattern} (it is used in URLs)")
     if "turns" not in top:
         raise ctx.fail("missing 'turns'")
     conversations: list[Conversation] = []

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState, external_agent
 from agentdeck.core.events import EventType, Notice, StoredEvent, spawned_events
 from agentdeck.core.ids import new_agent_id
-from agentdeck.core.templates import apply_template
+from agentdeck.core.policy_inherit import looser
+from agentdeck.core.templates import Template, apply_template
 from agentdeck.core.transcript import compact
 from agentdeck.core.tree import (
     BudgetNode,
@@ -40,6 +41,7 @@ from agentdeck.errors import (
     AgentdeckError,
     InvalidState,
     NotFound,
+    PolicyError,
     Refused,
     UsageError,
     WorktreeError,
@@ -118,6 +120,9 @@ class Orchestrator:
         return {}
 
     async def budget(self, agent: Agent) -> BudgetNode:
+        # Called as its session starts, before its sandbox is set up: a child's
+        # profile is met with its ancestors' from here on (``Governor.inherit``).
+        await self.runner.governor.inherit(agent)
         async with self._budget_lock:
             return await self._node(agent)
 
@@ -183,6 +188,7 @@ class Orchestrator:
                     live_total=self.runner.live_count(),
                 )
                 found = resolve(self.settings, template, parent.spec.project or parent.cwd)
+                await self._not_looser(parent, found)
                 chosen = workspace or found.workspace or "new"
                 node = await self.budget(parent)
                 budget = carve(
@@ -221,6 +227,30 @@ class Orchestrator:
                 self._budgets[child.id] = BudgetNode(child.id, budget, parent=node)
         logger.info("agent %s spawned %s (%s)", parent.id, child.id, found.name)
         return child
+
+    async def _not_looser(self, parent: Agent, found: Template) -> None:
+        """A template naming a profile that gives more than its parent's (its
+        sandbox, network, default, budgets…) is refused: a child never gets more
+        than its parent. One naming none inherits the parent's."""
+        if found.profile is None:
+            return
+        governor = self.runner.governor
+        await governor.inherit(parent)
+        mine = governor.profile_for(parent, tools=False, deck=True)
+        try:
+            own = governor.profile_named(found.profile)
+        except PolicyError as exc:
+            raise ToolError(
+                f"cannot spawn: template {found.name}'s profile cannot be used: {exc.problem}"
+            ) from None
+        reasons = looser(own, mine)
+        if reasons:
+            raise ToolError(
+                f"cannot spawn: template {found.name} names profile {own.name}, which gives "
+                f"more than yours ({mine.name}): {'; '.join(reasons)}. A child never gets "
+                "more than its parent: use a template whose profile is as strict as yours, "
+                "or one that names none (it then runs under yours)."
+            )
 
     # -- reading and steering children ---------------------------------------------------
 

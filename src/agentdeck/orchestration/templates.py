@@ -9,11 +9,12 @@ files and YAML.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
 
+from agentdeck.core.profile_ref import project_file
 from agentdeck.core.templates import (
     Problem,
     Template,
@@ -22,6 +23,7 @@ from agentdeck.core.templates import (
     split_front_matter,
 )
 from agentdeck.errors import NotFound
+from agentdeck.governance.profiles import in_project
 from agentdeck.settings import Settings
 
 CATALOG = Path(__file__).parent / "catalog"
@@ -137,4 +139,16 @@ def resolve(settings: Settings, name: str, project: str | Path | None = None) ->
     for error, (scope, stem) in zip(found.invalid, found.invalid_at, strict=True):
         if stem == name and (winner is None or rank[scope] <= rank[winner.scope]):
             raise error
-    return found.get(name)
+    return with_profile_path(found.get(name), project)
+
+
+def with_profile_path(template: Template, project: str | Path | None) -> Template:
+    """The template with a ``.agentdeck/NAME`` profile as the file's path in
+    ``project`` (a regular file, no link followed), as a spec carries it."""
+    if template.profile is None or project_file(template.profile) is None:
+        return template
+    try:
+        path = in_project(template.profile, project)
+    except ValueError as exc:
+        raise TemplateError([Problem(template.source, "profile", str(exc))]) from None
+    return replace(template, profile=str(path))

@@ -7,13 +7,19 @@ as agentdeck errors; ``app.py`` renders them as JSON (404, 409, 422, ...).
 from __future__ import annotations
 
 import logging
+import secrets
+from dataclasses import replace
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request, status
 
-from agentdeck.core.agent import AgentState
+from agentdeck.core.agent import AgentSpec, AgentState
+from agentdeck.core.profile_ref import ACCEPTED, names_a_builtin, project_file
 from agentdeck.daemon.deck import Deck
-from agentdeck.errors import UsageError
+from agentdeck.daemon.home import read_token
+from agentdeck.errors import PolicyError, ScenarioError, UsageError
+from agentdeck.governance.profiles import builtin_profile_names, in_project
+from agentdeck.mockmodel import builtin_scenario_names
 from agentdeck.web.members import audit_member_act
 from agentdeck.web.owners import owned
 from agentdeck.web.schemas import (
@@ -118,12 +124,51 @@ async def list_agents(
     responses={201: {"description": "The agent, starting", "links": AGENT_LINKS}},
 )
 async def create_agent(request: Request, body: AgentCreate) -> AgentOut:
-    agent = await _deck(request).create_agent(
-        owned(body.to_spec(), request), keep_alive=body.keep_alive, template=body.agent
-    )
+    deck = _deck(request)
+    spec = owned(body.to_spec(), request)
+    if not _deck_owner(request, deck):
+        spec = _confined(spec)
+    agent = await deck.create_agent(spec, keep_alive=body.keep_alive, template=body.agent)
     logger.info("agent %s created through the API", agent.id)
     await audit_member_act(request, agent.id, "start", body.model_dump(mode="json"))
     return AgentOut.of(agent)
+
+
+def _deck_owner(request: Request, deck: Deck) -> bool:
+    """Whether the caller holds the token file of the deck's home: the deck's own
+    user (the CLI's), who reads whatever the daemon reads anyway."""
+    auth = request.headers.get("authorization", "")
+    mine = read_token(deck.settings)
+    if not mine or not auth.lower().startswith("bearer "):
+        return False
+    return secrets.compare_digest(auth[7:].strip().encode(), mine.encode())
+
+
+def _confined(spec: AgentSpec) -> AgentSpec:
+    """``spec`` with its profile and scenario checked: for anyone but the deck's
+    owner, a built-in's name or a file in the project's ``.agentdeck/`` (made an
+    absolute path), never any other path — the daemon would read it for them and
+    its errors would say what it holds (422 otherwise)."""
+    project = spec.project or spec.cwd
+    profile, scenario = spec.profile, spec.scenario
+    if profile is not None:
+        profile = _ref(profile, project, builtin_profile_names(), "profile")
+    if scenario is not None:
+        scenario = _ref(scenario, project, builtin_scenario_names(), "scenario")
+    return replace(spec, profile=profile, scenario=scenario)
+
+
+def _ref(ref: str, project: str | None, builtins: list[str], what: str) -> str:
+    fail = PolicyError if what == "profile" else ScenarioError
+    if names_a_builtin(ref) and ref in builtins:
+        return ref
+    if project_file(ref) is None:
+        raise fail(ref, f"a {what} given through the API must be {ACCEPTED}; built-in: "
+                   f"{', '.join(builtins)}")  # fmt: skip
+    try:
+        return str(in_project(ref, project))
+    except ValueError as exc:
+        raise fail(ref, str(exc)) from None
 
 
 @router.get(
