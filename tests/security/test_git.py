@@ -424,6 +424,20 @@ def hidden(base: Path) -> Hostile:
     )
 
 
+# Rewrites the loose object of main's calc.py with other content, through the
+# objects/ directory its own commits must write to.
+SWAP = (
+    'B=$(git rev-parse main:calc.py); E=$(echo "EVIL" | git hash-object -w --stdin);'
+    ' cp "$C/objects/${E:0:2}/${E:2}" "$C/objects/${B:0:2}/x"'
+    ' && mv -f "$C/objects/${B:0:2}/x" "$C/objects/${B:0:2}/${B:2}"'
+)
+
+
+@pytest.fixture(scope="module")
+def swapped(base: Path) -> Hostile:
+    return hostile_run(base, "swapped", [("swap", SWAP)])
+
+
 def status(output: str) -> int:
     return int(output.strip().rsplit("rc=", 1)[1])
 
@@ -498,3 +512,17 @@ def test_a_repository_the_sandbox_hides_is_still_worked_on_and_not_moved(hidden:
         "its own commit", "initial",
     ]  # fmt: skip
     assert "left.txt" in git(repo, "show", "--name-only", "--format=", branch)
+
+
+@needs_bwrap
+@pytest.mark.cli
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: objects/ is writable to the agent (its commits land there), so it can "
+    "rewrite a loose object main reaches without moving main; the fix is an object "
+    "directory of its own (GIT_OBJECT_DIRECTORY, the repository's as an alternate), "
+    "its objects taken in, verified by index-pack, at each turn's end",
+)
+def test_main_s_objects_cannot_be_rewritten_under_it(swapped: Hostile) -> None:
+    assert git(swapped.repo, "rev-parse", "main") == swapped.main
+    assert git(swapped.repo, "show", "main:calc.py") == FILES["calc.py"], swapped.outputs
