@@ -454,6 +454,26 @@ async def test_a_stop_mid_test_kills_the_test_and_removes_its_scratch_worktree(
                 proc.kill()
 
 
+async def test_what_a_test_leaves_in_the_background_ends_with_it(tmp_path: Path) -> None:
+    mark = f"MERGE-MARK-{uuid.uuid4().hex[:12]}"
+    trees = Worktrees(tmp_path / "home" / "worktrees")
+    repo = gated_repo(tmp_path / "repo", f"sh -c 'sleep 600' {mark} >/dev/null 2>&1 & true")
+    wt = await trees.create("aworker00000003", "w1", repo, base="main")
+    (Path(wt.path) / "w1.txt").write_text("w1\n")
+    await trees.commit_wip(wt, "w1's turn")
+    try:
+        assert (await merge(wt, scratch=tmp_path / "scratch")).landed
+
+        async def gone() -> bool:  # SIGKILL is sent; its exit may take a moment
+            return not marked(mark)
+
+        await eventually(gone, timeout=10, what="the test's background process to end")
+    finally:
+        for proc in marked(mark):
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+
+
 async def test_the_next_merge_kills_only_the_process_a_record_names(
     tmp_path: Path,
 ) -> None:

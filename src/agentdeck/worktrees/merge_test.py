@@ -95,6 +95,10 @@ async def run_test(
             await asyncio.to_thread(kill_tree, proc.pid)
             await proc.wait()
             return TestRun(False, f"(the test command ran past {timeout:g} s and was killed)")
+        # What it left in the background goes with it (its group outlives its
+        # leader, and no new process takes a pid that is still a group's id).
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
         return TestRun(proc.returncode == 0, tail.decode("utf-8", "replace"))
     except BaseException:  # stopped (the daemon stops, the merge is cancelled): so is the test
         await asyncio.shield(asyncio.to_thread(kill_tree, proc.pid))
