@@ -117,11 +117,11 @@ OK_TURN = {"reply": [{"text": "ok"}]}
 @pytest.mark.parametrize(
     ("data", "turn", "problem"),
     [
-        ({"name": "x", "turns": [OK_TURN], "colour": 1}, None, "unknown key(s) colour"),
+        ({"name": "x", "turns": [OK_TURN], "colour": 1}, None, "unknown key(s) `colour`"),
         ({"name": "x"}, None, "missing 'turns'"),
         ({"name": "has space", "turns": [OK_TURN]}, None, "'name' must match"),
         (_turns(OK_TURN, {"when": {"tool_result_contains": "x"}}), 2, "turn has no 'reply'"),
-        (_turns(OK_TURN, {"reply": [], "x": 1}), 2, "unknown key(s) x"),
+        (_turns(OK_TURN, {"reply": [], "x": 1}), 2, "unknown key(s) `x`"),
         (_turns({"reply": []}), 1, "non-empty list of blocks"),
         (_turns(OK_TURN, OK_TURN, {"reply": [{"txt": "a"}]}), 3, "unknown block kind 'txt'"),
         (_turns({"reply": [{"tool_use": {"input": {}}}]}), 1, "missing or empty 'name'"),
@@ -135,7 +135,7 @@ OK_TURN = {"reply": [{"text": "ok"}]}
         (
             _turns({"when": {"tool_output": "x"}, "reply": [{"text": "a"}]}),
             1,
-            "unknown when key(s) tool_output",
+            "unknown when key(s) `tool_output`",
         ),
         (_turns({"when": {}, "reply": [{"text": "a"}]}), 1, "empty condition"),
         (_turns({"delay": -1, "reply": [{"text": "a"}]}), 1, "seconds >= 0"),
@@ -179,7 +179,7 @@ def test_conversation_turn_errors_are_located() -> None:
         ({"on_request": 1, "retry_after": 1, "hang": True}, "'retry_after' only applies"),
         ({"on_request": 1, "hang": "yes"}, "'hang' must be true or false"),
         ({"on_request": 1, "times": 0, "hang": True}, "'times' must be"),
-        ({"on_request": 1, "explode": True}, "unknown key(s) explode"),
+        ({"on_request": 1, "explode": True}, "unknown key(s) `explode`"),
     ],
 )
 def test_fault_errors(fault: dict[str, object], problem: str) -> None:

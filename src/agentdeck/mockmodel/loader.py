@@ -7,8 +7,9 @@ from pathlib import Path
 
 import yaml
 
+from agentdeck.core.quoting import scrubbed
 from agentdeck.errors import ScenarioError
-from agentdeck.mockmodel.scenario import Scenario, parse_scenario
+from agentdeck.mockmodel.scenario import VOCABULARY, Scenario, parse_scenario
 
 
 def _scenario_dir() -> Path:
@@ -51,7 +52,12 @@ def load_scenario(path: str | Path) -> Scenario:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise ScenarioError(file, f"invalid YAML{where}") from None
-    return parse_scenario(data, file, default_name=resolved.stem)
+    try:
+        return parse_scenario(data, file, default_name=resolved.stem)
+    except ScenarioError as exc:
+        # Whoever named the file may not be able to read it: never what it holds.
+        problem = scrubbed(exc.problem, text, VOCABULARY)
+        raise ScenarioError(exc.file, problem, turn=exc.turn) from None
 
 
 def write_workspace(scenario: Scenario, directory: str | Path) -> Path:

@@ -148,7 +148,7 @@ def _only_keys(
     ctx: _Ctx, data: Mapping[str, Any], allowed: tuple[str, ...], where: str, turn: int | None
 ) -> None:
     # A key is shown only when it looks like one: never a file's contents.
-    unknown = sorted({key_shown(k, ticks=False) for k in data if k not in allowed})
+    unknown = sorted({key_shown(k) for k in data if k not in allowed})
     if unknown:
         raise ctx.fail(
             f"{where}: unknown key(s) {', '.join(unknown)} (allowed: {', '.join(allowed)})",
@@ -170,7 +170,7 @@ def _string(ctx: _Ctx, value: Any, where: str, turn: int | None) -> str:
 
 def _condition(ctx: _Ctx, value: Any, where: str, turn: int | None) -> Condition:
     data = _mapping(ctx, value, where, turn)
-    unknown = sorted(str(k) for k in data if k not in WHEN_KEYS)
+    unknown = sorted({key_shown(k) for k in data if k not in WHEN_KEYS})
     if unknown:
         raise ctx.fail(
             f"{where}: unknown when key(s) {', '.join(unknown)} (allowed: {', '.join(WHEN_KEYS)})",
@@ -315,6 +315,11 @@ def _workspace(ctx: _Ctx, value: Any) -> dict[str, str]:
 
 
 TOP_KEYS = ("name", "description", "match", "workspace", "turns", "conversations", "faults")
+# The format's own words, which an error may quote though a file holds them.
+VOCABULARY = frozenset(
+    {*TOP_KEYS, *WHEN_KEYS, *BLOCK_KINDS, *FAULT_KINDS, "reply", "when", "delay", "chunk_delay",
+     "repeat", "input", "id", "files", "on_request", "times", "retry_after", "message"}
+)  # fmt: skip
 
 
 def parse_scenario(data: Any, file: str, *, default_name: str | None = None) -> Scenario:
