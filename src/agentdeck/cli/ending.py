@@ -83,13 +83,15 @@ class Ending:
         try:
             for sig in procs.stop_signals():
                 with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                    previous = signal.getsignal(sig)
                     loop.add_signal_handler(sig, self._on_signal, sig)
-                    installed.append(sig)
+                    installed.append((sig, previous))
             yield
         finally:
-            for sig in installed:
-                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            for sig, previous in installed:
+                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError, TypeError):
                     loop.remove_signal_handler(sig)
+                    signal.signal(sig, previous)  # as it was before (the loop's sets SIG_DFL)
 
     def _on_signal(self, sig: signal.Signals) -> None:
         if self.caught is not None:

@@ -62,7 +62,8 @@ def terminate_tree(pid: int, grace: float = 3.0) -> list[int]:
 
 def terminate_trees(pids: list[int], grace: float = 3.0) -> list[int]:
     """``terminate_tree`` for several trees at once: one grace for all of them."""
-    procs = [p for pid in pids for p in process_tree(pid)]
+    found = {p.pid: p for pid in pids for p in process_tree(pid)}  # trees may overlap
+    procs = list(found.values())
     if not procs:
         return []
     # Children first so a shell does not get the chance to respawn anything.
@@ -144,11 +145,57 @@ def looks_like_claude(pid: int) -> bool:
     return any("claude" in word.lower() for word in words)
 
 
-def end_leftover(pid: int | None, since: float, grace: float) -> None:
+def end_leftover(pid: int | None, since: float, grace: float, agent_id: str | None = None) -> None:
     """Stop the Claude Code a database row names (written at ``since``), if that pid
-    is still that process. Blocking (call it in a thread from async code)."""
+    is still that process, and (given ``agent_id``) whatever still carries the
+    row's agent (``carrying``): once the pid has ended, the tree no longer leads
+    there. Blocking (call it in a thread from async code)."""
+    roots = []
     if pid is not None and runs_since(pid, since) and looks_like_claude(pid):
-        terminate_tree(pid, grace)
+        roots.append(pid)
+    if agent_id is not None:
+        roots += [p for p in carrying(agent_id) if p not in roots]
+    if roots:
+        terminate_trees(roots, grace)
+
+
+# Set in every agent's Claude Code process (``runner.options.agent_env``) and so
+# inherited by all it starts: the sandbox's bubblewrap and its init, the relay,
+# tools and what they leave in the background.
+AGENT_ENV = "AGENTDECK_AGENT_ID"
+
+
+def carrying(agent_id: str) -> list[int]:
+    """The processes whose environment names agent ``agent_id`` (``AGENT_ENV``),
+    wherever they were re-parented: what an agent leaves behind when its Claude
+    Code process ends — a process started in the background that left its
+    session, and in a sandbox the pid namespace's init, which waits for every
+    process in it and so lives on with it, holding Claude Code's output open.
+    Never this process or its ancestors (an agentdeck that an agent started
+    carries that agent's id). Blocking."""
+    own = {os.getpid()}
+    with contextlib.suppress(psutil.Error):
+        own.update(p.pid for p in psutil.Process().parents())
+    found = []
+    for proc in psutil.process_iter():
+        if proc.pid in own:
+            continue
+        try:
+            if proc.environ().get(AGENT_ENV) == agent_id:
+                found.append(proc.pid)
+        except psutil.Error:
+            continue
+    return found
+
+
+def end_carrying(agent_id: str, grace: float) -> list[int]:
+    """Stop every process that carries ``agent_id``, with its tree (SIGTERM, then
+    SIGKILL after ``grace``); the pids found. Blocking."""
+    found = carrying(agent_id)
+    if found:
+        logger.info("agent %s left %d process(es) running: stopping them", agent_id, len(found))
+        terminate_trees(found, grace)
+    return found
 
 
 def stop_signals() -> tuple[signal.Signals, ...]:

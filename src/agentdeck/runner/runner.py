@@ -795,7 +795,9 @@ class Runner:
             if agent.owner_pid != os.getpid():
                 continue
             grace = ABORT_GRACE_SECONDS
-            await asyncio.to_thread(procs.end_leftover, agent.pid, agent.updated_at, grace)
+            await asyncio.to_thread(
+                procs.end_leftover, agent.pid, agent.updated_at, grace, agent.id
+            )
             extra, reason = stopped_start(agent.extra, suspended=self._suspending)
             logger.warning("agent %s was still %s when the runner stopped", agent.id, agent.state)
             await self.store.record(

@@ -167,6 +167,7 @@ class AgentSession:
         self._guard_stop: Stop | None = None  # a budget or circuit breaker tripped
         self.guard: Guard | None = None
         self._clock: asyncio.Task[None] | None = None
+        self._exit_watch: asyncio.Task[None] | None = None
         self._results: asyncio.Queue[ResultMessage] = asyncio.Queue()
         self.finished = asyncio.Event()
         self.turn_over = asyncio.Event()  # its first turn ended (a result came)
@@ -331,6 +332,9 @@ class AgentSession:
         self.spawned_pid = self.pid
         self.guard = self._make_guard(tree)
         self._clock = asyncio.create_task(self._watch_clock(), name=f"agent-clock-{self.agent.id}")
+        self._exit_watch = asyncio.create_task(
+            self._watch_exit(), name=f"agent-exit-{self.agent.id}"
+        )
         if self.warm_start:  # on a process the pool started ahead: the board can say so
             await self._commit(
                 [], pid=self.pid, owner_pid=os.getpid(), extra={**self.agent.extra, "warm": True}
@@ -807,6 +811,25 @@ class AgentSession:
         if pid is not None:
             await asyncio.to_thread(procs.terminate_tree, pid, self.settings.stop_grace_seconds)
 
+    async def _watch_exit(self) -> None:
+        """Once its Claude Code process has ended, what it left running is stopped:
+        the SDK reads the process's output to its end, and a process left behind
+        with that output open (a sandbox's init, which waits for a process the
+        agent started in the background) would keep the session from ever ending."""
+        process = _process_of(self._client)
+        if process is None:
+            return
+        await process.wait()
+        await self._end_leftovers()
+
+    async def _end_leftovers(self) -> None:
+        """Stop whatever still carries this agent (``procs.carrying``): nothing an
+        agent started outlives its process."""
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(
+                procs.end_carrying, self.agent.id, self.settings.stop_grace_seconds
+            )
+
     async def _on_exit(self, failure: BaseException | None) -> None:
         state: AgentState
         events: list[Event] = []
@@ -841,12 +864,15 @@ class AgentSession:
             )
         if self.memory is not None:  # before the final state: followers stop at that
             await self.memory.ended()
+        await self._end_leftovers()  # before its sandbox's directory goes
         await self.sandboxing.close()
         await self._commit(
             events, state=state, pid=None, current_tool=None, last_error=last_error, extra=extra
         )
         if self._clock is not None:
             self._clock.cancel()
+        if self._exit_watch is not None:
+            self._exit_watch.cancel()
         if self._client is not None:
             # Its processes were stopped by us: the SDK's clean-up gets a grace, no more.
             graces = 1 if self._terminating else 3
@@ -922,11 +948,15 @@ class _StartStopped(Exception):
     """A stop was asked for while the agent started: its start goes no further."""
 
 
-def _pid_of(client: object) -> int | None:
-    """The Claude Code process of an SDK client, once it has one."""
+def _process_of(client: object) -> Any:
+    """The Claude Code process (anyio's) of an SDK client, once it has one."""
     transport = getattr(client, "_transport", None)
-    process = getattr(transport, "_process", None)
-    pid = getattr(process, "pid", None)
+    return getattr(transport, "_process", None)
+
+
+def _pid_of(client: object) -> int | None:
+    """The Claude Code process's pid of an SDK client, once it has one."""
+    pid = getattr(_process_of(client), "pid", None)
     return pid if isinstance(pid, int) else None
 
 

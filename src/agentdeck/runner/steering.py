@@ -66,7 +66,13 @@ async def reconcile_stale(store: Store, agent: Agent, *, grace: float = 3.0) -> 
         return agent
     if agent.source is AgentSource.EXTERNAL:
         return await _ended_quietly(store, agent)
-    await asyncio.to_thread(procs.end_leftover, agent.pid, agent.updated_at, grace)
+    await asyncio.to_thread(procs.end_leftover, agent.pid, agent.updated_at, grace, agent.id)
+    if agent.extra.get("sandbox") == "process":
+        # Its sandbox's private directory (its /tmp may hold the agent's files),
+        # which the dead supervisor did not remove: not left for a later sandbox.
+        from agentdeck.sandbox.confine import sweep_stale
+
+        await asyncio.to_thread(sweep_stale)
     now = time.time()
     reason = "its supervising process is gone"
     updated = agent.with_changes(
