@@ -194,11 +194,14 @@ async def test_a_stricter_child_runs_under_the_intersection(team: Team, tmp_path
         },
         "network": {"mode": "allowlist", "allowed_domains": ["pypi.org"]},
     }
+    assert "Read(~/.ssh/**)" not in yaml.safe_dump(tight)
     deny = {r.text for r in effective.deny}
-    assert {"Bash(echo:*)", "Bash(curl:*)", "Read(~/.ssh/**)"} <= deny  # both sides'
+    assert {"Bash(curl:*)", "Read(~/.ssh/**)", "Bash(sudo:*)"} <= deny  # both profiles'
+    assert {"Edit(/.git/**)", "Bash(git push:*)"} <= {r.text for r in effective.ask}
     assert {r.text for r in effective.allow} == {"Read", "Bash(pwd)", "Bash(echo:*)", "mcp__deck"}
     denied = [e.data for e in await team.events(wa.id, "permission_resolved")]
     assert [(d["decision"], d["rule"]) for d in denied] == [("deny", "Bash(echo:*)")]
+    assert f"(the rules of its parent {lead.name})" in denied[0]["reason"]
     said = await outputs(team, wa.id)
     assert not any("CHILD-RAN" in o and "hook" not in o for o in said)
 

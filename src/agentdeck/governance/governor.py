@@ -79,14 +79,17 @@ class Governor:
         return meet(above, own)
 
     async def inherit(self, agent: Agent) -> Profile:
-        """The agent's effective profile: its own met with every ancestor's, the
-        root's first (``core.policy_inherit``); remembered for ``profile_for``."""
+        """The agent's effective profile: its own met with every ancestor's
+        profile, the root's first (``core.policy_inherit``); remembered for
+        ``profile_for``. An ancestor's own ``--allow`` / ``--deny`` rules are left
+        to ``_verdict``, which judges each call under them too and says whose
+        rule it was."""
         if agent.parent_id and agent.id not in self._above:
             above: Profile | None = None
             for ancestor in reversed(await self.ancestors(agent)):
                 if above is not None and ancestor.id not in self._above:
                     self._remember(ancestor.id, above)
-                own = self.own_profile(ancestor, tools=False, deck=True)
+                own = self.own_profile(ancestor, tools=False, deck=True, rules=False)
                 above = own if above is None else meet(above, own)
             if above is not None:
                 self._remember(agent.id, above)
@@ -97,14 +100,17 @@ class Governor:
         while len(self._above) > MAX_REMEMBERED:
             self._above.popitem(last=False)
 
-    def own_profile(self, agent: Agent, *, tools: bool = True, deck: bool | None = None) -> Profile:
-        """The agent's profile, with its own ``--allow`` / ``--deny`` rules on top,
-        its template's tool list as the tools it has (unless ``tools`` is false:
-        an orchestrator's own tool list does not bound what its children may use),
-        and the deck's tools allowed (after every deny and ask rule, so a profile
-        can still refuse them)."""
+    def own_profile(
+        self, agent: Agent, *, tools: bool = True, deck: bool | None = None, rules: bool = True
+    ) -> Profile:
+        """The agent's profile, with its own ``--allow`` / ``--deny`` rules on top
+        (unless ``rules`` is false), its template's tool list as the tools it has
+        (unless ``tools`` is false: an orchestrator's own tool list does not bound
+        what its children may use), and the deck's tools allowed (after every deny
+        and ask rule, so a profile can still refuse them)."""
         base = self.profile_named(agent.spec.profile or self.settings.profile)
         where = f"agent {agent.id}"
+        spec_allow, spec_deny = (agent.spec.allow, agent.spec.deny) if rules else ((), ())
         enabled = base.enabled_tools
         if agent.spec.tools and tools:
             template = f"template {agent.spec.template or agent.id}"
@@ -126,10 +132,10 @@ class Governor:
             base,
             allow=(
                 *base.allow,
-                *(Rule.parse(r, source=where) for r in agent.spec.allow),
+                *(Rule.parse(r, source=where) for r in spec_allow),
                 *deck_rules,
             ),
-            deny=(*base.deny, *(Rule.parse(r, source=where) for r in agent.spec.deny)),
+            deny=(*base.deny, *(Rule.parse(r, source=where) for r in spec_deny)),
             enabled_tools=enabled,
         )
 

@@ -66,7 +66,9 @@ class AgentCreate(Body):
         default=None, gt=0, description="Spending cap in USD (more than 0)."
     )
     scenario: str | None = Field(
-        default=None, description="Scripted-model scenario: a built-in name or a YAML file path."
+        default=None,
+        description="Scripted-model scenario: a built-in name or `.agentdeck/NAME.yaml` in the "
+        "project (any file path only with the token of the deck's home, as the CLI sends it).",
     )
     resume_on_restart: bool = Field(
         default=False,
@@ -74,7 +76,9 @@ class AgentCreate(Body):
     )
     profile: str | None = Field(
         default=None,
-        description="Policy profile: a shipped name or a file; default: the daemon's.",
+        description="Policy profile: a shipped name or `.agentdeck/NAME.yaml` in the project "
+        "(any file path only with the token of the deck's home, as the CLI sends it); "
+        "default: the daemon's.",
     )
     keep_alive: bool = Field(
         default=True,
