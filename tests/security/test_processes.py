@@ -540,3 +540,86 @@ async def test_an_agent_that_ends_leaves_nothing_behind(
             run.communicate()
     assert private_dirs(run.pid) == []
     assert (await store.get_agent(agent.id)).state is AgentState.DONE
+
+
+async def test_a_signalled_resume_leaves_nothing(
+    tmp_path: Path, world: tuple[str, str], tree: Tree, store: Store
+) -> None:
+    """``agentdeck resume`` (and ``send`` to a finished agent) supervise the agent
+    they resume as a run does, and end as it does."""
+    env = tree.env(deck_env(tmp_path))
+    run = spawn(env, *run_args(world))
+    started = [run]
+    try:
+        agent = await awaiting_approval(store, tree, run.pid)
+        run.send_signal(signal.SIGTERM)
+        assert finish(run) == 128 + signal.SIGTERM
+        resumed = spawn(env, "resume", agent.id, "go on")
+        started.append(resumed)
+
+        async def live_again() -> bool:
+            row = await store.get_agent(agent.id)
+            return row.owner_pid == resumed.pid and row.state in {
+                AgentState.RUNNING,
+                AgentState.AWAITING_PERMISSION,
+            }
+
+        await eventually(live_again, timeout=60, what="the agent resumed")
+        assert tree.note(resumed.pid)
+        resumed.send_signal(signal.SIGTERM)
+        assert finish(resumed) == 128 + signal.SIGTERM
+        await tree.gone(timeout=AT_EXIT)
+    finally:
+        for proc in started:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    assert private_dirs(resumed.pid) == []
+    stopped = await store.get_agent(agent.id)
+    assert stopped.state is AgentState.INTERRUPTED
+    assert stopped.last_error == "stopped: agentdeck resume got SIGTERM"
+
+
+async def test_what_carries_an_agent_is_found_wherever_it_was_re_parented() -> None:
+    agent_id = f"a-{uuid.uuid4().hex}"
+    env = {**os.environ, procs.AGENT_ENV: agent_id}
+    # The shell leaves at once: its background child, in a session of its own,
+    # is re-parented, out of every tree that leads from here.
+    shell = spawn_plain(["sh", "-c", "setsid sleep 1718 > /dev/null 2>&1 &"], env)
+    try:
+        assert shell.wait(timeout=10) == 0
+
+        async def sleeping() -> list[int]:
+            found = procs.carrying(agent_id)
+            cmds = [" ".join(psutil.Process(p).cmdline()) for p in found]
+            return found if cmds == ["sleep 1718"] else []
+
+        (pid,) = await eventually(sleeping, timeout=10, what="the background sleep")
+        assert pid not in [p.pid for p in procs.process_tree(os.getpid())]
+        assert procs.end_carrying(agent_id, grace=1.0) == [pid]
+        assert procs.wait_gone([pid], 5) == []
+        assert procs.carrying(agent_id) == []
+    finally:
+        for pid in procs.carrying(agent_id):
+            with contextlib.suppress(psutil.Error):
+                psutil.Process(pid).kill()
+
+
+def spawn_plain(argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL)
+
+
+def test_an_agentdeck_an_agent_started_never_stops_itself() -> None:
+    """An agentdeck run from an agent's tool carries that agent's id too."""
+    agent_id = f"a-{uuid.uuid4().hex}"
+    code = (
+        "import subprocess, sys; from agentdeck.runner import procs; "
+        "child = subprocess.Popen(['sleep', '30']); "
+        f"found = procs.carrying('{agent_id}'); child.kill(); child.wait(); "
+        "print(found == [child.pid])"
+    )
+    env = {**os.environ, procs.AGENT_ENV: agent_id}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=30
+    )
+    assert out.stdout.strip() == "True", out.stderr

@@ -8,7 +8,7 @@ runner) when none does.
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,6 +17,9 @@ from agentdeck.cli.client import DaemonClient, connect
 from agentdeck.cli.context import opened, opened_orchestrator, opened_store, peeked, run_async
 from agentdeck.core.agent import Agent
 from agentdeck.settings import Settings
+
+if TYPE_CHECKING:
+    from agentdeck.cli.ending import Ending
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 AgentArg = Annotated[str, typer.Argument(help="Agent id, unique id prefix, or name.")]
@@ -115,20 +118,27 @@ def send(
     if (d := remote.daemon()) is not None:
         raise typer.Exit(remote.send(d, agent, text, as_json))
 
-    async def go(settings: Settings) -> int:
+    async def work(settings: Settings, ending: Ending) -> int:
         from agentdeck.cli.follow import follow_session
 
         async with opened(settings) as (store, runner):
             from agentdeck.runner.steering import Steering
 
-            taken = await Steering(store, runner).send(agent, text)
-            if taken is not None:
-                remote.say_agent(taken.to_dict(), f"sent to {taken.id} ({taken.state})", as_json)
-                return 0
-            session = next(iter(runner.sessions.values()))
-            return await follow_session(store, session, as_json=as_json)
+            ending.supervise(runner)  # SIGTERM/SIGHUP stop the agent it resumes
+            try:
+                taken = await Steering(store, runner).send(agent, text)
+                if taken is not None:
+                    said = f"sent to {taken.id} ({taken.state})"
+                    remote.say_agent(taken.to_dict(), said, as_json)
+                    return 0
+                session = next(iter(runner.sessions.values()))
+                return await follow_session(store, session, as_json=as_json)
+            finally:
+                await ending.stopped()
 
-    raise typer.Exit(run_async(go))
+    from agentdeck.cli.ending import watch
+
+    raise typer.Exit(run_async(lambda settings: watch("send", lambda e: work(settings, e))))
 
 
 def interrupt(agent: AgentArg, as_json: JsonOpt = False) -> None:
@@ -180,14 +190,20 @@ def resume(
     if (d := remote.daemon()) is not None:
         raise typer.Exit(remote.resume(d, agent, text, fork, as_json))
 
-    async def go(settings: Settings) -> int:
+    async def work(settings: Settings, ending: Ending) -> int:
         from agentdeck.cli.follow import follow_session
 
         async with opened(settings) as (store, runner):
-            session = await runner.resume(agent, text, fork=fork)
-            return await follow_session(store, session, as_json=as_json)
+            ending.supervise(runner)  # SIGTERM/SIGHUP stop the agent it resumes
+            try:
+                session = await runner.resume(agent, text, fork=fork)
+                return await follow_session(store, session, as_json=as_json)
+            finally:
+                await ending.stopped()
 
-    raise typer.Exit(run_async(go))
+    from agentdeck.cli.ending import watch
+
+    raise typer.Exit(run_async(lambda settings: watch("resume", lambda e: work(settings, e))))
 
 
 class _closing:

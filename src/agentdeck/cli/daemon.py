@@ -50,7 +50,10 @@ def up(
         ),
     ] = False,
 ) -> None:
-    """Start the daemon: runner, store, API and dashboard, until Ctrl-C / SIGTERM."""
+    """Start the daemon: runner, store, API and dashboard, until Ctrl-C / SIGTERM / SIGHUP.
+
+    Each stops its agents first (`agentdeck down` sends SIGTERM); under nohup a
+    hang-up is ignored."""
     settings = _settings(host, port)
     settings.ensure_home()
     if DaemonLock(settings).held_elsewhere():

@@ -68,7 +68,10 @@ def run(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
 ) -> None:
-    """Run one agent to the end of its turn; exit 0 on success, 1 if it ended in error."""
+    """Run one agent to the end of its turn; exit 0 on success, 1 if it ended in error.
+
+    SIGTERM or SIGHUP stops it with its agent's processes (the agent is left
+    interrupted) and exits 128+signal."""
     spec = remote.run_spec(
         prompt, name=name, cwd=cwd, model=model, allow=allow, deny=deny,
         append_system_prompt=append_system_prompt, max_turns=max_turns,
