@@ -23,12 +23,13 @@ import psutil
 import pytest
 
 from agentdeck.core.agent import Agent, AgentSpec, AgentState
-from agentdeck.core.merge_queue import MergeState
+from agentdeck.core.merge_queue import MergeEntry, MergeState
 from agentdeck.core.worktree import Worktree
 from agentdeck.errors import Refused
 from agentdeck.orchestration.tools import SCHEMAS, call_tool, handlers
 from agentdeck.runner.runner import Runner
 from agentdeck.settings import Settings
+from agentdeck.store.merges import MergeStore
 from agentdeck.store.store import Store
 from agentdeck.worktrees import Worktrees
 from agentdeck.worktrees.merge import merge
@@ -452,6 +453,42 @@ async def test_a_stop_mid_test_kills_the_test_and_removes_its_scratch_worktree(
         for proc in marked(mark):
             with contextlib.suppress(psutil.Error):
                 proc.kill()
+
+
+async def test_a_new_daemon_clears_what_a_crash_left_even_for_a_merge_it_cannot_take(
+    deck: tuple[Store, Runner], tmp_path: Path
+) -> None:
+    """The agent of a merge left ``merging`` is gone: the merge fails, but the
+    test its dead owner left running is killed and its scratch worktree removed."""
+    store, runner = deck
+    repo = make_repo(tmp_path / "repo", {"calc.py": "x = 1\n"})
+    scratch = tmp_path / "scratch" / "merge-left"
+    git(repo, "worktree", "add", "--quiet", "--detach", str(scratch), "main")
+    record = repo / ".git" / RECORD
+    orphan = await asyncio.create_subprocess_exec("sleep", "600", start_new_session=True)
+    gone = await asyncio.create_subprocess_exec("true")
+    await gone.wait()
+    try:
+        note_scratch(record, scratch)
+        started = psutil.Process(orphan.pid).create_time()
+        data = json.loads(record.read_text())
+        record.write_text(json.dumps({**data, "pid": orphan.pid, "started": started}))
+        await MergeStore(store).create(
+            MergeEntry(
+                id="mgleft", agent_id="agone0000000001", repo=str(repo),
+                branch="agentdeck/gone", target="main", strategy="merge", test=None,
+                state=MergeState.MERGING, by="user:cli", enqueued_at=1.0, owner_pid=gone.pid,
+            )
+        )  # fmt: skip
+        (taken,) = await runner.merges.recover()
+        assert await asyncio.wait_for(orphan.wait(), 10) == -9
+        assert not scratch.exists() and not record.exists()
+        ended = await runner.merges.wait(taken.id)
+        assert ended.state is MergeState.FAILED and "is gone" in str(ended.reason)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            orphan.kill()
+        await orphan.wait()
 
 
 async def test_what_a_test_leaves_in_the_background_ends_with_it(tmp_path: Path) -> None:

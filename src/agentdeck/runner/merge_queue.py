@@ -33,7 +33,7 @@ from agentdeck.settings import Settings
 from agentdeck.store.merges import MergeStore
 from agentdeck.store.store import Store
 from agentdeck.worktrees import worktree_of
-from agentdeck.worktrees.merge import check_target, merge
+from agentdeck.worktrees.merge import check_target, clear_leftover, merge
 
 logger = logging.getLogger(__name__)
 
@@ -125,6 +125,8 @@ class MergeQueue:
             if e.id not in self._tasks
             and (e.owner_pid is None or not procs.is_running(e.owner_pid))
         ]  # fmt: skip
+        for repo in dict.fromkeys(e.repo for e in orphans if e.state is MergeState.MERGING):
+            await clear_leftover(repo)  # its test killed, its scratch worktree removed
         for entry in orphans:
             logger.warning("taking again merge %s left %s by a process that ended", entry.id,
                            entry.state)  # fmt: skip

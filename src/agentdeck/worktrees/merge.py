@@ -235,6 +235,19 @@ async def _remove_scratch(repo: str, scratch: Path) -> None:
             await git("worktree", "prune", cwd=repo)
 
 
+async def clear_leftover(repo: str) -> None:
+    """What a process that died mid-merge in ``repo`` left, cleared now (a daemon
+    at its start, for merges it may not be able to take again)."""
+    try:
+        common = (await git("rev-parse", "--git-common-dir", cwd=repo)).strip()
+    except (WorktreeError, OSError):
+        return  # the repository is gone, and what was in it
+    git_dir = Path(repo, common).resolve()
+    if (git_dir / merge_test.RECORD).exists():
+        async with _merge_lock(git_dir):
+            await _clear_leftover(repo, git_dir / merge_test.RECORD)
+
+
 async def _clear_leftover(repo: str, record: Path) -> None:
     """What a process that died mid-merge left: its test killed, its scratch
     worktree removed (this process holds the lock that process held)."""
