@@ -92,7 +92,7 @@ async def run_test(
         try:
             await asyncio.wait_for(read(), timeout)
         except TimeoutError:
-            await asyncio.to_thread(kill_tree, proc.pid)
+            await asyncio.to_thread(kill_tree, proc.pid, group=True)
             await proc.wait()
             return TestRun(False, f"(the test command ran past {timeout:g} s and was killed)")
         # What it left in the background goes with it (its group outlives its
@@ -101,26 +101,28 @@ async def run_test(
             os.killpg(proc.pid, signal.SIGKILL)
         return TestRun(proc.returncode == 0, tail.decode("utf-8", "replace"))
     except BaseException:  # stopped (the daemon stops, the merge is cancelled): so is the test
-        await asyncio.shield(asyncio.to_thread(kill_tree, proc.pid))
+        await asyncio.shield(asyncio.to_thread(kill_tree, proc.pid, group=True))
         with contextlib.suppress(ProcessLookupError):
             await asyncio.shield(proc.wait())
         raise
 
 
-def kill_tree(pid: int, *, started: float | None = None) -> list[int]:
+def kill_tree(pid: int, *, started: float | None = None, group: bool = False) -> list[int]:
     """SIGKILL ``pid``, its process group and every descendant (a sandbox's
     inner processes are in a session of their own: found through the tree,
     snapshotted before the first signal). ``started``: only if ``pid`` is still
-    the process that started then. Blocking. Returns the pids signalled."""
+    the process that started then; ``group``: ``pid`` is our child, leader of
+    its own group (which outlives it: killed even once it has exited). Blocking.
+    Returns the pids signalled."""
     try:
         root = psutil.Process(pid)
         if started is not None and abs(root.create_time() - started) > 0.05:
             return []  # the pid was reused: not ours to kill
         tree = [root, *root.children(recursive=True)]
     except psutil.NoSuchProcess:
-        return []
+        tree = []
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        if os.getpgid(pid) == pid:  # its own group, as run_test made it
+        if group or (tree and os.getpgid(pid) == pid):  # its own group, as run_test made it
             os.killpg(pid, signal.SIGKILL)
     for proc in reversed(tree):
         with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
