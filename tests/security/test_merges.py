@@ -431,24 +431,28 @@ async def test_a_stop_mid_test_kills_the_test_and_removes_its_scratch_worktree(
     deck: tuple[Store, Runner], settings: Settings, tmp_path: Path
 ) -> None:
     """A daemon that stops cancels its merges: each test's whole tree goes with it
-    (in the sandbox, where the profile has one: bubblewrap's inner processes too)."""
+    (in the sandbox, where the profile has one: bubblewrap's inner processes too,
+    even when the stop comes as bubblewrap starts, making them: a stop as soon as
+    the test's first process shows, several times)."""
     store, runner = deck
     mark = f"MERGE-MARK-{uuid.uuid4().hex[:12]}"
     repo = gated_repo(tmp_path / "repo", f"sh -c 'sleep 600; echo {mark}' {mark}")
     agent = await worker(store, runner.worktrees, repo, {"w1.txt": "w1\n"}, profile=None)
+
+    async def running() -> list[psutil.Process] | None:
+        return marked(mark) or None
+
     try:
-        entry = await runner.merge(agent, by="user:test", wait=False)
-
-        async def running() -> list[psutil.Process] | None:
-            return marked(mark) or None
-
-        await eventually(running, timeout=60, what="the merge test to run")
-        await runner.merges.close()
-        assert marked(mark) == []
-        assert list((settings.worktrees_dir / ".merges").iterdir()) == []
-        assert not (repo / ".git" / RECORD).exists()
-        # Still merging: the next start takes it again.
-        assert (await runner.merges.records.get(entry.id)).state is MergeState.MERGING
+        for _ in range(5):
+            entry = await runner.merge(agent, by="user:test", wait=False)
+            await eventually(running, timeout=60, what="the merge test to start")
+            async with asyncio.timeout(30):
+                await runner.merges.close()
+            assert marked(mark) == []
+            assert list((settings.worktrees_dir / ".merges").iterdir()) == []
+            assert not (repo / ".git" / RECORD).exists()
+            # Still merging: the next start takes it again.
+            assert (await runner.merges.records.get(entry.id)).state is MergeState.MERGING
     finally:
         for proc in marked(mark):
             with contextlib.suppress(psutil.Error):

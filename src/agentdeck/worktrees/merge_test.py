@@ -113,16 +113,28 @@ def kill_tree(pid: int, *, started: float | None = None, group: bool = False) ->
     snapshotted before the first signal). ``started``: only if ``pid`` is still
     the process that started then; ``group``: ``pid`` is our child, leader of
     its own group (which outlives it: killed even once it has exited). Blocking.
-    Returns the pids signalled."""
+    Returns the pids signalled.
+
+    The tree is stopped (SIGSTOP) before it is looked at: bubblewrap starting up
+    makes its inner process in a session of its own, and one made between the
+    look and the kill would run on, out of reach."""
     try:
         root = psutil.Process(pid)
         if started is not None and abs(root.create_time() - started) > 0.05:
             return []  # the pid was reused: not ours to kill
-        tree = [root, *root.children(recursive=True)]
-    except psutil.NoSuchProcess:
-        tree = []
+        own_group = group or os.getpgid(pid) == pid  # as run_test made it
+    except (psutil.NoSuchProcess, ProcessLookupError):
+        root, own_group = None, group
+    with contextlib.suppress(ProcessLookupError, PermissionError, psutil.Error):
+        if own_group:
+            os.killpg(pid, signal.SIGSTOP)
+        elif root is not None:
+            root.suspend()
+    tree: list[psutil.Process] = []
+    with contextlib.suppress(psutil.NoSuchProcess):
+        tree = [root, *root.children(recursive=True)] if root is not None else []
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        if group or (tree and os.getpgid(pid) == pid):  # its own group, as run_test made it
+        if own_group:
             os.killpg(pid, signal.SIGKILL)
     for proc in reversed(tree):
         with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
