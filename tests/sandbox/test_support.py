@@ -107,20 +107,26 @@ def _plan(world: World, spec: SandboxSpec) -> Plan:
         private_tmp=world.tmp / "private-tmp",
         sockets=world.tmp / "sockets",
         forwards={3128: "proxy.sock"},
+        config_view=world.tmp / "config-view",
+        config_entries=("hooks",),
     )
 
 
 def test_the_plan_hides_the_deck_before_it_opens_the_workspace(world: World) -> None:
     config = world.tmp / "claude-config"
     (config / "hooks").mkdir(parents=True, exist_ok=True)
+    (world.tmp / "config-view" / "hooks").mkdir(parents=True, exist_ok=True)
     argv = _plan(world, SandboxSpec(mode=SandboxMode.PROCESS)).argv(["claude", "--x"])
     pairs = list(itertools.pairwise(argv))
     hide = pairs.index(("--tmpfs", str(world.settings.home_dir)))
     opened = pairs.index(("--bind", str(world.workspace)))
     assert hide < opened < pairs.index(("--ro-bind", str(world.workspace / ".git" / "hooks")))
-    # Claude Code's config read-only whole, after every writable place: a later
-    # session's settings, hooks and agents stay out of reach, present or not.
-    assert opened < pairs.index(("--ro-bind", str(config)))
+    # Claude Code's config: the agent's read-only view over it, after every
+    # writable place, the user's entries bound in read-only: a later session's
+    # settings, hooks and agents stay out of reach, present or not.
+    view = argv.index(str(world.tmp / "config-view"))
+    assert argv[view - 1 : view + 2] == ["--ro-bind", str(world.tmp / "config-view"), str(config)]
+    assert opened < view < pairs.index(("--ro-bind-try", str(config / "hooks")))
     assert ("--bind", str(config)) not in pairs
     assert "--unshare-net" in argv and "--unshare-pid" in argv
     assert "--die-with-parent" not in argv  # a crashed supervisor must not lose the session

@@ -28,7 +28,15 @@ from urllib.parse import urlsplit
 
 from agentdeck.core.sandbox import NetworkMode, SandboxSpec, domain_allowed
 from agentdeck.sandbox import seccomp
-from agentdeck.sandbox.plan import PRIVATE_STATE, PROXY_PORT, STATE_JSON, UNIX_FILTER, Plan
+from agentdeck.sandbox.plan import (
+    CREDENTIALS,
+    PRIVATE_STATE,
+    PROXY_PORT,
+    STATE_JSON,
+    UNIX_FILTER,
+    Plan,
+    project_slug,
+)
 from agentdeck.sandbox.proxy import AllowlistProxy, Forward
 from agentdeck.sandbox.support import bwrap_path, sandbox_uid
 from agentdeck.settings import Settings
@@ -146,8 +154,13 @@ class Confinement:
             self.plan.forwards[port] = "model.sock"
 
     def env(self) -> dict[str, str]:
-        """What the confined process is told: where the proxy is."""
-        out = {"AGENTDECK_SANDBOX": str(self.spec.mode)}
+        """What the confined process is told: where the proxy is, and where its
+        config directory is (always said, so that its state file is the one in
+        its own view, never ``~/.claude.json``)."""
+        out = {
+            "AGENTDECK_SANDBOX": str(self.spec.mode),
+            "CLAUDE_CONFIG_DIR": str(self.plan.claude_config),
+        }
         if self.plan.own_network:
             proxy = f"http://127.0.0.1:{PROXY_PORT}"
             local = "localhost,127.0.0.1,::1"
@@ -218,23 +231,12 @@ def _fill(
     directory: Path, spec: SandboxSpec, workspace: Path, settings: Settings, base: Path
 ) -> Plan:
     directory.chmod(0o700)
-    for name in ("tmp", "run", "state"):
+    for name in ("tmp", "run", "config"):
         (directory / name).mkdir(mode=0o700)
-    config = (settings.claude_config_dir or Path("~/.claude")).expanduser().resolve()
-    claude_json = (
-        config / ".claude.json"
-        if settings.claude_config_dir is not None
-        else Path("~/.claude.json").expanduser()
-    )
+    config = claude_config(settings)
     config.mkdir(parents=True, exist_ok=True)
-    state = directory / "state"
-    for name in PRIVATE_STATE:
-        (state / name).mkdir()
-        with contextlib.suppress(FileExistsError):
-            (config / name).mkdir()
-    if claude_json.is_file():
-        with contextlib.suppress(OSError):  # being rewritten: the agent starts afresh
-            shutil.copyfile(claude_json, state / STATE_JSON)
+    view = directory / "config"
+    entries = _view(config, view, state_file(settings), workspace.resolve())
     filters = directory / "seccomp.bpf", directory / "seccomp-no-unix.bpf"
     filters[0].write_bytes(seccomp.program())
     filters[1].write_bytes(seccomp.program(unix_sockets=False))
@@ -245,15 +247,60 @@ def _fill(
         home=Path.home(),
         agentdeck_home=settings.home_dir,
         claude_config=config,
-        claude_json=claude_json,
+        claude_json=state_file(settings),
         private_tmp=directory / "tmp",
         sockets=directory / "run",
         bwrap=bwrap_path() or "bwrap",
-        state=state,
+        config_view=view,
+        config_entries=entries,
         uid=sandbox_uid(),
         seccomp=filters[0],
         seccomp_no_unix=filters[1],
         hidden=(base,),
     )
-    plan.project_dir().mkdir(parents=True, exist_ok=True)
     return plan
+
+
+def claude_config(settings: Settings) -> Path:
+    return (settings.claude_config_dir or Path("~/.claude")).expanduser().resolve()
+
+
+def state_file(settings: Settings) -> Path:
+    """Claude Code's state file: in its config directory when one is set, else
+    ``~/.claude.json``."""
+    if settings.claude_config_dir is not None:
+        return claude_config(settings) / ".claude.json"
+    return Path("~/.claude.json").expanduser()
+
+
+def _view(config: Path, view: Path, state: Path, workspace: Path) -> tuple[str, ...]:
+    """Lay out the agent's view of Claude Code's config directory: a place for
+    each of the user's entries (bound in read-only), its project's transcripts
+    (made in the user's directory too, where resume finds them), its own state
+    and a copy of the state file. Returns the entries bound in."""
+    private = {*PRIVATE_STATE, "projects", STATE_JSON, CREDENTIALS}
+    entries: list[str] = []
+    for entry in sorted(config.iterdir()):
+        if entry.name in private or entry.name.startswith(f"{STATE_JSON}."):
+            continue  # the state file's temporary copies and backups: its own are private
+        try:
+            if not entry.exists():  # a dangling link: nothing to bind
+                continue
+            is_dir = entry.is_dir()
+        except OSError:
+            continue
+        (view / entry.name).mkdir() if is_dir else (view / entry.name).touch()
+        entries.append(entry.name)
+    slug = project_slug(str(workspace))
+    project = Path("projects", slug) if slug is not None else Path("projects")
+    (config / project).mkdir(parents=True, exist_ok=True)
+    (view / project).mkdir(parents=True)
+    if (config / CREDENTIALS).is_file():
+        (view / CREDENTIALS).touch()
+    for name in PRIVATE_STATE:
+        (view / name).mkdir()
+    with contextlib.suppress(OSError):  # none, or being replaced: the agent starts afresh
+        shutil.copyfile(state, view / STATE_JSON)
+    if not (view / STATE_JSON).exists():
+        (view / STATE_JSON).write_text("{}")
+    return tuple(entries)

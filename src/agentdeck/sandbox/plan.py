@@ -98,7 +98,8 @@ class Plan:
     forwards: dict[int, str] = field(default_factory=dict)  # port inside -> socket name
     bwrap: str = "bwrap"
     python: str = sys.executable
-    state: Path | None = None  # the agent's private Claude Code state (PRIVATE_STATE, claude.json)
+    config_view: Path | None = None  # the agent's own config directory (``_config``)
+    config_entries: tuple[str, ...] = ()  # the user's entries, bound into it read-only
     uid: int | None = None  # the unprivileged uid inside (agentdeck running as root)
     seccomp: Path | None = None  # the filter bubblewrap loads (seccomp.program)
     seccomp_no_unix: Path | None = None  # the same, refusing Unix sockets too
@@ -186,24 +187,26 @@ class Plan:
         return projects / slug if slug is not None else projects
 
     def _config(self) -> list[str]:
-        config = str(self.claude_config)
-        if not self.claude_config.is_dir():
+        """Claude Code's config directory as this agent sees it: its view (made by
+        ``confine``: read-only, holding a place for each entry the user's has)
+        over it; the user's entries bound in read-only; its project's transcripts
+        and the credentials writable; its private state writable. Nothing is bound
+        over a file another Claude Code may be replacing (``.claude.json``)."""
+        view = self.config_view
+        if view is None or not view.is_dir():
             return []
-        args = ["--ro-bind", config, config]
+        config = str(self.claude_config)
+        args = ["--ro-bind", str(view), config]
+        for name in self.config_entries:  # one gone since (a temporary file) stays empty
+            args += ["--ro-bind-try", f"{config}/{name}", f"{config}/{name}"]
         project = self.project_dir()
-        if project.is_dir():
+        if (view / project.relative_to(self.claude_config)).is_dir():
             args += ["--bind", str(project), str(project)]
-        credentials = self.claude_config / CREDENTIALS
-        if credentials.is_file() and not credentials.is_symlink():
-            args += ["--bind", str(credentials), str(credentials)]
-        if self.state is not None:
-            for name in PRIVATE_STATE:
-                mine, theirs = self.state / name, self.claude_config / name
-                if mine.is_dir() and theirs.is_dir() and not theirs.is_symlink():
-                    args += ["--bind", str(mine), str(theirs)]
-            mine_json = self.state / STATE_JSON
-            if mine_json.is_file() and self.claude_json.is_file():
-                args += ["--bind", str(mine_json), str(self.claude_json)]
+        if (view / CREDENTIALS).is_file():
+            args += ["--bind-try", f"{config}/{CREDENTIALS}", f"{config}/{CREDENTIALS}"]
+        for name in (*PRIVATE_STATE, STATE_JSON):
+            if (view / name).exists():
+                args += ["--bind", str(view / name), f"{config}/{name}"]
         return args
 
     @staticmethod
@@ -220,7 +223,7 @@ class Plan:
 
 
 UNIX_FILTER = "unix.bpf"  # in the sockets directory: the relay's part of the filter
-STATE_JSON = "claude.json"
+STATE_JSON = ".claude.json"  # in the config directory: CLAUDE_CONFIG_DIR is always set
 
 
 def _under(path: Path, place: Path) -> bool:
