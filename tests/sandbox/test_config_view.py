@@ -117,3 +117,27 @@ async def test_the_view_shows_the_users_entries_and_no_one_elses_transcripts(
     assert "Read-only file system" in out and not (config / "settings.local.json").exists()
     assert "TODO-WRITTEN" in out and not (config / "todos" / "mine").exists()  # its own, gone
     assert code == 0
+
+
+async def test_a_model_endpoint_on_a_low_port_is_reached_on_a_high_one_inside(
+    tmp_path: Path,
+) -> None:
+    """Binding a port below 1024 takes a capability no sandbox keeps: the relay
+    listens above it and the agent is told the endpoint's new port."""
+    settings = make_settings(tmp_path)
+    settings.ensure_home()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    box = await Confinement.open(
+        SandboxSpec(mode=SandboxMode.PROCESS, network=NetworkMode.OFF),
+        workspace=ws,
+        settings=settings,
+        endpoint="http://127.0.0.1:9/v1",
+        on_blocked=print,
+    )
+    try:
+        assert box.env()["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:40009/v1"
+        code, out = await _run(box, "echo RAN", ws)
+    finally:
+        await box.close()
+    assert code == 0 and "RAN" in out, out  # the relay bound its ports

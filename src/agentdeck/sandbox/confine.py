@@ -24,7 +24,7 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from agentdeck.core.sandbox import NetworkMode, SandboxSpec, domain_allowed
 from agentdeck.sandbox import seccomp
@@ -48,6 +48,8 @@ LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain"})
 Blocked = Callable[[str, int], None]
 PREFIX = "agentdeck-sbx-"
 _swept: list[bool] = []
+PRIVILEGED_PORTS = 1024
+LOW_PORT_OFFSET = 40000  # a model endpoint on loopback port N < 1024 is N + this inside
 
 
 def base_dir() -> Path:
@@ -88,6 +90,10 @@ def endpoint_of(url: str | None) -> tuple[str, int, bool]:
     return host, port, is_loopback(host)
 
 
+def _netloc_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
 def is_loopback(host: str) -> bool:
     if host in LOOPBACK_NAMES:
         return True
@@ -104,6 +110,7 @@ class Confinement:
     directory: Path
     launcher: Path | None = None
     servers: list[AllowlistProxy | Forward] = field(default_factory=list)
+    model_url: str | None = None  # the model endpoint as the agent reaches it, if moved
 
     @classmethod
     async def open(
@@ -151,7 +158,14 @@ class Confinement:
             forward = Forward(host, port)
             await forward.start(self.plan.sockets / "model.sock")
             self.servers.append(forward)
-            self.plan.forwards[port] = "model.sock"
+            # Binding a port below 1024 takes a capability the sandbox does not
+            # have: such an endpoint is reached inside on a port above, and told so.
+            inside = port if port >= PRIVILEGED_PORTS else LOW_PORT_OFFSET + port
+            self.plan.forwards[inside] = "model.sock"
+            if inside != port and endpoint is not None:
+                self.model_url = urlunsplit(
+                    urlsplit(endpoint)._replace(netloc=f"{_netloc_host(host)}:{inside}")
+                )
 
     def env(self) -> dict[str, str]:
         """What the confined process is told: where the proxy is, and where its
@@ -161,6 +175,8 @@ class Confinement:
             "AGENTDECK_SANDBOX": str(self.spec.mode),
             "CLAUDE_CONFIG_DIR": str(self.plan.claude_config),
         }
+        if self.model_url is not None:
+            out["ANTHROPIC_BASE_URL"] = self.model_url
         if self.plan.own_network:
             proxy = f"http://127.0.0.1:{PROXY_PORT}"
             local = "localhost,127.0.0.1,::1"
