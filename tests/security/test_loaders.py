@@ -189,6 +189,7 @@ async def test_a_template_naming_a_path_is_refused_at_spawn_and_by_validate(
     assert done.code == 2, done.out + done.err
     for name in names:
         assert f"{name}.md: profile:" in done.out
+    assert "linked.yaml is not a regular file (a link is not followed)" in done.out
     assert_nothing_of_the_files(done.out + done.err)
 
 

@@ -139,7 +139,7 @@ def validate(
     problems = 0
     for file in files:
         try:
-            template = with_profile_path(load_template(file), Path.cwd())
+            template = with_profile_path(load_template(file), _project_of(file))
         except TemplateError as exc:
             problems += len(exc.problems)
             for problem in exc.problems:
@@ -151,6 +151,15 @@ def validate(
     if problems:
         console_err.print(f"{problems} problem(s) in {len(files)} file(s)")
         raise typer.Exit(2)
+
+
+def _project_of(file: Path) -> Path:
+    """The project a template file belongs to: the one whose ``.claude/agents/``
+    holds it, else this directory."""
+    agents = file.resolve().parent
+    if agents.name == "agents" and agents.parent.name == ".claude":
+        return agents.parent.parent
+    return Path.cwd()
 
 
 def _profile_warnings(template: Template, settings: Settings) -> list[str]:

@@ -7,12 +7,14 @@ stricter of the two.
   requires it; writable only where both allow writing, ``deny_read`` and
   ``deny_write`` the union; network the stricter (off < allowlist < open) and,
   for an allowlist, only the domains both allow;
-* rules: every deny and ask rule of both, the stricter default (deny > ask >
-  allow), and the child's own allow rules: the Governor judges each call of a
-  child under every ancestor's profile too, the strictest answer winning, so a
-  parent's allow list bounds the child's where it is used (a static intersection
-  of two allow lists would need to tell whether one rule covers another, and
-  would lose ``Read(/**)`` under a parent that allows ``Read``);
+* rules: every deny rule of both, every ask rule of both (but a parent's where
+  the child's default is deny: it would turn a denial into a question), the
+  stricter default (deny > ask > allow), and the child's own allow rules: the
+  Governor judges each call of a child under every ancestor's profile too, the
+  strictest answer winning, so a parent's allow list bounds the child's where
+  it is used (a static intersection of two allow lists would need to tell
+  whether one rule covers another, and would lose ``Read(/**)`` under a parent
+  that allows ``Read``);
 * tools: the tools both enable, every tool either disables;
 * budgets and the approval timeout: the smaller of each (a limit beats none).
 
@@ -168,7 +170,10 @@ def meet(parent: Profile, child: Profile) -> Profile:
         child,
         default=_least(parent.default, child.default, _DEFAULTS),
         deny=_rules(parent.deny, child.deny),
-        ask=_rules(parent.ask, child.ask),
+        # A parent's ask rule would turn what the child denies by default into a
+        # question a person may answer yes: not then (the parent's own verdict,
+        # which the Governor also takes, still asks).
+        ask=_rules(() if child.default is Decision.DENY else parent.ask, child.ask),
         enabled_tools=_enabled(parent.enabled_tools, child.enabled_tools),
         disabled_tools=_rules(parent.disabled_tools, child.disabled_tools),
         budgets=_budgets(parent.budgets, child.budgets),
