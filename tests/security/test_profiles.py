@@ -280,3 +280,15 @@ async def test_an_unsandboxed_agent_cannot_read_the_token_or_the_database(
     assert "TOKEN-SECRET-4242" not in said
     assert not (Path(agent.cwd) / "copy.db").exists()
     assert not (home / "hooks.json").exists()
+
+
+def test_agents_validate_warns_of_a_template_looser_than_the_default(tmp_path: Path) -> None:
+    agents = tmp_path / "project" / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "lax.md").write_text(LAX.format(name="lax"))
+    done = deckcli.deck(deckcli.deck_env(tmp_path), "agents", "validate", str(agents))
+    assert done.code == 0, done.out + done.err
+    assert "lax.md: ok (lax)" in done.out
+    warning = " ".join(done.err.split())
+    assert "warning: profile permissive gives more than the default profile" in warning
+    assert "its sandbox is off" in warning
