@@ -150,7 +150,10 @@ async def test_the_gate_is_the_targets_not_the_branchs(
     (Path(wt.path) / ".agentdeck" / "merge.yaml").write_text("test: 'true'\n")
     await trees.commit_wip(wt, "lower the bar")
     outcome = await merge(wt, scratch=tmp_path / "s")
-    assert not outcome.landed and outcome.test == "test -f APPROVED"
+    # Refused before any test: a branch that changes the gate lands only by hand.
+    assert not outcome.landed and outcome.test is None
+    assert "changes .agentdeck/merge.yaml" in outcome.reason and "by hand" in outcome.reason
+    assert git(repo, "show", "main:.agentdeck/merge.yaml") == "test: test -f APPROVED\n"
     nothing = await merge(await trees.create("agentidle0001", "idle", repo), scratch=tmp_path / "s")
     assert not nothing.landed and nothing.reason.startswith("nothing to merge")
 

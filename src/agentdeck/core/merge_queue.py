@@ -32,6 +32,43 @@ class MergeState(StrEnum):
 
 PENDING = (MergeState.QUEUED, MergeState.MERGING)
 
+# What a later session, tool or merge runs or obeys without asking: the merge
+# gate itself, Claude Code's project settings, hooks, agents and MCP servers,
+# editor tasks, direnv, git hook directories and submodules. A branch that
+# changes one never lands through the queue: an agent could lower the gate for
+# every later merge, or plant hooks that the user's own Claude Code runs. A
+# person reviews it and merges it by hand.
+GUARDED_PATHS = (
+    ".agentdeck/",
+    ".claude/",
+    ".mcp.json",
+    ".envrc",
+    ".vscode/",
+    ".devcontainer/",
+    ".gitmodules",
+    ".githooks/",
+    ".husky/",
+)
+
+
+def guarded(paths: list[str]) -> list[str]:
+    """The paths among ``paths`` (repository-relative) that only a person lands."""
+    return [
+        path
+        for path in paths
+        if any(
+            path == g.rstrip("/") or (g.endswith("/") and path.startswith(g)) for g in GUARDED_PATHS
+        )
+    ]
+
+
+def guarded_reason(branch: str, paths: list[str], repo: str) -> str:
+    shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+    return (
+        f"not merged: {branch} changes {shown}, which later sessions and merges run or obey "
+        f"without asking; review the change and merge it by hand (git -C {repo} merge {branch})"
+    )
+
 
 @dataclass(frozen=True)
 class MergeEntry:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentdeck.core.event_scrub import CUT_MARGIN
+from agentdeck.core.merge_queue import guarded, guarded_reason
 from agentdeck.core.redact import scrub
 from agentdeck.core.worktree import STRATEGIES, Strategy, Worktree
 from agentdeck.errors import SandboxUnavailable, WorktreeError
@@ -104,6 +105,12 @@ async def merge(
                     False, branch, target, strategy,
                     f"nothing to merge: {target} already has every commit of {branch}",
                 )  # fmt: skip
+            changed = await git("diff", "--name-only", "-z", f"{tip}...{branch}", cwd=repo)
+            touched = guarded([p for p in changed.split("\0") if p])
+            if touched:
+                return MergeOutcome(
+                    False, branch, target, strategy, guarded_reason(branch, touched, repo)
+                )
             command = test if test is not None else await _configured_test(repo, tip)
             outcome = await _attempt(
                 repo, branch, target, tip, strategy, command, scratch, run,
