@@ -182,21 +182,9 @@ def program(*, unix_sockets: bool = True, machine: str | None = None) -> bytes:
         out += [_ins(_JEQ, nums[name], jf=1), _errno(errno.EPERM)]
     out += [_ins(_JEQ, nums["clone3"], jf=1), _errno(errno.ENOSYS)]
     # clone: refuse a new namespace, allow a thread or a process.
-    out += [
-        _ins(_JEQ, nums["clone"], jf=4),
-        _ins(_LD_W_ABS, _ARG0),
-        _ins(_JSET, CLONE_NEW_FLAGS, jf=1),
-        _errno(errno.EPERM),
-        _ins(_RET, _ALLOW),
-    ]
+    out += _by_first_argument(nums["clone"], _JSET, CLONE_NEW_FLAGS, errno.EPERM)
     if not unix_sockets:
-        out += [
-            _ins(_JEQ, nums["socket"], jf=4),
-            _ins(_LD_W_ABS, _ARG0),
-            _ins(_JEQ, AF_UNIX, jf=1),
-            _errno(errno.EACCES),
-            _ins(_RET, _ALLOW),
-        ]
+        out += _by_first_argument(nums["socket"], _JEQ, AF_UNIX, errno.EACCES)
     out.append(_ins(_RET, _ALLOW))
     return b"".join(out)
 
@@ -205,16 +193,21 @@ def unix_only(*, machine: str | None = None) -> bytes:
     """Only the refusal of ``socket(AF_UNIX)``: what the relay adds on top of the
     sandbox's filter before it runs the command."""
     found = arch(machine)
-    return b"".join(
-        [
-            _ins(_LD_W_ABS, _ARCH),
-            _ins(_JEQ, found.audit, jt=1),
-            _errno(errno.ENOSYS),
-            _ins(_LD_W_ABS, _NR),
-            _ins(_JEQ, found.numbers["socket"], jf=3),
-            _ins(_LD_W_ABS, _ARG0),
-            _ins(_JEQ, AF_UNIX, jf=1),
-            _errno(errno.EACCES),
-            _ins(_RET, _ALLOW),
-        ]
-    )
+    out = [_ins(_LD_W_ABS, _ARCH), _ins(_JEQ, found.audit, jt=1), _errno(errno.ENOSYS)]
+    out.append(_ins(_LD_W_ABS, _NR))
+    out += _by_first_argument(found.numbers["socket"], _JEQ, AF_UNIX, errno.EACCES)
+    out.append(_ins(_RET, _ALLOW))
+    return b"".join(out)
+
+
+def _by_first_argument(number: int, test: int, value: int, refusal: int) -> list[bytes]:
+    """For call ``number`` alone: refused with ``refusal`` when its first argument
+    passes ``test`` (JEQ, JSET) against ``value``, else allowed. Other calls go on
+    to the instruction after these five, with the call's number still loaded."""
+    return [
+        _ins(_JEQ, number, jf=4),
+        _ins(_LD_W_ABS, _ARG0),
+        _ins(test, value, jf=1),
+        _errno(refusal),
+        _ins(_RET, _ALLOW),
+    ]
