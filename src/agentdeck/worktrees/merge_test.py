@@ -107,6 +107,9 @@ async def run_test(
         raise
 
 
+FREEZE_ROUNDS = 50  # looks for new descendants before the kill (each finds some or ends it)
+
+
 def kill_tree(pid: int, *, started: float | None = None, group: bool = False) -> list[int]:
     """SIGKILL ``pid``, its process group and every descendant (a sandbox's
     inner processes are in a session of their own: found through the tree,
@@ -130,9 +133,7 @@ def kill_tree(pid: int, *, started: float | None = None, group: bool = False) ->
             os.killpg(pid, signal.SIGSTOP)
         elif root is not None:
             root.suspend()
-    tree: list[psutil.Process] = []
-    with contextlib.suppress(psutil.NoSuchProcess):
-        tree = [root, *root.children(recursive=True)] if root is not None else []
+    tree = _frozen(root) if root is not None else []
     with contextlib.suppress(ProcessLookupError, PermissionError):
         if own_group:
             os.killpg(pid, signal.SIGKILL)
@@ -142,6 +143,27 @@ def kill_tree(pid: int, *, started: float | None = None, group: bool = False) ->
     if left := _ended(tree, deadline=time.monotonic() + 5):
         logger.warning("merge test processes still there after SIGKILL: %s", left)
     return [p.pid for p in tree]
+
+
+def _frozen(root: psutil.Process) -> list[psutil.Process]:
+    """``root`` and every descendant, each stopped (SIGSTOP) as it is found, until
+    a look finds no one new: a stopped process forks no more, so none is made
+    between the last look and the kill (bubblewrap's inner processes lead
+    sessions of their own, out of the group's reach)."""
+    found: dict[int, psutil.Process] = {root.pid: root}
+    for _ in range(FREEZE_ROUNDS):
+        try:
+            tree = [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            break
+        new = [proc for proc in tree if proc.pid not in found]
+        if not new:
+            break
+        for proc in new:
+            found[proc.pid] = proc
+            with contextlib.suppress(psutil.Error):
+                proc.suspend()
+    return list(found.values())
 
 
 def _ended(tree: list[psutil.Process], *, deadline: float) -> list[int]:
