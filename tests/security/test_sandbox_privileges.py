@@ -120,6 +120,11 @@ def _cases(settings: Settings, workspace: Path, outside: Path, sock: Path) -> li
         ("config_state", f"echo '{{\"mcpServers\": 1}}' > {hidden(config / '.claude.json')}"),
         ("unix_socket_host", _connect(hidden(sock))),
         ("unix_socket_abstract", _connect("@agentdeck-red-team")),
+        (
+            "project_settings",
+            "mkdir -p .claude && echo '{\"hooks\": {}}' > .claude/settings.local.json",
+        ),
+        ("project_agents", "mkdir -p .claude/agents && echo x > .claude/agents/lax.md"),
         ("write_inside", "echo made > made.txt && cat made.txt"),
     ]
 
@@ -233,6 +238,15 @@ def test_claude_codes_config_is_out_of_reach_present_or_not(attack: Attack) -> N
     snapshot = config / "shell-snapshots" / "snapshot-bash-victim.sh"
     assert snapshot.read_text() == "# victim's snapshot\n"  # its own snapshots only
     assert json.loads((config / ".claude.json").read_text()) == {"planted": False}
+
+
+def test_the_projects_claude_settings_are_out_of_reach_present_or_not(attack: Attack) -> None:
+    """The workspace had no ``.claude/``: the hooks a planted settings file names
+    would run in the user's own next session there, unsandboxed."""
+    project = attack.workspace / ".claude"
+    assert not (project / "settings.local.json").exists(), attack.outputs["project_settings"]
+    assert not (project / "agents" / "lax.md").exists(), attack.outputs["project_agents"]
+    assert "Read-only file system" in attack.outputs["project_settings"]
 
 
 def test_its_session_is_still_written_where_resume_finds_it(attack: Attack) -> None:

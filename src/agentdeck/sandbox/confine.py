@@ -31,6 +31,7 @@ from agentdeck.sandbox import seccomp
 from agentdeck.sandbox.plan import (
     CREDENTIALS,
     PRIVATE_STATE,
+    PROJECT_CONFIG,
     PROXY_PORT,
     STATE_JSON,
     UNIX_FILTER,
@@ -253,6 +254,8 @@ def _fill(
     config.mkdir(parents=True, exist_ok=True)
     view = directory / "config"
     entries = _view(config, view, state_file(settings), workspace.resolve())
+    with contextlib.suppress(OSError):  # an empty directory: git shows nothing
+        (workspace / PROJECT_CONFIG).mkdir(exist_ok=True)
     filters = directory / "seccomp.bpf", directory / "seccomp-no-unix.bpf"
     filters[0].write_bytes(seccomp.program())
     filters[1].write_bytes(seccomp.program(unix_sockets=False))

@@ -74,6 +74,7 @@ PRIVATE_STATE = (
     "ide",
 )
 CREDENTIALS = ".credentials.json"
+PROJECT_CONFIG = ".claude"  # in the workspace: read-only, whether it held anything or not
 SLUG_MAX = 200  # Claude Code's limit on a project directory's name
 SECCOMP_FD = 9
 
@@ -146,6 +147,16 @@ class Plan:
         for path in (absolute(p, workspace=ws, home=home) for p in self.spec.deny_write):
             if Path(path).exists():
                 args += ["--ro-bind", path, path]
+        # Claude Code's project settings, hooks, agents, commands and skills: what
+        # the user's own next session there runs. Made by ``confine`` when missing,
+        # so the agent cannot create them either (unless a profile opens it).
+        project_config = self.workspace / PROJECT_CONFIG
+        if (
+            project_config.is_dir()
+            and not project_config.is_symlink()
+            and not any(_under(Path(place), project_config) for place in writable)
+        ):
+            args += ["--ro-bind", str(project_config), str(project_config)]
         for path in (absolute(p, workspace=ws, home=home) for p in self.spec.deny_read):
             args += self._hide(path)
         for private in self.hidden:
