@@ -6,7 +6,10 @@ its own ``HEAD`` pointed at ``main`` before agentdeck's end-of-turn commit), to
 rewrite the ``.git`` file, the repository's ``config``, ``hooks/``,
 ``info/attributes`` and its worktree's ``commondir``/``gitdir``/``config.worktree``,
 and plants what agentdeck's own git would run (a nested repository's fsmonitor,
-hooks and filters). Its own commit on its own branch still works.
+hooks and filters), and rewrites objects ``main`` reaches (loose and packed,
+in the repository's store; and under their names in its own object directory).
+Its own commit on its own branch still works, and agentdeck's diff, the merge
+queue and ``git log`` in the repository see it once the turn is over.
 
 Then agentdeck's git helper without a sandbox: a hostile ``.git`` file,
 ``commondir`` or repository config in a plain repository is never followed or run.
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import stat
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +29,7 @@ import yaml
 
 from agentdeck.core.agent import AgentSpec, AgentState
 from agentdeck.core.events import EventType
+from agentdeck.core.merge_queue import MergeState
 from agentdeck.core.sandbox import SandboxSpec
 from agentdeck.core.worktree import GitPlaces, Worktree, branch_name, own_namespace
 from agentdeck.errors import WorktreeError
@@ -242,13 +246,15 @@ def test_the_sandbox_may_write_the_agents_own_places_in_the_git_dir_and_nothing_
     spec = SandboxSpec().with_git_dir(places(), workspace=f"/h/worktrees/{AGENT}", home="/u")
     admin = f"/r/.git/worktrees/{AGENT}"
     assert "/r/.git" not in spec.allow_write
+    assert not any(p.startswith("/r/.git/objects") for p in spec.allow_write)
     assert set(spec.allow_write) >= {
-        "/r/.git/objects", f"/r/.git/refs/heads/agentdeck/{AGENT}",
-        f"/r/.git/logs/refs/heads/agentdeck/{AGENT}", admin,
+        f"/r/.git/refs/heads/agentdeck/{AGENT}", f"/r/.git/logs/refs/heads/agentdeck/{AGENT}",
+        admin,
     }  # fmt: skip
     assert set(spec.deny_write) >= {
-        "/r/.git/objects/info", "/r/.git/objects/pack", f"{admin}/commondir",
-        f"{admin}/gitdir", f"{admin}/config.worktree", f"/h/worktrees/{AGENT}/.git",
+        "/r/.git/objects", f"{admin}/agentdeck-common", f"{admin}/agentdeck-objects/info",
+        f"{admin}/agentdeck-objects/pack", f"{admin}/commondir", f"{admin}/gitdir",
+        f"{admin}/config.worktree", f"/h/worktrees/{AGENT}/.git",
     }  # fmt: skip
     # A branch named before this (agentdeck/<name>-<id>) shares its directory: the
     # agent does not write it (its turns are still committed, by agentdeck).
@@ -277,6 +283,7 @@ class Hostile:
     notices: list[dict[str, Any]]
     main: str
     before: dict[str, bytes]
+    after: Any = None  # what ``after`` found, once the agent was done
 
 
 # (case, command): each prints its exit status last.
@@ -295,6 +302,13 @@ ATTEMPTS = [
     ("write_pack", 'touch "$C/objects/pack/pack-0000.idx"'),
     ("write_config_worktree", 'echo "[core] fsmonitor = $TRAP" > "$A/config.worktree"'),
     ("write_other_ref_dir", 'echo x > "$C/refs/heads/agentdeck/other-ref"'),
+    # What stands for the repository to its git, and its own object directory's
+    # alternates and packs (a pack is read before any loose object).
+    ("relink_own_objects", 'ln -sfn "$C/objects" "$A/agentdeck-common/objects"'),
+    ("relink_own_config", 'ln -sfn "$MINE/config" "$A/agentdeck-common/config"'),
+    ("write_own_alternates", 'echo "$MINE/objects" > "$A/agentdeck-objects/info/alternates"'),
+    ("write_own_pack", 'touch "$A/agentdeck-objects/pack/pack-0000.idx"'),
+    ("write_object", 'mkdir -p "$C/objects/ee" && echo x > "$C/objects/ee/$(printf %038d 0)"'),
 ]
 # Last: done, they would leave the rest nothing to work on.
 LAST = [
@@ -341,8 +355,17 @@ def base() -> Iterator[Path]:
         yield where
 
 
+After = Callable[[Runner, Store, Any], Awaitable[Any]]
+
+
 def hostile_run(
-    base: Path, name: str, commands: list[tuple[str, str]], *, in_home: bool = False
+    base: Path,
+    name: str,
+    commands: list[tuple[str, str]],
+    *,
+    in_home: bool = False,
+    packed: bool = False,
+    after: After | None = None,
 ) -> Hostile:
     settings = make_settings(base / name)
     settings.ensure_home()
@@ -351,6 +374,9 @@ def hostile_run(
     where = settings.home_dir / "calc-repo" if in_home else base / name / "repo"
     repo = make_repo(where, FILES)
     git(repo, "branch", "other")
+    if packed:  # every object of main in a pack, none loose
+        git(repo, "repack", "-a", "-d", "-q")
+        git(repo, "prune-packed")
     markers = base / name / "markers"
     trap(markers, "agent")
     main = git(repo, "rev-parse", "main")
@@ -386,6 +412,7 @@ def hostile_run(
             await session.wait_finished(timeout=240)
             agent = await store.get_agent(session.agent.id)
             events = await store.read(agent_id=agent.id)
+            found = await after(runner, store, agent) if after is not None else None
         finally:
             await runner.shutdown()
             await store.close()
@@ -399,7 +426,7 @@ def hostile_run(
             if e.type == EventType.NOTICE and e.data.get("kind") == "worktree"
         ]
         by_case = {case: out for (case, _), out in zip(commands, outputs, strict=True)}
-        return Hostile(repo, markers, agent, by_case, notices, main, before)
+        return Hostile(repo, markers, agent, by_case, notices, main, before, found)
 
     return asyncio.run(go())
 
@@ -424,18 +451,53 @@ def hidden(base: Path) -> Hostile:
     )
 
 
-# Rewrites the loose object of main's calc.py with other content, through the
-# objects/ directory its own commits must write to.
-SWAP = (
-    'B=$(git rev-parse main:calc.py); E=$(echo "EVIL" | git hash-object -w --stdin);'
-    ' cp "$C/objects/${E:0:2}/${E:2}" "$C/objects/${B:0:2}/x"'
-    ' && mv -f "$C/objects/${B:0:2}/x" "$C/objects/${B:0:2}/${B:2}"'
+# EVIL under the name of main's calc.py: in the repository's store, where main's
+# objects are loose (the file replaced) or packed (the pack overwritten, a loose
+# object or a pack beside it); then in the agent's own object directory, which it
+# writes (a shadow only its own git reads, dropped at the turn's end); then a
+# commit of its own that keeps calc.py (its tree names the real object).
+EVIL = 'E=$(echo "EVIL" | git hash-object -w --stdin); B=$(git rev-parse main:calc.py);'
+# Where git wrote it: the agent's own object directory (before: the repository's).
+OWN_EVIL = (
+    f'{EVIL} F=$(ls "$A/agentdeck-objects/${{E:0:2}}/${{E:2}}" "$C/objects/${{E:0:2}}/${{E:2}}"'
+    " 2>/dev/null | head -n 1);"
 )
+SWAP_LOOSE = (
+    f"{OWN_EVIL}"
+    ' cp "$F" "$C/objects/${B:0:2}/x" && mv -f "$C/objects/${B:0:2}/x" "$C/objects/${B:0:2}/${B:2}"'
+)
+SWAP_PACKED = [
+    ("swap", f'{OWN_EVIL} P=$(ls "$C"/objects/pack/pack-*.pack | head -n 1); cp "$F" "$P"'),
+    (
+        "swap_loose",
+        f'{OWN_EVIL} mkdir -p "$C/objects/${{B:0:2}}" && cp "$F" "$C/objects/${{B:0:2}}/${{B:2}}"',
+    ),
+    ("swap_new_pack", f'{OWN_EVIL} cp "$F" "$C/objects/pack/pack-$B.pack"'),
+]
+SHADOW = (
+    f'{OWN_EVIL} mkdir -p "$A/agentdeck-objects/${{B:0:2}}"'
+    ' && cp "$F" "$A/agentdeck-objects/${B:0:2}/${B:2}" && git show main:calc.py'
+)
+KEEP = (
+    "echo more >> README.md"
+    " && git -c user.name=a -c user.email=a@b commit -q -a -m 'keeps calc.py'"
+    " && git log -1 --format=%s"
+)
+
+
+def _swap(packed: bool) -> list[tuple[str, str]]:
+    swaps = SWAP_PACKED if packed else [("swap", SWAP_LOOSE)]
+    return [*swaps, ("shadow", SHADOW), ("keep", KEEP)]
 
 
 @pytest.fixture(scope="module")
 def swapped(base: Path) -> Hostile:
-    return hostile_run(base, "swapped", [("swap", SWAP)])
+    return hostile_run(base, "swapped", _swap(packed=False))
+
+
+@pytest.fixture(scope="module")
+def swapped_packed(base: Path) -> Hostile:
+    return hostile_run(base, "swapped-packed", _swap(packed=True), packed=True)
 
 
 def status(output: str) -> int:
@@ -469,8 +531,11 @@ def test_nothing_of_the_repository_moved_and_nothing_planted_ran(hostile: Hostil
     work = Path(hostile.agent.extra["worktree"]["path"])
     admin = repo / ".git" / "worktrees" / hostile.agent.id
     assert (work / ".git").read_text() == f"gitdir: {admin}\n"
-    assert (admin / "commondir").read_text() == "../..\n"
-    assert (admin / "gitdir").read_text() == f"{work}/.git\n"
+    assert (admin / "commondir").read_text() == "agentdeck-common\n"
+    assert (admin / "agentdeck-objects" / "info" / "alternates").read_text() == (
+        f"{repo / '.git' / 'objects'}\n"
+    )
+    assert (admin / "agentdeck-common" / "objects").readlink() == Path("../agentdeck-objects")
     assert ran(hostile.markers) == []
 
 
@@ -516,13 +581,58 @@ def test_a_repository_the_sandbox_hides_is_still_worked_on_and_not_moved(hidden:
 
 @needs_bwrap
 @pytest.mark.cli
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: objects/ is writable to the agent (its commits land there), so it can "
-    "rewrite a loose object main reaches without moving main; the fix is an object "
-    "directory of its own (GIT_OBJECT_DIRECTORY, the repository's as an alternate), "
-    "its objects taken in, verified by index-pack, at each turn's end",
-)
-def test_main_s_objects_cannot_be_rewritten_under_it(swapped: Hostile) -> None:
-    assert git(swapped.repo, "rev-parse", "main") == swapped.main
-    assert git(swapped.repo, "show", "main:calc.py") == FILES["calc.py"], swapped.outputs
+@pytest.mark.parametrize("packed", [False, True], ids=["loose", "packed"])
+def test_main_s_objects_cannot_be_rewritten_under_it(
+    swapped: Hostile, swapped_packed: Hostile, packed: bool
+) -> None:
+    run = swapped_packed if packed else swapped
+    repo, branch = run.repo, run.agent.extra["worktree"]["branch"]
+    for case in (case for case in run.outputs if case.startswith("swap")):
+        assert status(run.outputs[case]) != 0, run.outputs[case]
+    assert git(repo, "rev-parse", "main") == run.main
+    assert git(repo, "show", "main:calc.py") == FILES["calc.py"], run.outputs
+    git(repo, "fsck", "--strict", "--no-dangling")
+    # Its own git read the shadow it wrote in its own object directory (where main's
+    # is loose: git reads packs first); agentdeck took its commit in (verified), read
+    # the repository's calc.py, and dropped the shadow.
+    assert ("EVIL" in run.outputs["shadow"]) is not packed, run.outputs["shadow"]
+    assert status(run.outputs["keep"]) == 0 and "keeps calc.py" in run.outputs["keep"]
+    assert git(repo, "log", "-1", "--format=%s", branch) == "keeps calc.py\n"
+    assert git(repo, "show", f"{branch}:calc.py") == FILES["calc.py"]
+    blob = git(repo, "rev-parse", "main:calc.py").strip()
+    own = repo / ".git" / "worktrees" / run.agent.id / "agentdeck-objects"
+    assert not (own / blob[:2] / blob[2:]).exists()
+    assert not run.notices, run.notices  # nothing failed to be taken in
+
+
+async def _diff_and_merge(runner: Runner, store: Store, agent: Any) -> dict[str, Any]:
+    """What agentdeck makes of the agent's own commit: its diff, and the merge
+    queue's outcome (a test that needs the commit's file, in the sandbox)."""
+    wt = Worktree.from_extra(agent.extra)
+    assert wt is not None
+    diff = await runner.worktrees.diff(wt)
+    entry = await runner.merge(agent, into="main", test="grep -q mine mine.txt", by="user:test")
+    return {"diff": diff, "merge": entry}
+
+
+@pytest.fixture(scope="module")
+def committed(base: Path) -> Hostile:
+    return hostile_run(base, "committed", [*WORKS], after=_diff_and_merge)
+
+
+@needs_bwrap
+@pytest.mark.cli
+def test_the_agents_own_commit_is_seen_by_the_diff_the_merge_queue_and_the_repository(
+    committed: Hostile,
+) -> None:
+    repo, branch = committed.repo, committed.agent.extra["worktree"]["branch"]
+    assert status(committed.outputs["own_commit"]) == 0, committed.outputs["own_commit"]
+    # Only its own commit: nothing was left for agentdeck's end-of-turn commit.
+    assert git(repo, "log", "--format=%s", branch).splitlines() == ["its own commit", "initial"]
+    diff = committed.after["diff"]
+    assert [f.path for f in diff.files] == ["mine.txt"]
+    assert "+mine" in diff.patch
+    merge = committed.after["merge"]
+    assert merge.state is MergeState.LANDED, merge
+    assert git(repo, "show", "main:mine.txt") == "mine\n"
+    git(repo, "fsck", "--strict", "--no-dangling")

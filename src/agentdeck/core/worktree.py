@@ -71,9 +71,15 @@ class Worktree:
 @dataclass(frozen=True)
 class GitPlaces:
     """What of its repository's git directory a worktree agent may write (its
-    commits: objects, its own branch and reflog, its worktree's own directory), and
-    what inside those it may not (what says where the repository is, what git reads
-    as configuration, what would shadow the repository's objects)."""
+    commits: its own object directory, its own branch and reflog, its worktree's own
+    directory), and what inside those it may not (what says where the repository is,
+    what git reads as configuration, what would shadow objects).
+
+    The repository's objects are read-only to it: its worktree's ``commondir`` names
+    a directory agentdeck makes (``OWN_COMMON``) that links to every part of the
+    repository's git directory but ``objects``, which is the agent's own
+    (``OWN_OBJECTS``, the repository's store as its alternate). What it commits
+    there is taken into the repository's store by agentdeck, verified."""
 
     common: str  # the repository's git directory
     writable: tuple[str, ...]
@@ -83,7 +89,7 @@ class GitPlaces:
     def of(cls, worktree: Worktree, admin: str) -> GitPlaces:
         """``admin``: the worktree's own directory, ``<common>/worktrees/<name>``."""
         common = worktree.git_dir
-        writable = [f"{common}/objects", admin]
+        writable = [admin]
         namespace = own_namespace(worktree.branch)
         if namespace is not None:
             writable += [
@@ -91,14 +97,23 @@ class GitPlaces:
                 f"{common}/logs/refs/heads/{namespace}",
             ]
         read_only = [
-            f"{common}/objects/info",  # alternates, commit-graph
-            f"{common}/objects/pack",  # a pack would shadow the objects already there
+            f"{common}/objects",  # bound read-only: seen even where the rest is hidden
+            f"{admin}/{OWN_COMMON}",
+            *(f"{admin}/{OWN_OBJECTS}/{name}" for name in OWN_OBJECTS_READ_ONLY),
             *(f"{admin}/{name}" for name in ADMIN_READ_ONLY),
             f"{worktree.path}/.git",
         ]
         return cls(common, tuple(writable), tuple(read_only))
 
 
+# In a worktree's own directory: what stands for the repository's git directory to
+# anyone who follows the worktree's .git file (its commondir names it), and the
+# object directory of the agent's own commits.
+OWN_COMMON = "agentdeck-common"
+OWN_OBJECTS = "agentdeck-objects"
+# In the agent's object directory: its alternates (the repository's store), and the
+# packs, which git reads before any loose object (one would shadow the repository's).
+OWN_OBJECTS_READ_ONLY = ("info", "pack")
 # In a worktree's own directory: where the repository is, where the worktree is, and
 # configuration git reads (with extensions.worktreeConfig).
 ADMIN_READ_ONLY = ("commondir", "gitdir", "config.worktree")

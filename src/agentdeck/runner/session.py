@@ -63,6 +63,7 @@ from agentdeck.store.store import Store
 from agentdeck.worktrees import Worktrees
 from agentdeck.worktrees.admin import confine
 from agentdeck.worktrees.checkpoints import Checkpoints
+from agentdeck.worktrees.objects import take_in
 
 STOPPED_STARTING = "stopped while starting"
 # After its process is gone, how long the SDK's reader gets to notice before it is
@@ -727,33 +728,36 @@ class AgentSession:
 
     async def _snapshot_turn(self) -> None:
         """What the turn left uncommitted in the agent's worktree, committed on its
-        branch: nothing lives only in a working tree."""
+        branch: nothing lives only in a working tree. Then what its commits wrote
+        in its own object directory, verified into the repository's store."""
         worktree = Worktree.from_extra(self.agent.extra)
-        if worktree is None or self.worktrees is None or not self.settings.worktree_wip_commits:
+        if worktree is None:
             return
-        try:
-            commit = await self.worktrees.commit_wip(
-                worktree,
-                f"agentdeck: {self.agent.name}, work in progress (turn {self.agent.turns})",
-            )
-        except WorktreeError as exc:
-            message, detail = f"the turn's changes could not be committed: {exc}", {}
-        else:
-            if commit is None:
-                return
-            message = f"committed the turn's changes on {worktree.branch} as {commit[:12]}"
-            detail = {"commit": commit, "branch": worktree.branch}
-        await self._commit(
-            [
-                Notice(
-                    agent_id=self.agent.id,
-                    ts=time.time(),
-                    kind="worktree",
-                    message=message,
-                    detail=detail,
+        notices: list[tuple[str, dict[str, str]]] = []
+        if self.worktrees is not None and self.settings.worktree_wip_commits:
+            try:
+                commit = await self.worktrees.commit_wip(
+                    worktree,
+                    f"agentdeck: {self.agent.name}, work in progress (turn {self.agent.turns})",
                 )
-            ]  # fmt: skip
-        )
+            except WorktreeError as exc:
+                notices.append((f"the turn's changes could not be committed: {exc}", {}))
+            else:
+                if commit is not None:
+                    message = f"committed the turn's changes on {worktree.branch} as {commit[:12]}"
+                    notices.append((message, {"commit": commit, "branch": worktree.branch}))
+        try:
+            await take_in(worktree)
+        except WorktreeError as exc:
+            notices.append((str(exc), {"branch": worktree.branch}))
+        if notices:
+            now = time.time()
+            await self._commit(
+                [
+                    Notice(agent_id=self.agent.id, ts=now, kind="worktree", message=m, detail=d)
+                    for m, d in notices
+                ]
+            )
 
     def _make_guard(self, tree: SharedBudget | None = None) -> Guard:
         budgets = self.governor.profile_for(self.agent).budgets

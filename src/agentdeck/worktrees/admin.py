@@ -5,17 +5,35 @@ agentdeck never lets git follow a worktree's ``.git`` file: an agent that rewrot
 it would have agentdeck's own git read a configuration of its choosing. Each call
 names the directory itself (``--git-dir``, ``--work-tree``), after checking that
 the ``.git`` file, the directory's ``commondir`` and its ``gitdir`` all still say
-what git wrote when it made the worktree; a worktree that says otherwise is
-refused. ``confine`` prepares what a sandbox lets the agent write there.
+what git wrote when it made the worktree (or, for ``commondir``, what agentdeck
+wrote: ``OWN_COMMON``); a worktree that says otherwise is refused. agentdeck's
+git names the repository's git directory itself too (``GIT_COMMON_DIR``): it
+reads the repository's objects first, the agent's own after them.
+
+``confine`` prepares what a sandbox lets the agent write there: its own object
+directory (the repository's store its alternate), and a directory standing for
+the repository's git directory to whoever follows the ``.git`` file, linking to
+all of it but ``objects``. The agent's commits land in its own objects, which
+``objects.take_in`` brings into the repository's store, verified.
 """
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from agentdeck.core.worktree import GitPlaces, Worktree, own_namespace
+from agentdeck.core.worktree import (
+    OWN_COMMON,
+    OWN_OBJECTS,
+    OWN_OBJECTS_READ_ONLY,
+    GitPlaces,
+    Worktree,
+    own_namespace,
+)
 from agentdeck.errors import WorktreeError
+from agentdeck.worktrees.git import git
 
 _HINT = (
     "its agent may have tampered with it: look at it by hand, and remove it with "
@@ -23,10 +41,43 @@ _HINT = (
 )
 
 
-async def at(worktree: Worktree) -> tuple[str, str]:
-    """The options that run git on the worktree, its ``.git`` file unread."""
+# What of a repository's git directory a worktree shares (git's own list), linked
+# from the worktree's OWN_COMMON whether it exists yet or not; "objects" is not.
+COMMON = (
+    "config", "HEAD", "refs", "logs", "packed-refs", "info", "hooks", "worktrees", "shallow",
+    "modules", "branches", "remotes", "rr-cache", "svn", "description", "lost-found", "common",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class View:
+    """How agentdeck's git runs on a worktree: the options (``args``) and the
+    environment (``env``) naming its directories."""
+
+    args: tuple[str, ...]
+    env: dict[str, str] = field(default_factory=dict)
+
+
+async def at(worktree: Worktree) -> View:
+    """git on the worktree, its ``.git`` file and ``commondir`` unread."""
     admin = await asyncio.to_thread(admin_dir, worktree)
-    return f"--git-dir={admin}", f"--work-tree={worktree.path}"
+    return view(admin, Path(worktree.git_dir).resolve(), worktree.path)
+
+
+async def git_in(where: View, *args: str, **options: Any) -> str:
+    """``git`` on a worktree as ``at`` names it."""
+    return await git(*where.args, *args, env=where.env, **options)
+
+
+def view(admin: Path, common: Path, path: str | Path | None = None) -> View:
+    """The repository's objects first, then the agent's own (``alternates``): an
+    object the agent wrote under a name the repository holds is never read."""
+    args = (f"--git-dir={admin}", *([f"--work-tree={path}"] if path is not None else []))
+    env = {"GIT_COMMON_DIR": str(common)}
+    own = admin / OWN_OBJECTS
+    if own.is_dir():
+        env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = str(own)
+    return View(args, env)
 
 
 def admin_dir(worktree: Worktree) -> Path:
@@ -50,8 +101,8 @@ def found(path: Path) -> tuple[Path, Path] | None:
     own, if its ``.git`` file, ``commondir`` and ``gitdir`` agree; else None."""
     try:
         admin = _named_by_git_file(path)
-        common = _read_path(admin / "commondir", admin)
-        if admin.parent != common / "worktrees":
+        common = admin.parent.parent
+        if admin.parent.name != "worktrees":
             return None
         _check(admin, common, path)
     except (WorktreeError, OSError):
@@ -73,12 +124,43 @@ async def confine(worktree: Worktree) -> GitPlaces:
         if namespace is not None:
             for kind in ("refs", "logs/refs"):
                 (common / kind / "heads" / namespace).mkdir(parents=True, exist_ok=True)
-        for folder in ("objects/info", "objects/pack"):
-            (common / folder).mkdir(parents=True, exist_ok=True)
         (admin / "config.worktree").touch(exist_ok=True)
+        own_objects(admin, common.resolve())
         return places
 
     return await asyncio.to_thread(prepare)
+
+
+def own_objects(admin: Path, common: Path) -> None:
+    """The agent's object directory, with the repository's as its alternate, and
+    ``OWN_COMMON``: links to each part of the repository's git directory but its
+    objects, which are the agent's; the worktree's ``commondir`` names it. Made
+    again as needed at each start (what the repository gained since is linked)."""
+    objects = admin / OWN_OBJECTS
+    for name in OWN_OBJECTS_READ_ONLY:
+        (objects / name).mkdir(parents=True, exist_ok=True)
+    _replace(objects / "info" / "alternates", f"{common / 'objects'}\n")
+    shared = admin / OWN_COMMON
+    shared.mkdir(exist_ok=True)
+    names = dict.fromkeys([*COMMON, *sorted(p.name for p in common.iterdir())])
+    links = {name: str(common / name) for name in names if name != "objects"}
+    links["objects"] = f"../{OWN_OBJECTS}"
+    for name, target in links.items():
+        link = shared / name
+        if link.is_symlink() and str(link.readlink()) == target:
+            continue
+        spare = shared / f".{name}.new"
+        spare.unlink(missing_ok=True)
+        spare.symlink_to(target)
+        spare.replace(link)  # a directory there is no link of ours: refused (OSError)
+    if (admin / "commondir").read_text(encoding="utf-8") != f"{OWN_COMMON}\n":
+        _replace(admin / "commondir", f"{OWN_COMMON}\n")
+
+
+def _replace(file: Path, text: str) -> None:
+    spare = file.with_name(f".{file.name}.new")
+    spare.write_text(text, encoding="utf-8")
+    spare.replace(file)
 
 
 def _named_by_git_file(path: Path) -> Path:
@@ -105,8 +187,9 @@ def _named_by_git_file(path: Path) -> Path:
 
 
 def _check(admin: Path, common: Path, path: Path) -> None:
-    """``commondir`` leads back to the repository, ``gitdir`` to the worktree."""
-    if _read_path(admin / "commondir", admin) != common:
+    """``commondir`` leads back to the repository (or to agentdeck's ``OWN_COMMON``),
+    ``gitdir`` to the worktree."""
+    if _read_path(admin / "commondir", admin) not in (common, admin / OWN_COMMON):
         raise WorktreeError(
             f"the worktree {path} says its repository is elsewhere than {common} "
             f"({admin / 'commondir'} was changed); agentdeck runs no git there",

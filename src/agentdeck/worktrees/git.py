@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 from agentdeck.errors import WorktreeError
@@ -63,6 +64,7 @@ _NO_DRIVERS = frozenset(
     {
         "rev-parse", "symbolic-ref", "update-ref", "for-each-ref", "config", "branch",
         "rev-list", "merge-base", "ls-tree", "commit-tree", "init", "cat-file", "show-ref",
+        "pack-objects", "index-pack",
     }
 )  # fmt: skip
 _DRIVERS = r"^(filter|diff|merge)\..+\.(clean|smudge|process|driver|command|textconv)$"
@@ -87,17 +89,32 @@ async def git(
     ok: tuple[int, ...] = (0,),
     drivers_off: bool = False,
     stdin: bytes | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> str:
     """Run ``git ARGS`` in ``cwd``; its stdout. An exit status not in ``ok`` raises.
     ``drivers_off``: the repository's own attributes already turn every driver off
-    (checkpoints' shadow repositories), so none is looked for."""
+    (checkpoints' shadow repositories), so none is looked for. ``env``: where the
+    repository is, as agentdeck says it (``admin.View``), never as inherited."""
+    return (await git_bytes(*args, cwd=cwd, ok=ok, drivers_off=drivers_off, stdin=stdin,
+                            env=env)).decode("utf-8", "replace")  # fmt: skip
+
+
+async def git_bytes(
+    *args: str,
+    cwd: Path | str,
+    ok: tuple[int, ...] = (0,),
+    drivers_off: bool = False,
+    stdin: bytes | None = None,
+    env: Mapping[str, str] | None = None,
+) -> bytes:
+    """``git`` as above, its stdout as it is (a pack)."""
     if shutil.which("git") is None:
         raise WorktreeError("git is not installed", hint="install git to give agents worktrees")
     config = list(SAFE_CONFIG)
     command, before = _command(args)
     if command not in _NO_DRIVERS and not drivers_off:
-        config += await _blanked_drivers(before, cwd)
-    return await _run(args, cwd, ok, config, stdin)
+        config += await _blanked_drivers(before, cwd, env)
+    return await _run(args, cwd, ok, config, stdin, env)
 
 
 async def _run(
@@ -106,8 +123,9 @@ async def _run(
     ok: tuple[int, ...],
     config: list[tuple[str, str]],
     stdin: bytes | None = None,
-) -> str:
-    env = dict(_ENV, GIT_CONFIG_COUNT=str(len(config)))
+    extra: Mapping[str, str] | None = None,
+) -> bytes:
+    env = dict(_ENV, **(extra or {}), GIT_CONFIG_COUNT=str(len(config)))
     for n, (key, value) in enumerate(config):
         env[f"GIT_CONFIG_KEY_{n}"], env[f"GIT_CONFIG_VALUE_{n}"] = key, value
     proc = await asyncio.create_subprocess_exec(
@@ -120,7 +138,7 @@ async def _run(
     out, err = await proc.communicate(stdin)
     if proc.returncode not in ok:
         raise GitFailed(args, proc.returncode or 0, err.decode("utf-8", "replace"))
-    return out.decode("utf-8", "replace")
+    return out
 
 
 def _command(args: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
@@ -136,12 +154,17 @@ def _command(args: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
     return "", args
 
 
-async def _blanked_drivers(before: tuple[str, ...], cwd: Path | str) -> list[tuple[str, str]]:
+async def _blanked_drivers(
+    before: tuple[str, ...], cwd: Path | str, env: Mapping[str, str] | None
+) -> list[tuple[str, str]]:
     """Every filter, diff and merge driver the configuration names, blanked: a file's
     content passes unfiltered, and a diff or merge that would need a driver fails
     instead of running it."""
     try:
-        out = await _run((*before, "config", "-z", "--get-regexp", _DRIVERS), cwd, (0, 1), [])
+        out = (
+            await _run((*before, "config", "-z", "--get-regexp", _DRIVERS), cwd, (0, 1), [], None,
+                       env)
+        ).decode("utf-8", "replace")  # fmt: skip
     except GitFailed:
         return []  # not a repository (yet): the command itself will say so
     blanked: list[tuple[str, str]] = []

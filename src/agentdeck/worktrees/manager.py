@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,8 +16,9 @@ from agentdeck.core.worktree import (
     parse_numstat,
 )
 from agentdeck.errors import WorktreeError
-from agentdeck.worktrees.admin import at, found
+from agentdeck.worktrees.admin import at, found, git_in, view
 from agentdeck.worktrees.git import AS_AGENTDECK, GitFailed, git
+from agentdeck.worktrees.objects import take_in
 
 # Nested repositories are the agent's: nothing of theirs is looked at.
 _STATUS = ("status", "--porcelain", "-z", "--ignore-submodules=dirty")
@@ -129,35 +131,35 @@ class Worktrees:
         path = worktree.path
         where = await at(worktree)
         ref = f"refs/heads/{worktree.branch}"
-        head = (await git(*where, "symbolic-ref", "--quiet", "HEAD", cwd=path, ok=(0, 1))).strip()
+        head = (await git_in(where, "symbolic-ref", "--quiet", "HEAD", cwd=path, ok=(0, 1))).strip()
         if head != ref:
             raise WorktreeError(
                 f"the worktree's HEAD points at {head or 'a commit (detached)'}, not at the "
                 f"agent's branch {worktree.branch}: nothing was committed",
                 hint=f"git -C {path} symbolic-ref HEAD {ref}, once you have looked at it",
             )
-        if not dirty(await git(*where, *_STATUS, cwd=path)):
+        if not dirty(await git_in(where, *_STATUS, cwd=path)):
             return None
-        old = (await git(*where, "rev-parse", "--verify", f"{ref}^{{commit}}", cwd=path)).strip()
+        old = (await git_in(where, "rev-parse", "--verify", f"{ref}^{{commit}}", cwd=path)).strip()
         # What `add --all` would take, without it: it looks inside nested repositories.
-        changed = await git(
-            *where, "ls-files", "-z", "--modified", "--deleted", "--others", "--exclude-standard",
+        changed = await git_in(
+            where, "ls-files", "-z", "--modified", "--deleted", "--others", "--exclude-standard",
             cwd=path,
         )  # fmt: skip
         paths = dict.fromkeys(p.rstrip("/") for p in changed.split("\0") if p)
         if paths:
-            await git(
-                *where, "update-index", "--add", "--remove", "-z", "--stdin", cwd=path,
+            await git_in(
+                where, "update-index", "--add", "--remove", "-z", "--stdin", cwd=path,
                 stdin=b"".join(p.encode() + b"\0" for p in paths),
             )  # fmt: skip
-        tree = (await git(*where, "write-tree", cwd=path)).strip()
-        if tree == (await git(*where, "rev-parse", f"{old}^{{tree}}", cwd=path)).strip():
+        tree = (await git_in(where, "write-tree", cwd=path)).strip()
+        if tree == (await git_in(where, "rev-parse", f"{old}^{{tree}}", cwd=path)).strip():
             return None
         commit = (
-            await git(*where, *AS_AGENTDECK, "commit-tree", tree, "-p", old, "-m", message,
+            await git_in(where, *AS_AGENTDECK, "commit-tree", tree, "-p", old, "-m", message,
                       cwd=path)
         ).strip()  # fmt: skip
-        await git(*where, "update-ref", "-m", message, ref, commit, old, cwd=path)
+        await git_in(where, "update-ref", "-m", message, ref, commit, old, cwd=path)
         return commit
 
     async def diff(
@@ -173,27 +175,31 @@ class Worktrees:
         base = worktree.base_commit
         if against is not None:
             try:
-                base = (await git(*where, "merge-base", against, "HEAD", cwd=path)).strip()
+                base = (await git_in(where, "merge-base", against, "HEAD", cwd=path)).strip()
             except GitFailed:
                 raise WorktreeError(f"no common history with {against!r} in {path}") from None
-        files = parse_numstat(await git(*where, *_DIFF, "--numstat", "-z", base, "--", cwd=path))
+        files = parse_numstat(await git_in(where, *_DIFF, "--numstat", "-z", base, "--", cwd=path))
         colour = "--color=always" if color else "--no-color"
-        text = await git(*where, *_DIFF, colour, base, "--", cwd=path) if patch else ""
+        text = await git_in(where, *_DIFF, colour, base, "--", cwd=path) if patch else ""
         untracked = [
             p
             for p in (
-                await git(*where, "ls-files", "--others", "--exclude-standard", "-z", cwd=path)
+                await git_in(where, "ls-files", "--others", "--exclude-standard", "-z", cwd=path)
             ).split("\0")
             if p
         ]
         for name in untracked:  # new files not yet added: shown as added whole
-            alone = (*where, *_DIFF, "--no-index")
+            alone = (*_DIFF, "--no-index")
             added = parse_numstat(
-                await git(*alone, "--numstat", "-z", "--", "/dev/null", name, cwd=path, ok=(0, 1))
+                await git_in(
+                    where, *alone, "--numstat", "-z", "--", "/dev/null", name, cwd=path, ok=(0, 1)
+                )
             )
             files += [FileChange(name, c.added, c.removed) for c in added]
             if patch:
-                text += await git(*alone, colour, "--", "/dev/null", name, cwd=path, ok=(0, 1))
+                text += await git_in(
+                    where, *alone, colour, "--", "/dev/null", name, cwd=path, ok=(0, 1)
+                )
         return Diff(against=base, files=files, patch=text)
 
 
@@ -220,21 +226,21 @@ class Standing:
 async def standing(worktree: Worktree) -> Standing:
     path = worktree.path
     where = await at(worktree)
-    changed = dirty(await git(*where, *_STATUS, cwd=path))
+    changed = dirty(await git_in(where, *_STATUS, cwd=path))
     # Not in another branch: the agent's other refs in its own namespace do not count.
     own = own_namespace(worktree.branch)
     mine = f"--exclude={own}/*" if own else f"--exclude={worktree.branch}"
     unmerged = (
-        await git(
-            *where, "log", "--format=%h %s", f"refs/heads/{worktree.branch}", "--not",
+        await git_in(
+            where, "log", "--format=%h %s", f"refs/heads/{worktree.branch}", "--not",
             mine, "--branches", "--remotes", cwd=path,
         )
     ).splitlines()  # fmt: skip
     ahead: int | None
     behind: int | None
     try:
-        counts = await git(
-            *where, "rev-list", "--left-right", "--count", f"{worktree.base}...{worktree.branch}",
+        counts = await git_in(
+            where, "rev-list", "--left-right", "--count", f"{worktree.base}...{worktree.branch}",
             cwd=path,
         )  # fmt: skip
         behind, ahead = (int(n) for n in counts.split())
@@ -256,13 +262,17 @@ async def found_on_disk(root: Path) -> dict[str, Worktree]:
             continue  # its .git file, commondir or gitdir was changed: not ours to read
         common, admin = dirs
         try:
-            branch = (await git(f"--git-dir={admin}", "branch", "--show-current", cwd=path)).strip()
+            branch = (
+                await git_in(view(admin, common), "branch", "--show-current", cwd=path)
+            ).strip()
             git_dir = str(common)
             repo = str(common.parent)
             head = (
                 await git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=repo, ok=(0, 1))
             ).strip()
             base = head or "HEAD"
+            with contextlib.suppress(WorktreeError):  # its commits, if a turn was cut short
+                await take_in(Worktree(repo, str(path), branch, base, "", git_dir))
             fork = (await git("merge-base", base, branch, cwd=repo, ok=(0, 1))).strip()
         except GitFailed:
             continue
@@ -276,11 +286,12 @@ async def remove(worktree: Worktree, *, force: bool = False) -> None:
     repositories, whose configuration is the agent's)."""
     repo = worktree.repo
     if not force:
-        changed = dirty(await git(*await at(worktree), *_STATUS, cwd=worktree.path))
+        changed = dirty(await git_in(await at(worktree), *_STATUS, cwd=worktree.path))
         if changed:
             raise WorktreeError(
                 f"{worktree.path} has changes nowhere else ({', '.join(changed[:3])})",
                 hint="commit them, or remove it with --force",
             )
+        await take_in(worktree)  # its branch stays if unmerged: its commits with it
     await git("worktree", "remove", "--force", worktree.path, cwd=repo)
     await git("branch", "-D" if force else "-d", worktree.branch, cwd=repo, ok=(0, 1))
