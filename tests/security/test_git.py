@@ -338,6 +338,15 @@ PLANT = (
 )
 
 
+# A repository of its own, and a clone of it: their objects are theirs, whatever
+# the worktree's are (no environment variable says otherwise).
+NESTED = (
+    "git init -q nest && echo n > nest/n && git -C nest add n"
+    " && git -C nest -c user.name=a -c user.email=a@b commit -q -m n"
+    " && git clone -q nest nest-clone && git -C nest-clone log --format=%s"
+)
+
+
 def _env_line(markers: Path) -> str:
     return (
         # From the .git file, not from git: each attempt stands alone even when an
@@ -433,7 +442,9 @@ def hostile_run(
 
 @pytest.fixture(scope="module")
 def hostile(base: Path) -> Hostile:
-    return hostile_run(base, "hostile", [*ATTEMPTS, *WORKS, ("plant", PLANT), *LAST])
+    return hostile_run(
+        base, "hostile", [*ATTEMPTS, *WORKS, ("nested", NESTED), ("plant", PLANT), *LAST]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -552,6 +563,16 @@ def test_the_agents_own_commit_and_the_turns_commit_land_on_its_branch(hostile: 
     assert [n["message"].split(" as ")[0] for n in hostile.notices] == [
         f"committed the turn's changes on {branch}"
     ]
+
+
+@needs_bwrap
+@pytest.mark.cli
+def test_its_own_repositories_and_clones_keep_their_objects(hostile: Hostile) -> None:
+    assert status(hostile.outputs["nested"]) == 0, hostile.outputs["nested"]
+    work = Path(hostile.agent.extra["worktree"]["path"])
+    git(work / "nest", "fsck", "--strict")
+    assert git(work / "nest-clone", "log", "--format=%s") == "n\n"
+    assert not (work / "nest-clone" / ".git" / "objects" / "info" / "alternates").exists()
 
 
 @needs_bwrap
