@@ -39,6 +39,7 @@ from agentdeck.worktrees import Worktrees, standing
 from agentdeck.worktrees.manager import remove
 from tests.conftest import make_settings
 from tests.sandbox.conftest import _base, needs_bwrap
+from tests.support.waiting import wait_event
 from tests.worktrees.conftest import git, make_repo
 
 AGENT = "a0kz3m1x9q4wfc2b"
@@ -375,6 +376,7 @@ def hostile_run(
     in_home: bool = False,
     packed: bool = False,
     after: After | None = None,
+    killed_in_last: bool = False,
 ) -> Hostile:
     settings = make_settings(base / name)
     settings.ensure_home()
@@ -418,6 +420,12 @@ def hostile_run(
                 workspace="worktree", name=name,
             )  # fmt: skip
             session = await runner.start(spec)
+            if killed_in_last:  # killed while its last command runs: its turn cut short
+                await wait_event(
+                    store, session.agent.id, EventType.TOOL_CALLED, timeout=120,
+                    where=lambda e: "KILL-ME" in str(e.data.get("input")),
+                )  # fmt: skip
+                await session.kill()
             await session.wait_finished(timeout=240)
             agent = await store.get_agent(session.agent.id)
             events = await store.read(agent_id=agent.id)
@@ -426,6 +434,7 @@ def hostile_run(
             await runner.shutdown()
             await store.close()
         outputs = [e.data["output"] for e in events if e.type == EventType.TOOL_RETURNED]
+        outputs += [""] if killed_in_last else []
         assert len(outputs) == len(commands), [
             e.data for e in events if e.type == EventType.ERROR_OCCURRED
         ]
@@ -573,6 +582,25 @@ def test_its_own_repositories_and_clones_keep_their_objects(hostile: Hostile) ->
     git(work / "nest", "fsck", "--strict")
     assert git(work / "nest-clone", "log", "--format=%s") == "n\n"
     assert not (work / "nest-clone" / ".git" / "objects" / "info" / "alternates").exists()
+
+
+@pytest.fixture(scope="module")
+def cut_short(base: Path) -> Hostile:
+    return hostile_run(
+        base, "cut-short", [*WORKS, ("wait", "sleep 300 # KILL-ME")], killed_in_last=True
+    )
+
+
+@needs_bwrap
+@pytest.mark.cli
+def test_a_turn_cut_short_has_its_commits_taken_in_when_its_process_is_gone(
+    cut_short: Hostile,
+) -> None:
+    repo, branch = cut_short.repo, cut_short.agent.extra["worktree"]["branch"]
+    assert cut_short.agent.state == AgentState.KILLED
+    assert status(cut_short.outputs["own_commit"]) == 0, cut_short.outputs["own_commit"]
+    assert git(repo, "log", "--format=%s", branch).splitlines() == ["its own commit", "initial"]
+    git(repo, "fsck", "--strict", "--no-dangling")
 
 
 @needs_bwrap

@@ -746,18 +746,29 @@ class AgentSession:
                 if commit is not None:
                     message = f"committed the turn's changes on {worktree.branch} as {commit[:12]}"
                     notices.append((message, {"commit": commit, "branch": worktree.branch}))
+        now = time.time()
+        events: list[Event] = [
+            Notice(agent_id=self.agent.id, ts=now, kind="worktree", message=m, detail=d)
+            for m, d in notices
+        ]
+        events += await self._taken_in()
+        if events:
+            await self._commit(events)
+
+    async def _taken_in(self) -> list[Event]:
+        """What the agent committed in its own object directory, in its repository's
+        store (verified): at each turn's end, and once its process is gone (a turn
+        cut short). A notice if it could not be."""
+        worktree = Worktree.from_extra(self.agent.extra)
+        if worktree is None:
+            return []
         try:
             await take_in(worktree)
         except WorktreeError as exc:
-            notices.append((str(exc), {"branch": worktree.branch}))
-        if notices:
-            now = time.time()
-            await self._commit(
-                [
-                    Notice(agent_id=self.agent.id, ts=now, kind="worktree", message=m, detail=d)
-                    for m, d in notices
-                ]
-            )
+            detail = {"branch": worktree.branch}
+            return [Notice(agent_id=self.agent.id, ts=time.time(), kind="worktree",
+                           message=str(exc), detail=detail)]  # fmt: skip
+        return []
 
     def _make_guard(self, tree: SharedBudget | None = None) -> Guard:
         budgets = self.governor.profile_for(self.agent).budgets
@@ -870,6 +881,7 @@ class AgentSession:
             await self.memory.ended()
         await self._end_leftovers()  # before its sandbox's directory goes
         await self.sandboxing.close()
+        events += await self._taken_in()  # nothing of the agent's runs to write there now
         await self._commit(
             events, state=state, pid=None, current_tool=None, last_error=last_error, extra=extra
         )

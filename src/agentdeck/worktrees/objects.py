@@ -42,7 +42,9 @@ async def take_in(worktree: Worktree) -> int:
     """The objects the agent's commits need that its repository lacks, verified and
     in its store; how many. ``WorktreeError`` when they cannot be (one missing, or
     not what its name says): nothing is taken in then, and the repository's
-    objects are as they were."""
+    objects are as they were. A worktree that is gone has nothing to take in."""
+    if not Path(worktree.path).is_dir():
+        return 0
     admin = await asyncio.to_thread(admin_dir, worktree)
     common = Path(worktree.git_dir).resolve()
     own = admin / OWN_OBJECTS
