@@ -58,14 +58,20 @@ async def test_a_commit_in_the_worktree_lands_in_its_own_objects_and_is_taken_in
     git(work, "commit", "-q", "-m", "its own")
     tip = git(work, "rev-parse", "HEAD").strip()
     assert loose(own, tip).is_file() and not has(repo, tip)
-    # agentdeck sees it before it is taken in (its diff, its standing)...
-    assert [f.path for f in (await trees.diff(wt)).files] == ["new.txt"]
-    assert (await standing(wt)).ahead == 1
-
     assert await take_in(wt) == 3  # the commit, its tree, the new blob
     assert git(repo, "log", "--format=%s", wt.branch).splitlines() == ["its own", "initial"]
+    # agentdeck reads only the repository's store: its diff and standing take in first.
+    (work / "newer.txt").write_text("newer\n")
+    git(work, "add", "newer.txt")
+    git(work, "commit", "-q", "-m", "its next")
+    newer = git(work, "rev-parse", "HEAD").strip()
+    assert not has(repo, newer)
+    assert [f.path for f in (await trees.diff(wt)).files] == ["new.txt", "newer.txt"]
+    assert has(repo, newer)
+    assert (await standing(wt)).ahead == 2
     git(repo, "fsck", "--strict", "--no-dangling")
     assert not loose(own, tip).exists()  # the repository holds it now: its copy goes
+    assert not loose(own, newer).exists()
     assert await take_in(wt) == 0
     # ... and its next commit, by agentdeck, goes straight into the repository's.
     (work / "more.txt").write_text("more\n")
@@ -189,3 +195,25 @@ async def test_a_commondir_naming_anything_else_is_refused(
         await take_in(wt)
     with pytest.raises(WorktreeError, match="commondir"):
         await trees.diff(wt)
+
+
+async def test_a_link_in_its_objects_never_shows_agentdeck_a_file_it_cannot_read(
+    repo: Path, trees: Worktrees, tmp_path: Path
+) -> None:
+    """The agent links a name its commit needs to an object file elsewhere (one it
+    could not read in its sandbox): agentdeck's diff never reads through it."""
+    wt, _admin, own = await confined(trees, repo)
+    work = Path(wt.path)
+    elsewhere = tmp_path / "elsewhere"
+    git(tmp_path, "init", "-q", str(elsewhere))
+    (elsewhere / "secret.txt").write_text("SECRET-CONTENT\n")
+    blob = git(elsewhere, "hash-object", "-w", "secret.txt").strip()
+    target = loose(own, blob)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.symlink_to(loose(elsewhere / ".git" / "objects", blob))
+    git(work, "update-index", "--add", "--cacheinfo", f"100644,{blob},leak.txt")
+    git(work, "commit", "-q", "-m", "a leak")
+    with pytest.raises(WorktreeError) as refused:
+        await trees.diff(wt)
+    assert "SECRET-CONTENT" not in str(refused.value)
+    assert not has(repo, blob)

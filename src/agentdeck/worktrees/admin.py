@@ -70,14 +70,12 @@ async def git_in(where: View, *args: str, **options: Any) -> str:
 
 
 def view(admin: Path, common: Path, path: str | Path | None = None) -> View:
-    """The repository's objects first, then the agent's own (``alternates``): an
-    object the agent wrote under a name the repository holds is never read."""
+    """The repository's objects only: what the agent wrote in its own object
+    directory is read by agentdeck once taken in (``objects.take_in``: copied out
+    without following a link, every object checked against its name), never
+    where it lies (a link there could name a file the agent cannot read)."""
     args = (f"--git-dir={admin}", *([f"--work-tree={path}"] if path is not None else []))
-    env = {"GIT_COMMON_DIR": str(common)}
-    own = admin / OWN_OBJECTS
-    if own.is_dir():
-        env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = str(own)
-    return View(args, env)
+    return View(args, {"GIT_COMMON_DIR": str(common)})
 
 
 def admin_dir(worktree: Worktree) -> Path:

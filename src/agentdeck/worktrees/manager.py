@@ -16,7 +16,7 @@ from agentdeck.core.worktree import (
     parse_numstat,
 )
 from agentdeck.errors import WorktreeError
-from agentdeck.worktrees.admin import at, found, git_in, view
+from agentdeck.worktrees.admin import View, at, found, git_in, view
 from agentdeck.worktrees.git import AS_AGENTDECK, GitFailed, git
 from agentdeck.worktrees.objects import take_in
 
@@ -129,7 +129,7 @@ class Worktrees:
         agent can point it at another): the branch moves, by compare-and-swap, and
         nothing else does."""
         path = worktree.path
-        where = await at(worktree)
+        where = await _taken_at(worktree)
         ref = f"refs/heads/{worktree.branch}"
         head = (await git_in(where, "symbolic-ref", "--quiet", "HEAD", cwd=path, ok=(0, 1))).strip()
         if head != ref:
@@ -171,7 +171,7 @@ class Worktrees:
         path = worktree.path
         if not Path(path).is_dir():
             raise WorktreeError(f"the worktree {path} is gone")
-        where = await at(worktree)
+        where = await _taken_at(worktree)
         base = worktree.base_commit
         if against is not None:
             try:
@@ -223,9 +223,17 @@ class Standing:
         return not self.dirty and not self.unmerged
 
 
+async def _taken_at(worktree: Worktree) -> View:
+    """git on the worktree as ``at`` names it, once what the agent committed in its
+    own object directory is in the repository's store (verified): agentdeck reads
+    only there."""
+    await take_in(worktree)
+    return await at(worktree)
+
+
 async def standing(worktree: Worktree) -> Standing:
     path = worktree.path
-    where = await at(worktree)
+    where = await _taken_at(worktree)
     changed = dirty(await git_in(where, *_STATUS, cwd=path))
     # Not in another branch: the agent's other refs in its own namespace do not count.
     own = own_namespace(worktree.branch)
@@ -286,7 +294,7 @@ async def remove(worktree: Worktree, *, force: bool = False) -> None:
     repositories, whose configuration is the agent's)."""
     repo = worktree.repo
     if not force:
-        changed = dirty(await git_in(await at(worktree), *_STATUS, cwd=worktree.path))
+        changed = dirty(await git_in(await _taken_at(worktree), *_STATUS, cwd=worktree.path))
         if changed:
             raise WorktreeError(
                 f"{worktree.path} has changes nowhere else ({', '.join(changed[:3])})",

@@ -34,6 +34,7 @@ from agentdeck.errors import SandboxUnavailable, WorktreeError
 from agentdeck.worktrees import merge_test
 from agentdeck.worktrees.git import AS_AGENTDECK, GitFailed, git
 from agentdeck.worktrees.merge_test import Jail
+from agentdeck.worktrees.objects import take_in
 
 ATTEMPTS = 5  # how often the target may move under a merge before it gives up
 TAIL = 4000  # characters of a failing test's output kept
@@ -95,6 +96,9 @@ async def merge(
     git_dir = Path(worktree.git_dir)
     async with _merge_lock(git_dir):
         await _clear_leftover(repo, git_dir / merge_test.RECORD)
+        # What the agent committed in its own object directory, verified into the
+        # repository's store: the merge reads its branch there.
+        await take_in(worktree)
         run = _Run(git_dir / merge_test.RECORD, test_timeout, confine, tuple(hide))
         outcome = MergeOutcome(False, branch, target, strategy, "")
         for attempt in range(1, ATTEMPTS + 1):
