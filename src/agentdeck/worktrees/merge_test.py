@@ -71,12 +71,28 @@ async def run_test(
     """``sh -c COMMAND`` in ``cwd`` (through ``jail``), its output merged; killed,
     with its whole tree, at the deadline or when the caller is cancelled."""
     argv = ["/bin/sh", "-c", command]
-    proc = await asyncio.create_subprocess_exec(
-        *(jail.command(argv) if jail is not None else argv),
-        cwd=str(cwd), env=environment(jail), stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
-    )  # fmt: skip
+    spawn = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            *(jail.command(argv) if jail is not None else argv),
+            cwd=str(cwd),
+            env=environment(jail),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+    )
+    try:
+        proc = await asyncio.shield(spawn)
+    except BaseException:
+        # Stopped while it was being made: it runs all the same (asyncio would kill
+        # its first process only, and bubblewrap's inner ones lead sessions of
+        # their own): made, then ended whole.
+        with contextlib.suppress(Exception):
+            made = await spawn
+            await asyncio.shield(asyncio.to_thread(kill_tree, made.pid, group=True))
+            await asyncio.shield(made.wait())
+        raise
     try:
         _note_process(record, proc.pid)
         assert proc.stdout is not None
@@ -146,11 +162,13 @@ def kill_tree(pid: int, *, started: float | None = None, group: bool = False) ->
 
 
 def _frozen(root: psutil.Process) -> list[psutil.Process]:
-    """``root`` and every descendant, each stopped (SIGSTOP) as it is found, until
-    a look finds no one new: a stopped process forks no more, so none is made
-    between the last look and the kill (bubblewrap's inner processes lead
-    sessions of their own, out of the group's reach)."""
+    """``root`` and every descendant, each stopped (SIGSTOP, and seen stopped: the
+    signal lands a moment after it is sent, and a process may fork meanwhile) as
+    it is found, until a look finds no one new: a stopped process forks no more,
+    so none is made between the last look and the kill (bubblewrap's inner
+    processes lead sessions of their own, out of the group's reach)."""
     found: dict[int, psutil.Process] = {root.pid: root}
+    _stopped(root)
     for _ in range(FREEZE_ROUNDS):
         try:
             tree = [root, *root.children(recursive=True)]
@@ -161,9 +179,27 @@ def _frozen(root: psutil.Process) -> list[psutil.Process]:
             break
         for proc in new:
             found[proc.pid] = proc
-            with contextlib.suppress(psutil.Error):
-                proc.suspend()
+            _stopped(proc)
     return list(found.values())
+
+
+def _stopped(proc: psutil.Process, wait: float = 1.0) -> None:
+    """SIGSTOP ``proc`` and wait (briefly) until it is stopped, or gone."""
+    deadline = time.monotonic() + wait
+    try:
+        proc.suspend()
+        while proc.status() not in _STILL and time.monotonic() < deadline:
+            time.sleep(0.001)
+    except psutil.Error:
+        return
+
+
+_STILL = (
+    psutil.STATUS_STOPPED,
+    psutil.STATUS_TRACING_STOP,
+    psutil.STATUS_ZOMBIE,
+    psutil.STATUS_DEAD,
+)
 
 
 def _ended(tree: list[psutil.Process], *, deadline: float) -> list[int]:
