@@ -82,11 +82,12 @@ class CLINotFound(AgentProcessError):
 
 
 class InvalidState(AgentdeckError):
-    """The agent is not in a state that allows the requested operation."""
+    """The agent (or the approval request, the question: ``noun``) is not in a state
+    that allows the requested operation."""
 
-    def __init__(self, agent_id: str, state: str, operation: str) -> None:
+    def __init__(self, agent_id: str, state: str, operation: str, *, noun: str = "agent") -> None:
         super().__init__(
-            f"agent {agent_id} is {state}; cannot {operation}",
+            f"{noun} {agent_id} is {state}; cannot {operation}",
         )
         self.agent_id = agent_id
         self.state = state

@@ -41,6 +41,7 @@ async def test_run_waits_for_an_answer_from_another_terminal(tmp_path: Path, ans
     assert "approval needed" not in err
     again = deck(env, "approve", str(approval["id"]))
     assert again.code == 1 and "cannot answer it again" in again.err
+    assert f"approval request {approval['id']} is " in again.err, again.err
     assert deck(env, "approvals").out.strip() == "no approval requests waiting"
 
 

@@ -133,7 +133,7 @@ def test_demo_runs_a_crew_and_stops_cleanly(tmp_path: Path) -> None:
         assert f"  {name}: idle" in done.out
     assert (tmp_path / "home" / "demo" / "agentdeck.db").exists()
     # tests worked in a worktree of the demo's repository; its fix landed, tested.
-    assert "merge queue: tests's branch landed: landed on main as" in done.out
+    assert "merge queue: tests's branch landed on main as" in done.out
     repo = tmp_path / "home" / "demo" / "calc-repo"
     assert "a + b" in (repo / "calc.py").read_text()
 

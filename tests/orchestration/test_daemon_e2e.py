@@ -78,6 +78,8 @@ async def test_workers_questions_are_answered_through_the_api_and_the_cli(
         assert answered.status_code == 200 and answered.json()["state"] == "answered"
         again = await api.post(f"/api/asks/{by_text['QUESTION-A']['id']}", json={"answer": "twice"})
         assert again.status_code == 409
+        said = again.json()["error"]["message"]
+        assert said.startswith(f"question {by_text['QUESTION-A']['id']} is answered"), said
         done = await cli(env, "answer", by_text["QUESTION-B"]["id"], "ANSWER-FROM-CLI")
         assert done.code == 0, done.err
         assert done.out.startswith(f"answered {by_text['QUESTION-B']['id']}")

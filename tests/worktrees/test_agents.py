@@ -101,7 +101,7 @@ async def test_an_agent_in_a_worktree_works_on_its_branch_and_its_diff_shows_it(
         # Landing it through the daemon (the CLI goes there when it runs), test-gated.
         gated = await cli(env, "merge", "fixer", "--test", "grep -q 'a + b' calc.py")
         assert gated.code == 0, gated.err + gated.out
-        assert gated.out.startswith("landed: landed on main as ")
+        assert gated.out.startswith("landed on main as ")
         assert (repo / "calc.py").read_text() == FIXED and (repo / "fixer.md").exists()
         again = await cli(env, "merge", "fixer")
         assert again.code == 1 and "nothing to merge" in again.out

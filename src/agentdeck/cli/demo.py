@@ -151,7 +151,8 @@ async def _merge_when_done(deck: Deck, agent_id: str) -> None:
     except AgentdeckError as exc:
         console.print(f"  could not merge {agent.name}'s branch: {exc.message}")
         return
-    console.print(f"  merge queue: {agent.name}'s branch {entry.state}: {entry.reason}")
+    said = entry.reason if entry.landed else f"{entry.state}: {entry.reason}"
+    console.print(f"  merge queue: {agent.name}'s branch {said}")
 
 
 async def _until_settled(

@@ -134,7 +134,8 @@ def merge(
             print(f"queued: {outcome['id']} ({outcome['branch']} → {outcome['target']}); "
                   "`agentdeck queue` follows it")  # fmt: skip
         else:
-            print(f"{'landed' if outcome['landed'] else 'refused'}: {outcome['reason']}")
+            # A landing's reason says so itself ("landed on main as …").
+            print(outcome["reason"] if outcome["landed"] else f"refused: {outcome['reason']}")
             if outcome.get("test_output"):
                 print(str(outcome["test_output"]).rstrip())
         return 0 if outcome["landed"] or outcome["state"] == "queued" else 1

@@ -355,7 +355,9 @@ class Governor:
         """Answer a pending request: allow / deny, optionally remembered."""
         approval = await self.approvals.find(ref)
         if not approval.state.is_open:
-            raise InvalidState(approval.id, approval.state, "answer it again")
+            raise InvalidState(
+                approval.id, approval.state, "answer it again", noun="approval request"
+            )
         grant_rule = None
         if remember is not None:
             agent = await self.store.get_agent(approval.agent_id)
@@ -379,7 +381,9 @@ class Governor:
         )
         if decided is None:
             current = await self.approvals.get(approval.id)
-            raise InvalidState(approval.id, current.state, "answer it again")
+            raise InvalidState(
+                approval.id, current.state, "answer it again", noun="approval request"
+            )
         future = self._waiters.get(decided.id)
         if future is not None and not future.done():
             future.set_result(decided)

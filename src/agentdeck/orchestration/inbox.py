@@ -221,7 +221,7 @@ class Inbox:
         decided = await self.asks.decide(ask.id, AskState.ANSWERED, by=by, answer=answer)
         if decided is None:
             current = await self.asks.get(ask.id)
-            raise InvalidState(ask.id, str(current.state), "answer it again")
+            raise InvalidState(ask.id, str(current.state), "answer it again", noun="question")
         await self._record_answer(decided)
         future = self._waiters.get(decided.id)
         if future is not None and not future.done():
