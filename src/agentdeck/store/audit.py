@@ -4,10 +4,15 @@
 transaction: reading the head and inserting the next entry happen under one
 write lock, so two processes (or two ``Store``s) can never both chain onto the
 same head. The reads are plain functions of a read-pool connection.
+
+What an entry says (its reason, its rule: a remembered rule can be a whole
+command) is scrubbed like the event log before it is sealed, so the hash covers
+the scrubbed text and the chain verifies; the input is kept only as its digest.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
@@ -17,6 +22,7 @@ from sqlalchemy.engine import Connection
 
 from agentdeck.core.audit import GENESIS, AuditEntry, AuditRecord, seal
 from agentdeck.core.events import EventType
+from agentdeck.core.redact import scrub
 from agentdeck.store.schema import audit, events
 
 
@@ -41,8 +47,18 @@ def row_to_entry(row: Mapping[Any, Any]) -> AuditEntry:
     )
 
 
+def scrubbed(record: AuditRecord) -> AuditRecord:
+    """``record`` with what it says scrubbed (the same object if nothing changed)."""
+    reason, rule = scrub(record.reason), None if record.rule is None else scrub(record.rule)
+    if reason == record.reason and rule == record.rule:
+        return record
+    return dataclasses.replace(record, reason=reason, rule=rule)
+
+
 def append_entry(conn: Connection, record: AuditRecord) -> AuditEntry:
-    """Chain ``record`` onto the current head. Call inside the write transaction."""
+    """Chain ``record``, scrubbed, onto the current head. Call inside the write
+    transaction."""
+    record = scrubbed(record)
     head = conn.execute(
         sa.select(audit.c.id, audit.c.hash).order_by(audit.c.id.desc()).limit(1)
     ).first()
