@@ -10,6 +10,7 @@ import yaml
 
 from agentdeck.core.sandbox import SandboxMode
 from agentdeck.sandbox.support import support
+from tests.cli.test_quick import typer_path
 from tests.support.deckcli import deck, deck_env
 from tests.support.fs import unwritable
 
@@ -86,6 +87,32 @@ def test_bad_usage_exits_2(env: dict[str, str], args: list[str]) -> None:
     done = deck(env, *args)
     assert done.code == 2, (done.out, done.err)
     assert "Traceback" not in done.err
+
+
+# Numbers and references no command can use: one clear line, exit 2, before any
+# store, SQLite integer or Claude Code meets them (the quick path, no daemon).
+TOO_MUCH = [
+    ["ls", "--limit", "99999999999999999999"],
+    ["run", "x", "--budget-usd", "nan"],
+    ["run", "x", "--budget-usd", "inf"],
+    ["run", "x", "--budget-usd", "1e400"],
+    ["logs", "x" * 100_000],
+    ["show", "x" * 100_000],
+]
+
+
+@pytest.mark.parametrize("args", TOO_MUCH, ids=lambda a: " ".join(a)[:40])
+def test_values_out_of_reach_are_usage_errors(env: dict[str, str], args: list[str]) -> None:
+    assert deck(env, "run", "--scenario", "chat", "--name", "x", "Hello!").code == 0  # a row
+    done = deck(env, *args)
+    assert done.code == 2, (done.out, done.err[-2000:])
+    assert "Traceback" not in done.err and done.out == ""
+    assert len(done.err) < 2_000  # the reference is not echoed back
+    if args[0] != "ls":  # Typer's own usage error, as for --limit 0
+        assert done.err.startswith("error: "), done.err
+    slow = typer_path(env, *args)  # through the Typer app: refused too
+    assert (slow.returncode, slow.stdout) == (2, ""), slow.stderr[-2000:]
+    assert "Traceback" not in slow.stderr and len(slow.stderr) < 2_000
 
 
 def test_unknown_agent_is_one_clear_line(env: dict[str, str]) -> None:

@@ -174,6 +174,22 @@ async def test_the_quick_path_says_what_the_typer_path_says(served_env: dict[str
         ), args  # fmt: skip
 
 
+@pytest.mark.cli
+@pytest.mark.anyio
+async def test_values_out_of_reach_are_usage_errors_with_a_daemon(
+    served_env: dict[str, str],
+) -> None:
+    from tests.cli.test_commands import TOO_MUCH
+
+    for args in TOO_MUCH:
+        quick_run, slow = deck(served_env, *args), typer_path(served_env, *args)
+        for code, out, err in ((quick_run.code, quick_run.out, quick_run.err),
+                               (slow.returncode, slow.stdout, slow.stderr)):  # fmt: skip
+            assert code == 2, (args[:2], err[-2000:])
+            assert "Traceback" not in err and out == "" and len(err) < 2_000, args[:2]
+    assert deck(served_env, "ls").code == 0  # the daemon still answers
+
+
 def click_params(name: str, args: list[str]) -> dict[str, Any] | None:
     command: Any = typer.main.get_command(app)
     for word in name.split():

@@ -210,6 +210,18 @@ async def test_invalid_requests_are_422_naming_the_field(
     assert await daemon.deck.store.list_agents(include_archived=True) == []
 
 
+@pytest.mark.parametrize("budget", ["NaN", "Infinity", "-Infinity", "1e400"])
+async def test_a_budget_that_is_no_amount_is_422(
+    daemon: RunningDaemon, api: httpx.AsyncClient, budget: str
+) -> None:
+    # Python's JSON reads these (1e400 as inf); none is an amount Claude Code can keep.
+    body = '{"prompt": "x", "budget_usd": ' + budget + "}"
+    r = await api.post("/api/agents", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 422, r.text
+    assert "budget_usd" in r.json()["error"]["message"]
+    assert await daemon.deck.store.list_agents(include_archived=True) == []
+
+
 async def test_bad_scenario_and_missing_cwd(
     daemon: RunningDaemon, api: httpx.AsyncClient, tmp_path: Path
 ) -> None:

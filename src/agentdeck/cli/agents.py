@@ -50,7 +50,8 @@ async def find(settings: Settings, ref: str) -> Agent:
 
 def ls(
     state: Annotated[list[str] | None, typer.Option(help="Only agents in this state.")] = None,
-    limit: Annotated[int, typer.Option(min=1, help="Most agents to list.")] = 50,
+    # At most the API's page (10,000): a larger number is refused here, not by SQLite.
+    limit: Annotated[int, typer.Option(min=1, max=10_000, help="Most agents to list.")] = 50,
     tree: Annotated[
         bool,
         typer.Option(

@@ -264,6 +264,11 @@ def run_spec(
         raise UsageError("the prompt is empty")
     if base and not worktree:
         raise UsageError("--base is for --worktree: the ref the worktree starts from")
+    if budget_usd is not None and not (0 <= budget_usd < float("inf")):  # nan, inf, 1e400
+        raise UsageError(
+            f"--budget-usd must be a finite amount of USD, not {budget_usd}",
+            hint="give a finite amount, e.g. --budget-usd 2.50",
+        )
     if worktree and not cwd:
         cwd = "."  # the repository is where the command runs
     resolved_cwd = str(Path(cwd).expanduser().resolve()) if cwd else None

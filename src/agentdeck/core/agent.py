@@ -17,6 +17,7 @@ from typing import Any
 from agentdeck.errors import NotFound, UsageError
 
 MIN_PREFIX = 4  # characters of an id that may name an agent
+MAX_REF = 1_000  # characters of an id, prefix or name: longer is no agent's (nor SQLite's LIKE)
 
 
 class AgentState(StrEnum):
@@ -291,7 +292,13 @@ def find_agent(
 ) -> Agent:
     """The agent ``ref`` names, asking the store as little as it can: exact id, else
     unique id prefix (``MIN_PREFIX``+ characters), else unique exact name.
-    Ambiguous → ``UsageError`` listing the candidates; nothing → ``NotFound``."""
+    Ambiguous → ``UsageError`` listing the candidates; nothing → ``NotFound``.
+    A reference longer than ``MAX_REF`` is refused before the store is asked."""
+    if len(ref) > MAX_REF:
+        raise UsageError(
+            f"an agent reference has at most {MAX_REF:,} characters; this one has {len(ref):,}",
+            hint="use an id, an id prefix of 4+ characters, or a name",
+        )
     exact = by_id(ref)
     if exact is not None:
         return exact

@@ -63,7 +63,7 @@ class AgentCreate(Body):
     )
     max_turns: int | None = Field(default=None, ge=1, description="Most model turns per run.")
     budget_usd: float | None = Field(
-        default=None, gt=0, description="Spending cap in USD (more than 0)."
+        default=None, gt=0, allow_inf_nan=False, description="Spending cap in USD (more than 0)."
     )
     scenario: str | None = Field(
         default=None,
