@@ -11,10 +11,12 @@ verifies; an approved call ran with its real input.
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import shlex
 import sqlite3
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -22,9 +24,11 @@ import yaml
 
 from agentdeck.core.agent import AgentState
 from agentdeck.settings import Settings
-from tests.runner.test_scrubbing import SECRETS_TXT, _finished, leaked
+from tests.runner.test_scrubbing import SECRETS_TXT, _database_texts, _finished, leaked
 from tests.support.deckcli import deck, deck_env
 from tests.support.served import Served, serving
+from tests.support.waiting import eventually
+from tests.web.dashboard_support import logged_in
 
 pytestmark = [pytest.mark.anyio, pytest.mark.cli]
 
@@ -85,3 +89,93 @@ async def test_denied_commands_reach_the_audit_log_scrubbed_and_the_chain_verifi
     assert verified.code == 0, verified.err
     assert verified.json()["ok"] is True and verified.json()["count"] == len(rows) + 1  # + start
     assert leaked(json.dumps(_rows(settings.db_path, "audit"))) == []
+
+
+async def _pending(served: Served) -> dict[str, Any]:
+    async def probe() -> dict[str, Any] | None:
+        async with served.api() as api:
+            found = (await api.get("/api/approvals")).json()["approvals"]
+        return found[0] if found else None
+
+    return await eventually(probe, timeout=60, what="a pending approval request")
+
+
+async def _served_text(served: Served, env: dict[str, str]) -> str:
+    """What a viewer is served of the inbox: the API, the CLI, the /approvals page."""
+    async with served.api() as api:
+        listed = (await api.get("/api/approvals", params={"state": ["pending", "allowed"]})).text
+    cli = await asyncio.to_thread(deck, env, "approvals", "--all", "--json")
+    assert cli.code == 0, cli.err
+    async with logged_in(SimpleNamespace(url=served.info.url, token=served.token)) as web:
+        page = html.unescape((await web.get("/approvals")).text)
+    return "\n".join([listed, cli.out, page])
+
+
+async def test_the_approval_inbox_shows_calls_scrubbed_and_the_approved_calls_run_as_asked(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """``curl -u admin:<password> …`` waits for a decision: the person deciding
+    sees ``curl -u admin:[REDACTED:password] …``; the call that runs is the real
+    one. So does a heredoc carrying the whole corpus; the approver's message too.
+    A call shown redacted is answered once, never remembered."""
+    heredoc = f"cat > notes.txt <<'EOF'\n{SECRETS_TXT}EOF"
+    scenario = _scenario(tmp_path, f"{CURL} > made.txt", heredoc, CURL.removeprefix("echo "))
+    env = deck_env(tmp_path)
+    async with serving(settings) as served:
+        agent_id = await _create(
+            served, {"prompt": "deploy", "scenario": scenario, "profile": "default"}
+        )
+        first = await _pending(served)
+        assert first["input"]["command"] == (
+            "echo curl -u admin:[REDACTED:password] https://jenkins.example.com/api/json > made.txt"
+        )
+        shown = await _served_text(served, env)
+        assert "curl -u admin:[REDACTED:password] https://jenkins" in shown
+        assert leaked(shown) == []
+        done = await asyncio.to_thread(deck, env, "approve", first["id"], "--message", MESSAGE)
+        assert done.code == 0, done.err
+
+        second = await _pending(served)
+        assert second["id"] != first["id"]
+        assert "[REDACTED:" in second["input"]["command"]
+        shown = await _served_text(served, env)
+        assert leaked(shown) == []
+        async with served.api() as api:
+            answered = await api.post(
+                f"/api/approvals/{second['id']}", json={"decision": "allow", "message": MESSAGE}
+            )
+        assert answered.status_code == 200, answered.text
+        assert answered.json()["message"] == (
+            "ok; GITHUB_TOKEN=[REDACTED:github-token] and [REDACTED:aws-key]"
+        ), answered.json()
+
+        # Denied for good: no rule can be remembered of a call shown redacted (it
+        # would never match the real call, or keep the secret on disk).
+        third = await _pending(served)
+        assert third["input"]["command"] == CURL.removeprefix("echo ").replace(
+            CURL_PASSWORD, "[REDACTED:password]"
+        )
+        done = await asyncio.to_thread(
+            deck, env, "deny", third["id"], "--always", "--reason", MESSAGE, "--json"
+        )
+        assert done.code == 0, done.err
+        assert "answered once: no rule can remember it" in done.json()["message"], done.out
+
+        agent = await _finished(served, agent_id)
+        assert agent["state"] == AgentState.IDLE, agent
+        shown = await _served_text(served, env)
+        assert leaked(shown) == []
+
+    # The calls that ran were the real ones.
+    cwd = Path(agent["cwd"])
+    assert (cwd / "made.txt").read_text() == (
+        f"curl -u admin:{CURL_PASSWORD} https://jenkins.example.com/api/json\n"
+    )
+    assert (cwd / "notes.txt").read_text() == SECRETS_TXT
+    rows = _rows(settings.db_path, "approvals")
+    assert sorted(r["state"] for r in rows) == ["allowed", "allowed", "denied"], rows
+    assert _rows(settings.db_path, "grants") == []
+    assert all("[REDACTED:" in r["message"] for r in rows), rows
+    assert leaked(json.dumps(rows)) == []
+    assert leaked(json.dumps(_rows(settings.db_path, "audit"))) == []
+    assert leaked("\n".join(_database_texts(settings.db_path))) == []

@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 from agentdeck.core.bash_split import SUBST, SimpleCommand, split_command
 from agentdeck.core.policy_paths import escape_glob, normalize_path
 from agentdeck.core.policy_rules import AGENT_TOOLS, EDIT_TOOLS, Unit
+from agentdeck.core.redact_rules import MARK_START
 from agentdeck.errors import PolicyError
 
 _SEARCH_TOOLS = frozenset({"Glob", "Grep", "LS"})
@@ -162,9 +163,20 @@ def rule_for(
     exact path (``Edit(/src/a.py)``, ``Read(~/notes.md)``, ``Read(//etc/hosts)``);
     a searched directory with all beneath it (``Read(/src/)``). WebFetch: the host.
     Other tools, MCP tools included: the tool name. Raises ``PolicyError`` when no
-    rule could allow the call (an unparseable command, a computed program name).
+    rule could allow the call (an unparseable command, a computed program name), or
+    when the rule would hold a redacted secret: an approval request shows its call
+    scrubbed, and a rule made of that would never match the real call again (made
+    of the real one, it would keep the secret on disk).
     """
-    home = home or "/nonexistent-home"
+    rule = _rule_for(tool, tool_input, workspace, home=home or "/nonexistent-home")
+    if MARK_START in rule:
+        raise PolicyError(
+            "rule_for", "no rule can be remembered: the call holds a secret, shown redacted"
+        )
+    return rule
+
+
+def _rule_for(tool: str, tool_input: Mapping[str, Any], workspace: str, *, home: str) -> str:
     if tool == "Bash":
         return rules_for(tool, tool_input, workspace, home=home)[0]
     subject = analyze(tool, tool_input, workspace=workspace, home=home)

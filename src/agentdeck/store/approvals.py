@@ -13,14 +13,21 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from agentdeck.core.approvals import Approval, ApprovalState, GrantRecord, GrantScope
+from agentdeck.core.redact import scrub, scrub_value
 from agentdeck.errors import NotFound
 from agentdeck.store.lookup import by_id_or_prefix
 from agentdeck.store.schema import approvals, grants
 from agentdeck.store.store import Store
 
+SAID = ("input", "reason", "message")  # what a request and its answer say: scrubbed
+
+
+def _scrubbed(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, **{k: scrub_value(data[k]) for k in SAID if k in data}}
+
 
 def _to_approval(row: Any) -> Approval:
-    m = row._mapping
+    m = _scrubbed(dict(row._mapping))
     return Approval(
         id=m["id"],
         agent_id=m["agent_id"],
@@ -58,7 +65,7 @@ class ApprovalStore:
         self.store = store
 
     async def create(self, approval: Approval) -> Approval:
-        row = approval.to_dict()
+        row = _scrubbed(approval.to_dict())
         row["state"] = str(approval.state)
 
         def op(conn: Connection) -> None:
@@ -124,7 +131,7 @@ class ApprovalStore:
                     state=str(state),
                     answered_at=now,
                     answered_by=by,
-                    message=message,
+                    message=None if message is None else scrub(message),
                     remember=str(remember) if remember else None,
                 )
             )
