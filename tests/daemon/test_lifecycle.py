@@ -23,6 +23,20 @@ def env(tmp_path: Path) -> dict[str, str]:
     return deck_env(tmp_path)
 
 
+@pytest.mark.parametrize("detach", [False, True])
+def test_up_refuses_a_token_file_without_a_token(env: dict[str, str], detach: bool) -> None:
+    token = Path(env["AGENTDECK_HOME"]) / "token"
+    token.parent.mkdir(parents=True)
+    token.write_text(" \n")
+    done = deck(env, "up", *(["--detach"] if detach else []), timeout=60)
+    assert done.code != 0, done.out + done.err
+    assert f"the API token file {token} holds no token" in done.err, done.err
+    assert f"rm {token}" in done.err and "Traceback" not in done.err
+    assert deck(env, "status").code == 1  # no daemon was left running
+    token.unlink()  # the fix it names works
+    assert deck(env, "ls").code == 0
+
+
 async def test_up_status_second_up_run_through_it_and_down(
     env: dict[str, str], daemons: list[Daemon]
 ) -> None:

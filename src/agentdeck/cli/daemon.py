@@ -12,7 +12,7 @@ import typer
 
 from agentdeck.cli import out, remote
 from agentdeck.cli.context import console, load_settings
-from agentdeck.daemon.home import DaemonInfo, DaemonLock, read_info, read_token
+from agentdeck.daemon.home import DaemonInfo, DaemonLock, ensure_token, read_info, read_token
 from agentdeck.errors import AgentdeckError
 from agentdeck.settings import Settings
 
@@ -96,6 +96,7 @@ def up(
 
 
 def _detach(settings: Settings) -> None:
+    ensure_token(settings)  # a token file that holds none is refused here, in one line
     log = settings.logs_dir / "daemon.log"
     argv = [
         sys.executable,

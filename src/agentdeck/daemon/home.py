@@ -40,12 +40,21 @@ def token_path(settings: Home) -> Path:
 
 
 def ensure_token(settings: Home) -> str:
-    """The API token; created (mode 0600) on first use."""
+    """The API token; created (mode 0600) on first use. A file that holds none
+    (empty, or only whitespace) is refused: a daemon with it nobody could log into."""
     path = token_path(settings)
     try:
-        return path.read_text().strip()
+        token = path.read_text().strip()
     except FileNotFoundError:
         pass
+    else:
+        if not token:
+            raise ConfigError(
+                f"the API token file {path} holds no token",
+                hint=f"remove it (`rm {path}`) and start again: a new token is made; "
+                "or write a token of your own into it",
+            )
+        return token
     import secrets  # not at the top: the CLI's quick path reads this module
 
     token = secrets.token_urlsafe(32)
