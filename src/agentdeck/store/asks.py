@@ -4,6 +4,11 @@ put to their orchestrator or a person, and notes to an orchestrator.
 Writes go through the store's one write path. An answer is conditional on the
 question still being pending, so the orchestrator, a person and the timeout can
 never all decide it; delivery is recorded once.
+
+What a question (or a note) and its answer say is scrubbed like the event log,
+both when written and when read (a row an older version wrote is read scrubbed
+too): a secret put in a question or an answer reaches neither the table nor the
+asker; a secret an agent needs comes through its environment or its files.
 """
 
 from __future__ import annotations
@@ -16,14 +21,21 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from agentdeck.core.asks import Ask, AskKind, AskState
+from agentdeck.core.redact import scrub_value
 from agentdeck.errors import NotFound
 from agentdeck.store.lookup import by_id_or_prefix
 from agentdeck.store.schema import asks
 from agentdeck.store.store import Store
 
+SAID = ("text", "answer")  # what a question and its answer say: scrubbed
+
+
+def _scrubbed(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, **{k: scrub_value(data[k]) for k in SAID if k in data}}
+
 
 def _to_ask(row: Any) -> Ask:
-    return Ask.from_dict(dict(row._mapping))
+    return Ask.from_dict(_scrubbed(dict(row._mapping)))
 
 
 class AskStore:
@@ -31,13 +43,13 @@ class AskStore:
         self.store = store
 
     async def create(self, ask: Ask) -> Ask:
-        row = ask.to_dict()
+        row = _scrubbed(ask.to_dict())
 
         def op(conn: Connection) -> None:
             conn.execute(sa.insert(asks).values(row))
 
         await self.store._write(op)
-        return ask
+        return Ask.from_dict(row)
 
     async def get(self, ask_id: str) -> Ask:
         def query(conn: Connection) -> Ask | None:
@@ -88,12 +100,13 @@ class AskStore:
         """Answer (or expire, or cancel) a pending question; None if it was no
         longer pending."""
         now = time.time()
+        said = scrub_value(answer)
 
         def op(conn: Connection) -> bool:
             result = conn.execute(
                 sa.update(asks)
                 .where(asks.c.id == ask_id, asks.c.state == str(AskState.PENDING))
-                .values(state=str(state), answered_at=now, answered_by=by, answer=answer)
+                .values(state=str(state), answered_at=now, answered_by=by, answer=said)
             )
             return bool(result.rowcount)
 
