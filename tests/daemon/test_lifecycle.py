@@ -37,6 +37,27 @@ def test_up_refuses_a_token_file_without_a_token(env: dict[str, str], detach: bo
     assert deck(env, "ls").code == 0
 
 
+def test_a_detached_daemon_logs_no_token_in_a_private_log(env: dict[str, str]) -> None:
+    logs = Path(env["AGENTDECK_HOME"]) / "logs"
+    logs.mkdir(parents=True)
+    logs.chmod(0o755)
+    (logs / "daemon.log").write_text("an earlier run's line\n")
+    (logs / "daemon.log").chmod(0o644)  # as an earlier version left it
+    started = deck(env, "up", "--detach", timeout=60)
+    try:
+        assert started.code == 0, started.err
+        token = (Path(env["AGENTDECK_HOME"]) / "token").read_text().strip()
+        assert f"/login?token={token}" in started.out  # the terminal gets the link
+        assert deck(env, "run", "--scenario", "chat", "hello").code == 0
+    finally:
+        assert deck(env, "down", timeout=60).code == 0
+    text = (logs / "daemon.log").read_text()
+    assert "an earlier run's line" in text and "agentdeck daemon on " in text
+    assert token not in text and "token=" not in text
+    assert (logs / "daemon.log").stat().st_mode & 0o777 == 0o600
+    assert logs.stat().st_mode & 0o777 == 0o700
+
+
 async def test_up_status_second_up_run_through_it_and_down(
     env: dict[str, str], daemons: list[Daemon]
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 import time
@@ -31,11 +32,16 @@ def _settings(host: str | None, port: int | None) -> Settings:
     return settings.model_copy(update=changes) if changes else settings
 
 
-def banner(info: DaemonInfo, token: str) -> None:
+def banner(info: DaemonInfo, token: str | None) -> None:
+    """Where the daemon is; the login link (with its token) only when ``token`` is
+    given: a detached daemon's output goes to its log, which never holds the token."""
     from agentdeck.daemon.server import login_url
 
     console.print(f"agentdeck daemon on [bold]{info.url}[/] (pid {info.pid})")
-    console.print(f"dashboard: [bold]{login_url(info, token)}[/]")
+    if token is None:
+        console.print(f"dashboard: [bold]{info.url}/[/] (log in with the token file's token)")
+    else:
+        console.print(f"dashboard: [bold]{login_url(info, token)}[/]")
 
 
 def up(
@@ -49,6 +55,8 @@ def up(
             help="Run in the background; logs go to AGENTDECK_HOME/logs/daemon.log.",
         ),
     ] = False,
+    # What --detach starts: its output goes to the log, so it prints no token.
+    detached: Annotated[bool, typer.Option("--detached", hidden=True)] = False,
 ) -> None:
     """Start the daemon: runner, store, API and dashboard, until Ctrl-C / SIGTERM / SIGHUP.
 
@@ -77,7 +85,7 @@ def up(
     from agentdeck.daemon.server import serve
 
     async def ready(_: object, info: DaemonInfo, token: str) -> None:
-        banner(info, token)
+        banner(info, None if detached else token)
         running = []
         if "discord" in settings.bridges:
             from agentdeck.bridges.discord.setup import serve_beside_daemon
@@ -97,7 +105,12 @@ def up(
 
 def _detach(settings: Settings) -> None:
     ensure_token(settings)  # a token file that holds none is refused here, in one line
+    # The log is the owner's alone (0600, in a 0700 directory), made so if an
+    # earlier version left it readable.
+    settings.logs_dir.chmod(0o700)
     log = settings.logs_dir / "daemon.log"
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    os.fchmod(fd, 0o600)
     argv = [
         sys.executable,
         "-m",
@@ -107,8 +120,9 @@ def _detach(settings: Settings) -> None:
         settings.host,
         "--port",
         str(settings.port),
+        "--detached",
     ]
-    with log.open("ab") as out:
+    with os.fdopen(fd, "ab") as out:
         proc = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True
         )
