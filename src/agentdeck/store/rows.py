@@ -15,7 +15,8 @@ if TYPE_CHECKING:  # the event classes load where events are written, not read
 
 
 def agent_to_row(agent: Agent) -> dict[str, Any]:
-    """Every column but ``archived``, which only ``set_archived`` changes."""
+    """Every column but ``archived``, which only ``set_archived`` changes; its last
+    error scrubbed like the event log (whoever wrote it)."""
     return {
         "id": agent.id,
         "name": agent.name,
@@ -29,7 +30,7 @@ def agent_to_row(agent: Agent) -> dict[str, Any]:
         "output_tokens": agent.output_tokens,
         "turns": agent.turns,
         "current_tool": agent.current_tool,
-        "last_error": agent.last_error,
+        "last_error": _scrubbed(agent.last_error),
         "pid": agent.pid,
         "owner_pid": agent.owner_pid,
         "parent_id": agent.parent_id,
@@ -40,6 +41,14 @@ def agent_to_row(agent: Agent) -> dict[str, Any]:
         "created_at": agent.created_at,
         "updated_at": agent.updated_at,
     }
+
+
+def _scrubbed(text: str | None) -> str | None:
+    if not text:
+        return text
+    from agentdeck.core.redact import scrub  # here: reading rows needs no patterns
+
+    return scrub(text)
 
 
 def row_to_agent(row: Mapping[Any, Any]) -> Agent:
