@@ -7,6 +7,7 @@ import hashlib
 import hmac
 import json
 import os
+import sqlite3
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -23,6 +24,7 @@ from agentdeck.settings import Settings
 from agentdeck.store.notify import DeadLetters
 from agentdeck.store.store import Store
 from tests.conftest import make_settings
+from tests.runner.test_scrubbing import SECRETS_TXT, leaked
 from tests.support.receiver import Hung, Receiver
 from tests.support.waiting import eventually
 
@@ -226,7 +228,9 @@ async def test_filters_pick_the_target(
         await stopped(notifier)
 
 
-def fake_notify_send(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int = 0) -> Path:
+def fake_notify_send(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int = 0, stderr: str = ""
+) -> Path:
     bindir = tmp_path / "bin"
     bindir.mkdir()
     record = tmp_path / "argv.jsonl"
@@ -234,6 +238,7 @@ def fake_notify_send(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int 
     exe.write_text(
         "#!/usr/bin/env python3\nimport json, sys\n"
         f"open({str(record)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+        f"sys.stderr.write({stderr!r})\n"
         f"sys.exit({code})\n"
     )
     exe.chmod(0o755)
@@ -295,3 +300,32 @@ async def test_a_refused_connection_is_reported_without_the_urls_path(
         assert "token-in-the-path" not in json.dumps(notifier.describe())
     finally:
         await stopped(notifier)
+
+
+async def test_a_dead_letter_keeps_no_secret_of_what_failed_or_what_it_carried(
+    fast: Settings, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A notify-send that fails saying secrets (its stderr is the reason), for an
+    approval whose call carries the corpus: the dead letter's row, read raw, and
+    the letters as listed hold none of them."""
+    said = "DB_PASSWORD=dKVj2h+%iegYuH and GITHUB_TOKEN=ghp_G5HlLB43jU38rDiU2I2MJeWeZsKYzX7sMjqd"
+    fake_notify_send(tmp_path, monkeypatch, code=3, stderr=said)
+    notifier = await running(fast, store, [Target(name="desk", kind=TargetKind.DESKTOP)])
+    try:
+        asked = PermissionRequested(
+            agent_id="a1",
+            ts=time.time(),
+            request_id="ap9",
+            tool="Bash",
+            input={"command": SECRETS_TXT},
+        )
+        await store.append([asked])
+        letters = await eventually(DeadLetters(store).list_letters, what="a dead letter")
+    finally:
+        await stopped(notifier)
+    (letter,) = letters
+    assert letter.reason.startswith("notify-send exited 3: DB_PASSWORD=[REDACTED:"), letter.reason
+    assert "[REDACTED:" in json.dumps(letter.payload)
+    with sqlite3.connect(f"file:{fast.db_path}?mode=ro", uri=True) as conn:
+        rows = conn.execute("SELECT * FROM notify_dead").fetchall()
+    assert leaked(json.dumps(rows)) == [] and leaked(json.dumps(letter.to_dict())) == []

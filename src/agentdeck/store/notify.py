@@ -2,6 +2,11 @@
 
 A delivery that failed every attempt, or found its target's queue full, is kept
 here with why, so it survives a restart and can be inspected and replayed.
+
+What a letter says (why it failed: a target's own words, such as notify-send's
+stderr) and carries (its payload) is scrubbed like the event log when written
+and when read (a row an older version wrote is read scrubbed too); the payload
+is built from the scrubbed log, so a replay sends what was meant to be sent.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentdeck.core.redact import scrub, scrub_value
 from agentdeck.errors import NotFound
 from agentdeck.store.lookup import by_id_or_prefix
 from agentdeck.store.schema import notify_dead
@@ -49,8 +55,15 @@ class DeadLetter:
         }
 
 
+SAID = ("payload", "reason")  # what a letter carries and says: scrubbed
+
+
+def _scrubbed(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, **{k: scrub_value(data[k]) for k in SAID if k in data}}
+
+
 def _to_letter(row: Any) -> DeadLetter:
-    return DeadLetter(**dict(row._mapping))
+    return DeadLetter(**_scrubbed(dict(row._mapping)))
 
 
 class DeadLetters:
@@ -64,8 +77,8 @@ class DeadLetters:
             id="dl" + secrets.token_hex(6),
             target=target,
             kind=kind,
-            payload=payload,
-            reason=reason,
+            payload=scrub_value(payload),
+            reason=scrub(reason),
             attempts=attempts,
             state=DEAD,
             created_at=time.time(),
@@ -111,7 +124,7 @@ class DeadLetters:
 
     async def settle(self, letter_id: str, *, delivered: bool, reason: str | None = None) -> None:
         """After a replay: ``replayed`` if it went through, else one more attempt and why."""
-        now = time.time()
+        now, said = time.time(), scrub(reason or "failed")
 
         def op(conn: Connection) -> None:
             where = notify_dead.c.id == letter_id
@@ -123,7 +136,7 @@ class DeadLetters:
                 conn.execute(
                     sa.update(notify_dead)
                     .where(where)
-                    .values(attempts=notify_dead.c.attempts + 1, reason=reason or "failed")
+                    .values(attempts=notify_dead.c.attempts + 1, reason=said)
                 )
 
         await self.store._write(op)
