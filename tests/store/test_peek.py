@@ -3,6 +3,7 @@ finds agents by the same rule, and declines (None) what it must not touch."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from pathlib import Path
@@ -14,9 +15,13 @@ from agentdeck.core.approvals import Approval, ApprovalState
 from agentdeck.core.asks import AskKind, AskState
 from agentdeck.errors import NotFound, UsageError
 from agentdeck.store import Store
+from agentdeck.store.approvals import SAID as approvals_said
 from agentdeck.store.approvals import ApprovalStore
+from agentdeck.store.asks import SAID as asks_said
 from agentdeck.store.asks import AskStore
-from agentdeck.store.peek import Peek
+from agentdeck.store.merges import SAID as merges_said
+from agentdeck.store.peek import SAID, Peek
+from tests.runner.test_scrubbing import SECRETS_TXT, leaked
 
 from .conftest import make_agent, text
 from .test_asks_and_tree import ask
@@ -104,3 +109,21 @@ async def test_a_peek_never_writes(store: Store, db_path: Path) -> None:
     with db, pytest.raises(sqlite3.OperationalError, match="readonly"):
         db._conn.execute("DELETE FROM agents")
     assert len(await store.list_agents(limit=50)) == 3
+
+
+async def test_a_peek_shows_rows_an_older_version_wrote_raw_scrubbed_as_the_store_does(
+    store: Store, db_path: Path
+) -> None:
+    await fill(store)
+    raw = json.dumps({"command": SECRETS_TXT})
+    with sqlite3.connect(db_path) as conn:  # as a version that did not scrub wrote them
+        conn.execute("UPDATE approvals SET input = ?, reason = ?, message = ?",
+                     (raw, SECRETS_TXT, SECRETS_TXT))  # fmt: skip
+        conn.execute("UPDATE asks SET text = ?, answer = ?", (SECRETS_TXT, SECRETS_TXT))
+    with Peek.open(db_path) as db:  # type: ignore[union-attr]
+        approvals, asks = db.approvals(None), db.asks(None)
+    assert approvals == await ApprovalStore(store).list_approvals(states=None)
+    assert asks == await AskStore(store).list_asks(states=[*AskState])
+    shown = json.dumps([a.to_dict() for a in approvals] + [a.to_dict() for a in asks])
+    assert shown.count("[REDACTED:") > 100 and leaked(shown) == []
+    assert {"approvals": approvals_said, "asks": asks_said, "merges": merges_said} == SAID

@@ -6,7 +6,8 @@ migrates: ``Peek.open`` returns None unless the file exists at the schema's head
 (``store.head``), and the caller then goes the long way (``Store.open``), which
 creates or migrates it. Rows become the same domain objects as the store's
 (``rows``, the records' ``from_dict``), and an agent is found by the same rule
-(``core.agent.find_agent``).
+(``core.agent.find_agent``); what approvals, asks and merges say is scrubbed as
+the store reads it (``SAID``: a row an older version wrote raw is shown scrubbed).
 """
 
 from __future__ import annotations
@@ -39,6 +40,24 @@ def _row(cursor: sqlite3.Cursor, values: tuple[Any, ...]) -> dict[str, Any]:
     for (name, *_), value in zip(cursor.description, values, strict=True):
         row[name] = json.loads(value) if name in _JSON and isinstance(value, str) else value
     return row
+
+
+# What each table's rows say, scrubbed when read: the same fields as the store's
+# modules (``store.approvals.SAID``, ``store.asks.SAID``, ``store.merges.SAID``).
+SAID = {
+    "approvals": ("input", "reason", "message"),
+    "asks": ("text", "answer"),
+    "merges": ("reason", "outcome"),
+}
+
+
+def _scrubbed(table: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if not rows:
+        return rows
+    from agentdeck.core.redact import scrub_value  # here: only a read with rows pays for it
+
+    said = SAID[table]
+    return [{**r, **{k: scrub_value(r[k]) for k in said if k in r}} for r in rows]
 
 
 class Peek:
@@ -138,7 +157,8 @@ class Peek:
 
         where, params = self._states(states)
         sql = f"SELECT * FROM approvals {where} ORDER BY created_at DESC LIMIT ?"
-        return [Approval.from_dict(r) for r in self._all(sql, [*params, limit])]
+        rows = _scrubbed("approvals", self._all(sql, [*params, limit]))
+        return [Approval.from_dict(r) for r in rows]
 
     def asks(self, states: Sequence[str] | None, limit: int = 100) -> list[Ask]:
         """Questions (not grants or other kinds), newest first (``AskStore.list_asks``)."""
@@ -146,14 +166,14 @@ class Peek:
 
         where, params = self._states(states, "kind = 'question'")
         sql = f"SELECT * FROM asks {where} ORDER BY created_at DESC, id DESC LIMIT ?"
-        return [Ask.from_dict(r) for r in self._all(sql, [*params, limit])]
+        return [Ask.from_dict(r) for r in _scrubbed("asks", self._all(sql, [*params, limit]))]
 
     def merges(self, limit: int = 100) -> list[MergeEntry]:
         """The merge queue's entries, newest first (``MergeStore.list_merges``)."""
         from agentdeck.core.merge_queue import MergeEntry
 
         sql = "SELECT * FROM merges ORDER BY enqueued_at DESC, id LIMIT ?"
-        return [MergeEntry.from_dict(r) for r in self._all(sql, [limit])]
+        return [MergeEntry.from_dict(r) for r in _scrubbed("merges", self._all(sql, [limit]))]
 
     @staticmethod
     def _states(states: Sequence[str] | None, *more: str) -> tuple[str, list[str]]:
