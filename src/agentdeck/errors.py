@@ -31,6 +31,11 @@ class UsageError(AgentdeckError):
     exit_code = 2
 
 
+class OutOfRange(UsageError):
+    """A value no request can use: a reference longer than any agent's, a number
+    past what the store holds. Refused before the store sees it (the API: 422)."""
+
+
 class NotFound(AgentdeckError):
     """An id or name that does not exist."""
 

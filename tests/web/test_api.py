@@ -222,6 +222,17 @@ async def test_a_budget_that_is_no_amount_is_422(
     assert await daemon.deck.store.list_agents(include_archived=True) == []
 
 
+async def test_a_reference_longer_than_any_agents_is_422(
+    daemon: RunningDaemon, api: httpx.AsyncClient
+) -> None:
+    # An id prefix this long was SQLite's "LIKE or GLOB pattern too complex" (a 500).
+    await api.post("/api/agents", json={"prompt": "hi", "scenario": "chat"})
+    for path in ("/api/agents/{}", "/api/agents?parent={}", "/api/events?agent={}"):
+        r = await api.get(path.format("x" * 60_000))
+        assert r.status_code == 422, (path, r.text[:500])
+        assert "at most 1,000 characters" in r.json()["error"]["message"]
+
+
 async def test_bad_scenario_and_missing_cwd(
     daemon: RunningDaemon, api: httpx.AsyncClient, tmp_path: Path
 ) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from agentdeck.errors import NotFound, UsageError
+from agentdeck.errors import NotFound, OutOfRange, UsageError
 
 MIN_PREFIX = 4  # characters of an id that may name an agent
 MAX_REF = 1_000  # characters of an id, prefix or name: longer is no agent's (nor SQLite's LIKE)
@@ -293,9 +293,9 @@ def find_agent(
     """The agent ``ref`` names, asking the store as little as it can: exact id, else
     unique id prefix (``MIN_PREFIX``+ characters), else unique exact name.
     Ambiguous → ``UsageError`` listing the candidates; nothing → ``NotFound``.
-    A reference longer than ``MAX_REF`` is refused before the store is asked."""
+    A reference longer than ``MAX_REF`` is ``OutOfRange``, before the store is asked."""
     if len(ref) > MAX_REF:
-        raise UsageError(
+        raise OutOfRange(
             f"an agent reference has at most {MAX_REF:,} characters; this one has {len(ref):,}",
             hint="use an id, an id prefix of 4+ characters, or a name",
         )
