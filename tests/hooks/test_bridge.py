@@ -17,6 +17,7 @@ from agentdeck.daemon.deck import Deck
 from agentdeck.errors import UsageError
 from agentdeck.hooks.protocol import HookReply, HookRequest
 from agentdeck.settings import Settings
+from tests.worktrees.conftest import git, make_repo
 
 pytestmark = pytest.mark.anyio
 
@@ -135,6 +136,22 @@ async def test_the_next_session_in_the_project_is_told_what_the_last_one_did(
     other.mkdir()
     elsewhere = await open_deck.hooks.handle(hook("SessionStart", other, "third", source="startup"))
     assert elsewhere.stdout == "", "memory stays in its project"
+
+
+async def test_a_session_in_a_linked_worktree_remembers_for_the_repository(
+    open_deck: Deck, tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"pkg/mod.py": "x = 1\n"})
+    linked = tmp_path / "linked"
+    git(repo, "worktree", "add", "--quiet", "-b", "feature", str(linked))
+    await session(open_deck, linked)
+    await session(open_deck, linked / "pkg", "in-a-subdirectory")
+    for where, name in ((repo, "in-the-repo"), (repo / "pkg", "in-its-subdirectory")):
+        reply = await open_deck.hooks.handle(hook("SessionStart", where, name, source="startup"))
+        context = json.loads(reply.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert "test_parse fails on empty input" in context
+    agents = {a.session_id: a for a in await open_deck.store.list_agents()}
+    assert agents[SESSION].cwd == str(linked), "the board shows where it ran"
 
 
 async def test_secrets_and_private_content_never_reach_memory(

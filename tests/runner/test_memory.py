@@ -30,6 +30,7 @@ from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 from tests.support.mockmodel import cli_env, run_claude, running_mock, write_workspace
 from tests.support.waiting import eventually
+from tests.worktrees.conftest import git, make_repo
 
 pytestmark = [pytest.mark.anyio, pytest.mark.cli]
 
@@ -142,6 +143,30 @@ async def test_a_second_agent_in_the_project_is_told_and_a_resumed_one_is_not(
         replied_at = next(i for i, m in enumerate(body["messages"]) if m["role"] == "assistant")
         assert told_at < replied_at
         assert texts(body["messages"][-1]) == ["say it again"]
+
+
+async def test_what_an_agent_in_a_worktree_learned_is_its_repositorys(
+    deck: tuple[Store, Runner], tmp_path: Path
+) -> None:
+    _, runner = deck
+    repo = make_repo(tmp_path / "repo")
+    write_workspace(load_scenario(builtin_scenario_path(FIX_TEST)), repo)
+    git(repo, "add", "--all")
+    git(repo, "commit", "--quiet", "-m", "the calculator")
+    worker = await finished(runner, fix_test(cwd=str(repo), workspace="worktree"))
+    assert worker.agent.state == AgentState.DONE
+    assert (
+        Path(worker.agent.cwd) != repo
+        and "a + b" in (Path(worker.agent.cwd) / "calc.py").read_text()
+    )
+    [summary] = await runner.memory.records.recent_summaries(str(repo.resolve()), 10)
+    assert summary.agent_id == worker.agent.id and summary.final_message == FIXED
+    assert await runner.memory.records.recent_summaries(worker.agent.cwd, 10) == []
+
+    later = await finished(runner, AgentSpec(prompt="hello", scenario=CHAT, cwd=str(repo)))
+    assert later.agent.state == AgentState.DONE
+    [told] = told_messages(message_requests(runner, CHAT)[0])
+    assert FIXED in "\n".join(texts(told))
 
 
 async def test_a_project_that_opted_out_runs_and_is_not_remembered(

@@ -43,7 +43,7 @@ from agentdeck.core.redact import scrub, scrub_value
 from agentdeck.core.summary import short
 from agentdeck.governance.governor import Governor
 from agentdeck.hooks.protocol import HookReply, HookRequest
-from agentdeck.memory.projects import project_of
+from agentdeck.memory.projects import directory_of, project_of
 from agentdeck.memory.service import Memory
 from agentdeck.store.store import Store
 
@@ -108,14 +108,16 @@ class HookBridge:
         if not name or not session_id:
             missing = "hook_event_name" if not name else "session_id"
             return HookReply(stderr=f"agentdeck: the hook payload has no {missing}; ignored")
-        project = project_of(env.get("CLAUDE_PROJECT_DIR") or _text(payload, "cwd"))
+        where = env.get("CLAUDE_PROJECT_DIR") or _text(payload, "cwd")
+        # The board shows where it runs; memory is the repository's (a linked worktree's too).
+        directory, project = directory_of(where), project_of(where)
         if len(self._locks) > MAX_LOCKS:
             # Forget idle sessions' locks; one still held or waited on is kept.
             self._locks = {k: v for k, v in self._locks.items() if v.locked()}
             self._agents = {k: v for k, v in self._agents.items() if k in self._locks}
         lock = self._locks.setdefault(session_id, asyncio.Lock())
         async with lock:
-            agent = await self._agent(session_id, project, payload, env)
+            agent = await self._agent(session_id, directory, payload, env)
             handler = getattr(self, "_on_" + name, None)
             if handler is None:
                 return await self._other(agent, name, payload)
@@ -125,7 +127,7 @@ class HookBridge:
     # -- the session's agent ---------------------------------------------------------
 
     async def _agent(
-        self, session_id: str, project: str, payload: dict[str, Any], env: dict[str, str]
+        self, session_id: str, directory: str, payload: dict[str, Any], env: dict[str, str]
     ) -> Agent:
         agent = self._agents.get(session_id)
         if agent is None:
@@ -136,7 +138,7 @@ class HookBridge:
             agent = external_agent(
                 new_agent_id(now),
                 session_id,
-                project,
+                directory,
                 now=now,
                 state=AgentState.STARTING,
                 pid=pid,
@@ -147,8 +149,8 @@ class HookBridge:
         else:
             if pid is not None and agent.pid != pid:
                 agent = agent.with_changes(pid=pid)
-            if not agent.cwd and project:  # the first payload had no directory
-                agent = agent.with_changes(cwd=project)
+            if not agent.cwd and directory:  # the first payload had no directory
+                agent = agent.with_changes(cwd=directory)
         self._agents[session_id] = agent
         return agent
 

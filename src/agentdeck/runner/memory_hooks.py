@@ -16,6 +16,7 @@ from typing import Any, cast
 from claude_agent_sdk.types import HookCallback, HookContext, HookInput, HookJSONOutput, HookMatcher
 
 from agentdeck.core.agent import Agent
+from agentdeck.core.worktree import Worktree
 from agentdeck.memory.projects import project_of
 from agentdeck.memory.service import Memory
 
@@ -50,7 +51,11 @@ class SessionMemory:
 
     @property
     def project(self) -> str:
-        return project_of(self._agent().cwd)
+        """The agent's directory; in a worktree, its repository (the one worktree's
+        memory is every later session's in the repository)."""
+        agent = self._agent()
+        worktree = Worktree.from_extra(agent.extra)
+        return project_of(worktree.repo if worktree is not None else agent.cwd)
 
     async def _prompt(self, data: HookInput, _id: str | None, _ctx: HookContext) -> HookJSONOutput:
         payload = cast(dict[str, Any], data)
