@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import string
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,7 @@ from hypothesis import strategies as st
 
 from agentdeck.core import redact_rules as RR
 from agentdeck.core.private import strip_private
-from agentdeck.core.redact import is_secret_name, redact, scrub, scrub_value
+from agentdeck.core.redact import is_secret_name, redact, redact_escaped, scrub, scrub_value
 
 CORPUS = json.loads((Path(__file__).parent / "data" / "secrets_corpus.json").read_text())
 POSITIVE: list[dict[str, Any]] = CORPUS["positive"]
@@ -415,6 +417,10 @@ def _reference_assignments(text: str) -> str:
 
 
 def reference_redact(text: str) -> str:
+    return _reference_plain(redact_escaped(text, _reference_plain))
+
+
+def _reference_plain(text: str) -> str:
     text = RR.PRIVATE_KEY.sub(RR.MARK.format("private-key"), text)
     text = RR.NETRC.sub(RR.redact_netrc, text)  # the two that span lines come first
     text = RR.TOKENS.sub(RR.redact_token, text)
@@ -466,3 +472,68 @@ def test_every_token_family_is_found_wherever_it_sits(kind: str, around: str) ->
     token = TOKEN_SAMPLES[kind]
     out = redact(around.format(token))
     assert token not in out and f"[REDACTED:{kind}" in out
+
+
+# How a text reaches Bash as one argument: what an agent's command line (and so the
+# event log) shows of it.
+def double_quoted(text: str) -> str:
+    return '"' + "".join("\\" + c if c in '"\\$`' else c for c in text) + '"'
+
+
+def ansi_c_quoted(text: str) -> str:
+    escapes = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\t": "\\t"}
+    return "$'" + "".join(escapes.get(c, c) for c in text) + "'"
+
+
+QUOTINGS: dict[str, Callable[[str], str]] = {
+    "shlex": shlex.quote,
+    "double": double_quoted,
+    "ansi-c": ansi_c_quoted,
+}
+
+
+@pytest.mark.parametrize("quoting", sorted(QUOTINGS))
+@pytest.mark.parametrize("case", POSITIVE, ids=[f"{i}-{c['kind']}" for i, c in enumerate(POSITIVE)])
+def test_every_secret_of_the_corpus_is_redacted_inside_a_quoted_argument(
+    case: dict[str, Any], quoting: str
+) -> None:
+    command = "printf %s " + QUOTINGS[quoting](case["text"])
+    out = scrub(command)
+    assert [s for s in case["secrets"] if s in out] == [], out
+    assert "[REDACTED:" in out and scrub(out) == out
+
+
+@pytest.mark.parametrize("quoting", sorted(QUOTINGS))
+@pytest.mark.parametrize("text", NEGATIVE)
+def test_ordinary_prose_and_code_in_a_quoted_argument_come_out_unchanged(
+    text: str, quoting: str
+) -> None:
+    command = "printf %s " + QUOTINGS[quoting](text)
+    assert scrub(command) == command
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "printf %s 'client_secret: '\"'\"'2MIXFNEA2E^upM'\"'\"''",
+            "printf %s 'client_secret: '\"'\"'[REDACTED:assignment]'\"'\"''",
+        ),
+        ("echo 'X-Api-Key: ZUH9shhezEVMd'", "echo 'X-Api-Key: [REDACTED:assignment]'"),
+        (
+            'echo "export DB_PASSWORD=\\"p\\\\w1\\""',
+            'echo "export DB_PASSWORD=\\"[REDACTED:assignment]\\""',
+        ),
+        (
+            "printf $'a\\npassword: hunter2\\nb'",
+            "printf $'a\\npassword: [REDACTED:assignment]\\nb'",
+        ),
+        # not secrets, quoted
+        ("echo 'x='\"'\"'$TOKEN'\"'\"''", None),
+        ("echo 'ask('\"'\"'Password: '\"'\"')'", None),
+        ("sh -c 'mysql -p\"$PW\" db'", None),
+        ('echo "token: \\"${API_TOKEN}\\""', None),
+    ],
+)
+def test_a_quoted_argument_is_read_unescaped(text: str, expected: str | None) -> None:
+    assert scrub(text) == (text if expected is None else expected)

@@ -45,6 +45,12 @@ redacted unless it is code or not a value at all:
   not YAML; except a header argument of a command (``curl -H "X-API-Key: v"
   https://…``, ``wget --header=…``, httpie's ``X-API-Key:v``).
 
+A quoted argument is read as the shell reads it too: a line holding an escaped
+quote or newline (``'"'"'`` from ``shlex.quote``, ``\\"`` in double quotes or JSON,
+``\\'`` and ``\\n`` in ``$'…'``) is also read unescaped, and what is found there is
+redacted in the line (``printf %s 'client_secret: '"'"'[REDACTED:assignment]'"'"''``).
+A value that a closing quote follows (``echo 'token: v'``) is no prose.
+
 Everything else (``DB_PASSWORD=hunter2``, ``password: hunter2``,
 ``aws_secret_access_key = wJalr…``) is redacted. The rule leans to redacting:
 ``password = pw`` in code is redacted too.
@@ -299,10 +305,86 @@ def _plainly_clean(text: str) -> bool:
 _PLAIN_MAX = 1024
 
 
+# -- escaped text: a shell-quoted, double-quoted or ``$'…'`` argument, a JSON string --
+#
+# A quote inside a quoted argument is written ``'"'"'`` (``shlex.quote``), ``\"`` or
+# ``\'``, and a newline ``\n``: the rules, which read quotes and lines, would see
+# them wrong (``client_secret: '"'"'x'"'"'``). So a line holding an escape is also
+# read unescaped (each escape as the character it stands for), and what the rules
+# redact there is redacted in the line, escapes and all.
+_ESCAPE = re.compile(r"'\"'\"'|\\[\"'\\$`nt]")
+_UNESCAPED = {"'\"'\"'": "'", "\\n": "\n", "\\t": "\t"}
+_MARKS = re.compile(r"\[REDACTED:[a-z-]{1,32}\]")
+
+
+def _unescaped(line: str) -> tuple[str, list[int]]:
+    """``line`` with its escapes undone, and where each of its characters starts in
+    ``line`` (one more entry: the line's end)."""
+    view: list[str] = []
+    starts: list[int] = []
+    done = 0
+    for m in _ESCAPE.finditer(line):
+        view.append(line[done : m.start()])
+        starts.extend(range(done, m.start()))
+        view.append(_UNESCAPED.get(m[0], m[0][-1]))
+        starts.append(m.start())
+        done = m.end()
+    view.append(line[done:])
+    starts.extend(range(done, len(line) + 1))
+    return "".join(view), starts
+
+
+def _redact_unescaped(line: str, rules: Callable[[str], str]) -> str:
+    """What ``rules`` redact in ``line`` read unescaped, redacted in ``line``."""
+    view, starts = _unescaped(line)
+    new = rules(view)
+    if new == view:
+        return line
+    parts = _MARKS.split(new)
+    pattern = "(.+?)".join(re.escape(part) for part in parts)
+    found = re.fullmatch(pattern, view, re.DOTALL)
+    if found is None:  # cannot happen: the rules only put marks in place of text
+        return line
+    out: list[str] = []
+    done = 0
+    for i, mark in enumerate(_MARKS.findall(new), start=1):
+        if found[i] == mark:
+            continue  # redacted already
+        out += [line[done : starts[found.start(i)]], mark]
+        done = starts[found.end(i)]
+    return "".join([*out, line[done:]])
+
+
+def redact_escaped(text: str, rules: Callable[[str], str]) -> str:
+    """``text`` with what ``rules`` find in its escaped lines, read unescaped, redacted."""
+    if "\\" not in text and "'\"'\"'" not in text:
+        return text
+    starts = sorted({text.rfind("\n", 0, m.start()) + 1 for m in _ESCAPE.finditer(text)})
+    out: list[str] = []
+    done = 0
+    for start in starts:
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        line = text[start:end]
+        new = _redact_unescaped(line, rules)
+        if new is not line:
+            out += [text[done:start], new]
+            done = end
+    if not out:
+        return text
+    out.append(text[done:])
+    return "".join(out)
+
+
 def redact(text: str) -> str:
     """``text`` with every secret replaced by ``[REDACTED:<kind>]``; idempotent."""
     if _plainly_clean(text):
         return text
+    return _redact_plain(redact_escaped(text, _redact_plain))
+
+
+def _redact_plain(text: str) -> str:
+    """``redact`` but for escaped lines read unescaped."""
     if "PRIVATE KEY" in text:
         text = PRIVATE_KEY.sub(MARK.format("private-key"), text)
     if "password" in text and ("machine" in text or "default" in text):

@@ -92,7 +92,7 @@ _HEADER_FLAG = re.compile(r"(?<![\w-])(?:-H|--header)(?:[ \t]++|=)[\"']?\Z")
 _HTTPIE = re.compile(r"(?<![\w/.-])(?:http|https|xh|xhs)[ \t]")
 # A password flag's value: ``-phunter2``, ``-p 'x y'``, ``--password=x``; its command decides.
 CLI_PASSWORD = re.compile(
-    r"(?<![\w-])(-p|-a|--password|--pass)(=|[ \t]++)?+(?!-)"
+    r"(?<![\w-])(-p|-a|--password|--pass)(=|[ \t]++)?+(?!-|\\[\"']|'\"'\"')"
     r"(\"[^\"\n]{1,256}+\"|'[^'\n]{1,256}+'|[^\s\"';|&<>()`]{1,256}+)"
 )
 _COMMAND = re.compile(  # the commands whose flags are known, and some that reset the line
@@ -232,6 +232,8 @@ def _line_goes_on(text: str, end: int) -> bool:
     """More words after ``NAME: value`` on its line: prose or a type hint, not YAML."""
     rest = text[end : end + _LINE_LOOK]
     line = rest.split("\n", 1)[0].strip()
+    if not line.strip("\"'\\"):  # the quote that closes an argument: ``'token: v'``
+        return False
     return bool(line) and not line.startswith("#")
 
 
@@ -247,15 +249,18 @@ def redact_value(m: re.Match[str], found: re.Match[str]) -> str:
     text, end = found[0], found.end()
     value = text[len(prefix) :]
     quote = value[0]
-    if not m["q"] and not prefix and m.start() and m.string[m.start() - 1] == quote:
-        return text  # ``input('Password: ')``: the name is inside a string, that quote ends it
+    if _escaped_quote(m.string, found.start(), end):
+        return text  # ``'"'"'`` or ``\"``: a quote of an escaped text, read unescaped
+    in_string = not m["q"] and not prefix and m.start() and m.string[m.start() - 1] == quote
+    if in_string and not _argument_value(value, m.string[end : end + 1]):
+        return text  # ``input('Password: ')``: the name is in a string, that quote ends it
     if quote in "\"'`":
         body = value[1:-1]
         closed = len(value) > 1 and value.endswith(quote) and _even_backslashes(body)
         inner = body if closed else value[1:]
         if _is_placeholder(inner) or ("f" in prefix.lower() and "{" in inner):
             return text  # a reference, or an f-string template
-        if not closed and inner[:1].isspace():
+        if inner[:1].isspace():
             return text  # ``"/login?token=" in out``: the quote ends an enclosing string
         return prefix + quote + mark + (quote if closed else "")
     core, tail = _trim_closers(value)
@@ -268,6 +273,22 @@ def redact_value(m: re.Match[str], found: re.Match[str]) -> str:
     if prose and not _header_arg(m):
         return text
     return mark + tail
+
+
+def _escaped_quote(text: str, start: int, end: int) -> bool:
+    """The value at ``text[start:end]`` is a piece of an escaped quote (``'"'"'`` or
+    ``\\"``), or is followed by one: the text read unescaped has the value whole."""
+    if text.startswith("'\"'\"'", start) or (start and text.startswith("\"'\"'", start - 1)):
+        return True
+    return text[end : end + 2] in ('\\"', "\\'") or text.startswith("'\"'\"'", end)
+
+
+def _argument_value(value: str, after: str) -> bool:
+    """``'password: 'x''`` (a quoted argument, read unescaped): the value is whole, a
+    closed quote with a body, followed by the argument's end; not ``input('Password: ')``."""
+    quote, body = value[0], value[1:-1]
+    closed = len(value) > 2 and value.endswith(quote) and body[0] not in " \t)]},;+"
+    return closed and after in ("", " ", "\t", "'", '"')
 
 
 def _line_before(text: str, pos: int) -> str:
