@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
 import subprocess
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
-from agentdeck.core.agent import Agent, AgentState
+from agentdeck.core.agent import Agent, AgentSpec, AgentState
 from agentdeck.core.events import EventType
 from agentdeck.runner import procs
+from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 from tests.support.deckcli import deck, deck_env, spawn
+from tests.support.served import serving
 from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.cli]
@@ -147,3 +152,121 @@ async def test_logs_follow_until_the_agent_finishes(
     finish(run)
     assert code == 0
     assert "Bash(python3" in out and "state interrupted" in out
+
+
+def busy(root: Path, first: list[dict[str, object]]) -> Path:
+    """``first`` (requests that take a while, ending in ANSWER-TO-THE-FIRST), then
+    answers to follow-ups that ask SECOND-ASK, then THIRD-ASK."""
+    path = root / "busy.yaml"
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "busy",
+                "turns": [
+                    *first,
+                    {
+                        "when": {"user_text_contains": "SECOND-ASK"},
+                        "reply": [{"text": "ANSWER-TO-THE-SECOND"}],
+                    },
+                    {
+                        "when": {"user_text_contains": "THIRD-ASK"},
+                        "reply": [{"text": "ANSWER-TO-THE-THIRD"}],
+                    },
+                ],
+            }
+        )
+    )
+    return path
+
+
+FIRST = {"reply": [{"text": "ANSWER-TO-THE-FIRST"}]}
+SLOW_TEXT = [{**FIRST, "delay": 4}]
+SLOW_TOOL = [
+    {
+        "reply": [
+            {
+                "tool_use": {
+                    "name": "Bash",
+                    "input": {
+                        "command": "python3 -c 'import time; time.sleep(4)'",
+                        "description": "wait",
+                    },
+                }
+            }
+        ]
+    },
+    FIRST,
+]
+
+
+async def busy_agent(served: Any, tmp_path: Path, first: list[dict[str, object]]) -> Agent:
+    """A kept-alive agent whose first turn is under way: the model was asked."""
+    session = await served.deck.runner.start(
+        AgentSpec(
+            prompt="the first ask", scenario=str(busy(tmp_path, first)), allow=("Bash(python3:*)",)
+        ),
+        keep_alive=True,
+    )
+    model = served.deck.runner.scripted_models()["busy"]
+
+    async def asked() -> bool:
+        return any(r.path.endswith("/messages") for r in model.requests)
+
+    await eventually(asked, what="the agent busy with its first ask")
+    agent: Agent = session.agent
+    assert agent.state.is_busy
+    return agent
+
+
+async def test_send_to_a_busy_agent_prints_the_answer_to_what_it_sent(
+    settings: Settings, tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Its model's last request is under way: the message waits for the next turn."""
+    async with serving(settings) as served:
+        agent = await busy_agent(served, tmp_path, SLOW_TEXT)
+        sent = await asyncio.to_thread(deck, env, "send", agent.id, "SECOND-ASK", "--json")
+        assert sent.code == 0, sent.err
+        assert sent.json()["result"]["result"] == "ANSWER-TO-THE-SECOND"
+        turns = await served.deck.store.read(agent_id=agent.id, types=[EventType.TURN_COMPLETED])
+        assert [t.data["result"] for t in turns] == ["ANSWER-TO-THE-FIRST", "ANSWER-TO-THE-SECOND"]
+
+        # Idle now: the turn it starts answers it, as before.
+        shown = await asyncio.to_thread(deck, env, "send", agent.id, "THIRD-ASK")
+        assert shown.code == 0, shown.err
+        assert "ANSWER-TO-THE-THIRD" in shown.out and "ANSWER-TO-THE-SECOND" not in shown.out
+
+
+async def test_send_mid_tool_call_is_answered_in_that_turn(
+    settings: Settings, tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Claude Code adds a message that comes during a tool call to the request that
+    carries the tool's result: that turn answers it, and `send` does not wait on."""
+    async with serving(settings) as served:
+        agent = await busy_agent(served, tmp_path, SLOW_TOOL)
+        sent = await asyncio.to_thread(deck, env, "send", agent.id, "a note", "--json", timeout=60)
+        assert sent.code == 0, sent.err
+        assert sent.json()["result"]["result"] == "ANSWER-TO-THE-FIRST"
+        model = served.deck.runner.scripted_models()["busy"]
+        last = [r.body for r in model.requests if r.path.endswith("/messages")][-1]
+        assert "a note" in json.dumps(last["messages"][-1]), "the turn's last request had it"
+
+
+async def test_send_no_wait_says_queued_to_a_busy_agent(
+    settings: Settings, tmp_path: Path, env: dict[str, str]
+) -> None:
+    async with serving(settings) as served:
+        agent = await busy_agent(served, tmp_path, SLOW_TEXT)
+        queued = await asyncio.to_thread(deck, env, "send", agent.id, "SECOND-ASK", "--no-wait")
+        assert queued.code == 0, queued.err
+        assert queued.out.startswith(f"queued for {agent.id}")
+
+        async def answered() -> bool:
+            found = await served.deck.store.get_agent(agent.id)
+            return found.extra.get("last_result") == "ANSWER-TO-THE-SECOND"
+
+        await eventually(answered, what="the queued message answered")
+        now = await asyncio.to_thread(
+            deck, env, "send", agent.id, "SECOND-ASK", "--no-wait", "--json"
+        )
+        assert now.code == 0, now.err
+        assert now.json()["id"] == agent.id

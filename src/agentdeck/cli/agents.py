@@ -114,10 +114,20 @@ def send(
     agent: AgentArg,
     text: Annotated[str, typer.Argument(help="The message.")],
     as_json: JsonOpt = False,
+    no_wait: Annotated[
+        bool,
+        typer.Option(
+            "--no-wait",
+            help="Say it was sent (or queued, to a busy agent) and exit. Without a "
+            "daemon, a finished agent is resumed and followed all the same: this "
+            "process runs it.",
+        ),
+    ] = False,
 ) -> None:
-    """Send a follow-up and follow the turn. A finished agent is resumed with it."""
+    """Send a follow-up and follow the turn that answers it (a busy agent answers
+    what it was asked before first). A finished agent is resumed with it."""
     if (d := remote.daemon()) is not None:
-        raise typer.Exit(remote.send(d, agent, text, as_json))
+        raise typer.Exit(remote.send(d, agent, text, as_json, no_wait))
 
     async def work(settings: Settings, ending: Ending) -> int:
         from agentdeck.cli.follow import follow_session

@@ -188,10 +188,19 @@ def stream(d: Daemon, agent_id: str, after: int) -> Iterator[dict[str, Any]]:
         after = max(after, position)
 
 
-def follow(d: Daemon, agent_id: str, *, after: int, as_json: bool, until_turn: bool) -> int:
+def follow(
+    d: Daemon,
+    agent_id: str,
+    *,
+    after: int,
+    as_json: bool,
+    until_turn: bool,
+    answer: AnswerTo | None = None,
+) -> int:
     """Follow an agent the daemon runs: until its state is final, or (with
-    ``until_turn``) until the turn in progress completes. Ctrl-C once interrupts
-    the agent, twice kills it; the log is read on from where it was."""
+    ``until_turn``) until the turn in progress completes (with ``answer``, the turn
+    that answers the message sent). Ctrl-C once interrupts the agent, twice kills
+    it; the log is read on from where it was."""
     presses = 0
     last_result: dict[str, Any] | None = None
     while True:
@@ -200,9 +209,10 @@ def follow(d: Daemon, agent_id: str, *, after: int, as_json: bool, until_turn: b
                 after = int(event["id"])
                 if not as_json:
                     print_event(event, as_json=False)
+                answered = answer is None or answer.answered_by(event)
                 if event["type"] == "turn_completed":
                     last_result = event["data"]
-                    if until_turn:
+                    if until_turn and answered:
                         break
                 if event["type"] == "state_changed" and event["data"]["new"] in FINAL_STATES:
                     break
@@ -216,6 +226,37 @@ def follow(d: Daemon, agent_id: str, *, after: int, as_json: bool, until_turn: b
             with contextlib.suppress(AgentdeckError):
                 d.post(f"/api/agents/{agent_id}/{action}")
     return report(d.get(f"/api/agents/{agent_id}"), last_result, as_json)
+
+
+class AnswerTo:
+    """Which completed turn answers a message sent now, read off the agent's log.
+
+    An idle agent answers it in the turn it starts. A busy one (Claude Code queues
+    it) in the turn in progress if a tool result goes back to the model after it
+    (Claude Code adds the message to that request), else in the next turn, with
+    whatever else was queued."""
+
+    def __init__(self, turn_running: bool) -> None:
+        self.running = turn_running  # as far as the log has told
+        self.sent = False  # the message is in the log
+        self.ahead = False  # the turn it found running, still to complete
+        self.fed = False  # a tool result went back to the model since it was sent
+
+    def answered_by(self, event: dict[str, Any]) -> bool:
+        kind = event["type"]
+        if kind == "user_message_sent":
+            if not self.sent:
+                self.sent, self.ahead = True, self.running
+            self.running = True
+        elif kind == "tool_returned" and self.sent:
+            self.fed = True
+        elif kind == "turn_completed":
+            self.running = False
+            if self.ahead and not self.fed:
+                self.ahead = False  # the earlier ask's answer; this one's is next
+                return False
+            return self.sent
+        return False
 
 
 def report(agent: dict[str, Any], last_result: dict[str, Any] | None, as_json: bool) -> int:
@@ -298,11 +339,40 @@ def run(d: Daemon, spec: AgentSpec, template: str | None, as_json: bool) -> int:
     return follow(d, started["id"], after=0, as_json=as_json, until_turn=False)
 
 
-def send(d: Daemon, agent: str, text: str, as_json: bool) -> int:
+def send(d: Daemon, agent: str, text: str, as_json: bool, no_wait: bool = False) -> int:
+    """Follow the turn that answers ``text`` (see ``AnswerTo``), or with ``no_wait``
+    say it was sent, or queued behind the turn in progress."""
     found = d.get(f"/api/agents/{agent}")
     mark = _last_event_id(d)
-    d.post(f"/api/agents/{found['id']}/messages", {"text": text})
-    return follow(d, found["id"], after=mark, as_json=as_json, until_turn=True)
+    running = _turn_running(d, found, mark)
+    sent = d.post(f"/api/agents/{found['id']}/messages", {"text": text})
+    if no_wait:
+        said = "queued for" if running else "sent to"
+        say_agent(sent, f"{said} {sent['id']} ({sent['state']})", as_json)
+        return 0
+    answer = AnswerTo(running)
+    return follow(d, found["id"], after=mark, as_json=as_json, until_turn=True, answer=answer)
+
+
+def _turn_running(d: Daemon, agent: dict[str, Any], mark: int) -> bool:
+    """Whether the agent's process, as the log stands at ``mark``, was sent a message
+    (its first prompt too) it has not completed a turn for. Read back from ``mark``
+    to the last completed turn or the process's start; a finished agent has none."""
+    if agent["state"] in FINAL_STATES:
+        return False
+    before: int | None = mark + 1
+    while before is not None:
+        page = d.get("/api/events", {"agent": agent["id"], "before": before})
+        for event in reversed(page["events"]):
+            kind = event["type"]
+            if kind == "user_message_sent":
+                return True
+            if kind == "turn_completed" or (
+                kind == "state_changed" and event["data"]["new"] == "starting"
+            ):
+                return False
+        before = page["next_before"]
+    return False
 
 
 def resume(d: Daemon, agent: str, text: str | None, fork: bool, as_json: bool) -> int:
