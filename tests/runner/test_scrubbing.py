@@ -15,6 +15,7 @@ import asyncio
 import html
 import json
 import re
+import shlex
 import sqlite3
 import stat
 from pathlib import Path
@@ -32,6 +33,7 @@ from agentdeck.runner.payloads import PayloadStore
 from agentdeck.runner.runner import Runner
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
+from tests.core.test_redact import QUOTINGS
 from tests.support.deckcli import deck, deck_env
 from tests.support.served import Served, serving
 from tests.support.waiting import eventually
@@ -185,6 +187,72 @@ async def test_no_secret_of_the_corpus_reaches_the_log_the_api_the_cli_or_the_pa
             assert case in cat_plain, case
             assert any(case in t for t in texts), case
     assert leaked("\n".join(_database_texts(settings.db_path))) == []
+
+
+async def _finished_approving(served: Served, agent_id: str) -> dict[str, Any]:
+    """The agent once finished, each of its commands allowed as Claude Code asks (it
+    asks before a command holding ``$'…'``, a redirection or several lines)."""
+
+    async def probe() -> dict[str, Any] | None:
+        async with served.api() as api:
+            pending = await api.get("/api/approvals", params={"agent": agent_id})
+            for approval in pending.json()["approvals"]:
+                answer = {"decision": "allow"}
+                answered = await api.post(f"/api/approvals/{approval['id']}", json=answer)
+                assert answered.status_code == 200, answered.text
+            found: dict[str, Any] = (await api.get(f"/api/agents/{agent_id}")).json()
+        return found if not AgentState(found["state"]).is_busy and found["turns"] else None
+
+    return await eventually(probe, timeout=FINISH_SECONDS, what="the agent to finish")
+
+
+def _quoted_forms(secret: str) -> list[str]:
+    """The secret as each quoting writes it inside an argument, and in JSON."""
+    bodies = {secret, shlex.quote(secret).strip("'")}
+    bodies |= {quote(secret)[1:-1].lstrip("'") for quote in QUOTINGS.values()}
+    return sorted({form for body in bodies for form in _forms(body)})
+
+
+@pytest.mark.anyio
+@pytest.mark.cli
+async def test_no_secret_of_a_quoted_argument_reaches_the_events_table(
+    settings: Settings, tmp_path: Path
+) -> None:
+    # An unterminated private key last (it hides the rest); not ``cat ~/.ssh/id_rsa``,
+    # which the policy denies (its reason repeats the command's words, unquoted).
+    cases = [text for text in SECRETS_TXT.split("\n\n") if ".ssh/" not in text]
+    commands = [
+        "printf '%s\\n' " + " ".join(quote(text) for text in cases)
+        for _, quote in sorted(QUOTINGS.items())
+    ]
+    turns: list[dict[str, Any]] = [
+        {"reply": [{"tool_use": {"name": "Bash", "input": {"command": command}}}]}
+        for command in commands
+    ]
+    scenario = {
+        "name": "quoted-secrets",
+        "description": "The corpus as one quoted printf argument, in each quoting.",
+        "turns": [*turns, {"reply": [{"text": "done"}]}],
+    }
+    path = tmp_path / "quoted.yaml"
+    path.write_text(yaml.safe_dump(scenario, allow_unicode=True, width=100_000))
+    async with serving(settings) as served, served.api() as api:
+        created = await api.post(
+            "/api/agents",
+            json={"prompt": "print", "scenario": str(path), "allow": ["Bash(printf:*)"]},
+        )
+        assert created.status_code == 201, created.text
+        agent = await _finished_approving(served, created.json()["id"])
+        assert agent["state"] == AgentState.IDLE, agent
+    with sqlite3.connect(f"file:{settings.db_path}?mode=ro", uri=True) as conn:
+        rows = [r[0] for r in conn.execute("SELECT data FROM events")]
+        kinds = [r[0] for r in conn.execute("SELECT type FROM events")]
+    raw = "\n".join(rows)
+    assert kinds.count(EventType.TOOL_RETURNED) == len(commands)
+    assert '"decision": "deny"' not in raw and '"decision":"deny"' not in raw
+    assert raw.count("[REDACTED:") >= 3 * len(cases)
+    hits = [s for s in SECRETS if any(form in raw for form in _quoted_forms(s))]
+    assert hits == []
 
 
 @pytest.mark.anyio

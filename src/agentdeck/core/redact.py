@@ -274,18 +274,23 @@ _NETRC_LOOK = 1200  # the longest .netrc entry before its password (machine, 3 f
 
 def _netrc_near(text: str) -> str:
     """``.netrc`` entries (over several lines), read from a line start well before
-    each ``password`` up to the end of its line."""
-    out: list[str] = []
-    done = 0
+    each ``password`` up to the end of its line; overlapping regions read as one."""
+    regions: list[list[int]] = []
     at = text.find("password")
     while at >= 0:
-        if at >= done:
-            start = max(done, text.rfind("\n", 0, max(0, at - _NETRC_LOOK)) + 1)
-            end = text.find("\n", at)
-            end = len(text) if end < 0 else end
-            out += [text[done:start], NETRC.sub(redact_netrc, text[start:end])]
-            done = end
-        at = text.find("password", at + 1)
+        start = text.rfind("\n", 0, max(0, at - _NETRC_LOOK)) + 1
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        if regions and start <= regions[-1][1]:
+            regions[-1][1] = max(regions[-1][1], end)
+        else:
+            regions.append([start, end])
+        at = text.find("password", end if end > at else at + 1)
+    out: list[str] = []
+    done = 0
+    for start, end in regions:
+        out += [text[done:start], NETRC.sub(redact_netrc, text[start:end])]
+        done = end
     out.append(text[done:])
     return "".join(out)
 
@@ -380,15 +385,22 @@ def redact(text: str) -> str:
     """``text`` with every secret replaced by ``[REDACTED:<kind>]``; idempotent."""
     if _plainly_clean(text):
         return text
-    return _redact_plain(redact_escaped(text, _redact_plain))
+    # The rules that span lines first: an escaped line is read unescaped on its own.
+    return _redact_plain(redact_escaped(_multiline(text), _redact_plain))
 
 
-def _redact_plain(text: str) -> str:
-    """``redact`` but for escaped lines read unescaped."""
+def _multiline(text: str) -> str:
+    """Private-key blocks and ``.netrc`` entries: the rules that span lines."""
     if "PRIVATE KEY" in text:
         text = PRIVATE_KEY.sub(MARK.format("private-key"), text)
     if "password" in text and ("machine" in text or "default" in text):
         text = _netrc_near(text)
+    return text
+
+
+def _redact_plain(text: str) -> str:
+    """``redact`` but for escaped lines read unescaped."""
+    text = _multiline(text)
     low = _lowered(text)
     tokens = _tokens(text, low)
     if tokens is not text:

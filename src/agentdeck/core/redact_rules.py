@@ -270,6 +270,7 @@ def redact_value(m: re.Match[str], found: re.Match[str]) -> str:
     if _is_code(core, m["name"], after):
         return text
     prose = ":" in m["sep"] and "=" not in m["sep"] and _line_goes_on(m.string, end)
+    prose = prose and not _closes_argument(m, end)
     if prose and not _header_arg(m):
         return text
     return mark + tail
@@ -281,6 +282,18 @@ def _escaped_quote(text: str, start: int, end: int) -> bool:
     if text.startswith("'\"'\"'", start) or (start and text.startswith("\"'\"'", start - 1)):
         return True
     return text[end : end + 2] in ('\\"', "\\'") or text.startswith("'\"'\"'", end)
+
+
+def _closes_argument(m: re.Match[str], end: int) -> bool:
+    """``'token: v' 'next'``: the quote before the name (or before the line, for a
+    YAML key) closes after the value, so the value ends a quoted argument; what
+    follows is another argument, not prose."""
+    text = m.string
+    quote = text[end : end + 1]
+    if quote not in ("'", '"') or m["q"] or text[end + 1 : end + 2] not in ("", " ", "\t", "\n"):
+        return False
+    before = _line_before(text, m.start())
+    return before.endswith(quote) or not before.strip()  # opened there, or a YAML key
 
 
 def _argument_value(value: str, after: str) -> bool:
