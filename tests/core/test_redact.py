@@ -241,6 +241,7 @@ ADVERSARIAL = {  # name: (text, markers in the scrubbed text, its length; None: 
         len("[REDACTED:private-key]"),
     ),
     "private tags": ("<private>" * (MB // 9), 0, 0),
+    "escaped quotes on one line": ('\\"' * (MB // 2), 0, None),
     "stray closing tags": ("</private>a" * (MB // 11), 0, MB // 11),
     "halves of stray tags": ("</priv" * (MB // 20) + "</private>" + "ate>" * (MB // 20), 0, 0),
     "halves of opening tags": (

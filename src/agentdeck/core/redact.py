@@ -322,26 +322,23 @@ _UNESCAPED = {"'\"'\"'": "'", "\\n": "\n", "\\t": "\t"}
 _MARKS = re.compile(r"\[REDACTED:[a-z-]{1,32}\]")
 
 
-def _unescaped(line: str) -> tuple[str, list[int]]:
-    """``line`` with its escapes undone, and where each of its characters starts in
-    ``line`` (one more entry: the line's end)."""
-    view: list[str] = []
-    starts: list[int] = []
-    done = 0
+def _unescape(m: re.Match[str]) -> str:
+    return _UNESCAPED.get(m[0], m[0][-1])
+
+
+def _original(line: str, at: int) -> int:
+    """Where the character ``at`` of ``line`` read unescaped starts in ``line``."""
+    shift = 0
     for m in _ESCAPE.finditer(line):
-        view.append(line[done : m.start()])
-        starts.extend(range(done, m.start()))
-        view.append(_UNESCAPED.get(m[0], m[0][-1]))
-        starts.append(m.start())
-        done = m.end()
-    view.append(line[done:])
-    starts.extend(range(done, len(line) + 1))
-    return "".join(view), starts
+        if m.start() - shift >= at:
+            break
+        shift += len(m[0]) - 1
+    return at + shift
 
 
 def _redact_unescaped(line: str, rules: Callable[[str], str]) -> str:
     """What ``rules`` redact in ``line`` read unescaped, redacted in ``line``."""
-    view, starts = _unescaped(line)
+    view = _ESCAPE.sub(_unescape, line)
     new = rules(view)
     if new == view:
         return line
@@ -355,8 +352,8 @@ def _redact_unescaped(line: str, rules: Callable[[str], str]) -> str:
     for i, mark in enumerate(_MARKS.findall(new), start=1):
         if found[i] == mark:
             continue  # redacted already
-        out += [line[done : starts[found.start(i)]], mark]
-        done = starts[found.end(i)]
+        out += [line[done : _original(line, found.start(i))], mark]
+        done = _original(line, found.end(i))
     return "".join([*out, line[done:]])
 
 
@@ -364,12 +361,14 @@ def redact_escaped(text: str, rules: Callable[[str], str]) -> str:
     """``text`` with what ``rules`` find in its escaped lines, read unescaped, redacted."""
     if "\\" not in text and "'\"'\"'" not in text:
         return text
-    starts = sorted({text.rfind("\n", 0, m.start()) + 1 for m in _ESCAPE.finditer(text)})
     out: list[str] = []
     done = 0
-    for start in starts:
-        end = text.find("\n", start)
+    m = _ESCAPE.search(text)
+    while m is not None:
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.end())
         end = len(text) if end < 0 else end
+        m = _ESCAPE.search(text, end)
         line = text[start:end]
         new = _redact_unescaped(line, rules)
         if new is not line:
