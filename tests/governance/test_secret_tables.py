@@ -100,14 +100,17 @@ async def _pending(served: Served) -> dict[str, Any]:
     return await eventually(probe, timeout=60, what="a pending approval request")
 
 
-async def _served_text(served: Served, env: dict[str, str]) -> str:
-    """What a viewer is served of the inbox: the API, the CLI, the /approvals page."""
+async def served_text(
+    served: Served, env: dict[str, str], kind: str = "approvals", ended: str = "allowed"
+) -> str:
+    """What a viewer is served of an inbox (``approvals`` or ``asks``): the API
+    (pending and ``ended`` entries), the CLI, the page."""
     async with served.api() as api:
-        listed = (await api.get("/api/approvals", params={"state": ["pending", "allowed"]})).text
-    cli = await asyncio.to_thread(deck, env, "approvals", "--all", "--json")
+        listed = (await api.get(f"/api/{kind}", params={"state": ["pending", ended]})).text
+    cli = await asyncio.to_thread(deck, env, kind, "--all", "--json")
     assert cli.code == 0, cli.err
     async with logged_in(SimpleNamespace(url=served.info.url, token=served.token)) as web:
-        page = html.unescape((await web.get("/approvals")).text)
+        page = html.unescape((await web.get(f"/{kind}")).text)
     return "\n".join([listed, cli.out, page])
 
 
@@ -129,7 +132,7 @@ async def test_the_approval_inbox_shows_calls_scrubbed_and_the_approved_calls_ru
         assert first["input"]["command"] == (
             "echo curl -u admin:[REDACTED:password] https://jenkins.example.com/api/json > made.txt"
         )
-        shown = await _served_text(served, env)
+        shown = await served_text(served, env)
         assert "curl -u admin:[REDACTED:password] https://jenkins" in shown
         assert leaked(shown) == []
         done = await asyncio.to_thread(deck, env, "approve", first["id"], "--message", MESSAGE)
@@ -138,7 +141,7 @@ async def test_the_approval_inbox_shows_calls_scrubbed_and_the_approved_calls_ru
         second = await _pending(served)
         assert second["id"] != first["id"]
         assert "[REDACTED:" in second["input"]["command"]
-        shown = await _served_text(served, env)
+        shown = await served_text(served, env)
         assert leaked(shown) == []
         async with served.api() as api:
             answered = await api.post(
@@ -163,7 +166,7 @@ async def test_the_approval_inbox_shows_calls_scrubbed_and_the_approved_calls_ru
 
         agent = await _finished(served, agent_id)
         assert agent["state"] == AgentState.IDLE, agent
-        shown = await _served_text(served, env)
+        shown = await served_text(served, env)
         assert leaked(shown) == []
 
     # The calls that ran were the real ones.

@@ -10,10 +10,8 @@ the worker was told: no secret of the corpus.
 from __future__ import annotations
 
 import asyncio
-import html
 import json
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -22,25 +20,13 @@ import yaml
 from agentdeck.core.agent import AgentState
 from agentdeck.core.events import EventType
 from agentdeck.settings import Settings
-from tests.governance.test_secret_tables import MESSAGE, _rows
+from tests.governance.test_secret_tables import MESSAGE, _rows, served_text
 from tests.runner.test_scrubbing import SECRETS_TXT, _database_texts, _finished, leaked
 from tests.support.deckcli import deck, deck_env
-from tests.support.served import Served, serving
+from tests.support.served import serving
 from tests.support.waiting import eventually
-from tests.web.dashboard_support import logged_in
 
 pytestmark = [pytest.mark.anyio, pytest.mark.cli]
-
-
-async def _served_text(served: Served, env: dict[str, str]) -> str:
-    """What a viewer is served of the questions: the API, the CLI, the /asks page."""
-    async with served.api() as api:
-        listed = (await api.get("/api/asks", params={"state": ["pending", "answered"]})).text
-    cli = await asyncio.to_thread(deck, env, "asks", "--all", "--json")
-    assert cli.code == 0, cli.err
-    async with logged_in(SimpleNamespace(url=served.info.url, token=served.token)) as web:
-        page = html.unescape((await web.get("/asks")).text)
-    return "\n".join([listed, cli.out, page])
 
 
 async def test_a_question_and_its_answer_are_kept_and_served_scrubbed(
@@ -70,7 +56,7 @@ async def test_a_question_and_its_answer_are_kept_and_served_scrubbed(
 
         question = await eventually(asked, timeout=60, what="the question")
         assert question["text"].startswith("export ANTHROPIC_API_KEY=[REDACTED:anthropic-key]")
-        shown = await _served_text(served, env)
+        shown = await served_text(served, env, "asks", "answered")
         assert "[REDACTED:" in shown and leaked(shown) == []
         done = await asyncio.to_thread(deck, env, "answer", question["id"], MESSAGE, "--json")
         assert done.code == 0, done.err
@@ -80,7 +66,7 @@ async def test_a_question_and_its_answer_are_kept_and_served_scrubbed(
 
         agent = await _finished(served, worker_id)
         assert agent["state"] == AgentState.IDLE, agent
-        shown = await _served_text(served, env)
+        shown = await served_text(served, env, "asks", "answered")
         assert leaked(shown) == []
         async with served.api() as api:
             events = (await api.get("/api/events", params={"agent": worker_id})).json()["events"]
