@@ -68,7 +68,6 @@ async def confine(
         settings=world.settings,
         endpoint=endpoint,
         on_blocked=on_blocked,
-        hosts=world.settings.sandbox_hosts,
     )
 
 

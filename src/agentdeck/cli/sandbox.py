@@ -139,7 +139,6 @@ def run(
             settings=settings,
             endpoint=settings.anthropic_base_url,
             on_blocked=blocked,
-            hosts=settings.sandbox_hosts,
         )
         try:
             from agentdeck.runner.options import agent_env

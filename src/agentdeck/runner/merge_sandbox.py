@@ -13,7 +13,6 @@ require it runs the test unsandboxed, as its agents run, and the log says so.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
@@ -22,10 +21,9 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
-from agentdeck.core.sandbox import SandboxMode, SandboxSpec
-from agentdeck.errors import SandboxUnavailable
+from agentdeck.core.sandbox import SandboxSpec
+from agentdeck.runner.sandboxing import given
 from agentdeck.sandbox.confine import Confinement
-from agentdeck.sandbox.support import support
 from agentdeck.settings import Settings
 from agentdeck.worktrees.merge import Confine
 from agentdeck.worktrees.merge_test import Jail
@@ -41,21 +39,14 @@ def confine_for(spec: SandboxSpec, settings: Settings, git_dir: str, profile: st
         if not spec.enabled:
             yield None
             return
-        found = await asyncio.to_thread(support, SandboxMode.PROCESS)
-        if not found.ok:
-            why = (
-                f"the profile {profile!r} runs its agents' commands in a sandbox, which "
-                f"this machine cannot give: {found.detail}"
-            )
-            if spec.required:
-                raise SandboxUnavailable(why)
-            logger.warning("merge test in %s unsandboxed (not required): %s", scratch, why)
+        boxed, notice = await given(spec, whole_process=True, profile=profile)
+        if boxed is None:
+            logger.warning("merge test in %s unsandboxed: %s", scratch, notice)
             yield None
             return
         # Visible, not writable: bound writable, then read-only again over that.
         boxed = replace(
-            spec,
-            mode=SandboxMode.PROCESS,
+            boxed,
             allow_write=(*spec.allow_write, git_dir),
             deny_write=(*spec.deny_write, git_dir),
         )
@@ -67,7 +58,6 @@ def confine_for(spec: SandboxSpec, settings: Settings, git_dir: str, profile: st
             on_blocked=lambda host, port: logger.info(
                 "merge test in %s: the sandbox refused a connection to %s:%s", scratch, host, port
             ),
-            hosts=settings.sandbox_hosts,
         )
         try:
             yield confinement

@@ -61,6 +61,32 @@ class Sandboxing:
             self.confinement = None
 
 
+async def given(
+    spec: SandboxSpec, *, whole_process: bool = False, profile: str | None = None
+) -> tuple[SandboxSpec | None, str | None]:
+    """The sandbox this machine gives for ``spec`` (``whole_process``: in process
+    mode whatever the profile's mode), and a notice for the log: ``None`` and why,
+    when it cannot be given and the profile does not require it. As root, Claude
+    Code's own Bash sandbox runs each command as uid 0 with every capability root
+    has (no sandbox): the whole process is confined instead, with a notice.
+    Raises ``SandboxUnavailable`` when a required sandbox cannot be given."""
+    notice = None
+    if whole_process:
+        spec = replace(spec, mode=SandboxMode.PROCESS)
+    elif spec.mode is SandboxMode.BASH and os.geteuid() == 0:
+        spec, notice = replace(spec, mode=SandboxMode.PROCESS), ROOT_BASH_NOTICE
+    found = await asyncio.to_thread(support, spec.mode)
+    if found.ok:
+        return spec, notice
+    whose = f"the profile {profile!r}" if profile else "the profile"
+    message = (
+        f"{whose} asks for a {spec.mode} sandbox, which this machine cannot give: {found.detail}"
+    )
+    if spec.required:
+        raise SandboxUnavailable(message)
+    return None, f"{message}; running unsandboxed (not required)"
+
+
 async def prepare(
     spec: SandboxSpec,
     *,
@@ -72,41 +98,24 @@ async def prepare(
     """Confine a session as its profile asks, or say why not."""
     if not spec.enabled:
         return Sandboxing("off")
-    raised = None
-    if spec.mode is SandboxMode.BASH and os.geteuid() == 0:
-        # Claude Code's own Bash sandbox runs each command as uid 0 with every
-        # capability root has: no sandbox. The whole process is confined instead.
-        spec = replace(spec, mode=SandboxMode.PROCESS)
-        raised = ROOT_BASH_NOTICE
-    found = await asyncio.to_thread(support, spec.mode)
-    if not found.ok:
-        message = (
-            f"the profile asks for a {spec.mode} sandbox, which this machine cannot give: "
-            f"{found.detail}"
-        )
-        if spec.required:
-            raise SandboxUnavailable(message)
-        return Sandboxing("unavailable", notice=f"{message}; running unsandboxed (not required)")
-    if spec.mode is SandboxMode.BASH:
+    boxed, notice = await given(spec)
+    if boxed is None:
+        return Sandboxing("unavailable", notice=notice)
+    if boxed.mode is SandboxMode.BASH:
         return Sandboxing(
             "bash",
             claude_settings=json.dumps(
                 {
                     "sandbox": claude_sandbox(
-                        spec, workspace=workspace, settings=settings, endpoint=endpoint
+                        boxed, workspace=workspace, settings=settings, endpoint=endpoint
                     )
                 }
             ),
         )
     confinement = await Confinement.open(
-        spec,
-        workspace=workspace,
-        settings=settings,
-        endpoint=endpoint,
-        on_blocked=on_blocked,
-        hosts=settings.sandbox_hosts,
+        boxed, workspace=workspace, settings=settings, endpoint=endpoint, on_blocked=on_blocked
     )
-    return Sandboxing("process", confinement=confinement, notice=raised)
+    return Sandboxing("process", confinement=confinement, notice=notice)
 
 
 def claude_sandbox(

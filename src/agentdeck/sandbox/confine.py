@@ -122,7 +122,6 @@ class Confinement:
         settings: Settings,
         endpoint: str | None,
         on_blocked: Blocked,
-        hosts: Mapping[str, str] | None = None,
     ) -> Confinement:
         """Start what the sandbox needs outside; ``close`` undoes it."""
         await asyncio.to_thread(sweep_stale)
@@ -130,7 +129,7 @@ class Confinement:
         directory = plan.private_tmp.parent
         made = cls(spec, plan, directory)
         try:
-            await made._serve(endpoint, on_blocked, hosts or {})
+            await made._serve(endpoint, on_blocked, settings.sandbox_hosts)
         except BaseException:
             await made.close()
             raise
