@@ -281,7 +281,9 @@ async def test_a_required_sandbox_that_cannot_be_given_refuses_the_merge(
     entry = await runner.merge(agent, by="user:test")
     assert entry.state is MergeState.REFUSED, entry
     assert entry.reason is not None
-    assert entry.reason.startswith("not tested, so not merged: the profile 'strict' asks for a"), entry
+    assert entry.reason.startswith("not tested, so not merged: the profile 'strict' asks for a"), (
+        entry
+    )
     assert "bwrap" in entry.reason or "bubblewrap" in entry.reason
     assert not marker.exists()
     assert git(repo, "rev-parse", "main") == before
