@@ -103,7 +103,6 @@ def _plan(world: World, spec: SandboxSpec) -> Plan:
         home=world.tmp / "user",
         agentdeck_home=world.settings.home_dir,
         claude_config=world.tmp / "claude-config",
-        claude_json=world.tmp / "claude-config" / ".claude.json",
         private_tmp=world.tmp / "private-tmp",
         sockets=world.tmp / "sockets",
         forwards={3128: "proxy.sock"},

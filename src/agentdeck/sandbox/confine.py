@@ -265,7 +265,6 @@ def _fill(
         home=Path.home(),
         agentdeck_home=settings.home_dir,
         claude_config=config,
-        claude_json=state_file(settings),
         private_tmp=directory / "tmp",
         sockets=directory / "run",
         bwrap=bwrap_path() or "bwrap",

@@ -93,7 +93,6 @@ class Plan:
     home: Path  # the user's home (for ~ paths)
     agentdeck_home: Path
     claude_config: Path  # Claude Code's config directory
-    claude_json: Path  # Claude Code's state file (~/.claude.json, or in the config dir)
     private_tmp: Path  # mounted as /tmp
     sockets: Path  # mounted as /run/agentdeck
     forwards: dict[int, str] = field(default_factory=dict)  # port inside -> socket name
