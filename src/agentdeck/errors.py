@@ -66,6 +66,11 @@ class StoreError(AgentdeckError):
     """The database could not be opened, migrated or written."""
 
 
+class DiskFull(StoreError):
+    """The disk holding the database has no room left (SQLite's SQLITE_FULL, ENOSPC):
+    what was to be written is not, and is said so in the log."""
+
+
 class AgentProcessError(AgentdeckError):
     """The Claude Code process could not be started or died unexpectedly."""
 
@@ -123,6 +128,12 @@ class SandboxUnavailable(AgentdeckError):
 class Refused(AgentdeckError):
     """A well-formed request the deck's rules refuse now: a limit of the agent tree,
     a used-up budget, a question already answered by someone else."""
+
+
+class SecretNotKept(Refused):
+    """What would have to be given again held a secret, which agentdeck never writes
+    down: only its redacted copy is stored, so it is refused rather than sent
+    redacted (a first prompt after a restart, a message queued for another process)."""
 
 
 class ShuttingDown(AgentdeckError):

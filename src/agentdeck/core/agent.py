@@ -255,6 +255,30 @@ class Agent:
         )
 
 
+# In ``extra``: the stored prompt is a redacted copy (the prompt as typed held a
+# secret or a ``<private>`` part); only the process that started it holds the raw one.
+PROMPT_REDACTED = "prompt_redacted"
+
+
+def shown_prompt(prompt: str) -> str:
+    """A prompt as it may be stored and shown: scrubbed like the event log."""
+    from agentdeck.core.redact import scrub  # here: reading agents needs no patterns
+
+    return scrub(prompt) if prompt else prompt
+
+
+def prompt_scrubbed(agent: Agent) -> Agent:
+    """``agent`` as it may be stored and shown: its prompt scrubbed, marked
+    ``PROMPT_REDACTED`` when that changed it (the same object if not)."""
+    prompt = agent.spec.prompt
+    shown = shown_prompt(prompt)
+    if shown == prompt:
+        return agent
+    return agent.with_changes(
+        spec=replace(agent.spec, prompt=shown), extra={**agent.extra, PROMPT_REDACTED: True}
+    )
+
+
 def external_agent(
     agent_id: str,
     session_id: str,

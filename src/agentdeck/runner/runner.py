@@ -15,10 +15,18 @@ import re
 import shutil
 import time
 from collections.abc import AsyncIterator, Awaitable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
+from agentdeck.core.agent import (
+    PROMPT_REDACTED,
+    Agent,
+    AgentSource,
+    AgentSpec,
+    AgentState,
+    shown_prompt,
+)
 from agentdeck.core.checkpoint import Rewind
 from agentdeck.core.events import ErrorOccurred, Event, StateChanged, spawned_events
 from agentdeck.core.guardrails import FleetBudget
@@ -31,6 +39,7 @@ from agentdeck.errors import (
     NotFound,
     PolicyDenied,
     Refused,
+    SecretNotKept,
     ShuttingDown,
     UsageError,
     WorktreeError,
@@ -106,6 +115,10 @@ class Runner:
             settings.checkpoints_dir, max_file_bytes=settings.checkpoint_max_file_bytes
         )
         self.sessions: dict[str, AgentSession] = {}
+        # First prompts that held a secret, as typed, by agent: the store and every
+        # view have only the redacted copy; a relaunch by this process gives the real
+        # one again (never written anywhere).
+        self._prompts: dict[str, str] = {}
         # One scripted model per scenario, however many agents start on it at once.
         self.models = ScriptedModels()
         self.start_slots = asyncio.Semaphore(settings.max_concurrent_starts)
@@ -201,7 +214,8 @@ class Runner:
         # A process started ahead for such an agent: it takes its id and workspace.
         warm = self.warm.take(spec) if fits_warm else None
         agent_id = warm.agent_id if warm else new_agent_id()
-        name = spec.name or default_name(spec.prompt)
+        shown = shown_prompt(spec.prompt)
+        name = spec.name or default_name(shown)
         extra: dict[str, Any] = {}
         try:
             # Before the agent exists: a model that cannot start leaves nothing behind.
@@ -218,11 +232,15 @@ class Runner:
                 self.warm.discard(warm, keep_cwd=False)
             raise
         now = time.time()
+        if shown != spec.prompt:
+            self._prompts[agent_id] = spec.prompt
+            extra[PROMPT_REDACTED] = True
         agent = Agent(
             id=agent_id,
             name=name,
             state=AgentState.STARTING,
-            spec=spec,
+            # What is stored and shown; the model is given ``spec.prompt``.
+            spec=replace(spec, prompt=shown),
             cwd=str(cwd),
             created_at=now,
             updated_at=now,
@@ -346,13 +364,30 @@ class Runner:
         agent = await self.store.find_agent(ref)
         if agent.session_id or agent.state.is_live or agent.source is not AgentSource.AGENTDECK:
             raise InvalidState(agent.id, agent.state, "start it afresh")
+        prompt = self._prompts.get(agent.id)
+        if prompt is None and agent.extra.get(PROMPT_REDACTED):
+            # Never the redacted copy to the model as if it were the task: refused,
+            # and said where the agent is looked at.
+            refused = SecretNotKept(
+                f"agent {agent.id}'s first prompt held a secret, which was not kept "
+                "(only its redacted copy is stored, and this process did not start it): "
+                "it cannot be given again",
+                hint="start a new agent with the prompt",
+            )
+            now = time.time()
+            said = f"{refused.message} ({refused.hint})"
+            await self.store.record(
+                [ErrorOccurred(agent_id=agent.id, ts=now, kind="prompt_not_kept", message=said)],
+                agent.with_changes(last_error=said, updated_at=now),
+            )
+            raise refused
         self.check_capacity()
         scenario = scenario_of(agent.spec.scenario)
         base_url = await self._model_url(scenario) if scenario else None
         agent, events = _restarting(agent, "restart", time.time())
         await self.store.record(events, agent)
         return await self._launch(
-            agent, agent.spec.prompt, base_url=base_url, keep_alive=keep_alive
+            agent, prompt or agent.spec.prompt, base_url=base_url, keep_alive=keep_alive
         )
 
     async def _launch(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from agentdeck.core.agent import Agent
+from agentdeck.core.agent import Agent, prompt_scrubbed
 from agentdeck.core.event_types import StoredEvent
 from agentdeck.core.usage import owner_of, project_of, template_of
 
@@ -15,8 +15,10 @@ if TYPE_CHECKING:  # the event classes load where events are written, not read
 
 
 def agent_to_row(agent: Agent) -> dict[str, Any]:
-    """Every column but ``archived``, which only ``set_archived`` changes; its last
-    error scrubbed like the event log (whoever wrote it)."""
+    """Every column but ``archived``, which only ``set_archived`` changes; its prompt
+    and last error scrubbed like the event log (whoever wrote it): the raw prompt is
+    never written down (``prompt_scrubbed``)."""
+    agent = prompt_scrubbed(agent)
     return {
         "id": agent.id,
         "name": agent.name,
