@@ -4,8 +4,9 @@ An ``AgentSession`` owns a ``ClaudeSDKClient``, reads every message it yields,
 turns it into events and commits them together with the agent row (so the board
 never disagrees with the log). Steering — follow-ups, interrupt, kill, graceful
 close — goes through it. In one-shot mode (``agentdeck run``) the session ends
-after its first result: stdin is closed and the CLI is read until it exits, as
-background subagents may still report.
+after its first result that leaves no background subagent running nor its
+report owed (``runner.background``): stdin is closed and the CLI is read until
+it exits.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from agentdeck.errors import AgentProcessError, InvalidState, SandboxUnavailable
 from agentdeck.governance.governor import Governor
 from agentdeck.memory.service import Memory
 from agentdeck.runner import procs, sandboxing
+from agentdeck.runner.background import BackgroundTasks
 from agentdeck.runner.budgets import warnings_due
 from agentdeck.runner.checkpointing import SessionCheckpoints
 from agentdeck.runner.extension import SessionExtension
@@ -164,6 +166,7 @@ class AgentSession:
         self._waiting_slot: asyncio.Future[Any] | None = None
         self._terminating = False  # its processes are being stopped (not a graceful close)
         self._input_ended = False  # its stdin is closed: nothing more reaches it
+        self._background_tasks = BackgroundTasks()  # what may still ask after a result
         self._suspended = False
         self._guard_stop: Stop | None = None  # a budget or circuit breaker tripped
         self.guard: Guard | None = None
@@ -679,6 +682,7 @@ class AgentSession:
             await asyncio.shield(self._on_exit(failure))
 
     async def _on_message(self, message: object) -> None:
+        self._background_tasks.see(message)
         if is_heavy(message, self._mapper.output_limit):  # scrubs megabytes: off the loop
             mapped = await anyio.to_thread.run_sync(self._mapper.map, message)
         else:
@@ -723,7 +727,9 @@ class AgentSession:
             await self._snapshot_turn()
             self._results.put_nowait(result)
             self.turn_over.set()
-            if not self.keep_alive:
+            # One-shot: its input ends with its work, not while a background
+            # subagent may still ask (its answers would never reach the CLI).
+            if not self.keep_alive and not self._background_tasks.holds_input:
                 await self._end_input()
 
     async def _snapshot_turn(self) -> None:
