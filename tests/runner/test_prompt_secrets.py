@@ -10,6 +10,7 @@ agent's last error, never sent redacted.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from pathlib import Path
 
@@ -45,7 +46,7 @@ async def _texts(store: Store, agent_id: str) -> list[str]:
 
 
 def _raw_rows(settings: Settings) -> str:
-    with sqlite3.connect(settings.db_path) as db:
+    with contextlib.closing(sqlite3.connect(settings.db_path)) as db:
         return "\n".join(str(row) for row in db.execute("SELECT * FROM agents"))
 
 

@@ -15,7 +15,8 @@ from collections.abc import Callable
 
 from agentdeck.core.agent import Agent, AgentSource, AgentState
 from agentdeck.core.events import ErrorOccurred, StateChanged
-from agentdeck.errors import AgentdeckError, InvalidState, UsageError
+from agentdeck.core.redact import scrub
+from agentdeck.errors import AgentdeckError, InvalidState, SecretNotKept, UsageError
 from agentdeck.runner import procs
 from agentdeck.runner.runner import Runner
 from agentdeck.store.store import Store
@@ -151,6 +152,16 @@ class Steering:
             await local.send(text)
             return None
         if owned_elsewhere(agent):
+            if scrub(text) != text:
+                # The queue to another process is a table: it never holds a secret,
+                # and a redacted message would not be the one that was sent.
+                raise SecretNotKept(
+                    f"the message holds a secret, and agent {agent.id} is run by another "
+                    f"process ({agent.owner_pid}): a message to it goes through the database, "
+                    "which never holds a secret, so it was not sent",
+                    hint="send it where the agent runs (the terminal of its `agentdeck run`, "
+                    "or the daemon for agents the daemon runs), or without the secret",
+                )
             return await self._remote(agent, "send", {"text": text})
         if agent.state.is_live:
             agent = await reconcile_stale(self.store, agent)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from agentdeck.core.agent import Agent, prompt_scrubbed
 from agentdeck.core.event_types import StoredEvent
 from agentdeck.core.usage import owner_of, project_of, template_of
+from agentdeck.errors import SecretNotKept
 
 if TYPE_CHECKING:  # the event classes load where events are written, not read
     from agentdeck.core.events import Event
@@ -74,6 +75,21 @@ def stored_event(event_id: int, row: Mapping[Any, Any]) -> StoredEvent:
 
 def row_to_event(row: Mapping[Any, Any]) -> StoredEvent:
     return stored_event(row["id"], row)
+
+
+def command_payload(agent_id: str, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """A steering command's payload as it may be written: one that scrubbing would
+    change is refused (``SecretNotKept``), never written raw nor queued redacted
+    (the process that takes it would act on what nobody asked for)."""
+    from agentdeck.core.redact import scrub_value
+
+    if scrub_value(payload) != payload:
+        raise SecretNotKept(
+            f"the {kind} command for agent {agent_id} holds a secret: the database never "
+            "holds one, so it was not queued for the process that runs the agent",
+            hint="give it where the agent runs, or without the secret",
+        )
+    return payload
 
 
 def row_to_command(row: Mapping[Any, Any]) -> Command:

@@ -14,7 +14,7 @@ from sqlalchemy.engine import Connection
 
 from agentdeck.core.ports import Command
 from agentdeck.store.dialect import insert_returning_ids
-from agentdeck.store.rows import row_to_command
+from agentdeck.store.rows import command_payload, row_to_command
 from agentdeck.store.schema import agents, commands, events
 from agentdeck.store.usage_rollup import roll_up
 
@@ -49,7 +49,12 @@ def enqueue_command(
 ) -> int:
     stmt = (
         sa.insert(commands)
-        .values(agent_id=agent_id, kind=kind, payload=payload, created_at=now)
+        .values(
+            agent_id=agent_id,
+            kind=kind,
+            payload=command_payload(agent_id, kind, payload),
+            created_at=now,
+        )
         .returning(commands.c.id)
     )
     return int(conn.execute(stmt).scalar_one())
