@@ -270,3 +270,44 @@ async def test_send_no_wait_says_queued_to_a_busy_agent(
         )
         assert now.code == 0, now.err
         assert now.json()["id"] == agent.id
+
+
+async def running_elsewhere(store: Store) -> Agent:
+    """The agent of an `agentdeck run` in another terminal, once its model was asked."""
+
+    async def probe() -> Agent | None:
+        for agent in await store.list_agents():
+            if agent.state == AgentState.RUNNING and agent.pid:
+                return agent
+        return None
+
+    return await eventually(probe, timeout=60, what="the other terminal's agent running")
+
+
+async def test_send_without_a_daemon_prints_the_answer_to_what_it_sent(
+    env: dict[str, str], store: Store, spawned: Spawn, tmp_path: Path
+) -> None:
+    """No daemon: the agent is an `agentdeck run` in another terminal, busy with its
+    first ask; `send` used to say "sent to …" and exit without the answer."""
+    run = spawned("run", "--scenario", str(busy(tmp_path, SLOW_TEXT)), "the first ask", "--json")
+    agent = await running_elsewhere(store)
+    sent = await asyncio.to_thread(deck, env, "send", agent.id, "SECOND-ASK", "--json")
+    assert sent.code == 0, sent.err
+    assert sent.json()["result"]["result"] == "ANSWER-TO-THE-SECOND"
+    code, out, err = finish(run)
+    assert code == 0, err
+    turns = await store.read(agent_id=agent.id, types=[EventType.TURN_COMPLETED])
+    assert [t.data["result"] for t in turns] == ["ANSWER-TO-THE-FIRST", "ANSWER-TO-THE-SECOND"]
+
+
+async def test_send_no_wait_without_a_daemon_says_queued(
+    env: dict[str, str], store: Store, spawned: Spawn, tmp_path: Path
+) -> None:
+    run = spawned("run", "--scenario", str(busy(tmp_path, SLOW_TEXT)), "the first ask")
+    agent = await running_elsewhere(store)
+    queued = await asyncio.to_thread(deck, env, "send", agent.id, "SECOND-ASK", "--no-wait")
+    assert queued.code == 0, queued.err
+    assert queued.out.startswith(f"queued for {agent.id}")
+    assert "ANSWER-TO-THE-SECOND" not in queued.out
+    code, out, err = finish(run)
+    assert code == 0, err

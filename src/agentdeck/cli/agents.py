@@ -130,18 +130,28 @@ def send(
         raise typer.Exit(remote.send(d, agent, text, as_json, no_wait))
 
     async def work(settings: Settings, ending: Ending) -> int:
-        from agentdeck.cli.follow import follow_session
+        from agentdeck.cli.follow import follow_answer, follow_session, turn_running
 
         async with opened(settings) as (store, runner):
             from agentdeck.runner.steering import Steering
 
             ending.supervise(runner)  # SIGTERM/SIGHUP stop the agent it resumes
             try:
+                # Where the log stands before it is sent: the answer comes after.
+                mark = await store.last_event_id()
+                running = await turn_running(store, await store.find_agent(agent), mark)
                 taken = await Steering(store, runner).send(agent, text)
-                if taken is not None:
-                    said = f"sent to {taken.id} ({taken.state})"
-                    remote.say_agent(taken.to_dict(), said, as_json)
-                    return 0
+                if taken is not None:  # another process (an `agentdeck run`) runs it
+                    if no_wait:
+                        said = "queued for" if running else "sent to"
+                        remote.say_agent(
+                            taken.to_dict(), f"{said} {taken.id} ({taken.state})", as_json
+                        )
+                        return 0
+                    return await follow_answer(
+                        store, taken.id, after=mark, answer=remote.AnswerTo(running),
+                        as_json=as_json, poll=settings.command_poll_seconds,
+                    )  # fmt: skip
                 session = next(iter(runner.sessions.values()))
                 return await follow_session(store, session, as_json=as_json)
             finally:

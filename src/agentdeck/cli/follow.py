@@ -1,4 +1,5 @@
-"""Follow a session this process supervises until it finishes, showing progress.
+"""Follow a session this process supervises until it finishes, showing progress;
+or, without a daemon, an agent another process supervises until it answers.
 
 (An agent a daemon runs is followed by ``remote.follow``.)
 """
@@ -14,11 +15,12 @@ from typing import TYPE_CHECKING
 from rich.status import Status
 
 from agentdeck.cli.context import console
-from agentdeck.cli.remote import report
+from agentdeck.cli.remote import EVENT_PAGE, FINAL_STATES, AnswerTo, print_event, report
 from agentdeck.cli.render import event_line
 from agentdeck.core.events import EventType, StoredEvent
 
 if TYPE_CHECKING:
+    from agentdeck.core.agent import Agent
     from agentdeck.runner.session import AgentSession
     from agentdeck.store.store import Store
 
@@ -110,3 +112,70 @@ _background: set[asyncio.Task[None]] = set()
 async def _quietly(action: object) -> None:
     with contextlib.suppress(Exception):
         await action  # type: ignore[misc]
+
+
+# --- an agent another process supervises (no daemon) ------------------------------
+
+
+async def turn_running(store: Store, agent: Agent, mark: int) -> bool:
+    """Whether the agent's process, as the log stands at ``mark``, was sent a message
+    it has not completed a turn for (``remote._turn_running``, read off the store)."""
+    if not agent.state.is_live:
+        return False
+    before: int | None = mark + 1
+    while before is not None:
+        page = await store.read_tail(agent_id=agent.id, before=before, limit=200)
+        for event in reversed(page):
+            if event.type == EventType.USER_MESSAGE_SENT:
+                return True
+            if event.type == EventType.TURN_COMPLETED or (
+                event.type == EventType.STATE_CHANGED and event.data.get("new") == "starting"
+            ):
+                return False
+        before = page[0].id if len(page) == 200 else None
+    return False
+
+
+async def follow_answer(
+    store: Store, agent_id: str, *, after: int, answer: AnswerTo, as_json: bool, poll: float
+) -> int:
+    """Print the agent's events after ``after`` until the turn that answers the
+    message sent (``answer``) completes, or the agent ends; the exit code as
+    ``remote.follow``'s. Its supervisor is another process: the log is polled, and
+    a supervisor gone meanwhile ends the wait with an error."""
+    from agentdeck.errors import AgentdeckError
+    from agentdeck.runner.steering import owned_elsewhere
+
+    last_result: dict[str, object] | None = None
+    while True:
+        batch = await store.read(agent_id=agent_id, after=after, limit=EVENT_PAGE)
+        for event in batch:
+            after = event.id
+            data = event.to_dict()
+            if not as_json:
+                print_event(data, as_json=False)
+            answered = answer.answered_by(data)
+            if event.type == EventType.TURN_COMPLETED:
+                last_result = event.data
+                if answered:
+                    shown = (await store.get_agent(agent_id)).to_dict()
+                    code = report(shown, last_result, as_json)
+                    # A one-shot agent (an `agentdeck run`) is still `running` until
+                    # its process ends: the turn's own outcome says how it went.
+                    if shown["state"] in FINAL_STATES:
+                        return code
+                    return 1 if event.data.get("is_error") else 0
+            if event.type == EventType.STATE_CHANGED and event.data.get("new") in FINAL_STATES:
+                return report((await store.get_agent(agent_id)).to_dict(), last_result, as_json)
+        if batch:
+            continue
+        agent = await store.get_agent(agent_id)
+        if not agent.state.is_live:
+            continue  # its last events are committed with its final state: one more read
+        if not owned_elsewhere(agent):
+            raise AgentdeckError(
+                f"agent {agent_id}'s supervising process ({agent.owner_pid}) ended before "
+                "it answered the message",
+                hint=f"see `agentdeck logs {agent_id}`; `agentdeck send` to it resumes it",
+            )
+        await asyncio.sleep(poll)
