@@ -8,6 +8,11 @@ read-only connection pool. Nothing here blocks the event loop except
 them at start-up, or through ``anyio.to_thread.run_sync``). Async methods
 must be awaited on an asyncio loop.
 
+A full disk fails writes with ``DiskFull`` (and the log says what was not
+written); the store keeps a little room in reserve (``store.reserve``) for the
+writes marked essential, an agent's last state, so the board can say why it
+ended. Reads go on working.
+
 Every event is scrubbed (``core.event_scrub``: secrets redacted, ``<private>``
 parts dropped) before it is written or handed to a subscriber, whoever wrote it;
 an event with much text is scrubbed in a worker thread, off the event loop.
@@ -36,6 +41,7 @@ from agentdeck.core.ports import Command, Subscriber
 from agentdeck.errors import NotFound, StoreError
 from agentdeck.store import audit, dialect, migrate, reads, writes
 from agentdeck.store.reads import StoreStats
+from agentdeck.store.reserve import Reserve
 from agentdeck.store.rows import agent_to_row, event_to_row
 from agentdeck.store.writer import Writer
 
@@ -92,7 +98,9 @@ class Store:
                 hint="check that the file is an agentdeck database and the directory is "
                 "writable; move a damaged file aside to start afresh",
             ) from exc
-        writer = Writer(conn, batch_size=batch_size)
+        reserve = Reserve(db_path.with_name(db_path.name + ".reserve"))
+        reserve.make()
+        writer = Writer(conn, batch_size=batch_size, path=db_path, reserve=reserve)
         writer.start()
         logger.info("store open: %s", db_path)
         return cls(db_path, write_engine, read_engine, writer)
@@ -127,17 +135,19 @@ class Store:
         return await self.record(events)
 
     async def record(
-        self, events: Sequence[Event], agent: Agent | None = None
+        self, events: Sequence[Event], agent: Agent | None = None, *, essential: bool = False
     ) -> list[StoredEvent]:
         """Append ``events`` and upsert ``agent`` in the same transaction, so the
-        board never disagrees with the log. The events are scrubbed first."""
+        board never disagrees with the log. The events are scrubbed first.
+        ``essential`` (an agent's last state) may use the room kept in reserve
+        when the disk is full; ``DiskFull`` if it still does not fit."""
         if events:
             events = await _scrubbed(events)
         rows = [event_to_row(e) for e in events]
         agent_rows = [agent_to_row(agent)] if agent is not None else []
         if not rows and not agent_rows:
             return []
-        result = await self._writer.submit(rows, agent_rows)
+        result = await self._writer.submit(rows, agent_rows, essential=essential)
         return result.events
 
     async def read(

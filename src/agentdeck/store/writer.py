@@ -11,6 +11,12 @@ of items at a time, commits them in ONE transaction, then
 So no subscriber ever sees an event that is not committed. If a batch fails,
 it is rolled back and its items are retried one transaction each, so one bad
 item fails alone.
+
+A full disk (SQLITE_FULL, ENOSPC) fails the whole batch at once, with
+``DiskFull``, and the log says what was not written (which agents' events and
+rows; never their text). An item marked ``essential`` (an agent's last state)
+is tried once more in the room the store's ``Reserve`` gives back. The thread
+goes on either way: the next write succeeds once there is room again.
 """
 
 from __future__ import annotations
@@ -19,16 +25,19 @@ import asyncio
 import logging
 import queue
 import threading
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy.engine import Connection
 
 from agentdeck.core.events import StoredEvent
 from agentdeck.core.ports import Subscriber
-from agentdeck.errors import AgentdeckError, StoreError
+from agentdeck.errors import AgentdeckError, DiskFull, StoreError
 from agentdeck.store.dialect import BUSY_TIMEOUT_MS, is_busy_error
+from agentdeck.store.reserve import Reserve, is_disk_full
 from agentdeck.store.rows import stored_event
 from agentdeck.store.writes import insert_events, upsert_agent
 
@@ -50,6 +59,7 @@ class WorkItem:
     op: Operation | None = None
     loop: asyncio.AbstractEventLoop | None = None
     future: asyncio.Future[WorkResult] | None = field(default=None, repr=False)
+    essential: bool = False  # may use the reserve when the disk is full
 
     @property
     def weight(self) -> int:
@@ -61,8 +71,18 @@ _Outcome = tuple[WorkItem, WorkResult | None, BaseException | None]
 
 
 class Writer:
-    def __init__(self, conn: Connection, *, batch_size: int, name: str = "agentdeck-writer"):
+    def __init__(
+        self,
+        conn: Connection,
+        *,
+        batch_size: int,
+        name: str = "agentdeck-writer",
+        path: Path | None = None,
+        reserve: Reserve | None = None,
+    ):
         self._conn = conn
+        self._path = path
+        self._reserve = reserve
         self._batch_size = max(1, batch_size)
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._subscribers: list[Subscriber] = []
@@ -78,11 +98,15 @@ class Writer:
         event_rows: Sequence[dict[str, Any]] = (),
         agent_rows: Sequence[dict[str, Any]] = (),
         op: Operation | None = None,
+        *,
+        essential: bool = False,
     ) -> WorkResult:
-        """Queue the work and wait until it is committed (or failed)."""
+        """Queue the work and wait until it is committed (or failed: ``DiskFull``
+        when there is no room, else ``StoreError``). ``essential`` work may use
+        the room kept in reserve, once."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[WorkResult] = loop.create_future()
-        self._put(WorkItem(event_rows, agent_rows, op, loop, future))
+        self._put(WorkItem(event_rows, agent_rows, op, loop, future, essential))
         return await future
 
     def _put(self, item: WorkItem) -> None:
@@ -151,17 +175,54 @@ class Writer:
         try:
             outcomes, stored = self._commit(batch)
         except Exception as exc:  # noqa: BLE001 - the thread must survive any failed write
+            self._rolled_back()
+            if is_disk_full(exc):
+                self._disk_full(batch, exc)
+                return
             if len(batch) > 1 and not is_busy_error(exc):
                 # Isolate the culprit: the others still commit, each atomically.
-                logger.warning("batch of %d failed (%s); retrying one by one", len(batch), exc)
+                logger.warning(
+                    "batch of %d failed (%s); retrying one by one", len(batch), _reason(exc)
+                )
                 for item in batch:
                     self._process([item])
                 return
-            logger.error("database write of %d items failed: %s", len(batch), exc)
-            self._settle([(item, None, _store_error(exc)) for item in batch])
+            logger.error("database write of %d items failed: %s", len(batch), _reason(exc))
+            self._settle([(item, None, self._store_error(exc)) for item in batch])
             return
+        if self._reserve is not None and self._reserve.remake_due():
+            self._reserve.make()  # rare (room came back): before the callers hear
         self._settle(outcomes)
         self._notify(stored)
+
+    def _disk_full(self, batch: list[WorkItem], exc: Exception) -> None:
+        """No room: the essential items get the reserve's room (once), the rest
+        fail now; what is not written is said."""
+        essential = [item for item in batch if item.essential]
+        if essential and self._reserve is not None and self._reserve.release():
+            logger.warning(
+                "the disk is full: the room kept for agents' last states (%d KiB) is used now",
+                self._reserve.size // 1024,
+            )
+            rest = [item for item in batch if not item.essential]
+            if rest:
+                self._fail_full(rest, exc)
+            self._process(essential)
+            return
+        self._fail_full(batch, exc)
+
+    def _fail_full(self, items: list[WorkItem], exc: Exception) -> None:
+        logger.error("the disk is full: not written: %s", describe(items))
+        self._settle([(item, None, self._store_error(exc)) for item in items])
+
+    def _rolled_back(self) -> None:
+        """A failed COMMIT can leave the transaction open (SQLite keeps it after
+        SQLITE_FULL at commit): end it, or every later write would fail too."""
+        if self._conn.in_transaction():
+            try:
+                self._conn.rollback()
+            except Exception:  # the next BEGIN says what is wrong
+                logger.exception("rollback after a failed write failed")
 
     def _commit(self, batch: list[WorkItem]) -> tuple[list[_Outcome], list[StoredEvent]]:
         conn = self._conn
@@ -206,19 +267,57 @@ class Writer:
             except Exception:  # one bad subscriber must not stop the log
                 logger.exception("event subscriber %r failed", callback)
 
+    def _store_error(self, exc: Exception) -> AgentdeckError:
+        if isinstance(exc, AgentdeckError):
+            return exc
+        err: StoreError
+        if is_disk_full(exc):
+            where = f"{self._path} " if self._path is not None else "the database "
+            err = DiskFull(
+                f"the disk is full: {where}could not be written ({_reason(exc)})",
+                hint="free space on its disk; agentdeck writes again once there is room",
+            )
+        elif is_busy_error(exc):
+            err = StoreError(
+                f"the database stayed locked by another process for {BUSY_TIMEOUT_MS / 1000:.0f}s",
+                hint="is another agentdeck process stuck? retry, or stop it",
+            )
+        else:
+            err = StoreError(f"database write failed: {_reason(exc)}")
+        err.__cause__ = exc
+        return err
 
-def _store_error(exc: Exception) -> AgentdeckError:
-    if isinstance(exc, AgentdeckError):
-        return exc
-    if is_busy_error(exc):
-        err = StoreError(
-            f"the database stayed locked by another process for {BUSY_TIMEOUT_MS / 1000:.0f}s",
-            hint="is another agentdeck process stuck? retry, or stop it",
-        )
-    else:
-        err = StoreError(f"database write failed: {getattr(exc, 'orig', None) or exc}")
-    err.__cause__ = exc
-    return err
+
+def describe(items: Sequence[WorkItem]) -> str:
+    """What these items would have written, for the log: events counted by agent
+    and type, agent rows by id and state, other writes by name. No text of theirs
+    (a row's text is scrubbed, but a log is no place for an agent's output)."""
+    parts: list[str] = []
+    events: dict[str, Counter[str]] = {}
+    for item in items:
+        for row in item.event_rows:
+            events.setdefault(str(row.get("agent_id")), Counter())[str(row.get("type"))] += 1
+    for agent_id, types in events.items():
+        kinds = ", ".join(f"{t} x{n}" if n > 1 else t for t, n in types.items())
+        parts.append(f"{sum(types.values())} event(s) of agent {agent_id} ({kinds})")
+    for item in items:
+        for row in item.agent_rows:
+            parts.append(f"agent {row.get('id')}'s row (state {row.get('state')})")
+    ops = Counter(_op_name(item.op) for item in items if item.op is not None)
+    parts += [f"{n} x {name}" if n > 1 else name for name, n in ops.items()]
+    return "; ".join(parts) or "nothing"
+
+
+def _op_name(op: Operation) -> str:
+    func = getattr(op, "func", op)  # functools.partial
+    return str(getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or op)
+
+
+def _reason(exc: BaseException) -> str:
+    """The driver's own words ("database or disk is full"), not SQLAlchemy's
+    rendering, which carries the statement's parameters: an agent's text."""
+    orig = getattr(exc, "orig", None)
+    return str(orig if orig is not None else exc)
 
 
 def _set_results(group: list[_Outcome]) -> None:
