@@ -179,7 +179,7 @@ class Deck:
         session = self.runner.sessions.get(ref)
         if session is not None:
             return session.agent
-        return await self.store.find_agent(ref)
+        return self._fresh(await self.store.find_agent(ref))
 
     async def list_agents(
         self,

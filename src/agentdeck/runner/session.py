@@ -47,7 +47,13 @@ from agentdeck.core.guardrails import FleetBudget, Guard, Limits, SharedBudget, 
 from agentdeck.core.redact import scrub
 from agentdeck.core.sandbox import SandboxSpec
 from agentdeck.core.worktree import Worktree
-from agentdeck.errors import AgentProcessError, InvalidState, SandboxUnavailable, WorktreeError
+from agentdeck.errors import (
+    AgentProcessError,
+    InvalidState,
+    SandboxUnavailable,
+    StoreError,
+    WorktreeError,
+)
 from agentdeck.governance.governor import Governor
 from agentdeck.memory.service import Memory
 from agentdeck.runner import procs, sandboxing
@@ -868,6 +874,16 @@ class AgentSession:
         elif self._stopping is not None:
             state = self._stopping
             last_error = self._stop_reason or last_error
+        elif isinstance(failure, StoreError):
+            # What it does can no longer be recorded (a full disk): it stops, and
+            # its end says why (the store gives this write the room it keeps).
+            state, last_error = AgentState.ERROR, failure.message
+            self._terminating = True
+            events.append(
+                ErrorOccurred(
+                    agent_id=self.agent.id, ts=time.time(), kind="store", message=last_error
+                )
+            )
         else:
             state = AgentState.ERROR
             code = getattr(failure, "exit_code", None)
@@ -883,25 +899,50 @@ class AgentSession:
                     detail=self.stderr_tail() or None,
                 )
             )
-        if self.memory is not None:  # before the final state: followers stop at that
-            await self.memory.ended()
-        await self._end_leftovers()  # before its sandbox's directory goes
-        await self.sandboxing.close()
-        events += await self._taken_in()  # nothing of the agent's runs to write there now
-        await self._commit(
-            events, state=state, pid=None, current_tool=None, last_error=last_error, extra=extra
-        )
-        if self._clock is not None:
-            self._clock.cancel()
-        if self._exit_watch is not None:
-            self._exit_watch.cancel()
-        if self._client is not None:
-            # Its processes were stopped by us: the SDK's clean-up gets a grace, no more.
-            graces = 1 if self._terminating else 3
-            with contextlib.suppress(Exception):
-                async with asyncio.timeout(self.settings.stop_grace_seconds * graces):
-                    await self._client.disconnect()
-        self.finished.set()
+        try:
+            if self.memory is not None:  # before the final state: followers stop at that
+                await self.memory.ended()
+            await self._end_leftovers()  # before its sandbox's directory goes
+            await self.sandboxing.close()
+            events += await self._taken_in()  # nothing of the agent's runs to write there now
+            await self._record_end(events, state, last_error, extra)
+        finally:  # whatever failed, the session is over: nobody waits on it forever
+            if self._clock is not None:
+                self._clock.cancel()
+            if self._exit_watch is not None:
+                self._exit_watch.cancel()
+            if self._client is not None:
+                # Its processes were stopped by us: the SDK's clean-up gets a grace, no more.
+                graces = 1 if self._terminating else 3
+                with contextlib.suppress(Exception):
+                    async with asyncio.timeout(self.settings.stop_grace_seconds * graces):
+                        await self._client.disconnect()
+            self.finished.set()
+
+    async def _record_end(
+        self, events: list[Event], state: AgentState, last_error: str | None, extra: Any
+    ) -> None:
+        """The agent's last state, written as essential (a full disk gives it the
+        room kept in reserve). When even that fails, it is said: the daemon still
+        shows the end (its session's copy); the store has the state before it."""
+        try:
+            await self._commit(
+                events,
+                essential=True,
+                state=state,
+                pid=None,
+                current_tool=None,
+                last_error=last_error,
+                extra=extra,
+            )
+        except StoreError as exc:
+            logger.error(
+                "agent %s ended %s (%s), but that could not be recorded: %s",
+                self.agent.id,
+                state,
+                last_error,
+                exc,
+            )
 
     async def _can_use_tool(
         self, tool: str, tool_input: dict[str, Any], context: ToolPermissionContext
@@ -941,7 +982,9 @@ class AgentSession:
         elif self.agent.state == AgentState.AWAITING_PERMISSION:
             await self._commit([], state=AgentState.RUNNING)
 
-    async def _commit(self, events: Sequence[Event], **changes: Any) -> None:
+    async def _commit(
+        self, events: Sequence[Event], *, essential: bool = False, **changes: Any
+    ) -> None:
         async with self._lock:
             agent = self.agent
             new_state = changes.get("state")
@@ -963,7 +1006,7 @@ class AgentSession:
             elif new_state is not None:
                 changes.pop("state")
             self.agent = agent.with_changes(updated_at=time.time(), **changes)
-            await self.store.record(out, self.agent)
+            await self.store.record(out, self.agent, essential=essential)
 
 
 class _StartStopped(Exception):
