@@ -112,8 +112,17 @@ def _bash_unit(command: SimpleCommand) -> Unit:
         harmless = not any(_RISKY_VARS.fullmatch(a.split("=", 1)[0]) for a in command.assignments)
         if command.assignments and words and harmless:
             allow += (command.bare_text,)
-    label = command.text.replace(SUBST, "$(…)")
+    label = " ".join(_shown(w) for w in (*command.assignments, *words))
     return Unit(label=label, allow_texts=allow, deny_texts=tuple(dict.fromkeys(deny)))
+
+
+def _shown(word: str) -> str:
+    """A word as a reason shows it: quoted as the shell would read it back, so a
+    value keeps what ends it (``-H 'Authorization: Bearer …'``) and the scrubber
+    reads the argument as written, not words run together."""
+    if word == SUBST:
+        return "$(…)"
+    return shlex.quote(word).replace(SUBST, "$(…)")
 
 
 def _views(words: list[str]) -> list[str]:

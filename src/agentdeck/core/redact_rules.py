@@ -284,13 +284,17 @@ def _escaped_quote(text: str, start: int, end: int) -> bool:
     return text[end : end + 2] in ('\\"', "\\'") or text.startswith("'\"'\"'", end)
 
 
+_ARGUMENT_ENDS = ("", " ", "\t", "\n", ";", "`")
+
+
 def _closes_argument(m: re.Match[str], end: int) -> bool:
     """``'token: v' 'next'``: the quote before the name (or before the line, for a
     YAML key) closes after the value, so the value ends a quoted argument; what
-    follows is another argument, not prose."""
+    follows is another argument, not prose. So does a quote that ends the command
+    (``'token: v';``) or a command quoted in text (a reason's ``command `… 'token: v'```)."""
     text = m.string
     quote = text[end : end + 1]
-    if quote not in ("'", '"') or m["q"] or text[end + 1 : end + 2] not in ("", " ", "\t", "\n"):
+    if quote not in ("'", '"') or m["q"] or text[end + 1 : end + 2] not in _ARGUMENT_ENDS:
         return False
     before = _line_before(text, m.start())
     return before.endswith(quote) or not before.strip()  # opened there, or a YAML key
