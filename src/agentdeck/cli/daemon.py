@@ -13,7 +13,14 @@ import typer
 
 from agentdeck.cli import out, remote
 from agentdeck.cli.context import console, load_settings
-from agentdeck.daemon.home import DaemonInfo, DaemonLock, ensure_token, read_info, read_token
+from agentdeck.daemon.home import (
+    DaemonInfo,
+    DaemonLock,
+    ensure_token,
+    login_url,
+    read_info,
+    read_token,
+)
 from agentdeck.errors import AgentdeckError
 from agentdeck.settings import Settings
 
@@ -35,8 +42,6 @@ def _settings(host: str | None, port: int | None) -> Settings:
 def banner(info: DaemonInfo, token: str | None) -> None:
     """Where the daemon is; the login link (with its token) only when ``token`` is
     given: a detached daemon's output goes to its log, which never holds the token."""
-    from agentdeck.daemon.server import login_url
-
     console.print(f"agentdeck daemon on [bold]{info.url}[/] (pid {info.pid})")
     if token is None:
         console.print(f"dashboard: [bold]{info.url}/[/] (log in with the token file's token)")

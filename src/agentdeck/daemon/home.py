@@ -106,6 +106,12 @@ class DaemonInfo:
         return f"http://{host}:{self.port}"
 
 
+def login_url(info: DaemonInfo, token: str) -> str:
+    """The dashboard's address that logs in with ``token``. Here, not beside the
+    server: ``up --detach`` prints it without importing the server."""
+    return f"{info.url}/login?token={token}"
+
+
 def info_path(settings: Home) -> Path:
     from pathlib import Path
 

@@ -39,10 +39,6 @@ logger = logging.getLogger(__name__)
 Ready = Callable[[Deck, DaemonInfo, str], Awaitable[None]]
 
 
-def login_url(info: DaemonInfo, token: str) -> str:
-    return f"{info.url}/login?token={token}"
-
-
 class _Server(uvicorn.Server):
     """uvicorn without its own signal handling: the caller owns signals."""
 
