@@ -177,3 +177,53 @@ async def test_rewind_refuses_a_working_agent_and_one_without_checkpoints(
     with pytest.raises(UsageError, match="has no checkpoints"):
         await runner.rewind(agent(AgentState.IDLE))
     assert (tmp_path / "kept.txt").read_text() == "as it is\n"
+
+
+async def test_only_calls_that_can_change_files_get_a_checkpoint(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """Read, Grep and read-only Bash lines (``ls``, ``cat x | wc -l``, ``true``) get
+    none; Edit, a redirection into a file, ``rm`` and a command not known get one."""
+    work = tmp_path / "plain"
+    work.mkdir()
+    for name, text in FILES.items():
+        (work / name).write_text(text)
+    calls = [
+        ("Read", {"file_path": "calc.py"}),
+        ("Bash", {"command": "ls -la"}),
+        ("Grep", {"pattern": "colour"}),
+        ("Bash", {"command": "cat notes.txt | wc -l"}),
+        ("Bash", {"command": "true"}),
+        ("Edit", {"file_path": "calc.py", "old_string": "a - b", "new_string": "a + b"}),
+        ("Bash", {"command": "echo made > made.txt"}),
+        ("Bash", {"command": "true && rm gone.txt"}),
+        ("Bash", {"command": "cat made.txt"}),
+        ("Bash", {"command": "touch touched.txt"}),
+    ]
+    turns = [{"reply": [{"tool_use": {"name": n, "input": i}}]} for n, i in calls]
+    path = tmp_path / "looks.yaml"
+    path.write_text(
+        yaml.safe_dump({"name": "looks", "turns": [*turns, {"reply": [{"text": "done"}]}]})
+    )
+    env = deck_env(tmp_path)
+    run = await cli(
+        env, "run", "--cwd", str(work), "--name", "looks", "--json", "--scenario", str(path),
+        "--allow", "Bash", "look, then tinker",
+    )  # fmt: skip
+    assert run.code == 0, run.err
+    assert (work / "made.txt").read_text() == "made\n" and (work / "touched.txt").exists()
+
+    listed = await cli(env, "checkpoints", "looks", "--json")
+    assert listed.code == 0, listed.err
+    timeline = json.loads(listed.out)
+    assert [(c["n"], c["summary"].split("(")[0]) for c in timeline] == [
+        (1, "Edit"), (2, "Bash"), (3, "Bash"), (4, "Bash"),
+    ]  # fmt: skip
+    assert "made.txt" in timeline[1]["summary"] and "rm gone.txt" in timeline[2]["summary"]
+    assert timeline[3]["files"] == [
+        {"status": "D", "path": "gone.txt"}  # rm's doing; `cat made.txt` took none
+    ]
+    back = await cli(env, "rewind", "looks", "--to", "2")  # to before the redirection
+    assert back.code == 0, back.err
+    assert not (work / "made.txt").exists() and (work / "gone.txt").read_text() == "keep me\n"
+    assert (work / "calc.py").read_text().endswith("a + b\n")

@@ -1,16 +1,13 @@
 """Checkpoints of an agent's workspace, taken before each tool call that can change
-files, and what rewinding to one does. Pure: ``agentdeck.worktrees.checkpoints``
-runs git; this half says what a checkpoint is, how its commit message carries it,
-and how git's ``-z`` output reads."""
+files (which those are: ``core.file_changes``), and what rewinding to one does.
+Pure: ``agentdeck.worktrees.checkpoints`` runs git; this half says what a checkpoint
+is, how its commit message carries it, and how git's ``-z`` output reads."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
-
-# The tool calls a checkpoint is taken before: those that can change files.
-CHECKPOINT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"})
 
 Status = Literal["A", "M", "D"]  # added, modified (content, mode or type), deleted
 LISTED = 100  # paths a checkpoint keeps by name; beyond that only counts

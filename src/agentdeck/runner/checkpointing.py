@@ -1,5 +1,6 @@
-"""Checkpoints of an agent's workspace before each file-changing tool call, from
-the PreToolUse hook once the policy has allowed the call.
+"""Checkpoints of an agent's workspace before each tool call that can change its
+files (``core.file_changes``: a read-only Bash line, a Read or a Grep gets none),
+from the PreToolUse hook once the policy has allowed the call.
 
 Every such call gets a ``checkpoint`` notice: the timeline the CLI, the API and
 the agent page show. A checkpoint that cannot be taken is a notice saying why,
@@ -15,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from agentdeck.core.agent import Agent
-from agentdeck.core.checkpoint import CHECKPOINT_TOOLS, Rewind, one_line
+from agentdeck.core.checkpoint import Rewind, one_line
 from agentdeck.core.events import Event, Notice
+from agentdeck.core.file_changes import can_change_files
 from agentdeck.core.redact import scrub
 from agentdeck.core.summary import tool_summary
 from agentdeck.errors import InvalidState, UsageError
@@ -42,7 +44,7 @@ class SessionCheckpoints:
         self._record = record
 
     async def before(self, tool: str, tool_input: dict[str, Any], tool_use_id: str | None) -> None:
-        if tool not in CHECKPOINT_TOOLS:
+        if not can_change_files(tool, tool_input):
             return
         agent = self._agent()
         # Kept in the shadow repository's commits: scrubbed like the event log; a
