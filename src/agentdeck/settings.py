@@ -257,6 +257,26 @@ class Settings(BaseSettings):
         description="A tool output longer than this (characters) is posted as an attachment "
         "to the chat; shorter ones show as the tool's one line only.",
     )
+    bridge_connect_attempts: int = Field(
+        default=8,
+        ge=1,
+        description="Tries in a row a chat bridge makes to reach its platform (Discord's API "
+        "and gateway, Slack's Socket Mode) before it exits; the wait between two doubles from "
+        "1 s up to AGENTDECK_BRIDGE_RETRY_MAX_SECONDS. A connection made starts the count anew.",
+    )
+    bridge_retry_max_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="Longest wait of a chat bridge between two tries to reach its platform.",
+    )
+    bridge_connect_timeout_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="How long one try of a chat bridge to reach its platform may take; a "
+        "platform that does not answer by then counts as a failed try.",
+    )
     bridge_project: Path | None = Field(
         default=None,
         description="Working directory of agents started from chat, until /project binds a "
@@ -299,6 +319,11 @@ class Settings(BaseSettings):
         description="Discord channels the bridge serves, threads in them included (JSON list "
         "of channel ids); others are ignored. Empty: none.",
     )
+    discord_api_url: str = Field(
+        default="https://discord.com/api/v10",
+        description="Discord's HTTP API, where the bridge logs in (another only for a proxy "
+        "or a local test server).",
+    )
 
     slack_bot_token: SecretStr | None = Field(
         default=None,
@@ -324,6 +349,11 @@ class Settings(BaseSettings):
         default_factory=list,
         description="Slack channels the bridge serves, threads in them included (JSON list "
         "of channel ids, e.g. C0123ABCD); others are ignored. Empty: none.",
+    )
+    slack_api_url: str = Field(
+        default="https://slack.com/api/",
+        description="Slack's Web API, which the bridge posts through and asks for its Socket "
+        "Mode address (another for GovSlack, a proxy or a local test server).",
     )
 
     notify_config: Path | None = Field(

@@ -139,10 +139,11 @@ def test_the_daemon_refuses_to_start_with_a_bridge_that_cannot_run(tmp_path: Pat
 async def test_a_bridge_beside_the_daemon_that_cannot_reach_discord_leaves_it_serving(
     tmp_path: Path,
 ) -> None:
-    """No Discord here: the login fails at once (the name does not resolve), which
-    is logged without the token, and the daemon serves on."""
+    """No Discord here: the login fails (the name does not resolve), twice, which
+    is logged in one line each without the token, and the daemon serves on."""
     env = deck_env(
         tmp_path,
+        AGENTDECK_BRIDGE_CONNECT_ATTEMPTS="2",
         AGENTDECK_BRIDGES='["discord"]',
         AGENTDECK_DISCORD_TOKEN=TOKEN,
         AGENTDECK_DISCORD_GUILDS="[1]",
@@ -163,5 +164,8 @@ async def test_a_bridge_beside_the_daemon_that_cannot_reach_discord_leaves_it_se
     finally:
         deck(env, "down", timeout=60)
     text = log.read_text()
+    assert "Discord: logging in failed (" in text and "; try 2 of 2 in 1 s" in text
+    assert "the Discord bridge stopped; the daemon serves on: the Discord bridge stopped: " in text
+    assert "Traceback" not in text
     assert "discord_token': '***'" in text, "the settings are logged, the token as stars"
     assert TOKEN not in text and TOKEN not in started.out + started.err

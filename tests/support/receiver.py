@@ -19,9 +19,10 @@ class Received:
 class Receiver:
     """``statuses``: the answers to the first requests, in order; later ones get ``then``."""
 
-    def __init__(self, statuses: tuple[int, ...] = (), then: int = 200) -> None:
+    def __init__(self, statuses: tuple[int, ...] = (), then: int = 200, body: bytes = b"") -> None:
         self.statuses = list(statuses)
         self.then = then
+        self.body = body  # of every answer (as JSON)
         self.received: list[Received] = []
         self.lock = threading.Lock()
         receiver = self
@@ -34,8 +35,13 @@ class Receiver:
                     receiver.received.append(Received(self.path, dict(self.headers), body))
                     status = receiver.statuses.pop(0) if receiver.statuses else receiver.then
                 self.send_response(status)
-                self.send_header("Content-Length", "0")
+                if receiver.body:
+                    self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(receiver.body)))
                 self.end_headers()
+                self.wfile.write(receiver.body)
+
+            do_GET = do_POST
 
             def log_message(self, *args: object) -> None:
                 return

@@ -296,6 +296,8 @@ class DeckBot(discord.Client):
     for channels and threads; no member or presence intents."""
 
     def __init__(self, frontend: Frontend | None = None) -> None:
+        # The bridge never joins voice: no warnings that voice's libraries are missing.
+        discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False
         intents = discord.Intents.none()
         intents.guilds = True
         intents.guild_messages = True
@@ -303,6 +305,7 @@ class DeckBot(discord.Client):
         super().__init__(intents=intents, allowed_mentions=discord.AllowedMentions.none())
         self.tree: app_commands.CommandTree[Any] = app_commands.CommandTree(self)
         self.frontend = frontend
+        self.was_ready = False  # reached the gateway once (``gateway.Gateway`` counts tries)
 
     def attach(self, frontend: Frontend) -> None:
         self.frontend = frontend
@@ -314,6 +317,10 @@ class DeckBot(discord.Client):
             target = discord.Object(id=guild)
             self.tree.copy_global_to(guild=target)
             await self.tree.sync(guild=target)
+
+    async def on_ready(self) -> None:
+        self.was_ready = True
+        logger.info("Discord: connected to the gateway")
 
     async def resolve(self, channel_id: int) -> Any:
         return self.get_channel(channel_id) or await self.fetch_channel(channel_id)

@@ -12,9 +12,10 @@ import logging
 
 from agentdeck.bridges.core import Bridge, BridgeConfig
 from agentdeck.bridges.daemon_client import DaemonClient
+from agentdeck.bridges.reconnect import Backoff, reason
 from agentdeck.bridges.setup import bridge_config as shared_config
 from agentdeck.bridges.setup import read_secret
-from agentdeck.errors import ConfigError
+from agentdeck.errors import AgentdeckError, ConfigError
 from agentdeck.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -48,25 +49,33 @@ def check(settings: Settings) -> None:
 
 async def serve_beside_daemon(settings: Settings) -> None:
     """The bridge in the daemon's process (``AGENTDECK_BRIDGES``): a failure is
-    logged and the daemon serves on."""
+    logged (in one line when it is one the bridge names) and the daemon serves on."""
     try:
         await serve(settings)
+    except AgentdeckError as exc:
+        logger.error("the Discord bridge stopped; the daemon serves on: %s", exc)
     except Exception:  # the daemon outlives its bridge
         logger.exception("the Discord bridge stopped; the daemon serves on")
 
 
 async def serve(settings: Settings) -> None:
-    """Run the Discord bridge until the gateway or the bridge stops."""
-    from agentdeck.bridges.discord.bot import DeckBot, Frontend
+    """Run the Discord bridge until it is stopped, or until Discord stays out of
+    reach (``PlatformUnreachable``, after AGENTDECK_BRIDGE_CONNECT_ATTEMPTS tries)."""
+    import discord
+
+    from agentdeck.bridges.discord.bot import Frontend
+    from agentdeck.bridges.discord.gateway import Gateway
     from agentdeck.bridges.discord.platform import DiscordPlatform
 
     token = read_token(settings)
     config = bridge_config(settings)
     client = DaemonClient.for_home(settings)
-    bot = DeckBot()
-    platform = DiscordPlatform(bot.resolve)
+    # discord.py reads its API's address from this class attribute only.
+    discord.http.Route.BASE = settings.discord_api_url.rstrip("/")
+    gateway = Gateway(token, Backoff.from_settings(settings))
+    platform = DiscordPlatform(gateway.resolve)
     bridge = Bridge(platform, client, settings.bridges_dir / "discord.json", config)
-    bot.attach(Frontend(bridge, frozenset(settings.discord_guilds)))
+    gateway.attach(Frontend(bridge, frozenset(settings.discord_guilds)))
     logger.info(
         "Discord bridge: %d guild(s), %d channel(s), daemon at %s",
         len(settings.discord_guilds),
@@ -76,9 +85,11 @@ async def serve(settings: Settings) -> None:
     try:
         async with asyncio.TaskGroup() as tg:
             tg.create_task(bridge.run(), name="bridge")
-            tg.create_task(bot.start(token), name="discord-gateway")
+            tg.create_task(gateway.run(), name="discord-gateway")
+    except BaseExceptionGroup as group:
+        raise reason(group) from None
     finally:
         with contextlib.suppress(Exception):
-            await bot.close()
+            await gateway.close()
         await platform.close()
         await client.close()

@@ -16,9 +16,10 @@ from pydantic import SecretStr
 
 from agentdeck.bridges.core import Bridge, BridgeConfig
 from agentdeck.bridges.daemon_client import DaemonClient
+from agentdeck.bridges.reconnect import Backoff, reason
 from agentdeck.bridges.setup import bridge_config as shared_config
 from agentdeck.bridges.setup import read_secret
-from agentdeck.errors import ConfigError
+from agentdeck.errors import AgentdeckError, ConfigError
 from agentdeck.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -67,37 +68,39 @@ def check(settings: Settings) -> None:
 
 
 async def serve_beside_daemon(settings: Settings) -> None:
-    """The bridge in the daemon's process: a failure is logged, the daemon serves on."""
+    """The bridge in the daemon's process: a failure is logged (in one line when it
+    is one the bridge names), the daemon serves on."""
     try:
         await serve(settings)
+    except AgentdeckError as exc:
+        logger.error("the Slack bridge stopped; the daemon serves on: %s", exc)
     except Exception:  # the daemon outlives its bridge
         logger.exception("the Slack bridge stopped; the daemon serves on")
 
 
-async def serve(settings: Settings, *, base_url: str | None = None) -> None:
-    """Run the Slack bridge until Socket Mode or the bridge stops. ``base_url``:
-    another Web API (a test's fake)."""
-    from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+async def serve(settings: Settings) -> None:
+    """Run the Slack bridge until it is stopped, or until Slack stays out of reach
+    (``PlatformUnreachable``, after AGENTDECK_BRIDGE_CONNECT_ATTEMPTS tries)."""
     from slack_sdk.web.async_client import AsyncWebClient
 
     from agentdeck.bridges.slack.app import Frontend, build_app
     from agentdeck.bridges.slack.platform import SlackPlatform
+    from agentdeck.bridges.slack.socket import BoundedSocketModeClient, Handler
 
     bot_token, app_token = read_tokens(settings)
     config = bridge_config(settings)
     client = DaemonClient.for_home(settings)
-    web = (
-        AsyncWebClient(token=bot_token, base_url=base_url)
-        if base_url
-        else AsyncWebClient(token=bot_token)
-    )
+    web = AsyncWebClient(token=bot_token, base_url=settings.slack_api_url)
     bridge = Bridge(SlackPlatform(web), client, settings.bridges_dir / "slack.json", config)
-    handler = AsyncSocketModeHandler(build_app(Frontend(bridge, web)), app_token)
+    socket = BoundedSocketModeClient(app_token, web, Backoff.from_settings(settings))
+    handler = Handler(build_app(Frontend(bridge, web)), socket)
     logger.info("Slack bridge: %d channel(s), daemon at %s", len(config.channels), client.url)
     try:
         async with asyncio.TaskGroup() as tg:
             tg.create_task(bridge.run(), name="bridge")
-            tg.create_task(handler.start_async(), name="slack-socket-mode")  # type: ignore[no-untyped-call]
+            tg.create_task(socket.run(), name="slack-socket-mode")
+    except BaseExceptionGroup as group:
+        raise reason(group) from None
     finally:
         with contextlib.suppress(Exception):
             await handler.close_async()  # type: ignore[no-untyped-call]
