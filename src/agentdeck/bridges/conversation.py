@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 QUEUED = "⏳"  # a message that waits for the agent's turn to end
+NOT_KEPT = (
+    "⚠ A message {actor} queued held a secret, which the bridge does not write down: "
+    "it was lost when the bridge restarted and was not sent. Send it again."
+)
 TAKEN = "👀"  # a message handed to the agent
 
 
@@ -186,9 +190,16 @@ class ConversationWorker:
             state.busy = False
             self.bridge.save()
             await self._show(final=True)
-            if state.queue:
+            while state.queue:
                 queued = state.queue.pop(0)
-                await self._send(queued.text, queued.actor)
+                if queued.kept:
+                    await self._send(queued.text, queued.actor)
+                    break
+                # Only its redacted copy survived a restart: never sent as if whole.
+                self.bridge.save()
+                await self.bridge.platform.send(
+                    self.conversation, NOT_KEPT.format(actor=queued.actor)
+                )
             return
         self.bridge.save()
         await self._maybe_show()

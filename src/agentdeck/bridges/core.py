@@ -42,6 +42,7 @@ from agentdeck.bridges.state import (
     OpenPrompt,
     StateFile,
 )
+from agentdeck.core.redact import scrub_value
 from agentdeck.errors import AgentdeckError
 
 logger = logging.getLogger(__name__)
@@ -98,6 +99,7 @@ class Bridge:
     def record(self, actor: Actor, action: str, **detail: Any) -> None:
         """Who did what from chat, one JSON line each (approvals and answers are
         in the daemon's audit log too, under the member's name)."""
+        detail = scrub_value(detail)  # an approver's reason may quote a secret
         line = {"ts": time.time(), "actor": actor.tag, "action": action, **detail}
         logger.info("bridge: %s %s %s", actor.tag, action, detail)
         fd = os.open(self._actions, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)

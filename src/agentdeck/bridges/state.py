@@ -4,6 +4,11 @@ Per conversation: its agent, the last event it delivered (``cursor``), the reply
 being written (its message and text) and what is sealed but not yet sent,
 messages queued while the agent works; and the open prompts. The file is
 replaced whole (write, then rename), so a crash leaves the old or the new one.
+
+It is written scrubbed like the event log: no secret reaches the disk. A queued
+message whose text held one is kept raw in memory only; in the file it is
+marked not ``kept``, so a bridge restarted before sending it tells the
+conversation to send it again instead of sending the redacted text.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentdeck.core.redact import scrub
 from agentdeck.errors import ConfigError
 
 
@@ -21,6 +27,7 @@ from agentdeck.errors import ConfigError
 class Queued:
     text: str
     actor: str  # the member's tag
+    kept: bool = True  # False: its text held a secret, lost with the process that had it
 
 
 @dataclass
@@ -57,7 +64,19 @@ class BridgeState:
     prompts: dict[str, OpenPrompt] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """As it may be written: every text scrubbed, a queued message whose text
+        that changed marked not kept."""
+        data = asdict(self)
+        for conv in data["conversations"].values():
+            conv["draft"] = scrub(conv["draft"])
+            conv["sealed"] = [scrub(chunk) for chunk in conv["sealed"]]
+            for queued in conv["queue"]:
+                text = scrub(queued["text"])
+                if text != queued["text"]:
+                    queued.update(text=text, kept=False)
+        for prompt in data["prompts"].values():
+            prompt["text"] = scrub(prompt["text"])
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BridgeState:
