@@ -50,7 +50,9 @@ def _either(remote: Remote, local: Local) -> Any:
         async with opened_store(settings) as store:
             users = UserStore(store)
             # As the daemon would at its start: the token file's token stays the admin's.
-            await users.bootstrap(ensure_token(settings))
+            file_token = ensure_token(settings)
+            if await users.bootstrap(file_token) is None:
+                await users.restore_file_token(file_token)
             return await local(users)
 
     return run_async(go)

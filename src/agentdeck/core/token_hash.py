@@ -20,6 +20,7 @@ SCRYPT_N = 2**14
 SCRYPT_R = 8
 SCRYPT_P = 1
 SALT_BYTES = 16
+MIN_CHARS = 16  # the shortest token kept (one of our own has 43)
 
 
 def new_secret() -> str:

@@ -54,6 +54,15 @@ def ensure_token(settings: Home) -> str:
                 hint=f"remove it (`rm {path}`) and start again: a new token is made; "
                 "or write a token of your own into it",
             )
+        from agentdeck.core.token_hash import MIN_CHARS
+
+        if len(token) < MIN_CHARS:
+            raise ConfigError(
+                f"the API token in {path} is {len(token)} characters long, "
+                f"shorter than the {MIN_CHARS} a token needs",
+                hint=f"remove it (`rm {path}`) and start again: a new token is made; "
+                f"or write a token of {MIN_CHARS} characters or more into it",
+            )
         return token
     import secrets  # not at the top: the CLI's quick path reads this module
 

@@ -11,6 +11,7 @@ in memory: a restart of the daemon asks for the token again.
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
 import time
 from dataclasses import dataclass, replace
@@ -18,6 +19,8 @@ from dataclasses import dataclass, replace
 from agentdeck.core import token_hash
 from agentdeck.core.roles import Principal, Role, TokenInfo, User
 from agentdeck.store.users import UserStore
+
+logger = logging.getLogger(__name__)
 
 NO_USER = "nobody"  # what a state-changing call records when it had no user
 
@@ -38,11 +41,26 @@ class Identity:
         self._lock = asyncio.Lock()
 
     async def bootstrap(self, file_token: str) -> User | None:
-        """Once per daemon: a deck without users gets ``admin`` owning the token file's token."""
+        """Once per daemon: a deck without users gets ``admin`` owning the token
+        file's token (the user made is returned); on a deck with users, a token
+        file's token that is nobody's is the admin's again (``restore_file_token``),
+        and the log says so."""
         async with self._lock:
             if self._ready:
                 return None
             made = await self.users.bootstrap(file_token)
+            if made is None and (restored := await self.users.restore_file_token(file_token)):
+                info, revoked = restored
+                logger.warning(
+                    "the token file's token was nobody's (an older agentdeck gave admin a "
+                    "token nobody has, or the file was written anew): it is %s's now, token "
+                    "%s; %s",
+                    info.user,
+                    info.id,
+                    f"revoked the earlier token-file token(s) {', '.join(revoked)}"
+                    if revoked
+                    else "no earlier token-file token was left to revoke",
+                )
             self._ready = True
             return made
 

@@ -120,8 +120,8 @@ class UserStore:
     ) -> tuple[TokenInfo, str]:
         """A new token for ``user``: its record and its secret, shown this once."""
         secret = secret or token_hash.new_secret()
-        if len(secret) < 16:
-            raise UsageError("a token must be at least 16 characters long")
+        if len(secret) < token_hash.MIN_CHARS:
+            raise UsageError(f"a token must be at least {token_hash.MIN_CHARS} characters long")
         now = time.time()
         if expires_at is not None and expires_at <= now:
             raise UsageError("the token would expire before it is created")
@@ -218,3 +218,29 @@ class UserStore:
         user = await self.add_user("admin", Role.ADMIN)
         await self.create_token(user.name, name=FILE_TOKEN_NAME, secret=secret)
         return user
+
+    async def restore_file_token(self, secret: str) -> tuple[TokenInfo, list[str]] | None:
+        """On a deck with users whose token file's token (``secret``) is nobody's:
+        it is made a token of the bootstrap admin again (``admin``, else the first
+        admin), whose earlier token-file tokens are revoked; the new token and the
+        ids revoked. None when the token is someone's already.
+
+        An older version gave ``admin`` a token nobody had (it read an empty token
+        file as "", and a token is never empty); a token file written anew since
+        was then nobody's, and the deck could be logged into by nobody. The token
+        file is the machine owner's key, as the database it guards is theirs."""
+        if await self.authenticate(secret) is not None:
+            return None
+        admins = [u.name for u in await self.list_users() if u.role is Role.ADMIN]
+        if not admins:
+            return None
+        owner = "admin" if "admin" in admins else admins[0]
+        stale = [
+            t.id
+            for t in await self.list_tokens(user=owner)
+            if t.name == FILE_TOKEN_NAME and t.revoked_at is None
+        ]
+        info, _ = await self.create_token(owner, name=FILE_TOKEN_NAME, secret=secret)
+        for token_id in stale:
+            await self.revoke_token(token_id)
+        return info, stale
