@@ -3,13 +3,23 @@ line, committed at a turn's end, diffed against where they started."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from agentdeck.core.worktree import Worktree, branch_name, dirty, parse_numstat
+from agentdeck.core.worktree import (
+    Start,
+    Worktree,
+    branch_name,
+    dirty,
+    parse_numstat,
+    parse_start,
+    start_query,
+)
 from agentdeck.errors import WorktreeError
 from agentdeck.worktrees import Worktrees
+from agentdeck.worktrees import git as git_module
 from tests.worktrees.conftest import git
 
 pytestmark = pytest.mark.anyio
@@ -51,6 +61,9 @@ async def test_a_base_ref_is_where_it_starts(repo: Path, trees: Worktrees) -> No
         ("detached", None, "has a detached HEAD: no branch to start the worktree from"),
         ("dirty", None, "has uncommitted changes (calc.py): the worktree starts from the last"),
         ("clean", "no-such-ref", "has no commit 'no-such-ref'"),
+        # Read as one of rev-parse's options where the checks are asked at once.
+        ("clean", "--show-toplevel", "has no commit '--show-toplevel'"),
+        ("clean", "--branches", "has no commit '--branches'"),
         ("taken", None, f"branch agentdeck/{AGENT}/w already exists"),
         # Its directory of refs must be its own: nothing else may live there.
         ("namespace", None, f"branch agentdeck/{AGENT}/other already exists"),
@@ -79,6 +92,25 @@ async def test_what_cannot_be_a_worktree_is_refused_in_one_line(
     assert message in str(caught.value)
     assert "\n" not in str(caught.value)
     assert not (trees.root / AGENT).exists()
+
+
+async def test_the_checks_are_asked_of_git_at_once(
+    repo: Path, trees: Worktrees, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every git process agentdeck starts, as git's own trace names it (its children
+    # are named under their parent's session: not counted).
+    trace = tmp_path / "trace2.json"
+    monkeypatch.setitem(git_module._ENV, "GIT_TRACE2_EVENT", str(trace))
+    (repo / "sub").mkdir()
+    wt = await trees.create(AGENT, "w", repo / "sub")
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    started = [e["argv"][1:] for e in events if e["event"] == "start" and "/" not in e["sid"]]
+    # One rev-parse while the drivers are looked up, then status with them blanked.
+    commands = [argv[0] for argv in started]
+    assert sorted(commands[:2]) == ["config", "rev-parse"]
+    assert commands[2:] == ["status", "worktree"]
+    assert wt.base == "main" and wt.base_commit == git(repo, "rev-parse", "main").strip()
+    assert wt.repo == str(repo) and wt.git_dir == str(repo / ".git")
 
 
 async def test_a_dirty_repository_can_start_from_its_last_commit_when_asked(
@@ -145,3 +177,33 @@ def test_parsers_of_git_output() -> None:
     assert branch_name("../Weird  name..", "0123456789") == "agentdeck/0123456789/weird-name"
     assert branch_name("", "0123456789") == "agentdeck/0123456789/agent"
     assert branch_name("x.lock", "0123456789") == "agentdeck/0123456789/x"
+
+
+def test_where_a_worktree_starts_is_read_from_one_rev_parse() -> None:
+    sha = "a" * 40
+    query = start_query(None, "agentdeck/0123")
+    assert (
+        query[0] == "rev-parse"
+        and "HEAD^{commit}" in query
+        and "--branches=agentdeck/0123" in query
+    )
+    assert "main^{commit}" in start_query("main", "agentdeck/0123")
+    assert parse_start(f"/r\n/r/.git\n{sha}\nrefs/heads/main\nmain\n") == Start(
+        "/r", "/r/.git", sha, "main"
+    )
+    assert parse_start(f"/r\n/r/.git\n{'b' * 64}\nHEAD\nHEAD\n") == Start(
+        "/r", "/r/.git", "b" * 64, None
+    )  # a detached HEAD (a SHA-256 repository)
+    refused = [
+        # a branch already in the agent's directory of refs
+        f"/r\n/r/.git\n{sha}\nrefs/heads/main\nrefs/heads/agentdeck/0123/x\nmain\n",
+        # a base read as an option, printed back
+        "/r\n/r/.git\n--show-toplevel^{commit}\nrefs/heads/main\nmain\n",
+        # a newline in the repository's path
+        f"/r\nx\n/r\nx/.git\n{sha}\nrefs/heads/main\nmain\n",
+        f"r\n/r/.git\n{sha}\nrefs/heads/main\nmain\n",
+        f"/r\n/r/.git\n{sha}\nrefs/remotes/origin/main\norigin/main\n",
+        f"/r\n/r/.git\n{sha}\nrefs/heads/main\nmain",
+        "",
+    ]
+    assert [parse_start(out) for out in refused] == [None] * len(refused)

@@ -159,3 +159,44 @@ def dirty(status_porcelain: str) -> list[str]:
         if entry[0] in "RC":  # a rename or copy carries its source next
             next(parts, "")
     return paths
+
+
+_COMMIT = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
+
+
+@dataclass(frozen=True)
+class Start:
+    """Where a new worktree starts, as one ``git rev-parse`` (``start_query``) says."""
+
+    top: str  # the repository's top level
+    git_dir: str  # its git directory
+    commit: str  # the commit the base names
+    head: str | None  # the current branch, as ``symbolic-ref --short`` names it; None: detached
+
+
+def start_query(base: str | None, namespace: str) -> tuple[str, ...]:
+    """One ``git rev-parse`` for every check a new worktree needs that reads refs:
+    the repository, the commit ``base`` (default: HEAD) names, the current branch,
+    and the branches already in the agent's directory of refs (``namespace``)."""
+    return (
+        "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir",
+        f"{base or 'HEAD'}^{{commit}}", "--symbolic-full-name", "HEAD",
+        f"--branches={namespace}", "--abbrev-ref", "HEAD",
+    )  # fmt: skip
+
+
+def parse_start(out: str) -> Start | None:
+    """``start_query``'s answer when every check passed: None when it says anything
+    else (a branch in the agent's directory, a path or a base git read otherwise
+    than as asked), so the checks are made one by one to say which failed."""
+    lines = out.split("\n")
+    if len(lines) != 6 or lines[5] != "":
+        return None
+    top, git_dir, commit, full, short = lines[:5]
+    if not (top.startswith("/") and git_dir.startswith("/") and _COMMIT.fullmatch(commit)):
+        return None
+    if full == "HEAD" and short == "HEAD":
+        return Start(top, git_dir, commit, None)
+    if not full.startswith("refs/heads/") or not short or short.startswith("-"):
+        return None
+    return Start(top, git_dir, commit, short)

@@ -15,6 +15,7 @@ import asyncio
 import os
 import shutil
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from agentdeck.errors import WorktreeError
@@ -90,13 +91,16 @@ async def git(
     drivers_off: bool = False,
     stdin: bytes | None = None,
     env: Mapping[str, str] | None = None,
+    blanked: Blanked | None = None,
 ) -> str:
     """Run ``git ARGS`` in ``cwd``; its stdout. An exit status not in ``ok`` raises.
     ``drivers_off``: the repository's own attributes already turn every driver off
     (checkpoints' shadow repositories), so none is looked for. ``env``: where the
-    repository is, as agentdeck says it (``admin.View``), never as inherited."""
+    repository is, as agentdeck says it (``admin.View``), never as inherited.
+    ``blanked``: the repository's drivers as ``blanked_drivers`` found them for
+    this same repository, moments ago: not looked up again."""
     return (await git_bytes(*args, cwd=cwd, ok=ok, drivers_off=drivers_off, stdin=stdin,
-                            env=env)).decode("utf-8", "replace")  # fmt: skip
+                            env=env, blanked=blanked)).decode("utf-8", "replace")  # fmt: skip
 
 
 async def git_bytes(
@@ -106,6 +110,7 @@ async def git_bytes(
     drivers_off: bool = False,
     stdin: bytes | None = None,
     env: Mapping[str, str] | None = None,
+    blanked: Blanked | None = None,
 ) -> bytes:
     """``git`` as above, its stdout as it is (a pack)."""
     if shutil.which("git") is None:
@@ -113,8 +118,23 @@ async def git_bytes(
     config = list(SAFE_CONFIG)
     command, before = _command(args)
     if command not in _NO_DRIVERS and not drivers_off:
-        config += await _blanked_drivers(before, cwd, env)
+        config += blanked.config if blanked is not None else await _blanked(before, cwd, env)
     return await _run(args, cwd, ok, config, stdin, env)
+
+
+@dataclass(frozen=True)
+class Blanked:
+    """Every filter, diff and merge driver a repository's configuration names,
+    blanked (``GIT_CONFIG_KEY_n``/``VALUE_n`` pairs): looked up once for several
+    commands run on the same repository in a row."""
+
+    config: tuple[tuple[str, str], ...]
+
+
+async def blanked_drivers(cwd: Path | str) -> Blanked:
+    """The drivers the configuration of the repository ``cwd`` is in names, blanked
+    (none when it is no repository: the command run with them will say so)."""
+    return Blanked(tuple(await _blanked((), cwd, None)))
 
 
 async def _run(
@@ -154,7 +174,7 @@ def _command(args: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
     return "", args
 
 
-async def _blanked_drivers(
+async def _blanked(
     before: tuple[str, ...], cwd: Path | str, env: Mapping[str, str] | None
 ) -> list[tuple[str, str]]:
     """Every filter, diff and merge driver the configuration names, blanked: a file's

@@ -19,6 +19,7 @@ from agentdeck.errors import WorktreeError
 from agentdeck.worktrees.admin import View, at, found, git_in, view
 from agentdeck.worktrees.git import AS_AGENTDECK, GitFailed, git
 from agentdeck.worktrees.objects import take_in
+from agentdeck.worktrees.start import refusal, start_of
 
 # Nested repositories are the agent's: nothing of theirs is looked at.
 _STATUS = ("status", "--porcelain", "-z", "--ignore-submodules=dirty")
@@ -65,61 +66,28 @@ class Worktrees:
         self, agent_id: str, agent_name: str, repo_dir: Path, base: str | None = None
     ) -> Worktree:
         """A new worktree on a new branch from ``base`` (default: the repository's
-        current branch, which must have no uncommitted changes)."""
-        try:
-            where = await git(
-                "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir",
-                cwd=repo_dir,
-            )  # fmt: skip
-            top, git_dir = where.splitlines()[:2]
-        except (GitFailed, ValueError):
-            raise WorktreeError(
-                f"{repo_dir} is not in a git repository",
-                hint="start the agent in a repository, or without --worktree",
-            ) from None
-        if base is None:
-            try:
-                base = (await git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=top)).strip()
-            except GitFailed:
-                raise WorktreeError(
-                    f"{top} has a detached HEAD: no branch to start the worktree from",
-                    hint="pass --base REF",
-                ) from None
-            changed = dirty(await git("status", "--porcelain", "-z", "-uno", cwd=top))
-            if changed:
-                shown = ", ".join(changed[:3]) + (", …" if len(changed) > 3 else "")
-                raise WorktreeError(
-                    f"{top} has uncommitted changes ({shown}): the worktree starts from the "
-                    f"last commit of {base} and would not have them",
-                    hint=f"commit or stash them, or pass --base {base} to start without them",
-                )
-        try:
-            commit = await git("rev-parse", "--verify", "--quiet", f"{base}^{{commit}}", cwd=top)
-        except GitFailed:
-            raise WorktreeError(
-                f"{top} has no commit {base!r}", hint="pass an existing --base"
-            ) from None
+        current branch, which must have no uncommitted changes). What git itself
+        checks as it adds the worktree (the branch is new, its directory of refs
+        free) is asked again only when it refuses, to say why in one line."""
         branch = branch_name(agent_name, agent_id)
-        namespace = own_namespace(branch) or branch
-        taken = await git(
-            "for-each-ref", "--format=%(refname)", f"refs/heads/{namespace}",
-            f"refs/heads/{namespace}/", cwd=top,
-        )  # fmt: skip
-        if taken.strip():
-            raise WorktreeError(
-                f"branch {taken.split()[0].removeprefix('refs/heads/')} already exists in {top}",
-                hint="name the agent differently",
-            )
+        start = await start_of(repo_dir, base, branch)
         path = self.root / agent_id
         self.root.mkdir(parents=True, exist_ok=True)
-        await git("worktree", "add", "--quiet", "-b", branch, str(path), commit.strip(), cwd=top)
+        try:
+            await git(
+                "worktree", "add", "--quiet", "-b", branch, str(path), start.commit,
+                cwd=start.top, blanked=start.blanked,
+            )  # fmt: skip
+        except GitFailed:
+            await refusal(repo_dir, base, branch)
+            raise
         return Worktree(
-            repo=top,
+            repo=start.top,
             path=str(path),
             branch=branch,
-            base=base,
-            base_commit=commit.strip(),
-            git_dir=git_dir,
+            base=start.base,
+            base_commit=start.commit,
+            git_dir=start.git_dir,
         )
 
     async def commit_wip(self, worktree: Worktree, message: str) -> str | None:
