@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -277,6 +278,84 @@ def test_a_hung_daemon_means_the_fallback_at_the_deadline(
         assert why in done.json()["reason"]
     else:
         assert done.json() == expected
+
+
+# -- a call put to a person (the approval inbox) ----------------------------------
+
+ASKING_DEADLINE = 0.3  # the client's own, far shorter than the person's answer takes
+
+
+@dataclass
+class Asking:
+    """A daemon that says it asks a person, then answers after ``answer_after``
+    seconds (never, if None)."""
+
+    wait: float
+    answer_after: float | None
+    requests: list[HookRequest] = field(default_factory=list)
+
+    async def __call__(self, request: HookRequest) -> HookReply:
+        self.requests.append(request)
+        assert request.pending is not None, "the socket server lets the handler say it waits"
+        await request.pending(self.wait)
+        if self.answer_after is None:
+            await asyncio.Event().wait()  # until the server closes
+        await asyncio.sleep(self.answer_after or 0)
+        output = {"hookEventName": "PreToolUse", "permissionDecision": "allow"}
+        return HookReply(stdout=json.dumps({"hookSpecificOutput": output}))
+
+
+def test_a_call_put_to_a_person_is_waited_for_past_the_clients_deadline(home: Path) -> None:
+    write_hooks_json(home, deadline=ASKING_DEADLINE)
+    asking = Asking(wait=20.0, answer_after=1.5)  # five times the client's deadline
+    with ServerThread(home / "daemon.sock", asking):  # type: ignore[arg-type]
+        done = run_client(home, SAMPLES["PreToolUse"])
+
+    assert (done.code, done.err) == (0, "")
+    assert done.json()["hookSpecificOutput"]["permissionDecision"] == "allow"
+
+
+def test_a_call_nobody_answers_in_time_is_claude_codes_own_prompt(home: Path) -> None:
+    write_hooks_json(home, deadline=ASKING_DEADLINE, fallbacks={"PreToolUse": "pass"})
+    asking = Asking(wait=0.5, answer_after=None)
+    with ServerThread(home / "daemon.sock", asking):  # type: ignore[arg-type]
+        done = run_client(home, SAMPLES["PreToolUse"])
+
+    assert (done.code, done.err) == (0, "")
+    # Not the fallback (pass): the person was asked, so Claude Code asks too.
+    output = done.json()["hookSpecificOutput"]
+    assert output["permissionDecision"] == "ask"
+    assert "nobody answered within 0.5 s" in output["permissionDecisionReason"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"pending":true,"wait":1000}\n',  # past the client's ceiling
+        b'{"pending":true,"wait":"soon"}\n',
+        b'{"pending":true}\n',
+        b'{"pending":true,"wait":1}\n{"pending":true,"wait":1}\n',  # twice
+    ],
+)
+def test_a_pending_line_the_client_cannot_use_is_no_answer(home: Path, line: bytes) -> None:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+        server.bind(str(home / "daemon.sock"))
+        server.listen()
+        write_hooks_json(home, deadline=5.0, fallbacks={"PreToolUse": "deny"})
+
+        def answer() -> None:
+            conn, _ = server.accept()
+            with conn:
+                conn.recv(1 << 20)
+                conn.sendall(line)
+
+        thread = threading.Thread(target=answer, daemon=True)
+        thread.start()
+        done = run_client(home, SAMPLES["PreToolUse"])
+        thread.join(5)
+
+    assert (done.code, done.err) == (0, "")
+    assert done.json()["hookSpecificOutput"]["permissionDecision"] == "deny"  # the fallback
 
 
 # -- bad input, bad wiring -------------------------------------------------------

@@ -15,6 +15,9 @@ the daemon answers. When the daemon is down, hung past the deadline, cannot
 decide, or anything at all goes wrong, apply the event's fallback instead:
 Claude Code's own hook timeout fails *open*, so we never wait for it (the
 installer gives Claude Code 60 s; our deadline is at most 50 s, the stdin guard 30 s).
+When the daemon puts the call to a person (the approval inbox), it says so
+first (``{"pending":true,"wait":S}``): we wait S seconds more, within those
+50 s, and with no answer by then answer "ask", so Claude Code prompts itself.
 
 An agent agentdeck runs is governed in-process, so its own Claude Code's hooks
 step aside: ``AGENTDECK_AGENT_ID`` is set and that process (``CLAUDE_PID``) is a
@@ -50,6 +53,7 @@ AGENT_ENV = "AGENTDECK_AGENT_ID"  # set for agents agentdeck runs: their hooks r
 RUNNER_ENV = "AGENTDECK_RUNNER_PID"  # the process that started that agent's Claude Code
 MAX_MESSAGE = 64 * 1024 * 1024  # the daemon's limit on a request line; ours on a reply
 MAX_SUN_PATH = 107  # AF_UNIX path bytes, without the terminating NUL
+PENDING_GRACE = 3.0  # seconds past the daemon's announced wait for its answer to arrive
 STDIN_DEADLINE = 30  # seconds, under MAX_DEADLINE; Claude Code closes stdin at once
 PREFIX = "agentdeck hook: "
 
@@ -60,6 +64,10 @@ class Malformed(Exception):
 
 class Unreachable(Exception):
     """No answer from the daemon; the message says why, for the fallback's reason."""
+
+
+class Unanswered(Exception):
+    """The daemon asked a person, who did not answer in time: Claude Code asks."""
 
 
 Result = tuple[int, str, str]  # exit code, stdout, stderr
@@ -96,9 +104,13 @@ def run(argv: list[str], stdin: bytes, environ: dict[str, str], started: float =
         ).encode("utf-8")
         if len(body) > MAX_MESSAGE:
             raise Unreachable("the hook payload is larger than 64 MiB")
-        return read_reply(exchange(sock_path, body, started + deadline, deadline))
+        return read_reply(exchange(sock_path, body, started + deadline, deadline, started))
     except Malformed as exc:
         return 0, "", PREFIX + str(exc) + "\n"
+    except Unanswered as exc:
+        if name == "PreToolUse":
+            return decision("ask", f"agentdeck: {exc}: Claude Code asks instead")
+        return fallback(name, action, str(exc))
     except Unreachable as exc:
         return fallback(name, action, str(exc))
     except BaseException as exc:  # noqa: BLE001 - Claude Code must never see a traceback
@@ -176,9 +188,13 @@ def parse_event(stdin: bytes) -> tuple[str, str]:
     return text, name
 
 
-def exchange(sock_path: str, body: bytes, deadline_at: float, deadline: float) -> bytes:
-    """Send ``body``, return the reply line; ``Unreachable`` on any failure."""
+def exchange(
+    sock_path: str, body: bytes, deadline_at: float, deadline: float, started: float = 0.0
+) -> bytes:
+    """Send ``body``, return the reply line; ``Unreachable`` on any failure,
+    ``Unanswered`` when the daemon said it asks a person and no answer came."""
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    asked = 0.0  # the wait the daemon announced, once it did
     try:
         sock.settimeout(remaining(deadline_at))
         connect(sock, sock_path)
@@ -194,10 +210,23 @@ def exchange(sock_path: str, body: bytes, deadline_at: float, deadline: float) -
             chunks.append(chunk)
             size += len(chunk)
             if b"\n" in chunk:
-                break
+                line, _, rest = b"".join(chunks).partition(b"\n")
+                wait = pending_wait(line) if not asked else None
+                if wait is None:
+                    return line
+                # A person is asked: wait for the answer as long as the daemon
+                # does, never past the ceiling below Claude Code's own timeout.
+                asked = wait
+                ceiling = (started or time.monotonic()) + MAX_DEADLINE
+                deadline_at = min(time.monotonic() + wait + PENDING_GRACE, ceiling)
+                chunks, size = [rest], len(rest)
+                if b"\n" in rest:
+                    return rest.partition(b"\n")[0]
             if size > MAX_MESSAGE:
                 raise Unreachable("the daemon's answer is larger than 64 MiB")
     except TimeoutError:
+        if asked:
+            raise Unanswered(f"nobody answered within {asked:g} s") from None
         raise Unreachable(f"no answer within {deadline:g} s") from None
     except (FileNotFoundError, ConnectionRefusedError):
         raise Unreachable("the daemon is not running") from None
@@ -206,6 +235,20 @@ def exchange(sock_path: str, body: bytes, deadline_at: float, deadline: float) -
     finally:
         sock.close()
     return b"".join(chunks)
+
+
+def pending_wait(line: bytes) -> float | None:
+    """The seconds a ``{"pending":true,"wait":S}`` line announces, else None."""
+    if not line.startswith(b'{"pending"'):
+        return None
+    try:
+        said = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    wait = said.get("wait") if isinstance(said, dict) and said.get("pending") is True else None
+    if isinstance(wait, int | float) and not isinstance(wait, bool) and 0 < wait <= MAX_DEADLINE:
+        return float(wait)
+    return None
 
 
 def remaining(deadline_at: float) -> float:
@@ -238,6 +281,8 @@ def read_reply(line: bytes) -> Result:
         raise Unreachable("the daemon's answer is not JSON") from None
     if not isinstance(reply, dict):
         raise Unreachable("the daemon's answer is not a JSON object")
+    if "pending" in reply:  # a second one, or one we could not read
+        raise Unreachable("the daemon's answer is not understood")
     if reply.get("fallback") is True:
         reason = reply.get("reason")
         raise Unreachable(f"the daemon could not decide: {one_line(str(reason or 'no reason'))}")

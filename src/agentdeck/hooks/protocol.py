@@ -6,6 +6,11 @@ one line, ``{"exit":0,"stdout":"...","stderr":""}`` or, when it could not
 decide, ``{"fallback":true,"reason":"..."}`` (the client then does what
 ``hooks.json`` says for the event), and closes.
 
+Before its answer the daemon may send ``{"pending":true,"wait":S}``: a person
+is asked (the approval inbox) and the answer comes within ``S`` seconds. The
+client then waits that long (never past its own ceiling) instead of its short
+deadline, and if nothing comes, answers "ask" (Claude Code's own prompt).
+
 The client (``client.py`` and its sibling module) cannot import this module: it
 runs with ``python -S`` and the standard library only, so it speaks the same
 format by hand. ``tests/hooks`` hold both sides to it.
@@ -35,10 +40,16 @@ class MalformedRequest(AgentdeckError):
     """A request line the daemon cannot read; the message is one line for the user."""
 
 
+Pending = Callable[[float], Awaitable[None]]
+
+
 @dataclass(frozen=True)
 class HookRequest:
     event: dict[str, Any]
     env: dict[str, str] = field(default_factory=dict)
+    # Tells the client to wait up to that many seconds for the answer (the
+    # server sets it; None where nobody listens, e.g. in-process callers).
+    pending: Pending | None = field(default=None, compare=False, repr=False)
 
     @property
     def name(self) -> str | None:
@@ -95,6 +106,10 @@ def decode_request(line: bytes) -> HookRequest:
     ):
         raise MalformedRequest('request "env" is not an object of strings')
     return HookRequest(event=event, env=env)
+
+
+def encode_pending(seconds: float) -> bytes:
+    return _line({"pending": True, "wait": seconds})
 
 
 def encode_reply(reply: HookReply) -> bytes:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import socket
@@ -23,6 +24,7 @@ from agentdeck.hooks.protocol import (
     HookReply,
     MalformedRequest,
     decode_request,
+    encode_pending,
     encode_reply,
 )
 
@@ -116,7 +118,7 @@ class HookSocketServer:
                 await self._skip_line(reader)  # unread data would reset the connection
                 reply = HookReply.fall_back("the daemon is busy")
             else:
-                reply = await self._answer(reader)
+                reply = await self._answer(reader, writer)
             writer.write(encode_reply(reply))
             async with asyncio.timeout(WRITE_DEADLINE):
                 await writer.drain()
@@ -129,7 +131,9 @@ class HookSocketServer:
                 async with asyncio.timeout(WRITE_DEADLINE):
                     await writer.wait_closed()
 
-    async def _answer(self, reader: asyncio.StreamReader) -> HookReply:
+    async def _answer(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> HookReply:
         try:
             async with asyncio.timeout(self.read_deadline):
                 line = await reader.readuntil(b"\n")
@@ -149,6 +153,13 @@ class HookSocketServer:
             logger.warning("malformed hook request: %s", exc)
             return HookReply(stderr=f"agentdeck: {exc}")
         assert self._handler is not None
+
+        async def pending(seconds: float) -> None:
+            writer.write(encode_pending(seconds))
+            async with asyncio.timeout(WRITE_DEADLINE):
+                await writer.drain()
+
+        request = dataclasses.replace(request, pending=pending)
         try:
             async with asyncio.timeout(self.handler_deadline):
                 return await self._handler(request)
