@@ -46,51 +46,67 @@ turns:
 """ % ("After the disk filled. " * 1000)
 
 
-async def test_an_agent_on_a_full_disk_ends_in_error_everywhere_and_down_finishes(
+async def test_agents_on_a_full_disk_end_in_error_everywhere_and_down_finishes(
     tmp_path: Path, daemons: list[Daemon]
 ) -> None:
-    work = tmp_path / "work"
-    (work / ".agentdeck").mkdir(parents=True)
-    (work / ".agentdeck" / "fill.yaml").write_text(SCENARIO)
+    works = [tmp_path / f"work{i}" for i in range(2)]
+    for work in works:
+        (work / ".agentdeck").mkdir(parents=True)
+        (work / ".agentdeck" / "fill.yaml").write_text(SCENARIO)
     with small_disk(tmp_path / "disk", "4m") as disk:
         env = deck_env(tmp_path, AGENTDECK_HOME=str(disk / "home"))
         daemon = await Daemon(env).start()
         daemons.append(daemon)
         async with daemon.api() as api:
-            body = {
-                "prompt": "wait, then talk",
-                "cwd": str(work),
-                "scenario": str(work / ".agentdeck" / "fill.yaml"),
-                "allow": ["Bash(python3:*)"],
-            }
-            r = await api.post("/api/agents", json=body)
-            assert r.status_code == 201, r.text
-            agent_id = r.json()["id"]
+            ids = []
+            for work in works:
+                body = {
+                    "prompt": "wait, then talk",
+                    "cwd": str(work),
+                    "scenario": str(work / ".agentdeck" / "fill.yaml"),
+                    "allow": ["Bash(python3:*)"],
+                }
+                r = await api.post("/api/agents", json=body)
+                assert r.status_code == 201, r.text
+                ids.append(r.json()["id"])
 
-            async def agent(**want: Any) -> dict[str, Any] | None:
-                got = (await api.get(f"/api/agents/{agent_id}")).json()
-                return got if all(got[k] == v for k, v in want.items()) else None
+            async def agents(**want: Any) -> list[dict[str, Any]] | None:
+                got = [(await api.get(f"/api/agents/{i}")).json() for i in ids]
+                return got if all(a[k] == v for a in got for k, v in want.items()) else None
 
-            await eventually(lambda: agent(current_tool="Bash"), timeout=90, what="Bash")
+            await eventually(lambda: agents(current_tool="Bash"), timeout=90, what="Bash")
             filler = fill(disk)
-            (work / "go").touch()
-            ended = await eventually(lambda: agent(state="error"), timeout=90, what="error")
+            for work in works:
+                (work / "go").touch()
+            ended = await eventually(lambda: agents(state="error"), timeout=90, what="errors")
 
-            said = ended["last_error"]
-            assert said.startswith(f"the disk is full: {disk / 'home' / 'agentdeck.db'} "), said
-            assert ended["pid"] is None and ended["current_tool"] is None
+            # Each says why, the second too: the room the first end freed stayed
+            # for the ends, nothing else could take it.
+            db = disk / "home" / "agentdeck.db"
+            said = {a["id"]: a["last_error"] for a in ended}
+            for text in said.values():
+                assert text.startswith(f"the disk is full: {db} could not be written"), said
+            assert all(a["pid"] is None and a["current_tool"] is None for a in ended)
             listed = deck(env, "ls", "--json")
             assert listed.code == 0, listed.err
-            assert [(a["id"], a["state"]) for a in listed.json()] == [(agent_id, "error")]
-            shown = deck(env, "show", agent_id[:8], "--json")
-            assert shown.code == 0, shown.err
-            assert (shown.json()["state"], shown.json()["last_error"]) == ("error", said)
-            page = await api.get(f"/agents/{agent_id}")
-            assert page.status_code == 200 and "the disk is full: " in page.text
-            db = disk / "home" / "agentdeck.db"
-            assert sqlite_rows(db, "SELECT state, last_error FROM agents") == [("error", said)]
-            last = sqlite_rows(db, "SELECT type FROM events ORDER BY id DESC LIMIT 2")
-            assert last == [("state_changed",), ("error_occurred",)]
+            assert {a["id"]: (a["state"], a["last_error"]) for a in listed.json()} == {
+                i: ("error", t) for i, t in said.items()
+            }
+            for agent_id, text in said.items():
+                shown = deck(env, "show", agent_id[:8], "--json")
+                assert shown.code == 0, shown.err
+                assert (shown.json()["state"], shown.json()["last_error"]) == ("error", text)
+                page = await api.get(f"/agents/{agent_id}")
+                assert page.status_code == 200 and "the disk is full: " in page.text
+            rows = sqlite_rows(db, "SELECT id, state, last_error FROM agents")
+            assert {r[0]: (r[1], r[2]) for r in rows} == {i: ("error", t) for i, t in said.items()}
+            for agent_id in ids:
+                last = sqlite_rows(
+                    db,
+                    f"SELECT type FROM events WHERE agent_id = '{agent_id}' "
+                    "ORDER BY id DESC LIMIT 2",
+                )
+                assert last == [("state_changed",), ("error_occurred",)]
 
             filler.unlink()
         down = deck(env, "down", timeout=60)
@@ -98,6 +114,7 @@ async def test_an_agent_on_a_full_disk_ends_in_error_everywhere_and_down_finishe
         assert daemon.proc is not None
         _, log = daemon.proc.communicate(timeout=30)
         assert daemon.proc.returncode == 0, log
-        assert "the disk is full: not written: " in log and f"of agent {agent_id}" in log
+        assert "the disk is full: not written: " in log  # what was lost is said
         assert "Task exception was never retrieved" not in log
-        assert sqlite_rows(db, "SELECT state, last_error FROM agents") == [("error", said)]
+        rows = sqlite_rows(db, "SELECT id, state, last_error FROM agents")
+        assert {r[0]: (r[1], r[2]) for r in rows} == {i: ("error", t) for i, t in said.items()}

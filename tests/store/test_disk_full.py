@@ -106,7 +106,14 @@ async def test_a_full_disk_keeps_room_for_an_agents_last_state(
         assert (await store.get_agent("a1")).state == AgentState.ERROR  # read back
         assert sqlite_rows(store.db_path, "SELECT state FROM agents") == [("error",)]
 
-        with pytest.raises(DiskFull):  # spent: nothing big fits
+        # What room it freed stays for the other agents' ends: the rest is refused.
+        with pytest.raises(DiskFull, match="room left on its disk is kept for agents' last"):
+            await store.record([text("a2", 0)], make_agent("a2"))
+        await store.record(
+            [text("a2", 1)], make_agent("a2", state=AgentState.ERROR), essential=True
+        )
+        assert (await store.get_agent("a2")).state == AgentState.ERROR
+        with pytest.raises(DiskFull):  # spent: nothing big fits, even essential
             await store.record([big("a1")], essential=True)
 
         filler.unlink()  # room again: writes land, the reserve is made again

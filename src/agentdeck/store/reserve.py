@@ -6,9 +6,11 @@ board shows the agent ``running`` with no process behind it. So the store keeps
 a small file of allocated blocks next to the database (``<db>.reserve``, on the
 same filesystem by construction). When a write the caller marked essential
 fails for lack of room, the writer deletes the file and tries that write once
-more, in the room it freed. The reserve is made again once a write succeeds and
-the disk has room for it twice over (``statvfs``: cheap, and only asked while
-the reserve is missing).
+more, in the room it freed. From then on (``spent``) the writer refuses the
+writes that are not essential while the disk lacks room to make the reserve
+again (twice its size, by ``statvfs``: cheap), so the room freed is the other
+agents' ends' too; once there is room the reserve is made again and every
+write goes through.
 
 Blocking file I/O: only the writer thread (and ``Store.open``) call this.
 """
@@ -46,6 +48,7 @@ class Reserve:
     def __init__(self, path: Path, size: int = RESERVE_BYTES) -> None:
         self.path = path
         self.size = size
+        self.spent = False  # released for an essential write, not made again yet
 
     @property
     def held(self) -> bool:
@@ -78,6 +81,7 @@ class Reserve:
             logger.warning("no room kept for the database at %s: %s", self.path, exc.strerror)
             return False
         os.close(fd)
+        self.spent = False
         return True
 
     def remake_due(self) -> bool:
@@ -100,4 +104,5 @@ class Reserve:
         except OSError as exc:
             logger.error("could not release the room kept at %s: %s", self.path, exc.strerror)
             return False
+        self.spent = True
         return True

@@ -15,8 +15,10 @@ item fails alone.
 A full disk (SQLITE_FULL, ENOSPC) fails the whole batch at once, with
 ``DiskFull``, and the log says what was not written (which agents' events and
 rows; never their text). An item marked ``essential`` (an agent's last state)
-is tried once more in the room the store's ``Reserve`` gives back. The thread
-goes on either way: the next write succeeds once there is room again.
+is tried once more in the room the store's ``Reserve`` gives back; until there
+is room to make the reserve again, only essential items are tried, so that room
+stays for them. The thread goes on either way: writes succeed once there is
+room again.
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ class WorkItem:
         return max(1, len(self.event_rows))
 
 
+FULL_HINT = "free space on its disk; agentdeck writes again once there is room"
 _STOP = object()
 _Outcome = tuple[WorkItem, WorkResult | None, BaseException | None]
 
@@ -171,13 +174,17 @@ class Writer:
                 leftovers.append((item, None, StoreError("the store was closed before the write")))
         self._settle(leftovers)
 
-    def _process(self, batch: list[WorkItem]) -> None:
+    def _process(self, batch: list[WorkItem], *, reserve_used: bool = False) -> None:
+        if not reserve_used:
+            batch = self._kept_for_ends(batch)
+            if not batch:
+                return
         try:
             outcomes, stored = self._commit(batch)
         except Exception as exc:  # noqa: BLE001 - the thread must survive any failed write
             self._rolled_back()
             if is_disk_full(exc):
-                self._disk_full(batch, exc)
+                self._disk_full(batch, exc, reserve_used=reserve_used)
                 return
             if len(batch) > 1 and not is_busy_error(exc):
                 # Isolate the culprit: the others still commit, each atomically.
@@ -195,25 +202,44 @@ class Writer:
         self._settle(outcomes)
         self._notify(stored)
 
-    def _disk_full(self, batch: list[WorkItem], exc: Exception) -> None:
+    def _disk_full(self, batch: list[WorkItem], exc: Exception, *, reserve_used: bool) -> None:
         """No room: the essential items get the reserve's room (once), the rest
         fail now; what is not written is said."""
         essential = [item for item in batch if item.essential]
-        if essential and self._reserve is not None and self._reserve.release():
+        reserve = None if reserve_used else self._reserve
+        if essential and reserve is not None and reserve.release():
             logger.warning(
                 "the disk is full: the room kept for agents' last states (%d KiB) is used now",
-                self._reserve.size // 1024,
+                reserve.size // 1024,
             )
             rest = [item for item in batch if not item.essential]
             if rest:
                 self._fail_full(rest, exc)
-            self._process(essential)
+            self._process(essential, reserve_used=True)
             return
         self._fail_full(batch, exc)
+
+    def _kept_for_ends(self, batch: list[WorkItem]) -> list[WorkItem]:
+        """The reserve was spent and the disk has no room to make it again: what
+        room there is stays for essential items; the others fail now."""
+        reserve = self._reserve
+        if reserve is None or not reserve.spent:
+            return batch
+        if reserve.remake_due() and reserve.make():
+            return batch
+        held = [item for item in batch if not item.essential]
+        if held:
+            why = "the room left on its disk is kept for agents' last states"
+            self._fail_full(held, DiskFull(self._full_message(why), hint=FULL_HINT))
+        return [item for item in batch if item.essential]
 
     def _fail_full(self, items: list[WorkItem], exc: Exception) -> None:
         logger.error("the disk is full: not written: %s", describe(items))
         self._settle([(item, None, self._store_error(exc)) for item in items])
+
+    def _full_message(self, why: str) -> str:
+        where = f"{self._path} " if self._path is not None else "the database "
+        return f"the disk is full: {where}could not be written ({why})"
 
     def _rolled_back(self) -> None:
         """A failed COMMIT can leave the transaction open (SQLite keeps it after
@@ -272,11 +298,7 @@ class Writer:
             return exc
         err: StoreError
         if is_disk_full(exc):
-            where = f"{self._path} " if self._path is not None else "the database "
-            err = DiskFull(
-                f"the disk is full: {where}could not be written ({_reason(exc)})",
-                hint="free space on its disk; agentdeck writes again once there is room",
-            )
+            err = DiskFull(self._full_message(_reason(exc)), hint=FULL_HINT)
         elif is_busy_error(exc):
             err = StoreError(
                 f"the database stayed locked by another process for {BUSY_TIMEOUT_MS / 1000:.0f}s",
