@@ -17,7 +17,7 @@ from claude_agent_sdk import SdkMcpTool, create_sdk_mcp_server
 
 from agentdeck import __version__
 from agentdeck.core.agent import Agent
-from agentdeck.core.redact import scrub
+from agentdeck.core.patch_scrub import scrub_patch
 from agentdeck.errors import AgentdeckError, Refused
 from agentdeck.orchestration import texts
 from agentdeck.orchestration.deck_server import SERVER, spawn_config
@@ -300,7 +300,7 @@ def handlers(
             f"  {f.path}  " + ("binary" if f.added is None else f"+{f.added} -{f.removed}")
             for f in changes.files
         )
-        patch = scrub(changes.patch)
+        patch = scrub_patch(changes.patch)
         if len(patch) > DIFF_CHARS:
             patch = patch[:DIFF_CHARS] + f"\n[cut at {DIFF_CHARS} characters]"
         head = f"{child.name} on {worktree.branch}, {len(changes.files)} file(s) changed"

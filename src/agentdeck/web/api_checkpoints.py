@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import Field
 
-from agentdeck.core.redact import scrub
+from agentdeck.core.patch_scrub import scrub_patch
 from agentdeck.daemon.deck import Deck
 from agentdeck.web.api import AgentRef
 from agentdeck.web.auth import channel_of
@@ -44,5 +44,5 @@ async def agent_rewind(request: Request, ref: AgentRef, body: RewindIn) -> dict[
     agent = await deck.get_agent(ref)
     done = await deck.runner.rewind(agent, to=body.to, dry_run=body.dry_run, by=channel_of(request))
     out = done.to_dict()
-    out["patch"] = scrub(done.patch)  # a viewer like the event log: no secrets
+    out["patch"] = scrub_patch(done.patch)  # a viewer like the event log: no secrets
     return out

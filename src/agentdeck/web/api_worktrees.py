@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import Field
 
 from agentdeck.core.merge_queue import MergeState
-from agentdeck.core.redact import scrub
+from agentdeck.core.patch_scrub import scrub_patch
 from agentdeck.daemon.deck import Deck
 from agentdeck.web.api import AgentRef
 from agentdeck.web.auth import channel_of
@@ -36,7 +36,7 @@ async def agent_diff(
     worktree = worktree_of(agent)
     changes = await deck.runner.worktrees.diff(worktree, against=against, patch=not stat)
     found = changes.to_dict(agent, worktree)
-    found["patch"] = scrub(changes.patch)  # a viewer like the event log: no secrets
+    found["patch"] = scrub_patch(changes.patch)  # a viewer like the event log: no secrets
     return found
 
 

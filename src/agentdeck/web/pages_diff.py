@@ -11,7 +11,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import DiffLexer
 
 from agentdeck.core.agent import Agent
-from agentdeck.core.redact import scrub
+from agentdeck.core.patch_scrub import scrub_patch
 from agentdeck.core.worktree import Worktree
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import WorktreeError
@@ -26,7 +26,7 @@ FORMATTER = HtmlFormatter(noclasses=True, nowrap=True, style="default")
 def highlighted(patch: str) -> tuple[Markup, bool]:
     """A patch scrubbed of secrets (the page is a viewer like the event log) and
     highlighted; whether it was cut at PAGE_PATCH_CHARS."""
-    clean = scrub(patch)
+    clean = scrub_patch(patch)
     cut = len(clean) > PAGE_PATCH_CHARS
     return Markup(highlight(clean[:PAGE_PATCH_CHARS], DiffLexer(), FORMATTER)), cut
 
