@@ -82,3 +82,52 @@ def test_a_background_subagents_write_is_answered_and_audited(tmp_path: Path) ->
     assert "want to take this action" not in logs
     audit = deck(env, "audit", "ls", "--agent", agent["id"], "--json").json()
     assert [(e["tool"], e["decision"]) for e in audit] == [("Agent", "allow"), ("Write", "allow")]
+
+
+SHELL_THEN_WRITE = {
+    "name": "background-shell",
+    "description": "A background shell; the turn that reports its end writes a file.",
+    "turns": [
+        {
+            "reply": [
+                {
+                    "tool_use": {
+                        "name": "Bash",
+                        "input": {
+                            "command": "sleep 1; echo slept",
+                            "run_in_background": True,
+                            "description": "sleep",
+                        },
+                    }
+                }
+            ]
+        },
+        {"reply": [{"text": "PARENT: the shell is on it"}]},
+        {
+            "reply": [
+                {
+                    "tool_use": {
+                        "name": "Write",
+                        "input": {"file_path": "after.txt", "content": "x\\n"},
+                    }
+                }
+            ]
+        },
+        {"reply": [{"text": "PARENT: the shell finished"}]},
+    ],
+}
+
+
+def test_the_turn_that_reports_a_background_shell_is_answered(tmp_path: Path) -> None:
+    env = deck_env(tmp_path)
+    scenario = tmp_path / "shell.yaml"
+    scenario.write_text(yaml.safe_dump(SHELL_THEN_WRITE))
+
+    done = deck(env, "run", "--scenario", str(scenario), "--allow", "Bash(sleep *)", "go", "--json")
+
+    assert done.code == 0, done.err
+    outcome = done.json()
+    assert outcome["result"]["result"] == "PARENT: the shell finished"
+    assert Path(outcome["agent"]["cwd"], "after.txt").read_text() == "x\\n"
+    logs = deck(env, "logs", outcome["agent"]["id"], "--json").out
+    assert "want to take this action" not in logs

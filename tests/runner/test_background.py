@@ -49,6 +49,10 @@ def result(origin: dict[str, Any] | None = None) -> ResultMessage:
     )  # fmt: skip
 
 
+def init() -> SystemMessage:
+    return SystemMessage(subtype="init", data={})
+
+
 NOTIFICATION_TURN = {"kind": "task-notification", "producer": "session-task"}
 
 
@@ -60,16 +64,19 @@ def feed(*messages: object) -> BackgroundTasks:
 
 
 def test_nothing_in_the_background_holds_nothing() -> None:
-    assert not feed(result()).holds_input
+    tasks = feed(init())
+    assert tasks.holds_input  # the turn is under way
+    tasks.see(result())
+    assert not tasks.holds_input
 
 
 def test_a_background_subagent_holds_the_input_until_its_report_is_told() -> None:
     # The order the CLI printed it in (claude-code-protocol.md §6.6).
-    tasks = feed(listed(("a1", "local_agent")), started("a1", "local_agent"), result())
+    tasks = feed(init(), listed(("a1", "local_agent")), started("a1", "local_agent"), result())
     assert tasks.holds_input  # the parent's turn is over, the subagent is not
-    for message in (updated("a1", "completed"), notified("a1"), listed()):
+    for message in (updated("a1", "completed"), notified("a1"), listed(), init()):
         tasks.see(message)
-    assert tasks.holds_input  # the turn that tells the model is owed
+    assert tasks.holds_input  # the turn that tells the model is owed, then under way
     tasks.see(result(NOTIFICATION_TURN))
     assert not tasks.holds_input
 
@@ -87,14 +94,22 @@ def test_a_foreground_subagent_owes_no_turn() -> None:
     ).holds_input
 
 
-def test_a_background_shell_asks_nothing_and_may_run_for_ever() -> None:
-    assert not feed(listed(("b1", "local_bash")), started("b1", "local_bash"), result()).holds_input
+def test_a_background_shell_holds_the_input_until_its_report_is_told() -> None:
+    # Claude Code waits for it anyway; the turn that reports it may call tools.
+    tasks = feed(listed(("b1", "local_bash")), started("b1", "local_bash"), result())
+    assert tasks.holds_input
+    for message in (notified("b1"), listed(), result(NOTIFICATION_TURN)):
+        tasks.see(message)
+    assert not tasks.holds_input
 
 
 def test_a_task_stopped_without_a_notification_owes_nothing() -> None:
-    assert not feed(
-        started("a1", "local_agent"), updated("a1", "killed"), listed(), result()
-    ).holds_input
+    tasks = feed(init(), started("a1", "local_agent"), result())
+    assert tasks.holds_input
+    tasks.see(updated("a1", "killed"))  # a notification may still come
+    assert tasks.holds_input
+    tasks.see(listed())  # none did: no turn is owed, the input may end now
+    assert not tasks.holds_input
 
 
 def test_the_clis_list_is_the_truth() -> None:

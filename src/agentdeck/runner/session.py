@@ -4,9 +4,9 @@ An ``AgentSession`` owns a ``ClaudeSDKClient``, reads every message it yields,
 turns it into events and commits them together with the agent row (so the board
 never disagrees with the log). Steering — follow-ups, interrupt, kill, graceful
 close — goes through it. In one-shot mode (``agentdeck run``) the session ends
-after its first result that leaves no background subagent running nor its
-report owed (``runner.background``): stdin is closed and the CLI is read until
-it exits.
+after its first result, once no turn, background task or report of one is
+under way or owed (``runner.background``): stdin is closed and the CLI is read
+until it exits.
 """
 
 from __future__ import annotations
@@ -733,10 +733,16 @@ class AgentSession:
             await self._snapshot_turn()
             self._results.put_nowait(result)
             self.turn_over.set()
-            # One-shot: its input ends with its work, not while a background
-            # subagent may still ask (its answers would never reach the CLI).
-            if not self.keep_alive and not self._background_tasks.holds_input:
-                await self._end_input()
+        # One-shot: its input ends with its work (after its first result), not while
+        # a background task or the turn reporting it may still ask (the answers
+        # would never reach the CLI): at a result, or when the last task ends.
+        if (
+            not self.keep_alive
+            and self.turn_over.is_set()
+            and not self._input_ended
+            and not self._background_tasks.holds_input
+        ):
+            await self._end_input()
 
     async def _snapshot_turn(self) -> None:
         """What the turn left uncommitted in the agent's worktree, committed on its
