@@ -7,6 +7,7 @@ import ast
 import inspect
 
 from agentdeck.cli import remote, render
+from agentdeck.core import log_lines
 from agentdeck.core.agent import AgentState
 from agentdeck.core.approvals import ApprovalState
 from agentdeck.core.asks import AskState
@@ -25,7 +26,7 @@ def test_the_states_are_the_records_states() -> None:
 
 
 def test_every_event_type_the_log_draws_is_one_of_the_records() -> None:
-    tree = ast.parse(inspect.getsource(render.event_line))
+    tree = ast.parse(inspect.getsource(log_lines.log_line))  # `logs` and the TUI draw these
     drawn = {
         node.comparators[0].value
         for node in ast.walk(tree)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from agentdeck.tui.board import Board, age
-from agentdeck.tui.render import tool_summary, transcript_line
+from agentdeck.tui.entries import Entry, entries_from, renderable
+from agentdeck.tui.render import tool_summary
 
 
 def agent(id_: str, name: str, *, parent: str | None = None, at: float = 0.0) -> dict[str, Any]:
@@ -70,19 +71,30 @@ def test_transcript_lines() -> None:
     assert tool_summary("Bash", {"command": "pytest   -q\n-x"}) == "Bash(pytest -q -x)"
     assert tool_summary("Custom", {}) == "Custom"
     assert tool_summary("mcp__x__y", {"n": 1, "what": "it"}) == "mcp__x__y(it)"
-    line = transcript_line(event(1, "a", "tool_called", tool="Read", input={"file_path": "a.py"}))
-    assert line is not None and "Read(a.py)" in line
-    # What came from an agent is escaped, never taken as markup.
-    text = transcript_line(event(2, "a", "assistant_text", text="[b]not bold[/b]"))
-    assert text == "\\[b]not bold\\[/b]"
-    failed = transcript_line(event(3, "a", "tool_returned", output="boom", is_error=True))
-    assert failed is not None and "error: boom" in failed
-    assert transcript_line(event(4, "a", "hook_received", hook="X")) is None
+    calls: dict[str, Entry] = {}
+    [call] = entries_from(
+        [event(1, "a", "tool_called", tool="Read", input={"file_path": "a.py"}, tool_use_id="t")],
+        calls,
+    )
+    assert "▸ ⚙ Read(a.py)" in renderable(call).plain  # type: ignore[union-attr]
+    # What came from an agent is never taken as markup.
+    [said] = entries_from([event(2, "a", "notice", message="[b]not bold[/b]")], calls)
+    assert renderable(said).plain == "· [b]not bold[/b]"  # type: ignore[union-attr]
+    [failed] = entries_from(
+        [event(3, "a", "tool_returned", output="boom", is_error=True, tool_use_id="x")], calls
+    )
+    assert renderable(failed).plain == "  ⎿ boom"  # type: ignore[union-attr]
+    assert entries_from([event(4, "a", "hook_received", hook="X")], calls) == []
 
 
-def test_a_transcript_opens_with_the_first_prompt() -> None:
+def test_a_transcript_shows_the_first_prompt_once() -> None:
+    """The prompt is in ``agent_spawned`` and, sent, in the first ``user_message_sent``:
+    it was shown for each."""
     spawned = event(1, "a", "agent_spawned", name="n", cwd="/", spec={"prompt": "fix [it]"})
-    assert transcript_line(spawned) == "[b cyan]>[/] fix \\[it]"
+    sent = event(3, "a", "user_message_sent", text="fix [it]")
+    started = event(2, "a", "state_changed", old=None, new="starting")
+    shown = [renderable(e).plain for e in entries_from([spawned, started, sent], {})]  # type: ignore[union-attr]
+    assert shown == ["◆ state starting", "> fix [it]"]
 
 
 def test_mcp_tools_are_short_in_the_table() -> None:

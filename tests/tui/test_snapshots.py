@@ -52,6 +52,7 @@ def agents(now: float) -> list[dict[str, Any]]:
 
 TRANSCRIPT = [
     ("agent_spawned", {"name": "fixer", "spec": {"prompt": "fix the failing test"}}),
+    ("user_message_sent", {"text": "fix the failing test"}),
     ("assistant_text", {"text": "Let me run the **tests** first, then read `calc.py`."}),
     ("tool_called", {"tool": "Bash", "tool_use_id": "t1",
                      "input": {"command": "python3 -m pytest -q"}}),
@@ -60,7 +61,8 @@ TRANSCRIPT = [
     ("tool_returned", {"tool_use_id": "t2", "output": "def add(a, b):\n    return a - b\n",
                        "size": 31}),
     ("assistant_text", {"text": "The bug:\n\n- `add` *subtracts*\n- the fix is one character"}),
-    ("permission_requested", {"tool": "Bash", "input": {"command": "git commit -am fix"}}),
+    ("permission_requested", {"tool": "Bash", "input": {"command": "git commit -am fix"},
+                              "request_id": "apr1"}),
 ]  # fmt: skip
 
 INBOX = [

@@ -126,7 +126,7 @@ async def test_a_long_transcript_opens_at_its_end_and_pages_back(
         assert "round 0 of work" in view.text and "⚙ Bash(step 0)" in view.text
         assert view.detached and f"Bash(step {ROUNDS - 1})" not in view.text
         # A call and its result split across two pages are one entry again.
-        assert "↳" not in view.text
+        assert "⎿" not in view.text
 
         # End: the newest page again, following live events.
         await pilot.press("end")

@@ -13,7 +13,8 @@ import os
 import time
 
 from agentdeck.cli.styled import Line, Table
-from agentdeck.core.summary import age, deck_summary, short, tool_summary
+from agentdeck.core.log_lines import STATE_STYLE, log_line
+from agentdeck.core.summary import age, short
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -22,86 +23,12 @@ if TYPE_CHECKING:
 
     Record = dict[str, Any]
 
-# Each agent state (``AgentState``'s values) and its colour.
-STATE_STYLE = {
-    "starting": "cyan",
-    "running": "bold blue",
-    "awaiting_permission": "bold yellow",
-    "awaiting_input": "yellow",
-    "awaiting_agents": "cyan",
-    "idle": "green",
-    "done": "bold green",
-    "error": "bold red",
-    "interrupted": "magenta",
-    "killed": "red",
-}
-
 
 def event_line(event: Record) -> Line | None:
-    """One event (``StoredEvent.to_dict()``) as a line, or None for one not shown."""
-    d = event.get("data") or {}
-    kind = event["type"]
-    if kind == "assistant_text":
-        return Line.assemble(("● ", "bold"), d.get("text", ""))
-    if kind == "user_message_sent":
-        return Line.assemble(("> ", "bold cyan"), (short(d.get("text", ""), 200), "cyan"))
-    if kind == "tool_called":
-        tool, tool_input = d.get("tool", "?"), d.get("input", {})
-        deck = deck_summary(tool, tool_input)
-        if deck is not None:
-            return Line.assemble(("⇢ ", "cyan"), (deck, "cyan"))
-        return Line.assemble(("⚙ ", "yellow"), tool_summary(tool, tool_input))
-    if kind == "question_asked":
-        rid = d.get("ask_id")
-        to = "its orchestrator" if d.get("to_agent_id") else "a person"
-        return Line(
-            f"? asks {to}: {short(d.get('question', ''), 200)} — answer with "
-            f"`agentdeck answer {rid} TEXT`",
-            style="bold yellow",
-        )
-    if kind == "question_answered":
-        if d.get("answer") is None:
-            return Line("· its question expired unanswered", style="yellow")
-        return Line(f"← answer from {d.get('by')}: {short(d.get('answer', ''), 200)}", style="cyan")
-    if kind == "tool_returned":
-        style = "red" if d.get("is_error") else "dim"
-        size = d.get("size", 0)
-        extra = f" [{size} bytes, full output: {d['payload_path']}]" if d.get("truncated") else ""
-        return Line("  ⎿ " + short(d.get("output", ""), 160) + extra, style=style)
-    if kind == "state_changed":
-        new = d.get("new", "")
-        style = STATE_STYLE.get(new, "")
-        reason = f" ({short(d['reason'], 120)})" if d.get("reason") else ""
-        return Line.assemble(("◆ state ", "dim"), (new, style), (reason, "dim"))
-    if kind == "turn_completed":
-        cost = d.get("cost_usd") or 0.0
-        status = "error" if d.get("is_error") else "ok"
-        return Line(
-            f"✓ turn done: {status}, {d.get('terminal_reason')}, {d.get('num_turns')} model turns, "
-            f"${cost:.4f}, {d.get('duration_ms')} ms",
-            style="red" if d.get("is_error") else "green",
-        )
-    if kind == "error_occurred":
-        return Line(f"✗ {d.get('message')}", style="bold red")
-    if kind == "permission_requested":
-        rid = d.get("request_id")
-        return Line(
-            f"? approval needed: {tool_summary(d.get('tool', '?'), d.get('input', {}))} — "
-            f"answer with `agentdeck approve {rid}` or `agentdeck deny {rid}`",
-            style="bold yellow",
-        )
-    if kind == "permission_resolved":
-        return Line(
-            f"⛔ permission {d.get('decision')}: {short(d.get('reason') or '', 160)}",
-            style="yellow",
-        )
-    if kind == "notice":
-        return Line(f"· {short(d.get('message', ''), 160)}", style="dim")
-    if kind == "sandbox_blocked":
-        return Line(f"⛔ sandbox blocked a {d.get('what')}: {d.get('target')}", style="yellow")
-    if kind == "budget_warning":
-        return Line(f"⚠ {short(d.get('message', ''), 160)}", style="yellow")
-    return None
+    """One event (``StoredEvent.to_dict()``) as a line, or None for one not shown
+    (the TUI's transcript draws the same runs: ``core.log_lines``)."""
+    spans = log_line(event)
+    return None if spans is None else Line.assemble(*spans)
 
 
 def ago(ts: float) -> str:

@@ -2,7 +2,8 @@
 
 An assistant's text is one Markdown entry; a tool call is one entry holding its
 result (paired by ``tool_use_id``), drawn on one line until it is expanded; every
-other event the reader wants is one line of markup (``render.transcript_line``).
+other event the reader wants is one line, the same runs ``agentdeck logs`` prints
+(``core.log_lines``): a line of the pane and a line of the log never differ.
 An expanded call shows its input and its output a page of ``OUTPUT_PAGE_LINES``
 lines at a time.
 """
@@ -18,7 +19,7 @@ from rich.markdown import Markdown
 from rich.markup import escape
 from rich.text import Text
 
-from agentdeck.tui.render import tool_summary, transcript_line
+from agentdeck.core.log_lines import log_line
 
 OUTPUT_PAGE_LINES = 40
 INPUT_LINES = 20
@@ -31,7 +32,8 @@ class Entry:
 
     first_id: int
     kind: str
-    body: str = ""  # the Markdown text, or the line's markup
+    body: str = ""  # the Markdown text
+    spans: list[tuple[str, str]] = field(default_factory=list)  # a line's runs
     tool: str = ""
     input: dict[str, Any] = field(default_factory=dict)
     tool_use_id: str | None = None
@@ -76,11 +78,11 @@ def entries_from(events: list[dict[str, Any]], open_calls: dict[str, Entry]) -> 
                 open_calls[entry.tool_use_id] = entry
         elif kind == "tool_returned" and data.get("tool_use_id") in open_calls:
             open_calls.pop(str(data["tool_use_id"])).result = data
-        elif kind == "tool_returned" and (line := transcript_line(event)) is not None:
+        elif kind == "tool_returned" and (spans := log_line(event)) is not None:
             # Its call is not on screen (an older page): adopted if that page comes.
-            out.append(Entry(event_id, "line", body=line, result=data))
-        elif (line := transcript_line(event)) is not None:
-            out.append(Entry(event_id, "line", body=line))
+            out.append(Entry(event_id, "line", spans=spans, result=data))
+        elif (spans := log_line(event)) is not None:
+            out.append(Entry(event_id, "line", spans=spans))
     return out
 
 
@@ -110,6 +112,22 @@ def _result_note(result: dict[str, Any] | None) -> str:
 # light one (``transcript`` draws Markdown's inline code with ``MARKDOWN_STYLES``).
 _MARKUP = frozenset("*_`#[]<>|~-+=!\n\\")  # text without these reads the same unparsed
 TOOL_COLOUR = {True: "yellow", False: "#875f00"}
+_LIGHT = {"yellow": "#875f00", "cyan": "#005f87"}
+
+
+def themed(spans: list[tuple[str, str]], *, dark: bool) -> Text:
+    """A line's runs as Rich text (never read as markup), its pale colours darker
+    on a light theme."""
+    if dark:
+        return Text.assemble(*spans)
+    return Text.assemble(
+        *(
+            (text, " ".join(_LIGHT.get(word, word) for word in style.split()))
+            for text, style in spans
+        )
+    )
+
+
 MARKDOWN_STYLES = {
     True: {"markdown.code": "bold cyan", "markdown.code_block": "cyan"},
     False: {"markdown.code": "bold #005f87", "markdown.code_block": "#005f87"},
@@ -125,11 +143,12 @@ def renderable(entry: Entry, *, dark: bool = True) -> RenderableType:
         code_theme = "ansi_dark" if dark else "ansi_light"
         return Markdown(entry.body, code_theme=code_theme, hyperlinks=False)
     if entry.kind == "line":
-        return Text.from_markup(entry.body)
-    summary = escape(tool_summary(entry.tool, entry.input))
+        return themed(entry.spans, dark=dark)
     colour = TOOL_COLOUR[dark]
     if not entry.expanded:
-        head = Text.from_markup(f"[{colour}]▸ ⚙ {summary}[/]  {_result_note(entry.result)}")
+        call = log_line({"type": "tool_called", "data": {"tool": entry.tool, "input": entry.input}})
+        head = themed([("▸ ", colour), *(call or [])], dark=dark)
+        head.append_text(Text.from_markup(f"  {_result_note(entry.result)}"))
         head.no_wrap, head.overflow = True, "ellipsis"
         return head
     parts: list[RenderableType] = [

@@ -1,6 +1,7 @@
-"""Transcript lines from events: one line per tool call, text as it was said. Pure.
+"""The TUI's words for calls, alerts and its top line. Pure.
 
-Returns Rich markup; anything that came from an agent or a user is escaped.
+Returns Rich markup; anything that came from an agent or a user is escaped. The
+transcript's lines are ``agentdeck logs``'s own (``core.log_lines``).
 """
 
 from __future__ import annotations
@@ -41,50 +42,6 @@ def tool_summary(tool: str, data: dict[str, Any]) -> str:
     if subject is None and data:
         subject = next((v for v in data.values() if isinstance(v, str)), None)
     return _one_line(f"{tool}({subject})" if subject else tool, TOOL_SUMMARY_WIDTH)
-
-
-def transcript_line(event: dict[str, Any]) -> str | None:
-    """The line an event adds to a transcript; None for events a reader skips."""
-    kind = event.get("type")
-    data: dict[str, Any] = event.get("data") or {}
-    if kind == "agent_spawned":
-        prompt = (data.get("spec") or {}).get("prompt")
-        return f"[b cyan]>[/] {escape(str(prompt))}" if prompt else None
-    if kind == "user_message_sent":
-        return f"[b cyan]>[/] {escape(str(data.get('text', '')))}"
-    if kind == "assistant_text":
-        return escape(str(data.get("text", "")))
-    if kind == "tool_called":
-        summary = tool_summary(str(data.get("tool")), data.get("input") or {})
-        return f"[yellow]⚙ {escape(summary)}[/]"
-    if kind == "tool_returned":
-        output = _one_line(str(data.get("output", "")), OUTPUT_PREVIEW_WIDTH)
-        size = int(data.get("size") or len(str(data.get("output", ""))))
-        if data.get("is_error"):
-            return f"[red]  ↳ error: {escape(output)}[/]"
-        return f"[dim]  ↳ {size} bytes: {escape(output)}[/]"
-    if kind == "permission_requested":
-        summary = tool_summary(str(data.get("tool")), data.get("input") or {})
-        return f"[b magenta]? approval needed: {escape(summary)}[/]"
-    if kind == "permission_resolved":
-        by = f" by {data['by']}" if data.get("by") else ""
-        return f"[magenta]  {escape(str(data.get('decision')))}{escape(by)}[/]"
-    if kind == "question_asked":
-        return f"[b magenta]? asks: {escape(_one_line(str(data.get('question')), 200))}[/]"
-    if kind == "question_answered":
-        return f"[magenta]  answered: {escape(_one_line(str(data.get('answer')), 200))}[/]"
-    if kind == "state_changed":
-        return f"[dim]· {escape(str(data.get('new')))}[/]"
-    if kind == "turn_completed":
-        cost = data.get("cost_usd")
-        spent = f", ${cost:.4f}" if isinstance(cost, int | float) else ""
-        mark = "[red]✗[/]" if data.get("is_error") else "[green]✓[/]"
-        return f"{mark} [dim]turn done ({data.get('num_turns')} model turns{spent})[/]"
-    if kind == "error_occurred":
-        return f"[b red]✗ {escape(str(data.get('message')))}[/]"
-    if kind == "notice":
-        return f"[dim]i {escape(_one_line(str(data.get('message')), 200))}[/]"
-    return None
 
 
 def alert_text(event: dict[str, Any], who: str) -> str:
