@@ -190,8 +190,26 @@ class Settings(BaseSettings):
         "hung: pass (exit 0, no output), ask (Claude Code's own prompt; PreToolUse only) or "
         "deny (PreToolUse, PermissionRequest and UserPromptSubmit only); elsewhere ask and deny "
         "pass. JSON object. Default: every event passes, so Claude Code's own permission rules "
-        "and prompt apply as without agentdeck; PreToolUse denies under a profile whose "
-        "default is deny.",
+        "and prompt apply as without agentdeck; with AGENTDECK_HOOK_GOVERNANCE=full, "
+        "PreToolUse denies under a profile whose default is deny.",
+    )
+    hook_governance: Literal["deny-and-ask", "full"] = Field(
+        default="deny-and-ask",
+        description="What the hooks enforce in Claude Code sessions started by hand: "
+        "deny-and-ask applies the profile's deny and ask rules only, and otherwise gives no "
+        "decision, so Claude Code's own permission rules (--allowedTools, its settings) and "
+        "prompt decide; full applies the whole profile, its allow rules and default included, "
+        "as for agents agentdeck runs. Any other value stops the daemon's start.",
+    )
+    hook_approval_seconds: float = Field(
+        default=40.0,
+        gt=0,
+        le=45,
+        allow_inf_nan=False,
+        description="How long a call a hand-started session's hook asks about waits in the "
+        "approval inbox (dashboard, `agentdeck approvals`, chat) for an answer; unanswered, "
+        "the hook answers ask and Claude Code shows its own prompt. At most 45 s: the "
+        "installed hooks give the client 60 s, and it waits at most 50 s.",
     )
     memory_enabled: bool = Field(
         default=True, description="Capture observations and summaries and inject context."

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,9 @@ from tests.support.waiting import eventually
 pytestmark = [pytest.mark.anyio, pytest.mark.cli]
 
 FIX_TEST = "fix-test"
+# The hooks leave a call no deny or ask rule matches to Claude Code's own rules:
+# the person's, given here as in a terminal.
+USERS_OWN_RULES = "Bash,Read,Edit"
 START_DEADLINE_SECONDS = 30.0
 STOP_GRACE_SECONDS = 1.0
 
@@ -54,11 +57,18 @@ def project_with(tmp_path: Path, scenario: str, name: str = "project") -> Path:
 
 
 async def claude_p(
-    prompt: str, *, project: Path, hooks: Path, url: str, home: Path, allow: str = "Bash"
+    prompt: str,
+    *,
+    project: Path,
+    hooks: Path,
+    url: str,
+    home: Path,
+    allow: str = "Bash",
+    extra: Sequence[str] = (),
 ) -> Any:
     env = cli_env(home, url)
     return await run_claude(
-        ["-p", prompt, "--settings", str(hooks), "--allowedTools", allow],
+        ["-p", prompt, "--settings", str(hooks), "--allowedTools", allow, *extra],
         cwd=project,
         env=env,
         timeout=120,
@@ -88,6 +98,7 @@ async def test_a_hand_started_session_appears_on_the_board_with_its_tool_calls(
             hooks=hooked_settings(settings, tmp_path),
             url=mm.url_for(FIX_TEST),
             home=tmp_path / "user",
+            allow=USERS_OWN_RULES,
         )
         assert run.returncode == 0, run.stderr[-2000:]
         assert "a + b" in (project / "calc.py").read_text()
@@ -163,6 +174,7 @@ async def test_a_second_session_is_told_what_the_first_one_did(
             hooks=hooks,
             url=mm.url_for(FIX_TEST),
             home=tmp_path / "user",
+            allow=USERS_OWN_RULES,
         )
         assert first.returncode == 0, first.stderr[-2000:]
 

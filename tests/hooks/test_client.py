@@ -53,10 +53,15 @@ CLAUDE_ENV = {
 
 
 def write_installed_config(
-    home: Path, profile: str = "default", deadline: float | None = None
+    home: Path,
+    profile: str = "default",
+    deadline: float | None = None,
+    governance: str = "deny-and-ask",
 ) -> None:
     """``hooks.json`` exactly as ``hooks install`` writes it for ``profile``."""
-    settings = Settings(home=home, claude_config_dir=home / "claude-config")
+    settings = Settings(
+        home=home, claude_config_dir=home / "claude-config", hook_governance=governance
+    )
     if deadline is not None:
         settings = settings.model_copy(update={"hook_deadline_seconds": deadline})
     config = client_config(settings, load_profile(profile).default)
@@ -187,8 +192,10 @@ def test_daemon_down_every_event_passes_at_once_by_default(home: Path, name: str
     assert (done.code, done.out, done.err) == (0, "", "")
 
 
-def test_daemon_down_a_deny_by_default_profile_denies_every_tool(home: Path) -> None:
-    write_installed_config(home, profile="strict")
+def test_daemon_down_under_full_governance_a_deny_by_default_profile_denies_every_tool(
+    home: Path,
+) -> None:
+    write_installed_config(home, profile="strict", governance="full")
 
     done = run_client(home, SAMPLES["PreToolUse"])
 

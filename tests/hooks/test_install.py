@@ -158,6 +158,11 @@ def test_no_deadline_the_settings_accept_outlives_claude_codes_timeout(
         ("hook_deadline_seconds", "nan", "finite number"),
         ("hook_deadline_seconds", "inf", "finite number"),
         ("memory_context_tokens", "-1", "greater than or equal to 0"),
+        ("hook_governance", "none", "'deny-and-ask' or 'full'"),
+        ("hook_governance", "Full", "'deny-and-ask' or 'full'"),
+        ("hook_approval_seconds", "0", "greater than 0"),
+        ("hook_approval_seconds", "46", "less than or equal to 45"),
+        ("hook_approval_seconds", "nan", "finite number"),
     ],
 )
 def test_a_hook_deadline_or_context_budget_out_of_range_is_refused_by_name(
@@ -239,12 +244,22 @@ def test_install_creates_the_file_and_writes_the_client_config(
     assert set(config["fallbacks"].values()) == {"pass"}
 
 
-def test_a_deny_by_default_profile_makes_the_client_deny_without_a_daemon(
+def test_under_full_governance_a_deny_by_default_profile_makes_the_client_deny_without_a_daemon(
     settings: Settings, project: Path
 ) -> None:
-    strict = settings.model_copy(update={"profile": "strict"})
+    strict = settings.model_copy(update={"profile": "strict", "hook_governance": "full"})
     install(strict, Scope.PROJECT, project)
     assert json.loads(strict.hooks_config_path.read_text())["fallbacks"]["PreToolUse"] == "deny"
+
+
+def test_by_default_the_client_leaves_a_call_to_claude_code_without_a_daemon(
+    settings: Settings, project: Path
+) -> None:
+    # deny-and-ask: the daemon gives no decision where no deny or ask rule matches,
+    # so without one the client gives none either, whatever the profile's default.
+    strict = settings.model_copy(update={"profile": "strict"})
+    install(strict, Scope.PROJECT, project)
+    assert json.loads(strict.hooks_config_path.read_text())["fallbacks"]["PreToolUse"] == "pass"
 
 
 def test_install_replaces_an_older_agentdeck_entry_instead_of_adding_one(

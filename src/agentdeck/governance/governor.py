@@ -292,13 +292,10 @@ class Governor:
             ]
         )
         await self.audit(agent, tool, tool_input, "ask", reason, rule, "policy")
-        future: asyncio.Future[Approval] = asyncio.get_running_loop().create_future()
-        self._waiters[approval.id] = future
         await waiting(True)
         try:
-            answered = await self._wait(approval, future)
+            answered = await self.wait_answer(approval)
         finally:
-            self._waiters.pop(approval.id, None)
             await waiting(False)
         allowed = answered.state.allows
         if answered.state == ApprovalState.EXPIRED:
@@ -326,6 +323,16 @@ class Governor:
         )
         await self.audit(agent, tool, tool_input, str(answered.state), why, rule, outcome.by)
         return outcome
+
+    async def wait_answer(self, approval: Approval) -> Approval:
+        """The request once answered, or expired at its deadline (from this
+        process at once, from another within ``POLL_SECONDS``)."""
+        future: asyncio.Future[Approval] = asyncio.get_running_loop().create_future()
+        self._waiters[approval.id] = future
+        try:
+            return await self._wait(approval, future)
+        finally:
+            self._waiters.pop(approval.id, None)
 
     async def _wait(self, approval: Approval, future: asyncio.Future[Approval]) -> Approval:
         """The answer: from this process (the future) or another (the row)."""

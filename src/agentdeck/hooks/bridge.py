@@ -19,16 +19,18 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from agentdeck.core.agent import Agent, AgentSource, AgentState, external_agent
+from agentdeck.core.approvals import Approval
 from agentdeck.core.event_scrub import scrubbed_head
 from agentdeck.core.events import (
     AssistantText,
     Event,
     HookReceived,
+    PermissionRequested,
     PermissionResolved,
     StateChanged,
     ToolCalled,
@@ -42,7 +44,9 @@ from agentdeck.core.policy import Decision
 from agentdeck.core.redact import scrub, scrub_value
 from agentdeck.core.summary import short
 from agentdeck.governance.governor import Governor
-from agentdeck.hooks.protocol import HookReply, HookRequest
+from agentdeck.governance.hand import HandGovernance
+from agentdeck.hooks.payload import MAX_NESTING, mended, object_of, pid_of, shape, text_of
+from agentdeck.hooks.protocol import HookReply, HookRequest, Pending
 from agentdeck.memory.projects import directory_of, project_of
 from agentdeck.memory.service import Memory
 from agentdeck.store.store import Store
@@ -52,20 +56,6 @@ logger = logging.getLogger(__name__)
 MAX_LOCKS = 1000  # per-session locks kept before idle ones are forgotten
 # Sessions given memory at their start; a resumed session already has its history.
 CONTEXT_SOURCES = ("startup", "clear", "compact")
-# No hook payload Claude Code sends nests this deep; below it, our own recursion
-# (redaction, JSON) stays far from Python's limit. Deeper: the client's fallback.
-MAX_NESTING = 100
-MAX_PID = 2**22  # Linux's pid_max ceiling; a pid outside 1..MAX_PID is no process
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _text(payload: dict[str, Any], key: str) -> str:
-    value = payload.get(key)
-    return value if isinstance(value, str) else ""
-
-
-def _object(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {} if value is None else {"value": value}
 
 
 def decision_output(event: str, decision: str, reason: str) -> str:
@@ -86,29 +76,39 @@ def context_output(event: str, context: str) -> str:
     )
 
 
+@dataclass(frozen=True)
+class _Asking:
+    """A call put to the approval inbox, whose answer the hook waits for."""
+
+    approval: Approval
+    use_id: str
+    tool_input: dict[str, Any]
+
+
 class HookBridge:
     def __init__(self, store: Store, governor: Governor, memory: Memory) -> None:
         self.store = store
         self.governor = governor
+        self.hand = HandGovernance(governor)
         self.memory = memory
         self._agents: dict[str, Agent] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
     async def handle(self, request: HookRequest) -> HookReply:
         payload, env = request.event, request.env
-        depth, lone_surrogates = _shape(payload)
-        lone_surrogates = lone_surrogates or _shape(env)[1]
+        depth, lone_surrogates = shape(payload)
+        lone_surrogates = lone_surrogates or shape(env)[1]
         if depth > MAX_NESTING:
             logger.warning("hook payload nested %d+ levels deep: not read", depth)
             return HookReply.fall_back(f"the hook payload nests deeper than {MAX_NESTING} levels")
         if lone_surrogates:  # JSON can carry them (a string cut mid-pair); UTF-8 cannot
-            payload, env = _mended(payload), _mended(env)
-        name = _text(payload, "hook_event_name")
-        session_id = _text(payload, "session_id")
+            payload, env = mended(payload), mended(env)
+        name = text_of(payload, "hook_event_name")
+        session_id = text_of(payload, "session_id")
         if not name or not session_id:
             missing = "hook_event_name" if not name else "session_id"
             return HookReply(stderr=f"agentdeck: the hook payload has no {missing}; ignored")
-        where = env.get("CLAUDE_PROJECT_DIR") or _text(payload, "cwd")
+        where = env.get("CLAUDE_PROJECT_DIR") or text_of(payload, "cwd")
         # The board shows where it runs; memory is the repository's (a linked worktree's too).
         directory, project = directory_of(where), project_of(where)
         if len(self._locks) > MAX_LOCKS:
@@ -121,8 +121,10 @@ class HookBridge:
             handler = getattr(self, "_on_" + name, None)
             if handler is None:
                 return await self._other(agent, name, payload)
-            reply: HookReply = await handler(agent, project, payload)
-            return reply
+            reply: HookReply | _Asking = await handler(agent, project, payload)
+        if isinstance(reply, _Asking):
+            return await self._asked(session_id, agent, reply, request.pending)
+        return reply
 
     # -- the session's agent ---------------------------------------------------------
 
@@ -132,7 +134,7 @@ class HookBridge:
         agent = self._agents.get(session_id)
         if agent is None:
             agent = await self.store.agent_for_session(session_id, AgentSource.EXTERNAL)
-        pid = _pid(env.get("CLAUDE_PID"))
+        pid = pid_of(env.get("CLAUDE_PID"))
         if agent is None:
             now = time.time()
             agent = external_agent(
@@ -142,7 +144,7 @@ class HookBridge:
                 now=now,
                 state=AgentState.STARTING,
                 pid=pid,
-                transcript_path=_text(payload, "transcript_path"),
+                transcript_path=text_of(payload, "transcript_path"),
             )
             reason = "a hand-started Claude Code session reported in"
             await self.store.record(spawned_events(agent, reason), agent)
@@ -184,7 +186,7 @@ class HookBridge:
     async def _on_SessionStart(
         self, agent: Agent, project: str, payload: dict[str, Any]
     ) -> HookReply:
-        source = _text(payload, "source") or "startup"
+        source = text_of(payload, "source") or "startup"
         await self._save(agent, [], state=AgentState.IDLE, reason=f"session {source}")
         if source not in CONTEXT_SOURCES:
             return HookReply()
@@ -194,7 +196,7 @@ class HookBridge:
     async def _on_UserPromptSubmit(
         self, agent: Agent, project: str, payload: dict[str, Any]
     ) -> HookReply:
-        prompt = _text(payload, "prompt")
+        prompt = text_of(payload, "prompt")
         extra = agent.extra
         if not extra.get("request"):
             extra = {**extra, "request": scrub(prompt)}
@@ -204,10 +206,10 @@ class HookBridge:
 
     async def _on_PreToolUse(
         self, agent: Agent, project: str, payload: dict[str, Any]
-    ) -> HookReply:
-        tool = _text(payload, "tool_name") or "unknown"
-        tool_input = _object(payload.get("tool_input"))
-        use_id = _text(payload, "tool_use_id") or f"hook-{time.time_ns()}"
+    ) -> HookReply | _Asking:
+        tool = text_of(payload, "tool_name") or "unknown"
+        tool_input = object_of(payload.get("tool_input"))
+        use_id = text_of(payload, "tool_use_id") or f"hook-{time.time_ns()}"
         now = time.time()
         called = ToolCalled(
             agent_id=agent.id, ts=now, tool_use_id=use_id, tool=tool, input=tool_input
@@ -217,32 +219,99 @@ class HookBridge:
         )
         if not agent.cwd:  # the policy judges paths against the workspace
             return HookReply.fall_back("the session reported no working directory")
-        verdict = await self.governor.judge(agent, tool, tool_input, by="hook")
-        reason = f"agentdeck: {verdict.reason}"
+        verdict = await self.hand.judge(agent, tool, tool_input)
+        if verdict is None:  # no deny or ask rule: Claude Code's own rules decide
+            return HookReply()
         if verdict.decision is Decision.DENY:
+            await self._resolved(agent, use_id, "deny", verdict.reason, verdict.rule, "policy")
+        elif verdict.decision is Decision.ASK:
+            if not self.hand.askable(tool_input):
+                why = f"{verdict.reason}; the call is too large to put in the approval inbox"
+                await self._resolved(agent, use_id, "ask", why, verdict.rule, "policy")
+                return HookReply(stdout=decision_output("PreToolUse", "ask", f"agentdeck: {why}"))
+            approval = await self.hand.request(agent, tool, tool_input, use_id, verdict)
+            requested = PermissionRequested(
+                agent_id=agent.id,
+                ts=time.time(),
+                request_id=approval.id,
+                tool=tool,
+                input=tool_input,
+                reason=verdict.reason,
+            )
             await self._save(
                 agent,
-                [
-                    PermissionResolved(
-                        agent_id=agent.id,
-                        ts=time.time(),
-                        request_id=use_id,
-                        decision="deny",
-                        reason=verdict.reason,
-                        rule=verdict.rule,
-                        by="policy",
-                    ),
-                    ToolReturned(
-                        agent_id=agent.id,
-                        ts=time.time(),
-                        tool_use_id=use_id,
-                        output=f"denied by agentdeck: {verdict.reason}",
-                        is_error=True,
-                    ),
-                ],
-                current_tool=None,
+                [requested],
+                state=AgentState.AWAITING_PERMISSION,
+                reason=short(f"approval {approval.id}: {scrub(verdict.reason)}", 200),
             )
+            return _Asking(approval, use_id, tool_input)
+        reason = f"agentdeck: {verdict.reason}"
         return HookReply(stdout=decision_output("PreToolUse", str(verdict.decision), reason))
+
+    async def _asked(
+        self, session_id: str, agent: Agent, asking: _Asking, pending: Pending | None
+    ) -> HookReply:
+        """Wait for the answer outside the session's lock (its other calls go on)."""
+        approval = asking.approval
+        if pending is not None:
+            try:
+                await pending(max(approval.expires_at - time.time(), 0.1))
+            except (ConnectionError, TimeoutError):
+                await self.hand.cancel(approval)  # the client went away: nobody waits
+                return HookReply()
+        answer = await self.hand.wait(agent, approval, asking.tool_input)
+        async with self._locks.setdefault(session_id, asyncio.Lock()):
+            agent = self._agents.get(session_id, agent)
+            await self._resolved(
+                agent,
+                asking.use_id,
+                answer.decision,
+                answer.reason,
+                approval.rule,
+                answer.by,
+                request_id=approval.id,
+            )
+        reason = f"agentdeck: {answer.reason}"
+        return HookReply(stdout=decision_output("PreToolUse", answer.decision, reason))
+
+    async def _resolved(
+        self,
+        agent: Agent,
+        use_id: str,
+        decision: str,
+        reason: str,
+        rule: str | None,
+        by: str,
+        *,
+        request_id: str | None = None,
+    ) -> None:
+        """The decision on the board, in ``logs`` and the API, as for agents agentdeck
+        runs; a denied call also ends there (Claude Code reports no result for it)."""
+        now = time.time()
+        events: list[Event] = [
+            PermissionResolved(
+                agent_id=agent.id,
+                ts=now,
+                request_id=request_id or use_id,
+                decision=decision,
+                reason=reason,
+                rule=rule,
+                by=by,
+            )
+        ]
+        if decision == "deny":
+            events.append(
+                ToolReturned(
+                    agent_id=agent.id,
+                    ts=now,
+                    tool_use_id=use_id,
+                    output=f"denied by agentdeck: {reason}",
+                    is_error=True,
+                )
+            )
+        state = AgentState.RUNNING if agent.state is AgentState.AWAITING_PERMISSION else None
+        changes: dict[str, Any] = {"current_tool": None} if decision == "deny" else {}
+        await self._save(agent, events, state=state, reason=f"permission {decision}", **changes)
 
     async def _on_PostToolUse(
         self, agent: Agent, project: str, payload: dict[str, Any]
@@ -257,8 +326,8 @@ class HookBridge:
     async def _returned(
         self, agent: Agent, project: str, payload: dict[str, Any], *, is_error: bool
     ) -> HookReply:
-        tool = _text(payload, "tool_name") or "unknown"
-        tool_input = _object(payload.get("tool_input"))
+        tool = text_of(payload, "tool_name") or "unknown"
+        tool_input = object_of(payload.get("tool_input"))
         response = payload.get("error") if is_error else payload.get("tool_response")
         text = output_text(response)
         limit = self.memory.settings.tool_output_limit
@@ -266,7 +335,7 @@ class HookBridge:
         returned = ToolReturned(
             agent_id=agent.id,
             ts=time.time(),
-            tool_use_id=_text(payload, "tool_use_id") or "-",
+            tool_use_id=text_of(payload, "tool_use_id") or "-",
             output=scrubbed_head(text, limit),
             is_error=is_error,
             size=size,
@@ -285,7 +354,7 @@ class HookBridge:
         return HookReply()
 
     async def _on_Stop(self, agent: Agent, project: str, payload: dict[str, Any]) -> HookReply:
-        message = _text(payload, "last_assistant_message")
+        message = text_of(payload, "last_assistant_message")
         final = scrub(message) or agent.extra.get("final_message")
         events: list[Event] = []
         if message:
@@ -306,7 +375,7 @@ class HookBridge:
         self, agent: Agent, project: str, payload: dict[str, Any]
     ) -> HookReply:
         await self._summarize(agent, project, final=True)
-        why = _text(payload, "reason") or "other"
+        why = text_of(payload, "reason") or "other"
         await self._save(
             agent, [], state=AgentState.DONE, reason=f"session ended ({why})", current_tool=None
         )
@@ -318,8 +387,8 @@ class HookBridge:
         """Fires in a terminal only: Claude Code waits for its user (a permission
         prompt, or idle at the prompt). The board shows who is waited for."""
         await self._other(agent, "Notification", payload)
-        kind = _text(payload, "notification_type")
-        message = _text(payload, "message")
+        kind = text_of(payload, "notification_type")
+        message = text_of(payload, "message")
         if kind == "permission_prompt" or (not kind and "permission" in message.lower()):
             await self._save(
                 self._agents.get(agent.session_id or "", agent),
@@ -356,40 +425,3 @@ class HookBridge:
 
 def _moved(agent: Agent, new: AgentState, ts: float, reason: str | None) -> StateChanged:
     return StateChanged(agent_id=agent.id, ts=ts, old=agent.state, new=new, reason=reason)
-
-
-def _pid(value: str | None) -> int | None:
-    try:
-        pid = int(value) if value else None
-    except ValueError:
-        return None
-    return pid if pid is not None and 0 < pid <= MAX_PID else None
-
-
-def _shape(value: Any) -> tuple[int, bool]:
-    """How deep lists and objects nest in ``value`` (counted without recursing,
-    stopping past ``MAX_NESTING``), and whether a string holds a lone surrogate."""
-    deepest, surrogates, todo = 0, False, [(value, 0)]
-    while todo and deepest <= MAX_NESTING:
-        item, level = todo.pop()
-        if isinstance(item, str):
-            surrogates = surrogates or (not item.isascii() and bool(_SURROGATE.search(item)))
-        elif isinstance(item, dict):
-            deepest = max(deepest, level + 1)
-            todo.extend((k, level) for k in item)
-            todo.extend((v, level + 1) for v in item.values())
-        elif isinstance(item, list):
-            deepest = max(deepest, level + 1)
-            todo.extend((v, level + 1) for v in item)
-    return deepest, surrogates
-
-
-def _mended(value: Any) -> Any:
-    """``value`` with each lone surrogate replaced by U+FFFD (nesting is bounded)."""
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {_mended(k): _mended(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_mended(v) for v in value]
-    return value

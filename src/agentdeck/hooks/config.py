@@ -40,10 +40,14 @@ HOOK_EVENTS = (
 def fallbacks(settings: Settings, profile_default: Decision) -> dict[str, str]:
     """Per event, what to do without a daemon. Every event passes silently, so
     Claude Code applies its own permission rules and prompt exactly as without
-    agentdeck; under a deny-by-default profile PreToolUse denies. ("ask" would
-    prompt for every Read in a terminal and deny every tool in ``-p`` mode.)"""
+    agentdeck; under full governance (``AGENTDECK_HOOK_GOVERNANCE=full``) and a
+    deny-by-default profile, PreToolUse denies, as the daemon would. ("ask"
+    would prompt for every Read in a terminal and deny every tool in ``-p``
+    mode.) Under ``deny-and-ask`` the daemon leaves unmatched calls to Claude
+    Code, so the client does too when there is no daemon."""
     out = dict.fromkeys(HOOK_EVENTS, "pass")
-    out["PreToolUse"] = "deny" if profile_default == "deny" else "pass"
+    full = settings.hook_governance == "full"
+    out["PreToolUse"] = "deny" if full and profile_default == "deny" else "pass"
     for event, action in settings.hook_fallbacks.items():
         if action not in FALLBACK_ACTIONS:
             raise ConfigError(
