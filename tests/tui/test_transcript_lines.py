@@ -110,3 +110,30 @@ async def test_the_transcript_shows_what_logs_shows(tmp_path: Path, daemons: lis
     assert "⛔ sandbox blocked a write: /etc/hosts" in shown
     assert "▸ ⚙ Bash(pip download requests)  error, 22 bytes" in shown
     assert "Let me fetch the package." in shown
+
+
+async def test_a_live_agent_on_the_real_cli_reads_the_same_in_the_pane_and_the_log(
+    tmp_path: Path, daemons: list[Daemon]
+) -> None:
+    """An agent the daemon runs (Claude Code and the scripted model), watched live."""
+    env = deck_env(tmp_path)
+    daemon = await Daemon(env).start()
+    daemons.append(daemon)
+    app = DeckApp(HomeLocator(daemon.home))
+    async with app.run_test(size=(200, 50)), daemon.api() as api:
+        created = await api.post(
+            "/api/agents", json={"prompt": "say hello", "name": "chatty", "scenario": "chat"}
+        )
+        assert created.status_code == 201, created.text
+        agent_id = created.json()["id"]
+        view = app.query_one("#transcript", TranscriptView)
+        await eventually(lambda: _true(app.selected == agent_id), what="the agent selected")
+        await eventually(lambda: _true("idle" in view.text), timeout=60, what="its turn, live")
+        shown = [line.rstrip() for line in view.text.splitlines()]
+    logs = deck(env, "logs", agent_id, timeout=60)
+    assert logs.code == 0, logs.err
+    lines = [
+        line.rstrip() for line in logs.out.splitlines() if not line.startswith(("● ", "⚙ ", "  ⎿ "))
+    ]
+    assert [line for line in shown if line in lines] == lines, (shown, lines)
+    assert shown.count("> say hello") == 1, "the first prompt, once"
