@@ -18,8 +18,10 @@ i.e. an interpreter that reads the event and does nothing with it.
 - ``in-process``: ``run()`` without a process, i.e. the round trip through the
   socket and the daemon's decision alone.
 
-Every client run is checked: exit 0 and a PreToolUse decision that is the
-daemon's, not a fallback. The goal: a median client/floor ratio of at most 1.5.
+Every client run is checked: exit 0 and the daemon's answer, not a fallback:
+under the default ``AGENTDECK_HOOK_GOVERNANCE=deny-and-ask`` that is no decision
+at all for ``git status`` (no deny or ask rule matches; Claude Code decides).
+The goal: a median client/floor ratio of at most 1.5.
 """
 
 from __future__ import annotations
@@ -92,7 +94,10 @@ def timed(argv: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, st
 
 def decision_of(stdout: str, *, fallback: bool = False) -> str:
     """The printed permission decision; RunFailed unless it is the daemon's
-    (or, with ``fallback``, the client's own)."""
+    (or, with ``fallback``, the client's own). Nothing printed is the daemon's
+    "no decision" (deny-and-ask: no deny or ask rule matched)."""
+    if not fallback and not stdout.strip():
+        return "none (Claude Code's own rules decide)"
     try:
         output = json.loads(stdout)["hookSpecificOutput"]
     except (ValueError, KeyError, TypeError) as exc:
