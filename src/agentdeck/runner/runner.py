@@ -233,6 +233,7 @@ class Runner:
             raise
         now = time.time()
         if shown != spec.prompt:
+            self._forget_prompts()
             self._prompts[agent_id] = spec.prompt
             extra[PROMPT_REDACTED] = True
         agent = Agent(
@@ -269,6 +270,13 @@ class Runner:
         self._launching.add(task)
         task.add_done_callback(self._launching.discard)
         return session
+
+    def _forget_prompts(self) -> None:
+        """Raw prompts no relaunch can use any more: their agent's Claude session
+        began (it is resumed from there, never given its first prompt again)."""
+        for agent_id in [a for a in self._prompts if a in self.sessions]:
+            if self.sessions[agent_id].agent.session_id:
+                del self._prompts[agent_id]
 
     async def _start_quietly(self, session: AgentSession, prompt: str | None) -> None:
         try:
