@@ -295,7 +295,7 @@ class DeckBot(discord.Client):
     """The gateway client: message content intent for the conversation, guilds
     for channels and threads; no member or presence intents."""
 
-    def __init__(self, frontend: Frontend | None = None) -> None:
+    def __init__(self, frontend: Frontend | None = None, *, sync_commands: bool = True) -> None:
         # The bridge never joins voice: no warnings that voice's libraries are missing.
         discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False
         intents = discord.Intents.none()
@@ -305,6 +305,7 @@ class DeckBot(discord.Client):
         super().__init__(intents=intents, allowed_mentions=discord.AllowedMentions.none())
         self.tree: app_commands.CommandTree[Any] = app_commands.CommandTree(self)
         self.frontend = frontend
+        self.sync_commands = sync_commands  # once per run: Discord rate-limits it per day
         self.was_ready = False  # reached the gateway once (``gateway.Gateway`` counts tries)
 
     def attach(self, frontend: Frontend) -> None:
@@ -316,7 +317,8 @@ class DeckBot(discord.Client):
         for guild in self.frontend.guilds:
             target = discord.Object(id=guild)
             self.tree.copy_global_to(guild=target)
-            await self.tree.sync(guild=target)
+            if self.sync_commands:
+                await self.tree.sync(guild=target)
 
     async def on_ready(self) -> None:
         self.was_ready = True

@@ -67,6 +67,7 @@ class Gateway:
         self.backoff = backoff
         self._token = token
         self.bot: DeckBot | None = None
+        self._synced = False  # the slash commands, by a login of this run
         self.attempts = Attempts("Discord", backoff)
 
     def attach(self, frontend: Frontend) -> None:
@@ -81,12 +82,13 @@ class Gateway:
         """Serve until cancelled, or raise once Discord stays out of reach."""
         while True:
             assert self.frontend is not None, "attach a frontend first"
-            bot = self.bot = DeckBot()
+            bot = self.bot = DeckBot(sync_commands=not self._synced)
             bot.attach(self.frontend)
             what = "logging in"
             try:
                 async with asyncio.timeout(self.backoff.timeout):
                     await bot.login(self._token)
+                self._synced = True
                 what = "the gateway"
                 await bot.connect(reconnect=False)
                 raise ConnectionError("the gateway closed the connection")  # a clean close
