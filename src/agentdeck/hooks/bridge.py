@@ -261,7 +261,8 @@ class HookBridge:
                 return HookReply()
         answer = await self.hand.wait(agent, approval, asking.tool_input)
         async with self._locks.setdefault(session_id, asyncio.Lock()):
-            agent = self._agents.get(session_id, agent)
+            # As it is now (other calls went on meanwhile), from the store if forgotten.
+            agent = await self._agent(session_id, agent.cwd, {}, {})
             await self._resolved(
                 agent,
                 asking.use_id,
