@@ -175,6 +175,21 @@ def test_a_hook_deadline_or_context_budget_out_of_range_is_refused_by_name(
     assert error["loc"] == (field,) and says in error["msg"]
 
 
+def test_a_hook_governance_agentdeck_does_not_know_stops_the_start_naming_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Never ignored: a typo would otherwise leave the user thinking they had
+    full governance."""
+    monkeypatch.setenv("AGENTDECK_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("AGENTDECK_HOOK_GOVERNANCE", "ful")
+    with pytest.raises(ConfigError) as caught:
+        Settings.load()
+    assert "AGENTDECK_HOOK_GOVERNANCE" in str(caught.value)
+    assert "'deny-and-ask' or 'full'" in str(caught.value)
+    monkeypatch.setenv("AGENTDECK_HOOK_GOVERNANCE", "full")
+    assert Settings.load().hook_governance == "full"
+
+
 def test_scope_paths(settings: Settings, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert settings_path(Scope.PROJECT, settings, project) == project / ".claude/settings.json"
     assert settings_path(Scope.LOCAL, settings, project) == project / ".claude/settings.local.json"
