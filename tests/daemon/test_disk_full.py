@@ -78,11 +78,16 @@ async def test_agents_on_a_full_disk_end_in_error_everywhere_and_down_finishes(
             filler = fill(disk)
             for work in works:
                 (work / "go").touch()
-            ended = await eventually(lambda: agents(state="error"), timeout=90, what="errors")
+            db = disk / "home" / "agentdeck.db"
+
+            async def recorded() -> bool:  # the daemon shows an end as it writes it
+                return {r[0] for r in sqlite_rows(db, "SELECT state FROM agents")} == {"error"}
+
+            await eventually(recorded, timeout=90, what="the ends in the database")
+            ended = await eventually(lambda: agents(state="error"), timeout=30, what="errors")
 
             # Each says why, the second too: the room the first end freed stayed
             # for the ends, nothing else could take it.
-            db = disk / "home" / "agentdeck.db"
             said = {a["id"]: a["last_error"] for a in ended}
             for text in said.values():
                 assert text.startswith(f"the disk is full: {db} could not be written"), said

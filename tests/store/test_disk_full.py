@@ -71,11 +71,52 @@ async def test_sqlite_full_fails_every_waiting_caller_and_the_writer_goes_on(
     assert [a.id for a in await store.list_agents()] == ["a1"]
     assert len(seen.events) == 1
 
-    await store._write(uncap_pages)  # room again: the next write lands
+    await store._write(uncap_pages)  # room again: the next write lands (a3's kept end first)
     stored = await store.record([big("a2")], make_agent("a2", state=AgentState.ERROR))
-    assert [e.agent_id for e in await store.read(after=stored[0].id - 1)] == ["a2"]
+    assert [e.agent_id for e in await store.read(after=stored[0].id - 2)] == ["a3", "a2"]
     assert (await store.get_agent("a2")).state == AgentState.ERROR
-    assert sqlite_rows(store.db_path, "SELECT count(*) FROM events") == [(2,)]
+    assert sqlite_rows(store.db_path, "SELECT count(*) FROM events") == [(3,)]
+
+
+async def test_an_end_that_does_not_fit_is_written_once_there_is_room_unless_superseded(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    for agent_id in ("a1", "a2"):
+        await store.record([text(agent_id, 0)], make_agent(agent_id))
+    await store._write(cap_pages)
+    caplog.set_level(logging.WARNING, logger="agentdeck.store.writer")
+
+    for agent_id in ("a1", "a2"):
+        end = make_agent(agent_id, state=AgentState.ERROR, last_error="the disk is full: …")
+        with pytest.raises(DiskFull):  # its caller hears, as for any write
+            await store.record([big(agent_id)], end, essential=True)
+    assert "kept to be written once there is room: 1 event(s) of agent a1" in caplog.text
+    assert (await store.get_agent("a1")).state == AgentState.RUNNING
+    # a2 goes on meanwhile (a row fits in the pages it has): its kept end is stale.
+    await store.save_agent(make_agent("a2", state=AgentState.IDLE))
+    assert "a newer state was written since: dropped 1 event(s) of agent a2" in caplog.text
+
+    await store._write(uncap_pages)  # room: the next write lands a1's end first
+    await store.append([text("a9", 0)])
+    assert "written now that the disk has room: 1 event(s) of agent a1" in caplog.text
+    assert (await store.get_agent("a1")).state == AgentState.ERROR
+    assert (await store.get_agent("a2")).state == AgentState.IDLE
+    types = [(e.agent_id, e.type) for e in await store.read()]
+    assert types[-2:] == [("a1", "assistant_text"), ("a9", "assistant_text")]
+
+
+async def test_an_end_still_without_room_at_close_is_said_lost(
+    db_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = Store.open(db_path)
+    await store._write(cap_pages)
+    caplog.set_level(logging.ERROR, logger="agentdeck.store.writer")
+    with pytest.raises(DiskFull):
+        await store.record([big("a1")], make_agent("a1", state=AgentState.ERROR), essential=True)
+    await store.close()
+    assert "not written, for good: 1 event(s) of agent a1 (assistant_text); agent a1's row" in (
+        caplog.text
+    )
 
 
 @pytest.fixture

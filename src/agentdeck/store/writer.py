@@ -17,8 +17,11 @@ A full disk (SQLITE_FULL, ENOSPC) fails the whole batch at once, with
 rows; never their text). An item marked ``essential`` (an agent's last state)
 is tried once more in the room the store's ``Reserve`` gives back; until there
 is room to make the reserve again, only essential items are tried, so that room
-stays for them. The thread goes on either way: writes succeed once there is
-room again.
+stays for them. An essential item that still does not fit is kept (its caller
+is told ``DiskFull`` all the same) and written once there is room (looked for
+every ``RETRY_SECONDS``, after each write that lands, and at stop), unless a
+later write of the same agent's row has landed first: a newer state wins. The
+thread goes on either way: writes succeed once there is room again.
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ class WorkItem:
 
 
 FULL_HINT = "free space on its disk; agentdeck writes again once there is room"
+RETRY_SECONDS = 2.0
 _STOP = object()
 _Outcome = tuple[WorkItem, WorkResult | None, BaseException | None]
 
@@ -86,6 +90,7 @@ class Writer:
         self._conn = conn
         self._path = path
         self._reserve = reserve
+        self._unwritten: list[WorkItem] = []  # essential, kept for when there is room
         self._batch_size = max(1, batch_size)
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._subscribers: list[Subscriber] = []
@@ -144,7 +149,11 @@ class Writer:
         while not stopping:
             batch: list[WorkItem] = []
             weight = 0
-            first = self._queue.get()
+            try:
+                first = self._queue.get(timeout=RETRY_SECONDS if self._unwritten else None)
+            except queue.Empty:
+                self._write_kept()
+                continue
             pending: object | None = first
             while pending is not None:
                 if pending is _STOP:
@@ -161,6 +170,7 @@ class Writer:
             if batch:
                 self._process(batch)
         self._fail_leftovers()
+        self._write_kept(last=True)
         self._conn.close()
 
     def _fail_leftovers(self) -> None:
@@ -176,6 +186,7 @@ class Writer:
 
     def _process(self, batch: list[WorkItem], *, reserve_used: bool = False) -> None:
         if not reserve_used:
+            self._write_kept()  # older than the batch: first, when there is room
             batch = self._kept_for_ends(batch)
             if not batch:
                 return
@@ -197,9 +208,60 @@ class Writer:
             logger.error("database write of %d items failed: %s", len(batch), _reason(exc))
             self._settle([(item, None, self._store_error(exc)) for item in batch])
             return
+        # Rare (room came back, a kept write superseded): before the callers hear.
         if self._reserve is not None and self._reserve.remake_due():
-            self._reserve.make()  # rare (room came back): before the callers hear
+            self._reserve.make()
+        if self._unwritten and not reserve_used:
+            self._drop_superseded(batch)
         self._settle(outcomes)
+        self._notify(stored)
+
+    def _keep(self, items: list[WorkItem]) -> None:
+        """Essential items the disk had no room for, to be written once it has
+        (their callers were told; nobody waits on these copies)."""
+        kept = [
+            WorkItem(item.event_rows, item.agent_rows, essential=True)
+            for item in items
+            if item.essential and item.op is None  # an operation may not be repeated
+        ]
+        if kept:
+            logger.error(
+                "the disk is full: kept to be written once there is room: %s", describe(kept)
+            )
+            self._unwritten += kept
+
+    def _drop_superseded(self, written: list[WorkItem]) -> None:
+        ids = {row.get("id") for item in written for row in item.agent_rows}
+        if not ids:
+            return
+        newer = [i for i in self._unwritten if ids & {r.get("id") for r in i.agent_rows}]
+        if newer:
+            logger.warning("a newer state was written since: dropped %s", describe(newer))
+            self._unwritten = [i for i in self._unwritten if i not in newer]
+
+    def _write_kept(self, *, last: bool = False) -> None:
+        """Try the kept items again, all in one transaction, when the disk has room
+        (by the reserve's measure, when there is one); at ``last`` (stop), what
+        still does not fit is said lost."""
+        kept = self._unwritten
+        if not kept:
+            return
+        reserve = self._reserve
+        if reserve is not None and reserve.spent and not reserve.remake_due() and not last:
+            return  # no room yet (the reserve could not be made again)
+        try:
+            _, stored = self._commit(kept)
+        except Exception as exc:  # noqa: BLE001 - kept for the next try
+            self._rolled_back()
+            if last:
+                logger.error("the disk is full: not written, for good: %s", describe(kept))
+                self._unwritten = []
+            elif not is_disk_full(exc):
+                logger.error("kept writes failed (%s), dropped: %s", _reason(exc), describe(kept))
+                self._unwritten = []
+            return
+        self._unwritten = []
+        logger.warning("written now that the disk has room: %s", describe(kept))
         self._notify(stored)
 
     def _disk_full(self, batch: list[WorkItem], exc: Exception, *, reserve_used: bool) -> None:
@@ -218,6 +280,7 @@ class Writer:
             self._process(essential, reserve_used=True)
             return
         self._fail_full(batch, exc)
+        self._keep(batch)
 
     def _kept_for_ends(self, batch: list[WorkItem]) -> list[WorkItem]:
         """The reserve was spent and the disk has no room to make it again: what
