@@ -41,6 +41,7 @@ def test_install_status_uninstall(env: dict[str, str], project: Path, tmp_path: 
     assert done.code == 0, done.err
     assert done.out.splitlines()[0] == f"installed agentdeck hooks in {path}"
     assert "backup of the previous file: " in done.out
+    assert "governance: deny-and-ask (AGENTDECK_HOOK_GOVERNANCE)" in done.out
     assert (tmp_path / "home" / "hooks.json").exists()
     again = deck(env, "hooks", "install", *in_project, "--json")
     assert again.code == 0, again.err
@@ -58,6 +59,10 @@ def test_install_status_uninstall(env: dict[str, str], project: Path, tmp_path: 
     human = deck(env, "hooks", "status", "--project", str(project))
     assert f"project {path}: installed for {len(HOOK_EVENTS)} events" in human.out
     assert "no daemon listening" in human.out
+    assert "Claude Code's own rules decide every other call" in human.out
+    assert (report["governance"], report["approval_seconds"]) == ("deny-and-ask", 40.0)
+    full = deck(env | {"AGENTDECK_HOOK_GOVERNANCE": "full"}, "hooks", "status")
+    assert "governance: full (AGENTDECK_HOOK_GOVERNANCE)" in full.out
 
     gone = deck(env, "hooks", "uninstall", *in_project)
     assert gone.code == 0, gone.err

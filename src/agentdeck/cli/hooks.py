@@ -75,7 +75,8 @@ def install_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Merge agentdeck's hooks into a Claude Code settings file."""
-    change = install(load_settings(), scope, project, dry_run=dry_run)
+    settings = load_settings()
+    change = install(settings, scope, project, dry_run=dry_run)
     if as_json:
         console.print_json(json.dumps(change.to_dict()))
     elif dry_run:
@@ -86,6 +87,7 @@ def install_cmd(
         _say(f"installed agentdeck hooks in {change.path}")
         if change.backup:
             _say(f"backup of the previous file: {change.backup}")
+        _say(_governance(settings.hook_governance))
     if not dry_run and not client_path().exists():
         console_err.print(f"warning: the hook client {client_path()} is missing", markup=False)
 
@@ -125,6 +127,8 @@ def status_cmd(project: ProjectOpt = None, as_json: JsonOpt = False) -> None:
         "command": hook_command(settings),
         "timeout": CLAUDE_TIMEOUT_SECONDS,
         "deadline": settings.hook_deadline_seconds,
+        "governance": settings.hook_governance,
+        "approval_seconds": settings.hook_approval_seconds,
         "client": str(client_path()),
         "client_exists": client_path().exists(),
         "hooks_config": str(settings.hooks_config_path),
@@ -159,6 +163,7 @@ def status_cmd(project: ProjectOpt = None, as_json: JsonOpt = False) -> None:
     _say(f"hooks.json: {report['hooks_config']} {present}")
     up = "accepts connections" if report["daemon_listening"] else "no daemon listening"
     _say(f"daemon socket: {report['socket']}: {up}")
+    _say(_governance(settings.hook_governance))
 
 
 @hooks_app.command("print")
@@ -173,6 +178,19 @@ def _print_dry_run(change: Change) -> None:
     else:
         console_err.print(f"nothing would change in {change.path}", markup=False)
     console_err.print("dry run: nothing written", markup=False)
+
+
+def _governance(mode: str) -> str:
+    """What the hooks decide in a session started by hand, in one line."""
+    if mode == "full":
+        return (
+            "governance: full (AGENTDECK_HOOK_GOVERNANCE): the profile decides every tool "
+            "call, its allow rules and default included"
+        )
+    return (
+        "governance: deny-and-ask (AGENTDECK_HOOK_GOVERNANCE): the profile's deny and ask "
+        "rules apply; Claude Code's own rules decide every other call"
+    )
 
 
 def _say(text: str) -> None:
