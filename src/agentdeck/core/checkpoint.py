@@ -169,6 +169,16 @@ class WorkspaceChanges:
     gone: list[str] = field(default_factory=list)  # deleted: to drop from the index
     tracked: frozenset[str] = frozenset()  # which of ``present`` the index holds
     nested: list[str] = field(default_factory=list)  # repositories inside: never taken
+    staged: bool = False  # the index differs from the last checkpoint for a path named
+
+    def files(self, taken: list[str], dropped: list[str]) -> list[ChangedFile]:
+        """What changed since the last checkpoint, when the index was that checkpoint
+        (nothing ``staged``, no ``nested``): ``taken`` of the present paths are added
+        or modified, and the ``gone`` and ``dropped`` ones that the index held are
+        deleted. What ``git diff-tree`` of the two trees says, without asking it."""
+        files = [ChangedFile("M" if p in self.tracked else "A", p) for p in taken]
+        files += [ChangedFile("D", p) for p in {*self.gone, *self.tracked.intersection(dropped)}]
+        return sorted(files, key=lambda f: f.path.encode())
 
 
 def parse_status(text: str) -> WorkspaceChanges:
@@ -178,10 +188,12 @@ def parse_status(text: str) -> WorkspaceChanges:
     gone: list[str] = []
     tracked: set[str] = set()
     nested: list[str] = []
+    staged = False
     for entry in text.split("\0"):
         if len(entry) < 4:
             continue
         x, y, path = entry[0], entry[1], entry[3:]
+        staged = staged or x not in " ?"
         if x == "?":
             # A directory shown whole under --untracked-files=all is a repository of
             # its own (a submodule, a clone): its files are not ours to take or delete.
@@ -191,7 +203,7 @@ def parse_status(text: str) -> WorkspaceChanges:
         elif y in ("M", "T"):
             present.append(path)
             tracked.add(path)
-    return WorkspaceChanges(present, gone, frozenset(tracked), nested)
+    return WorkspaceChanges(present, gone, frozenset(tracked), nested, staged)
 
 
 def parse_name_status(text: str) -> list[ChangedFile]:

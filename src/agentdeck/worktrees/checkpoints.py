@@ -5,8 +5,15 @@ bare git directory whose work tree, given on every call, is the agent's workspac
 Its objects, refs and index are its own, so the workspace's repository (when it has
 one) is never read or written, and nothing is written inside the workspace. One
 commit per checkpoint on ``refs/heads/checkpoints``, the checkpoint itself as JSON
-in the message (``core.checkpoint``). The index is kept between snapshots: git then
-re-reads only the files whose stat changed.
+in the message (``core.checkpoint``).
+
+A snapshot looks only at what changed since the last one: the index is kept between
+snapshots, and the kernel says which paths changed (``watch``), so git is asked
+about those paths alone (``status -- PATHS``), not about every file of the
+workspace; when nothing changed, git is not asked at all. Where the watch cannot
+vouch for the workspace (its first snapshot, a directory moved, a queue overflow,
+every ``FULL_EVERY``-th snapshot, a rewind), git looks at every file, re-reading
+only those whose stat changed. The last checkpoint is remembered, not read back.
 """
 
 from __future__ import annotations
@@ -15,9 +22,8 @@ import asyncio
 import logging
 import re
 import shutil
-import stat
 import time
-from collections.abc import Iterator
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,50 +42,42 @@ from agentdeck.core.checkpoint import (
     plan_rewind,
     unquote,
 )
-from agentdeck.errors import NotFound, UsageError, WorktreeError
-from agentdeck.worktrees.git import AS_AGENTDECK, git
+from agentdeck.errors import UsageError, WorktreeError
+from agentdeck.worktrees.git import AS_AGENTDECK, GitFailed
+from agentdeck.worktrees.shadow_git import (
+    ATTRIBUTES,
+    CONFIG,
+    REF,
+    Tip,
+    checkout_files,
+    chunks,
+    find_checkpoint,
+    git_dir,
+    is_gitignore,
+    measure,
+    pathspec,
+    put_back_index,
+    read_tip,
+    rewind_patch,
+    run_git,
+    under,
+    with_work_tree,
+)
+from agentdeck.worktrees.watch import Watch
 from agentdeck.worktrees.workspace_files import remove_files, unblocked
 
 logger = logging.getLogger(__name__)
 
-REF = "refs/heads/checkpoints"
 _AGENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
-# Paths per git call, in bytes: well under the kernel's limit on a command line.
-_ARGV_BYTES = 100_000
 # An index.lock older than this was left by a git that died: no git of ours runs longer.
 _STALE_LOCK_SECONDS = 120
-
-# Written once into each shadow's config. The repository's config wins over the
-# user's global one, so these hold whatever the user set there: no hooks, no signing,
-# no fsmonitor daemon started on the workspace, no line-ending conversion.
-_CONFIG = """\
-[core]
-\tautocrlf = false
-\tsafecrlf = false
-\tuntrackedCache = true
-\tpreloadIndex = true
-\tfsmonitor = false
-\tsplitIndex = false
-\tsparseCheckout = false
-\thooksPath = /dev/null
-\tquotePath = false
-\tlogAllRefUpdates = false
-[index]
-\tversion = 4
-[gc]
-\tauto = 0
-[maintenance]
-\tauto = false
-[commit]
-\tgpgSign = false
-[user]
-\tname = agentdeck
-\temail = agentdeck@localhost
-"""
-# $GIT_DIR/info/attributes outranks the workspace's .gitattributes: files are stored
-# and restored byte for byte, never through an eol conversion or a filter (git-lfs
-# would otherwise be run, and fetch, on a rewind).
-_ATTRIBUTES = "* -text !eol -filter -ident !working-tree-encoding\n"
+# Every this many snapshots of an agent, one looks at every file whatever the watch
+# says: what the kernel does not report (see ``watch``) is never missed for long.
+FULL_EVERY = 100
+# Workspaces watched at once (an inotify instance each; the kernel allows a user 128).
+_WATCHES = 32
+# Paths measured on the event loop; more go to a thread.
+_INLINE = 64
 
 
 @dataclass(frozen=True)
@@ -87,14 +85,8 @@ class _Taken:
     """The workspace as written into the shadow's index."""
 
     tree: str
-    skipped: list[str]  # not taken: over the size cap, or unreadable
-
-
-@dataclass(frozen=True)
-class _Tip:
-    commit: str
-    tree: str
-    checkpoint: Checkpoint
+    skipped: list[str]  # not taken: over the size cap, or unreadable (all of them)
+    files: list[ChangedFile] | None = None  # since the last checkpoint; None: ask git
 
 
 class Checkpoints:
@@ -107,6 +99,9 @@ class Checkpoints:
         # One snapshot or rewind of an agent at a time: they share its index.
         self._locks: dict[str, asyncio.Lock] = {}
         self._excluded: set[tuple[Path, Path]] = set()
+        self._tips: dict[Path, Tip] = {}  # shadow -> its last checkpoint, as we made it
+        self._watches: OrderedDict[Path, Watch] = OrderedDict()  # shadow -> its workspace's
+        self._since_full: dict[Path, int] = {}
 
     def shadow(self, agent_id: str) -> Path:
         """The agent's shadow repository (which may not exist yet)."""
@@ -128,15 +123,35 @@ class Checkpoints:
         async with self._lock(agent_id):
             workspace = _workspace(workspace)
             shadow = await self._open(agent_id, workspace)
-            taken = await self._take(shadow, workspace)
-            return await self._record(shadow, taken, tool, tool_use_id, summary)
+            watch = self._watch(shadow, workspace)
+            try:
+                changed = await asyncio.to_thread(watch.changed)
+                for _ in range(2):
+                    tip = await self._last(shadow)
+                    if tip is None or self._since_full.get(shadow, 0) >= FULL_EVERY:
+                        changed = None
+                    taken = await self._take(shadow, workspace, changed, tip)
+                    done = await self._record(shadow, taken, tip, tool, tool_use_id, summary)
+                    if done is not None:
+                        self._since_full[shadow] = 0 if changed is None else (
+                            self._since_full.get(shadow, 0) + 1
+                        )  # fmt: skip
+                        return done
+                    changed = None  # another process moved the ref: look at everything
+                raise WorktreeError(
+                    f"the checkpoints in {shadow} keep changing under this process",
+                    hint="is another agentdeck snapshotting the same agent?",
+                )
+            except BaseException:
+                watch.forget()  # what it said is lost with this snapshot: look again
+                raise
 
     async def list_checkpoints(self, agent_id: str) -> list[Checkpoint]:
         """The agent's checkpoints, oldest first."""
         shadow = self.shadow(agent_id)
-        if not (shadow / "HEAD").is_file() or await _tip(shadow) is None:
+        if not (shadow / "HEAD").is_file() or await read_tip(shadow) is None:
             return []
-        out = await _git(_dir(shadow), "log", "--format=%H%x00%B%x1e", REF, cwd=shadow)
+        out = await run_git(git_dir(shadow), "log", "--format=%H%x00%B%x1e", REF, cwd=shadow)
         found: list[Checkpoint] = []
         for record in out.split("\x1e"):
             commit, _, message = record.strip("\n").partition("\0")
@@ -156,8 +171,10 @@ class Checkpoints:
         async with self._lock(agent_id):
             workspace = _workspace(workspace)
             shadow = self.shadow(agent_id)
-            tip = await _tip(shadow) if (shadow / "HEAD").is_file() else None
-            target = await _find(shadow, agent_id, tip, to)
+            self._tips.pop(shadow, None)  # read afresh: another process may have moved it
+            self._forget_watch(shadow)  # and the next snapshot looks at everything
+            tip = await self._last(shadow) if (shadow / "HEAD").is_file() else None
+            target = await find_checkpoint(shadow, agent_id, tip, to)
             await self._open(agent_id, workspace)
             undo: int | None = None
             if dry_run:
@@ -165,15 +182,21 @@ class Checkpoints:
                 index = shadow / "index"
                 saved = index.read_bytes() if index.is_file() else None
                 try:
-                    taken = await self._take(shadow, workspace)
+                    taken = await self._take(shadow, workspace, None, tip)
                 finally:
-                    _put_back(index, saved)
+                    put_back_index(index, saved)
             else:
-                taken = await self._take(shadow, workspace)
-                before = await self._record(shadow, taken, None, None, f"before rewind to {to}")
+                taken = await self._take(shadow, workspace, None, tip)
+                why = f"before rewind to {to}"
+                before = await self._record(shadow, taken, tip, None, None, why)
+                if before is None:
+                    raise WorktreeError(
+                        f"the checkpoints in {shadow} changed during the rewind",
+                        hint="is another agentdeck working on the same agent? try again",
+                    )
                 undo = before.n
-            raw = await _git(
-                _dir(shadow), "diff-tree", "-r", "-z", "--raw", "--no-renames",
+            raw = await run_git(
+                git_dir(shadow), "diff-tree", "-r", "-z", "--raw", "--no-renames",
                 taken.tree, target.tree, cwd=shadow,
             )  # fmt: skip
             changes = parse_raw(raw)
@@ -183,14 +206,14 @@ class Checkpoints:
                 restore, blocked = await asyncio.to_thread(
                     unblocked, workspace, plan.restore, set(plan.remove)
                 )
-                patch = await _patch(shadow, taken.tree, target.tree, plan, blocked)
+                patch = await rewind_patch(shadow, taken.tree, target.tree, plan, blocked)
                 return Rewind(
                     to, True, [c.path for c in restore], plan.remove,
                     sorted([*plan.kept, *blocked]), patch, None,
                 )  # fmt: skip
             removed = await asyncio.to_thread(remove_files, workspace, plan.remove)
             restore, blocked = await asyncio.to_thread(unblocked, workspace, plan.restore, set())
-            await _restore(shadow, workspace, restore)
+            await checkout_files(shadow, workspace, restore)
             kept = sorted({*plan.kept, *blocked, *(set(plan.remove) - set(removed))})
             logger.info(
                 "agent %s rewound to checkpoint %d: %d restored, %d removed, %d kept",
@@ -203,16 +226,51 @@ class Checkpoints:
         shadow = self.shadow(agent_id)
         async with self._lock(agent_id):
             await asyncio.to_thread(shutil.rmtree, shadow, ignore_errors=True)
+            self._tips.pop(shadow, None)
+            self._forget_watch(shadow)
         self._locks.pop(agent_id, None)
         self._excluded = {pair for pair in self._excluded if pair[0] != shadow}
 
     def _lock(self, agent_id: str) -> asyncio.Lock:
         return self._locks.setdefault(agent_id, asyncio.Lock())
 
+    def _watch(self, shadow: Path, workspace: Path) -> Watch:
+        """The watch on the agent's workspace; the least recently used one goes
+        beyond ``_WATCHES`` (its agent's next snapshot looks at everything)."""
+        watch = self._watches.get(shadow)
+        if watch is None or watch.root != workspace:
+            self._forget_watch(shadow)
+            try:  # the checkpoints inside the workspace: git's own writes are not news
+                inside: str | None = self.root.resolve().relative_to(workspace).as_posix()
+            except ValueError:
+                inside = None
+            watch = self._watches[shadow] = Watch(workspace, skip=inside)
+        self._watches.move_to_end(shadow)
+        while len(self._watches) > _WATCHES:
+            _, oldest = self._watches.popitem(last=False)
+            oldest.close()
+        return watch
+
+    def _forget_watch(self, shadow: Path) -> None:
+        watch = self._watches.pop(shadow, None)
+        if watch is not None:
+            watch.close()
+
+    async def _last(self, shadow: Path) -> Tip | None:
+        """The last checkpoint: as this process made it, else read from the shadow."""
+        tip = self._tips.get(shadow)
+        if tip is None:
+            tip = await read_tip(shadow)
+            if tip is not None:
+                self._tips[shadow] = tip
+        return tip
+
     async def _open(self, agent_id: str, workspace: Path) -> Path:
         """The agent's shadow repository, made on first use."""
         shadow = self.shadow(agent_id)
         if not (shadow / "HEAD").is_file():
+            self._tips.pop(shadow, None)
+            self._forget_watch(shadow)
             await self._create(shadow)
         lock = shadow / "index.lock"
         if lock.exists() and time.time() - lock.stat().st_mtime > _STALE_LOCK_SECONDS:
@@ -228,15 +286,15 @@ class Checkpoints:
         self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
         fresh = self.root / f".{shadow.name}.new"
         await asyncio.to_thread(shutil.rmtree, fresh, ignore_errors=True)
-        await _git(
+        await run_git(
             "init", "--bare", "--quiet", "--template=", "--initial-branch=checkpoints",
             str(fresh), cwd=self.root,
         )  # fmt: skip
         fresh.chmod(0o700)
         with (fresh / "config").open("a") as config:
-            config.write(_CONFIG)
+            config.write(CONFIG)
         (fresh / "info").mkdir(exist_ok=True)
-        (fresh / "info" / "attributes").write_text(_ATTRIBUTES)
+        (fresh / "info" / "attributes").write_text(ATTRIBUTES)
         fresh.rename(shadow)
 
     def _exclude_ourselves(self, shadow: Path, workspace: Path) -> None:
@@ -250,41 +308,61 @@ class Checkpoints:
             return
         exclude.write_text(exclude_pattern(inside.as_posix()) + "\n")
 
-    async def _take(self, shadow: Path, workspace: Path) -> _Taken:
-        """The workspace into the shadow's index, as far as it differs from it: only the
-        paths ``status`` names are looked at again. Their size is checked before git
-        reads them, so a large file is never hashed or stored."""
-        where = _at(shadow, workspace)
-        status = await _git(
-            *where, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames",
+    async def _take(
+        self, shadow: Path, workspace: Path, changed: set[str] | None, tip: Tip | None
+    ) -> _Taken:
+        """The workspace into the shadow's index, as far as it differs from it: of the
+        ``changed`` paths (None: all of them), only those ``status`` names are looked
+        at again. Their size is checked before git reads them, so a large file is never
+        hashed or stored."""
+        spec = pathspec(changed) if tip is not None else None
+        if tip is not None and spec == []:
+            return _Taken(tip.tree, tip.checkpoint.skipped, [])
+        where = with_work_tree(shadow, workspace)
+        status = await run_git(
+            "--literal-pathspecs", *where, "status", "--porcelain", "-z",
+            "--untracked-files=all", "--no-renames", *(["--", *spec] if spec else []),
             cwd=workspace,
         )  # fmt: skip
         changes = parse_status(status)
-        take, skipped, vanished = await asyncio.to_thread(
-            _measure, workspace, changes.present, self.max_file_bytes
-        )
-        for chunk in _chunks([*changes.gone, *vanished, *take]):
-            await _git(*where, "update-index", "--add", "--remove", "--replace", "--", *chunk,
+        if len(changes.present) < _INLINE:
+            take, skipped, vanished = measure(workspace, changes.present, self.max_file_bytes)
+        else:
+            take, skipped, vanished = await asyncio.to_thread(
+                measure, workspace, changes.present, self.max_file_bytes
+            )
+        for chunk in chunks([*changes.gone, *vanished, *take]):
+            await run_git(*where, "update-index", "--add", "--remove", "--replace", "--", *chunk,
                       cwd=workspace)  # fmt: skip
         # A file the index holds that has grown over the cap: out of the snapshot.
-        for chunk in _chunks([p for p in skipped if p in changes.tracked]):
-            await _git(*where, "update-index", "--force-remove", "--", *chunk, cwd=workspace)
-        tree = (await _git(*where, "write-tree", cwd=workspace)).strip()
-        return _Taken(tree, sorted(skipped))
+        for chunk in chunks([p for p in skipped if p in changes.tracked]):
+            await run_git(*where, "update-index", "--force-remove", "--", *chunk, cwd=workspace)
+        tree = (await run_git(*where, "write-tree", cwd=workspace)).strip()
+        files = None
+        if spec and tip is not None:
+            # Files left out before and not looked at now are left out still.
+            looked = set(spec)
+            skipped += [p for p in tip.checkpoint.skipped if not under(p, looked)]
+            # The index was the last checkpoint: status said what changed since.
+            if not changes.staged and not changes.nested:
+                files = changes.files(take, [*vanished, *skipped])
+        return _Taken(tree, sorted(set(skipped)), files)
 
     async def _record(
         self,
         shadow: Path,
         taken: _Taken,
+        tip: Tip | None,
         tool: str | None,
         tool_use_id: str | None,
         summary: str,
-    ) -> Checkpoint:
-        tip = await _tip(shadow)
-        files: list[ChangedFile] = []
-        if tip is not None and tip.tree != taken.tree:
-            out = await _git(
-                _dir(shadow), "diff-tree", "-r", "-z", "--name-status", "--no-renames",
+    ) -> Checkpoint | None:
+        """The next checkpoint after ``tip``; None when the shadow's last checkpoint is
+        no longer ``tip`` (another process made one): nothing is recorded then."""
+        files: list[ChangedFile] = taken.files or []
+        if tip is not None and tip.tree != taken.tree and taken.files is None:
+            out = await run_git(
+                git_dir(shadow), "diff-tree", "-r", "-z", "--name-status", "--no-renames",
                 tip.tree, taken.tree, cwd=shadow,
             )  # fmt: skip
             files = parse_name_status(out)
@@ -297,17 +375,24 @@ class Checkpoints:
         message_file = shadow / "CHECKPOINT_MSG"
         message_file.write_text(message)
         parent = ("-p", tip.commit) if tip else ()
-        out = await _git(
-            _dir(shadow), *AS_AGENTDECK, "commit-tree", "--no-gpg-sign", taken.tree, *parent,
+        out = await run_git(
+            git_dir(shadow), *AS_AGENTDECK, "commit-tree", "--no-gpg-sign", taken.tree, *parent,
             "-F", str(message_file), cwd=shadow,
         )  # fmt: skip
         commit = out.strip()
         # Guarded by the old value: a second process snapshotting the agent fails here
         # rather than losing a checkpoint.
         old = tip.commit if tip else ""
-        await _git(_dir(shadow), "update-ref", REF, commit, old, cwd=shadow)
+        try:
+            await run_git(git_dir(shadow), "update-ref", REF, commit, old, cwd=shadow)
+        except GitFailed:
+            self._tips.pop(shadow, None)
+            if await read_tip(shadow) == tip:
+                raise  # not moved: something else is wrong
+            return None
         checkpoint = parse_message(commit, message)
         assert checkpoint is not None  # we just wrote it
+        self._tips[shadow] = Tip(commit, taken.tree, checkpoint)
         return checkpoint
 
     async def _spare_ignored(
@@ -316,28 +401,28 @@ class Checkpoints:
         """Files to remove that the checkpoint's .gitignore files ignored (so existed
         then, untaken) are kept. Only a rewind across a change to a .gitignore can
         meet one: otherwise the rules then and now are the same."""
-        if not plan.remove or not any(_is_gitignore(c.path) for c in changes):
+        if not plan.remove or not any(is_gitignore(c.path) for c in changes):
             return plan
         rules = shadow / "rewind-rules"
         await asyncio.to_thread(shutil.rmtree, rules, ignore_errors=True)
         try:
-            listing = await _git(_dir(shadow), "ls-tree", "-r", "-z", target_tree, cwd=shadow)
+            listing = await run_git(git_dir(shadow), "ls-tree", "-r", "-z", target_tree, cwd=shadow)
             for entry in listing.split("\0"):
                 head, _, path = entry.partition("\t")
-                if not _is_gitignore(path):
+                if not is_gitignore(path):
                     continue
                 blob = head.split()[2]
-                text = await _git(_dir(shadow), "cat-file", "blob", blob, cwd=shadow)
+                text = await run_git(git_dir(shadow), "cat-file", "blob", blob, cwd=shadow)
                 (rules / path).parent.mkdir(parents=True, exist_ok=True)
                 (rules / path).write_text(text)
             rules.mkdir(exist_ok=True)
             ignored: set[str] = set()
             # check-ignore takes no --literal-pathspecs: a name that reads as pathspec
             # magic is not asked about (and is removed, as anything not ignored).
-            for chunk in _chunks([p for p in plan.remove if not p.startswith(":")]):
+            for chunk in chunks([p for p in plan.remove if not p.startswith(":")]):
                 # One path a line (-z is for --stdin only), quoted when it must be.
-                out = await _git(
-                    *_at(shadow, rules), "check-ignore", "--no-index", "--", *chunk,
+                out = await run_git(
+                    *with_work_tree(shadow, rules), "check-ignore", "--no-index", "--", *chunk,
                     cwd=rules, ok=(0, 1),
                 )  # fmt: skip
                 ignored.update(unquote(line) for line in out.splitlines() if line)
@@ -350,146 +435,7 @@ class Checkpoints:
         )
 
 
-async def _git(*args: str, cwd: Path, ok: tuple[int, ...] = (0,)) -> str:
-    """git on a shadow repository, whose attributes turn every driver off."""
-    return await git(*args, cwd=cwd, ok=ok, drivers_off=True)
-
-
 def _workspace(workspace: Path) -> Path:
     if not workspace.is_dir():
         raise WorktreeError(f"the workspace {workspace} is not a directory")
     return workspace.resolve()
-
-
-def _dir(shadow: Path) -> str:
-    return f"--git-dir={shadow}"
-
-
-def _at(shadow: Path, workspace: Path) -> tuple[str, str]:
-    """git on the shadow repository, with the workspace as its work tree."""
-    return f"--git-dir={shadow}", f"--work-tree={workspace}"
-
-
-async def _tip(shadow: Path) -> _Tip | None:
-    """The latest checkpoint, with its commit and tree; None before the first."""
-    out = await _git(
-        _dir(shadow), "for-each-ref", "--format=%(objectname) %(tree)%00%(contents)", REF,
-        cwd=shadow,
-    )  # fmt: skip
-    if not out.strip():
-        return None
-    head, _, message = out.partition("\0")
-    commit, tree = head.split()
-    checkpoint = parse_message(commit, message)
-    if checkpoint is None:
-        raise WorktreeError(
-            f"the checkpoints in {shadow} are damaged: {commit} is not one",
-            hint="delete that directory to start the agent's checkpoints afresh",
-        )
-    return _Tip(commit, tree, checkpoint)
-
-
-async def _find(shadow: Path, agent_id: str, tip: _Tip | None, n: int) -> _Tip:
-    """Checkpoint ``n``: the one ``last - n`` commits behind the last."""
-    if tip is None or not 1 <= n <= tip.checkpoint.n:
-        known = f"it has checkpoints 1 to {tip.checkpoint.n}" if tip else "it has none yet"
-        raise NotFound(f"checkpoint of agent {agent_id}", str(n), hint=known)
-    out = await _git(
-        _dir(shadow), "log", "-1", "--format=%H%x00%T%x00%B",
-        f"{tip.commit}~{tip.checkpoint.n - n}", cwd=shadow,
-    )  # fmt: skip
-    commit, tree, message = out.split("\0", 2)
-    checkpoint = parse_message(commit, message)
-    if checkpoint is None or checkpoint.n != n:
-        raise WorktreeError(
-            f"the checkpoints in {shadow} are damaged: checkpoint {n} is not where it should be",
-            hint="delete that directory to start the agent's checkpoints afresh",
-        )
-    return _Tip(commit, tree, checkpoint)
-
-
-def _measure(workspace: Path, paths: list[str], cap: int) -> tuple[list[str], list[str], list[str]]:
-    """``paths`` sorted into those to take, those too large (or unreadable) to, and
-    those gone since ``status`` named them."""
-    take: list[str] = []
-    skipped: list[str] = []
-    vanished: list[str] = []
-    for path in paths:
-        try:
-            info = (workspace / path).lstat()
-        except (FileNotFoundError, NotADirectoryError):
-            vanished.append(path)
-            continue
-        except OSError:
-            skipped.append(path)
-            continue
-        if stat.S_ISREG(info.st_mode) and (info.st_size > cap or not _readable(workspace / path)):
-            skipped.append(path)
-        else:
-            take.append(path)
-    return take, skipped, vanished
-
-
-def _readable(path: Path) -> bool:
-    try:
-        with path.open("rb"):
-            return True
-    except OSError:
-        return False
-
-
-def _chunks(paths: list[str], budget: int = _ARGV_BYTES) -> Iterator[list[str]]:
-    chunk: list[str] = []
-    size = 0
-    for path in paths:
-        length = len(path.encode()) + 1
-        if chunk and size + length > budget:
-            yield chunk
-            chunk, size = [], 0
-        chunk.append(path)
-        size += length
-    if chunk:
-        yield chunk
-
-
-def _put_back(index: Path, saved: bytes | None) -> None:
-    if saved is None:
-        index.unlink(missing_ok=True)
-        return
-    spare = index.with_name("index.dry-run")
-    spare.write_bytes(saved)
-    spare.replace(index)
-
-
-def _is_gitignore(path: str) -> bool:
-    return path == ".gitignore" or path.endswith("/.gitignore")
-
-
-async def _restore(shadow: Path, workspace: Path, restore: list[TreeChange]) -> None:
-    """The checkpoint's version of each file into the shadow's index, then onto disk:
-    ``checkout-index`` writes exactly these paths and nothing else."""
-    if not restore:
-        return
-    where = _at(shadow, workspace)
-    infos = [f"{c.new_mode},{c.new_object},{c.path}" for c in restore]
-    for chunk in _chunks(infos):
-        cacheinfo = [arg for info in chunk for arg in ("--cacheinfo", info)]
-        await _git(*where, "update-index", "--add", "--replace", *cacheinfo, cwd=workspace)
-    for chunk in _chunks([c.path for c in restore]):
-        await _git(*where, "checkout-index", "--force", "--index", "--", *chunk, cwd=workspace)
-
-
-async def _patch(shadow: Path, now: str, then: str, plan: RewindPlan, blocked: list[str]) -> str:
-    """What the rewind would change, as a patch from now to the checkpoint."""
-    diff = (
-        _dir(shadow), "diff-tree", "-p", "-r", "--no-renames", "--no-color", "--no-ext-diff",
-        "--no-textconv", now, then,
-    )  # fmt: skip
-    if not plan.kept and not blocked:
-        return await _git(*diff, cwd=shadow)
-    paths = [*(c.path for c in plan.restore if c.path not in blocked), *plan.remove]
-    parts = [
-        await _git("--literal-pathspecs", *diff, "--", *chunk, cwd=shadow)
-        for chunk in _chunks(sorted(paths))
-    ]
-    return "".join(parts)
