@@ -30,9 +30,7 @@ import asyncio
 import logging
 import queue
 import threading
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,32 +42,10 @@ from agentdeck.errors import AgentdeckError, DiskFull, StoreError
 from agentdeck.store.dialect import BUSY_TIMEOUT_MS, is_busy_error
 from agentdeck.store.reserve import Reserve, is_disk_full
 from agentdeck.store.rows import stored_event
+from agentdeck.store.work import Operation, WorkItem, WorkResult, describe
 from agentdeck.store.writes import insert_events, upsert_agent
 
 logger = logging.getLogger(__name__)
-
-Operation = Callable[[Connection], Any]
-
-
-@dataclass(frozen=True)
-class WorkResult:
-    events: list[StoredEvent]
-    value: Any = None
-
-
-@dataclass(eq=False)
-class WorkItem:
-    event_rows: Sequence[dict[str, Any]] = ()
-    agent_rows: Sequence[dict[str, Any]] = ()
-    op: Operation | None = None
-    loop: asyncio.AbstractEventLoop | None = None
-    future: asyncio.Future[WorkResult] | None = field(default=None, repr=False)
-    essential: bool = False  # may use the reserve when the disk is full
-
-    @property
-    def weight(self) -> int:
-        return max(1, len(self.event_rows))
-
 
 FULL_HINT = "free space on its disk; agentdeck writes again once there is room"
 RETRY_SECONDS = 2.0
@@ -371,31 +347,6 @@ class Writer:
             err = StoreError(f"database write failed: {_reason(exc)}")
         err.__cause__ = exc
         return err
-
-
-def describe(items: Sequence[WorkItem]) -> str:
-    """What these items would have written, for the log: events counted by agent
-    and type, agent rows by id and state, other writes by name. No text of theirs
-    (a row's text is scrubbed, but a log is no place for an agent's output)."""
-    parts: list[str] = []
-    events: dict[str, Counter[str]] = {}
-    for item in items:
-        for row in item.event_rows:
-            events.setdefault(str(row.get("agent_id")), Counter())[str(row.get("type"))] += 1
-    for agent_id, types in events.items():
-        kinds = ", ".join(f"{t} x{n}" if n > 1 else t for t, n in types.items())
-        parts.append(f"{sum(types.values())} event(s) of agent {agent_id} ({kinds})")
-    for item in items:
-        for row in item.agent_rows:
-            parts.append(f"agent {row.get('id')}'s row (state {row.get('state')})")
-    ops = Counter(_op_name(item.op) for item in items if item.op is not None)
-    parts += [f"{n} x {name}" if n > 1 else name for name, n in ops.items()]
-    return "; ".join(parts) or "nothing"
-
-
-def _op_name(op: Operation) -> str:
-    func = getattr(op, "func", op)  # functools.partial
-    return str(getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or op)
 
 
 def _reason(exc: BaseException) -> str:
