@@ -23,6 +23,7 @@ from tests.conftest import make_settings
 from tests.support.deckcli import Done, deck, deck_argv, deck_env
 from tests.support.receiver import Hung, Receiver
 from tests.support.served import serving
+from tests.support.waiting import eventually
 
 DISCORD_TOKEN = "MTIzNDU2Nzg5.secret-discord-token.XYZ"
 SLACK_BOT, SLACK_APP = "xoxb-1234-5678-secret-bot-token", "xapp-1-A0001-9999-secret-app-token"
@@ -280,3 +281,34 @@ async def test_slack_dropping_a_connection_it_cannot_make_again_is_an_exit(tmp_p
     assert len(tries) == 2, rest
     assert "error: the Slack bridge stopped: Slack could not be reached in 3 tries" in rest
     assert rest.count("could not be reached") == 1, "said once"
+
+
+@pytest.mark.anyio
+async def test_a_slack_bridge_beside_the_daemon_that_cannot_reach_slack_stops_in_one_line(
+    tmp_path: Path, refused_port: int
+) -> None:
+    env = env_for(
+        tmp_path,
+        AGENTDECK_BRIDGES='["slack"]',
+        AGENTDECK_SLACK_API_URL=f"http://127.0.0.1:{refused_port}/api/",
+    )
+    started = deck(env, "up", "--detach", timeout=60)
+    assert started.code == 0, started.err
+    log = Path(env["AGENTDECK_HOME"]) / "logs" / "daemon.log"
+    try:
+
+        async def stopped() -> bool:
+            return (
+                log.exists() and "the Slack bridge stopped; the daemon serves on" in log.read_text()
+            )
+
+        await eventually(stopped, timeout=60, what="the bridge's end in the log")
+        status = deck(env, "status", timeout=60)
+        assert status.code == 0 and status.out.startswith("agentdeck daemon on "), status.out
+    finally:
+        deck(env, "down", timeout=60)
+    text = log.read_text()
+    assert "Traceback" not in text, text
+    assert text.count("Slack: asking for a Socket Mode address failed (") == 2
+    assert "Slack could not be reached in 3 tries" in text
+    assert SLACK_APP not in text and SLACK_BOT not in text
