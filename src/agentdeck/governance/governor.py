@@ -36,6 +36,7 @@ from agentdeck.store.store import Store
 logger = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.25
+GONE_BY = "agentdeck"  # who closed a request whose agent went away
 Waiting = Callable[[bool], Awaitable[None]]
 # agentdeck's own orchestration tools (the in-process ``deck`` MCP server): the
 # tree's limits govern them; a profile can still deny or ask for them by name.
@@ -295,6 +296,11 @@ class Governor:
         await waiting(True)
         try:
             answered = await self.wait_answer(approval)
+        except asyncio.CancelledError:
+            # The agent went away first (killed, stopped, its process gone): the
+            # request is closed and the audit log says how, not left at "ask".
+            await asyncio.shield(self._gone(agent, approval, tool, tool_input, rule))
+            raise
         finally:
             await waiting(False)
         allowed = answered.state.allows
@@ -323,6 +329,26 @@ class Governor:
         )
         await self.audit(agent, tool, tool_input, str(answered.state), why, rule, outcome.by)
         return outcome
+
+    async def _gone(
+        self,
+        agent: Agent,
+        approval: Approval,
+        tool: str,
+        tool_input: dict[str, Any],
+        rule: str | None,
+    ) -> None:
+        why = "the agent stopped before the request was answered: the call did not run"
+        try:
+            closed = await self.approvals.decide(
+                approval.id, ApprovalState.CANCELLED, by=GONE_BY, message=why
+            )
+            if closed is not None:  # not answered meanwhile (by another process)
+                await self.audit(
+                    agent, tool, tool_input, str(ApprovalState.CANCELLED), why, rule, GONE_BY
+                )
+        except Exception:
+            logger.exception("could not close approval request %s", approval.id)
 
     async def wait_answer(self, approval: Approval) -> Approval:
         """The request once answered, or expired at its deadline (from this
