@@ -1,6 +1,7 @@
 """What a worktree per agent costs, on a large repository.
 
     .venv/bin/python benchmarks/worktrees.py [--files 10000] [--mb 200] [--runs 5] [--repo PATH]
+        [--only create|checks]
 
 Builds once (kept at ``--repo``, default ``$TMPDIR/agentdeck-bench-repo-F-M``) a
 repository of ``--files`` files totalling ``--mb`` MB in nested directories, one
@@ -8,8 +9,13 @@ commit. Then, alternating, ``--runs`` times each:
 
 - **create**: ``Worktrees.create`` (every check agentdeck makes: the repository, its
   branch, uncommitted changes, the ref, the branch name; then ``git worktree add``)
-  against ``git worktree add -b`` alone, each into a fresh directory, removed after.
-  Goal: <= 1.2x git alone.
+  against ``git worktree add -b`` alone, each into a fresh directory, removed after:
+  wall time, what create adds run by run, and CPU time (this process and its
+  children: steadier than wall time on a shared machine).
+  Goal: <= 1.2x git alone. Then the checks alone (what create asks before ``git
+  worktree add``), at once as create asks them and one by one as it did before
+  (first, before any worktree is made). ``--only checks`` measures these alone,
+  ``--only create`` these and create (nothing below).
 - **turn's commit**: ``Worktrees.commit_wip`` after one file changed (status, add,
   commit, as at each turn's end) in a worktree of that repository.
 - **diff --stat**: ``Worktrees.diff(patch=False)`` with that one file changed.
@@ -28,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import shutil
 import subprocess
 import tempfile
@@ -38,6 +45,7 @@ from _common import header, median
 from agentdeck.worktrees import Worktrees
 from agentdeck.worktrees.checkpoints import Checkpoints
 from agentdeck.worktrees.merge import merge
+from agentdeck.worktrees.start import refusal, start_of
 
 ENV = {
     **os.environ,
@@ -78,14 +86,27 @@ def forget_branches(repo: Path) -> None:
         git(repo, "branch", "-D", *stale)
 
 
-async def measure(repo: Path, runs: int, scratch: Path) -> dict[str, list[float]]:
+def cpu_time() -> float:
+    """CPU seconds this process and the children it waited for used: what a step
+    costs whoever else runs on the machine."""
+    own, children = (
+        resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+async def measure(
+    repo: Path, runs: int, scratch: Path, *, create_only: bool = False
+) -> dict[str, list[float]]:
     forget_branches(repo)
     trees = Worktrees(scratch / "worktrees")
-    times: dict[str, list[float]] = {"git": [], "create": [], "commit": [], "stat": []}
+    times: dict[str, list[float]] = {
+        "git": [], "create": [], "commit": [], "stat": [], "git cpu": [], "create cpu": []
+    }  # fmt: skip
     for n in range(runs):
         for variant in ("git", "create") if n % 2 == 0 else ("create", "git"):
             agent_id = f"bench{n:02d}{variant:>6}".replace(" ", "0")
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), cpu_time()
             if variant == "git":
                 target = scratch / f"plain-{n}"
                 git(repo, "worktree", "add", "--quiet", "-b", f"plain/{n}", str(target), "main")
@@ -93,7 +114,8 @@ async def measure(repo: Path, runs: int, scratch: Path) -> dict[str, list[float]
                 made = await trees.create(agent_id, f"bench {n}", repo)
                 target = Path(made.path)
             times[variant].append(time.perf_counter() - started)
-            if variant == "create":
+            times[f"{variant} cpu"].append(cpu_time() - cpu)
+            if variant == "create" and not create_only:
                 (target / "pkg00" / "mod00" / "file00000.py").write_text("changed\n")
                 started = time.perf_counter()
                 await trees.diff(made, patch=False)
@@ -103,6 +125,20 @@ async def measure(repo: Path, runs: int, scratch: Path) -> dict[str, list[float]
                 times["commit"].append(time.perf_counter() - started)
             git(repo, "worktree", "remove", "--force", str(target))
         git(repo, "worktree", "prune")
+    return times
+
+
+async def checks(repo: Path, runs: int) -> dict[str, list[float]]:
+    """Seconds what ``Worktrees.create`` asks before ``git worktree add`` took: at once
+    (``start_of``, as it does) and one by one (``refusal``: the checks as they were
+    made before, each its own git process), alternating; nothing is made."""
+    times: dict[str, list[float]] = {"at once": [], "one by one": []}
+    for n in range(runs):
+        branch = f"agentdeck/checks{n:04d}/bench"
+        for way in ("at once", "one by one") if n % 2 == 0 else ("one by one", "at once"):
+            started = time.perf_counter()
+            await (start_of if way == "at once" else refusal)(repo, None, branch)
+            times[way].append(time.perf_counter() - started)
     return times
 
 
@@ -165,6 +201,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--repo", type=Path, default=None)
     parser.add_argument("--merges", type=int, default=10)
+    parser.add_argument("--only", choices=("create", "checks"), help="measure this alone")
     args = parser.parse_args()
     repo = args.repo or Path(tempfile.gettempdir()) / f"agentdeck-bench-repo-{args.files}-{args.mb}"
     header("worktrees: one per agent, on a large repository")
@@ -172,8 +209,27 @@ def main() -> None:
     build(repo, args.files, args.mb)
     print(f"  repository: {repo} ({args.files:,} files, {args.mb} MB; ready in "
           f"{time.perf_counter() - started:.1f} s)")  # fmt: skip
+    forget_branches(repo)
+    looked = asyncio.run(checks(repo, args.runs * 4))
+    at_once, one_by_one = median(looked["at once"]), median(looked["one by one"])
+    print(f"  the checks before git worktree add, {args.runs * 4} runs each (median): at once "
+          f"{at_once * 1000:.1f} ms, one by one {one_by_one * 1000:.1f} ms")  # fmt: skip
+    if args.only == "checks":
+        return
     with tempfile.TemporaryDirectory(dir=repo.parent) as tmp:
-        times = asyncio.run(measure(repo, args.runs, Path(tmp)))
+        times = asyncio.run(measure(repo, args.runs, Path(tmp), create_only=args.only == "create"))
+    plain, made = median(times["git"]), median(times["create"])
+    print(f"  create, {args.runs} runs each (median):")
+    print(f"    git worktree add alone   {plain * 1000:8.0f} ms")
+    print(f"    Worktrees.create         {made * 1000:8.0f} ms   ratio {made / plain:.2f}x "
+          f"(goal <= 1.20x: {'met' if made / plain <= 1.2 else 'not met'})")  # fmt: skip
+    added = median([c - g for g, c in zip(times["git"], times["create"], strict=True)])
+    print(f"    what create adds, run by run (median): {added * 1000:+.0f} ms")
+    plain_cpu, made_cpu = median(times["git cpu"]), median(times["create cpu"])
+    print(f"    CPU time (median): git alone {plain_cpu * 1000:.0f} ms, create "
+          f"{made_cpu * 1000:.0f} ms, ratio {made_cpu / plain_cpu:.2f}x")  # fmt: skip
+    if args.only == "create":
+        return
     main_before = git(repo, "rev-parse", "main").strip()
     with tempfile.TemporaryDirectory(dir=repo.parent) as tmp:
         merged = asyncio.run(merges(repo, args.merges, Path(tmp)))
@@ -182,11 +238,6 @@ def main() -> None:
     forget_branches(repo)
     with tempfile.TemporaryDirectory(dir=repo.parent) as tmp:
         checkpointed = asyncio.run(checkpoints(repo, args.runs, Path(tmp)))
-    plain, made = median(times["git"]), median(times["create"])
-    print(f"  create, {args.runs} runs each (median):")
-    print(f"    git worktree add alone   {plain * 1000:8.0f} ms")
-    print(f"    Worktrees.create         {made * 1000:8.0f} ms   ratio {made / plain:.2f}x "
-          f"(goal <= 1.20x: {'met' if made / plain <= 1.2 else 'not met'})")  # fmt: skip
     commit, stat = median(times["commit"]) * 1000, median(times["stat"]) * 1000
     print(f"  a turn's commit after one file changed: median {commit:.0f} ms")
     print(f"  diff --stat with one file changed:     median {stat:.0f} ms")
