@@ -84,7 +84,7 @@ async def test_denied_commands_reach_the_audit_log_scrubbed_and_the_chain_verifi
     reasons = [r["reason"] for r in rows]
     # the command shell-quoted, as it would be typed: a quoted secret stays one word
     assert "printf %s 'export ANTHROPIC_API_KEY=[REDACTED:" in reasons[0], reasons[0]
-    assert "curl -u admin:[REDACTED:password] https://jenkins" in reasons[1], reasons[1]
+    assert "curl -u 'admin:[REDACTED:password]' https://jenkins" in reasons[1], reasons[1]
     assert listed.code == 0, listed.err
     assert "[REDACTED:" in listed.out and leaked(listed.out) == []
     assert verified.code == 0, verified.err
