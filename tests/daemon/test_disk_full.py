@@ -61,6 +61,7 @@ async def test_agents_on_a_full_disk_end_in_error_everywhere_and_down_finishes(
             ids = []
             for work in works:
                 body = {
+                    "name": work.name,
                     "prompt": "wait, then talk",
                     "cwd": str(work),
                     "scenario": str(work / ".agentdeck" / "fill.yaml"),
@@ -97,8 +98,9 @@ async def test_agents_on_a_full_disk_end_in_error_everywhere_and_down_finishes(
             assert {a["id"]: (a["state"], a["last_error"]) for a in listed.json()} == {
                 i: ("error", t) for i, t in said.items()
             }
+            names = dict(zip(ids, [w.name for w in works], strict=True))
             for agent_id, text in said.items():
-                shown = deck(env, "show", agent_id[:8], "--json")
+                shown = deck(env, "show", names[agent_id], "--json")  # by name: read, then live
                 assert shown.code == 0, shown.err
                 assert (shown.json()["state"], shown.json()["last_error"]) == ("error", text)
                 page = await api.get(f"/agents/{agent_id}")
@@ -112,6 +114,12 @@ async def test_agents_on_a_full_disk_end_in_error_everywhere_and_down_finishes(
                     "ORDER BY id DESC LIMIT 2",
                 )
                 assert last == [("state_changed",), ("error_occurred",)]
+
+            # A write asked for meanwhile is refused as such (507), nothing started.
+            r = await api.post("/api/agents", json={**body, "name": "late"})
+            assert r.status_code == 507, r.text
+            assert r.json()["error"]["message"].startswith("the disk is full: "), r.text
+            assert len((await api.get("/api/agents")).json()["agents"]) == 2
 
             filler.unlink()
         down = deck(env, "down", timeout=60)

@@ -18,6 +18,7 @@ from agentdeck.errors import (
     AgentProcessError,
     ConfigError,
     DeliveryFailed,
+    DiskFull,
     InvalidState,
     NotFound,
     OutOfRange,
@@ -49,6 +50,7 @@ _STATUS: list[tuple[type[AgentdeckError], int]] = [
     (AgentProcessError, 502),
     (DeliveryFailed, 502),
     (ShuttingDown, 503),
+    (DiskFull, 507),
     (ConfigError, 500),
 ]
 

@@ -312,7 +312,8 @@ ERROR_MEANINGS = {
     500: "The daemon failed: the message says how",
     502: "Claude Code failed to start or answer: the message says why",
     503: "The daemon is stopping: it starts no agent now",
+    507: "The disk holding the deck's database is full: nothing was written; free space",
 }
 # What any /api call can answer, whatever it does: the security middleware's refusals
 # and a failure of the daemon itself.
-COMMON_ERRORS = errors(401, 403, 421, 422, 500, 503)
+COMMON_ERRORS = errors(401, 403, 421, 422, 500, 503, 507)
