@@ -272,6 +272,10 @@ async def test_send_no_wait_says_queued_to_a_busy_agent(
         assert now.json()["id"] == agent.id
 
 
+# Busy long enough for a second `agentdeck` process to start on a loaded machine.
+SLOWER_TEXT = [{**FIRST, "delay": 15}]
+
+
 async def running_elsewhere(store: Store) -> Agent:
     """The agent of an `agentdeck run` in another terminal, once its model was asked."""
 
@@ -289,7 +293,7 @@ async def test_send_without_a_daemon_prints_the_answer_to_what_it_sent(
 ) -> None:
     """No daemon: the agent is an `agentdeck run` in another terminal, busy with its
     first ask; `send` used to say "sent to …" and exit without the answer."""
-    run = spawned("run", "--scenario", str(busy(tmp_path, SLOW_TEXT)), "the first ask", "--json")
+    run = spawned("run", "--scenario", str(busy(tmp_path, SLOWER_TEXT)), "the first ask", "--json")
     agent = await running_elsewhere(store)
     sent = await asyncio.to_thread(deck, env, "send", agent.id, "SECOND-ASK", "--json")
     assert sent.code == 0, sent.err
@@ -303,7 +307,7 @@ async def test_send_without_a_daemon_prints_the_answer_to_what_it_sent(
 async def test_send_no_wait_without_a_daemon_says_queued(
     env: dict[str, str], store: Store, spawned: Spawn, tmp_path: Path
 ) -> None:
-    run = spawned("run", "--scenario", str(busy(tmp_path, SLOW_TEXT)), "the first ask")
+    run = spawned("run", "--scenario", str(busy(tmp_path, SLOWER_TEXT)), "the first ask")
     agent = await running_elsewhere(store)
     queued = await asyncio.to_thread(deck, env, "send", agent.id, "SECOND-ASK", "--no-wait")
     assert queued.code == 0, queued.err
@@ -311,3 +315,21 @@ async def test_send_no_wait_without_a_daemon_says_queued(
     assert "ANSWER-TO-THE-SECOND" not in queued.out
     code, out, err = finish(run)
     assert code == 0, err
+
+
+async def test_send_without_a_daemon_says_when_the_supervisor_dies_first(
+    env: dict[str, str], store: Store, spawned: Spawn, tmp_path: Path
+) -> None:
+    run = spawned("run", "--scenario", str(busy(tmp_path, SLOWER_TEXT)), "the first ask")
+    agent = await running_elsewhere(store)
+    sender = spawned("send", agent.id, "SECOND-ASK")
+
+    async def taken() -> bool:
+        return any(c.claimed_by for c in await store.list_commands(agent.id))
+
+    await eventually(taken, timeout=30, what="the message taken by the run")
+    run.kill()  # kill -9: the agent's row stays live, nobody will answer
+    code, out, err = finish(sender)
+    assert code == 1, out + err
+    assert f"supervising process ({run.pid}) ended before it answered" in err
+    assert "Traceback" not in err

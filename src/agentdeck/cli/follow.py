@@ -147,6 +147,7 @@ async def follow_answer(
     from agentdeck.runner.steering import owned_elsewhere
 
     last_result: dict[str, object] | None = None
+    ended = False
     while True:
         batch = await store.read(agent_id=agent_id, after=after, limit=EVENT_PAGE)
         for event in batch:
@@ -171,7 +172,10 @@ async def follow_answer(
             continue
         agent = await store.get_agent(agent_id)
         if not agent.state.is_live:
-            continue  # its last events are committed with its final state: one more read
+            if ended:  # no final state change after ``after``: it ended before the mark
+                return report(agent.to_dict(), last_result, as_json)
+            ended = True  # its last events are committed with its final state: one more read
+            continue
         if not owned_elsewhere(agent):
             raise AgentdeckError(
                 f"agent {agent_id}'s supervising process ({agent.owner_pid}) ended before "
