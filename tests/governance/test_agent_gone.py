@@ -36,7 +36,7 @@ async def test_a_killed_agents_pending_request_is_cancelled_and_audited(
         audited = len(await store.read_audit()) == 2
         return approval if approval.state != ApprovalState.PENDING and audited else None
 
-    approval = await eventually(closed, timeout=10, what="the request closed and audited")
+    approval = await eventually(closed, timeout=30, what="the request closed and audited")
     assert approval.state == ApprovalState.CANCELLED and approval.answered_by == "agentdeck"
     trail = [(r.tool, str(r.decision), r.answered_by) for r in await store.read_audit()]
     assert trail == [("Bash", "ask", "policy"), ("Bash", "cancelled", "agentdeck")]
