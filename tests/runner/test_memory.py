@@ -204,15 +204,18 @@ async def test_memory_that_fails_never_stops_the_agent(
     records = runner.memory.records
     for method in ("add_observation", "save_summary", "recent_summaries", "session_observations"):
         setattr(records, method, broken)
-    with caplog.at_level(logging.ERROR, logger="agentdeck.runner.memory_hooks"):
+    with caplog.at_level(logging.WARNING, logger="agentdeck.runner.memory_hooks"):
         second = await finished(runner, fix_test(cwd=str(project)))
     assert second.agent.state == AgentState.DONE
     assert second.last_result is not None and second.last_result.result == FIXED
     assert "a + b" in (project / "calc.py").read_text()
     logged = [r.getMessage() for r in caplog.records]
-    assert any("could not build the context" in m for m in logged)
-    assert any("could not record an observation" in m for m in logged)
-    assert any("could not summarize" in m for m in logged)
+    assert any("no context for agent" in m for m in logged), logged
+    assert any("no observation for agent" in m for m in logged), logged
+    assert any("could not summarize" in m for m in logged), logged
+    # a known failure (a store that cannot write, a full disk) is one line, no traceback
+    assert all(r.exc_info is None for r in caplog.records), logged
+    assert all("the memory tables are unreadable" in m for m in logged), logged
     types = {e.type for e in await store.read(agent_id=second.agent.id)}
     assert EventType.OBSERVATION_RECORDED not in types
 

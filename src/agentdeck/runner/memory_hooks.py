@@ -17,6 +17,7 @@ from claude_agent_sdk.types import HookCallback, HookContext, HookInput, HookJSO
 
 from agentdeck.core.agent import Agent
 from agentdeck.core.worktree import Worktree
+from agentdeck.errors import AgentdeckError
 from agentdeck.memory.projects import project_of
 from agentdeck.memory.service import Memory
 
@@ -66,6 +67,9 @@ class SessionMemory:
         self._inject = False
         try:
             context = await self.memory.context(self.project)
+        except AgentdeckError as exc:  # known (a full disk): one line
+            logger.warning("memory: no context for agent %s: %s", self._agent().id, exc)
+            return {}
         except Exception:
             logger.exception("memory: could not build the context for agent %s", self._agent().id)
             return {}
@@ -103,6 +107,8 @@ class SessionMemory:
                 output=output,
                 is_error=is_error,
             )
+        except AgentdeckError as exc:  # known (a full disk): one line
+            logger.warning("memory: no observation for agent %s: %s", agent.id, exc)
         except Exception:
             logger.exception("memory: could not record an observation for agent %s", agent.id)
 
@@ -131,5 +137,7 @@ class SessionMemory:
                 request=self._request or agent.spec.prompt,
                 final=final,
             )
+        except AgentdeckError as exc:  # known (a full disk): one line
+            logger.warning("memory: could not summarize agent %s: %s", agent.id, exc)
         except Exception:
             logger.exception("memory: could not summarize agent %s", agent.id)
