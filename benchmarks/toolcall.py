@@ -35,6 +35,13 @@ model's next turn. The first call of a run is left out of both (it pays the
 first checkpoint, which hashes the whole workspace). Goal (issue 28): a call
 that changes nothing (``bash``, ``read``) costs at most 5 ms more than bare.
 
+**Hook.** What agentdeck itself adds to a call, without the CLI's noise (under
+load a Bash ``true`` alone varies by hundreds of ms): the same three scenarios
+run by an in-process ``Runner`` (the model in a thread), each call's time in
+agentdeck's PreToolUse hook (policy, audit, checkpoint and their events), which
+Claude Code waits for before it runs the tool. With ``--baseline-src``, also on
+the baseline, in a process of its own.
+
 **Checkpoint.** ``Checkpoints.snapshot`` on a workspace of
 ``--checkpoint-files`` files (made once, kept in ``$TMPDIR``): the first one,
 then one after one file changed, ``--runs`` times 5; and, for scale, what git
@@ -50,6 +57,7 @@ import contextlib
 import itertools
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -59,6 +67,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -367,7 +376,9 @@ def main() -> None:
     parser.add_argument(
         "--baseline-src", type=Path, help="another checkout's src: adds the way `base`"
     )
-    parser.add_argument("--only", choices=("calls", "checkpoint"), help="one half of the benchmark")
+    parser.add_argument(
+        "--only", choices=("calls", "hooks", "checkpoint"), help="one part of the benchmark"
+    )
     args = parser.parse_args()
     if args.calls < 3:
         parser.error("--calls: at least 3")
@@ -380,20 +391,97 @@ def main() -> None:
     ways = [w for w in ways if args.baseline_src is not None or w != "base"]
     with tempfile.TemporaryDirectory(prefix="agentdeck-toolcall-") as name:
         tmp = Path(name)
-        if args.only != "checkpoint":
+        if args.only in (None, "calls"):
             per_call(tmp, ways, args)
-        if args.only != "calls":
+        if args.only in (None, "hooks"):
+            print_hooks(tmp, args)
+            if args.baseline_src is not None:
+                print(f"\n  the same on --baseline-src {args.baseline_src}:", flush=True)
+                print(again(args, "hooks", "in agentdeck's PreToolUse hook"))
+        if args.only in (None, "checkpoint"):
             print_checkpoints(tmp, args.checkpoint_files, args.runs * 5)
             if args.baseline_src is not None:
                 print(f"\n  the same on --baseline-src {args.baseline_src}:", flush=True)
-                again = [sys.argv[0], "--only", "checkpoint", "--runs", str(args.runs)]
-                again += ["--checkpoint-files", str(args.checkpoint_files)]
-                env = dict(os.environ, PYTHONPATH=str(args.baseline_src))
-                done = subprocess.run([sys.executable, *again], env=env, text=True,
-                                      capture_output=True, check=False)  # fmt: skip
-                lines = done.stdout.splitlines()
-                start = next((i for i, s in enumerate(lines) if "checkpoints on" in s), 0)
-                print("\n".join(lines[start:]) or done.stderr[-2000:])
+                print(again(args, "checkpoint", "checkpoints on"))
+
+
+def again(args: argparse.Namespace, part: str, first: str) -> str:
+    """One part of this benchmark on the baseline, in a process of its own: its lines
+    from the one containing ``first``."""
+    argv = [sys.argv[0], "--only", part, "--runs", str(args.runs), "--calls", str(args.calls)]
+    argv += ["--files", str(args.files), "--checkpoint-files", str(args.checkpoint_files)]
+    env = dict(os.environ, PYTHONPATH=str(args.baseline_src))
+    done = subprocess.run(
+        [sys.executable, *argv], env=env, text=True, capture_output=True, check=False
+    )
+    lines = done.stdout.splitlines()
+    start = next((i for i, line in enumerate(lines) if first in line), len(lines))
+    return "\n".join(lines[start:]) or done.stderr[-2000:]
+
+
+def hook_costs(tmp: Path, args: argparse.Namespace) -> dict[str, list[float]]:
+    """Seconds each call spent in agentdeck's PreToolUse hook, per scenario."""
+    from agentdeck.core.agent import AgentSpec
+    from agentdeck.runner.runner import Runner
+    from agentdeck.runner.session import AgentSession
+    from agentdeck.settings import Settings
+    from agentdeck.store.store import Store
+
+    workspace = make_workspace(tmp / "hooks-ws", args.files)
+    made = scenario_files(tmp, workspace, args.calls)
+    profile = profile_file(tmp, args.calls)
+    spent: list[float] = []
+    pre_tool = AgentSession._pre_tool
+
+    async def timed(self: AgentSession, *hook: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return await pre_tool(self, *hook)
+        finally:
+            spent.append(time.perf_counter() - started)
+
+    AgentSession._pre_tool = timed  # type: ignore[method-assign]
+    out: dict[str, list[float]] = {kind: [] for kind in SCENARIOS}
+
+    async def one(kind: str, url: str) -> None:
+        home = Path(tempfile.mkdtemp(prefix="hooks-", dir=tmp))
+        settings = Settings(
+            home=home / "home", claude_config_dir=home / "claude-config",
+            anthropic_base_url=url, anthropic_api_key="sk-bench",
+        )  # fmt: skip
+        settings.ensure_home()
+        store = Store.open(settings.db_path)
+        runner = Runner(store, settings)
+        shutil.rmtree(workspace / "out", ignore_errors=True)
+        try:
+            spec = AgentSpec(prompt=prompt(kind), cwd=str(workspace), profile=str(profile))
+            session = await runner.start(spec)
+            await session.wait_finished(timeout=RUN_TIMEOUT)
+            if session.agent.state != "done":
+                raise RunFailed(f"hooks {kind}: the agent ended {session.agent.state}")
+        finally:
+            await runner.shutdown()
+            await store.close()
+
+    scenarios = [load_scenario(made[kind]) for kind in SCENARIOS]
+    with MockModel(scenarios).running_in_thread() as mm:
+        for _ in range(args.runs):
+            for kind in SCENARIOS:
+                spent.clear()
+                asyncio.run(one(kind, mm.url))
+                out[kind] += spent[1:]  # the first pays the first checkpoint
+    return out
+
+
+def print_hooks(tmp: Path, args: argparse.Namespace) -> None:
+    costs = hook_costs(tmp, args)
+    print(f"\n  in agentdeck's PreToolUse hook, per call ({args.runs} runs of each), ms:")
+    for kind, values in costs.items():
+        ms = sorted(v * 1000 for v in values)
+        print(
+            f"    {kind:<6} median {median(ms):6.1f}  (p10 {ms[len(ms) // 10]:.1f}, "
+            f"p90 {ms[len(ms) * 9 // 10]:.1f}, {len(ms)} calls)"
+        )
 
 
 def per_call(tmp: Path, ways: list[str], args: argparse.Namespace) -> None:
