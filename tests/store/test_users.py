@@ -69,3 +69,35 @@ async def test_users_bad_input_and_the_last_admin(store: Store) -> None:
     revoked = await users.remove_user("carol")
     assert len(revoked) == 1 and await users.authenticate(secret) is None
     assert [u.name for u in await users.list_users()] == ["root"]
+
+
+async def test_a_token_file_token_nobody_has_is_the_admins_again(store: Store) -> None:
+    """An older version gave admin a token nobody had (for an empty token file)."""
+    users = UserStore(store)
+    await users.bootstrap("")  # what it called: a random token, shown to nobody
+    (lost,) = await users.list_tokens()
+    restored = await users.restore_file_token("the-new-token-file-token-0123456789")
+    assert restored is not None
+    info, revoked = restored
+    assert (info.user, info.name, revoked) == ("admin", FILE_TOKEN_NAME, [lost.id])
+    found = await users.authenticate("the-new-token-file-token-0123456789")
+    assert found is not None and (found.user, found.role) == ("admin", Role.ADMIN)
+    assert await users.restore_file_token("the-new-token-file-token-0123456789") is None
+
+
+async def test_a_revoked_token_file_token_stays_revoked(store: Store) -> None:
+    users = UserStore(store)
+    await users.bootstrap("the-token-file-token-0123456789")
+    (token,) = await users.list_tokens()
+    await users.revoke_token(token.id)
+    assert await users.restore_file_token("the-token-file-token-0123456789") is None
+    assert await users.authenticate("the-token-file-token-0123456789") is None
+
+
+async def test_a_removed_users_token_in_the_file_is_not_given_back(store: Store) -> None:
+    users = UserStore(store)
+    await users.bootstrap("the-token-file-token-0123456789")
+    await users.add_user("root", Role.ADMIN)
+    await users.remove_user("admin")  # its tokens are revoked, its row gone
+    assert await users.restore_file_token("the-token-file-token-0123456789") is None
+    assert await users.authenticate("the-token-file-token-0123456789") is None

@@ -190,25 +190,33 @@ class UserStore:
 
     async def authenticate(self, secret: str) -> Principal | None:
         """The user behind a token, if it is known, unrevoked and unexpired."""
-        key = token_hash.lookup_key(secret)
-
-        def query(conn: Connection) -> list[Any]:
-            stmt = (
-                sa.select(tokens, users.c.role)
-                .join(users, users.c.name == tokens.c.user_name)
-                .where(tokens.c.lookup == key)
-            )
-            return list(conn.execute(stmt))
-
         now = time.time()
-        for row in await self.store._read(query):
-            ok = await anyio.to_thread.run_sync(token_hash.verify, secret, row.salt, row.digest)
-            if ok and _token(row).usable(now):
+        for row in await self._rows_of(secret):
+            if row.role is not None and _token(row).usable(now):
                 return Principal(
                     user=row.user_name, role=Role(row.role), token_id=row.id,
                     expires_at=row.expires_at,
                 )  # fmt: skip
         return None
+
+    async def _rows_of(self, secret: str) -> list[Any]:
+        """The token rows that ``secret`` proves, usable or not, with their user's
+        role (None: the user was removed)."""
+        key = token_hash.lookup_key(secret)
+
+        def query(conn: Connection) -> list[Any]:
+            stmt = (
+                sa.select(tokens, users.c.role)
+                .join(users, users.c.name == tokens.c.user_name, isouter=True)
+                .where(tokens.c.lookup == key)
+            )
+            return list(conn.execute(stmt))
+
+        proven = []
+        for row in await self.store._read(query):
+            if await anyio.to_thread.run_sync(token_hash.verify, secret, row.salt, row.digest):
+                proven.append(row)
+        return proven
 
     async def bootstrap(self, secret: str) -> User | None:
         """On a deck without users: user ``admin`` owning ``secret`` (the token
@@ -228,8 +236,10 @@ class UserStore:
         An older version gave ``admin`` a token nobody had (it read an empty token
         file as "", and a token is never empty); a token file written anew since
         was then nobody's, and the deck could be logged into by nobody. The token
-        file is the machine owner's key, as the database it guards is theirs."""
-        if await self.authenticate(secret) is not None:
+        file is the machine owner's key, as the database it guards is theirs. A
+        token the deck knows is left as it is, revoked or expired too: a revocation
+        holds (a new token file, made by removing the file, is the way back)."""
+        if await self._rows_of(secret):
             return None
         admins = [u.name for u in await self.list_users() if u.role is Role.ADMIN]
         if not admins:
