@@ -6,19 +6,26 @@ one delivered). The reply grows in a draft message, edited at most once per
 ``edit_interval``; text that no longer fits is sealed into chunks that never
 break a code block, and delivered in order. State is saved before every platform
 call, so a restart repeats at most one edit and never re-applies an event.
+
+A post the platform cannot take for now (down, 5xx, 429) is kept and tried again
+in place (``delivery.py``): what follows waits behind it, so the conversation
+reads in order, each chunk once, when the platform answers again.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentdeck.bridges import text as fmt
+from agentdeck.bridges.delivery import Undeliverable, deliver, passes, status_of
 from agentdeck.bridges.platform import Conversation, Incoming
+from agentdeck.bridges.reconnect import short_error
 from agentdeck.bridges.state import ConversationState, Queued
 from agentdeck.core.agent import AgentState
 from agentdeck.errors import AgentdeckError
@@ -27,6 +34,8 @@ if TYPE_CHECKING:
     from agentdeck.bridges.core import Bridge
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 QUEUED = "⏳"  # a message that waits for the agent's turn to end
 NOT_KEPT = (
@@ -76,10 +85,15 @@ class ConversationWorker:
                 else:
                     self._flush_due = False
                     await self._show(final=False)
+            except Undeliverable:
+                pass  # said in its one log line; the conversation goes on
             except AgentdeckError as exc:
                 logger.warning("%s: %s", self.conversation.key, exc)
-                with contextlib.suppress(AgentdeckError):
-                    await self.bridge.platform.send(self.conversation, f"⚠ {exc.message}")
+                notice = f"⚠ {exc.message}"
+                await self._once(
+                    "the error notice",
+                    partial(self.bridge.platform.send, self.conversation, notice),
+                )
             except Exception:  # one conversation's failure never stops the bridge
                 logger.exception("bridge conversation %s failed", self.conversation.key)
 
@@ -153,7 +167,32 @@ class ConversationWorker:
 
     async def _ack(self, message: Incoming, emoji: str) -> None:
         if message.message_id:
-            await self.bridge.platform.react(self.conversation, message.message_id, emoji)
+            mid = message.message_id
+            await self._once(
+                f"the {emoji} reaction",
+                lambda: self.bridge.platform.react(self.conversation, mid, emoji),
+            )
+
+    # -- reaching the platform ---------------------------------------------------------
+
+    def _what(self, what: str) -> str:
+        return f"{self.bridge.platform.name}: {what} in {self.conversation.key}"
+
+    async def _post(self, what: str, call: Callable[[], Awaitable[T]]) -> T:
+        """A post that must get through: tried again while the platform is down."""
+        return await deliver(self._what(what), call, self.bridge.config.retry)
+
+    async def _once(self, what: str, call: Callable[[], Awaitable[object]]) -> None:
+        """A post that may be missed (a reaction, the typing sign, a notice): one
+        try, and a platform's failure is one log line."""
+        try:
+            await call()
+        except AgentdeckError as exc:
+            logger.warning("%s failed: %s", self._what(what), exc)
+        except Exception as exc:
+            if not passes(exc) and status_of(exc) is None:
+                raise
+            logger.warning("%s failed (%s); not retried", self._what(what), short_error(exc))
 
     # -- the agent's events ------------------------------------------------------------
 
@@ -178,14 +217,28 @@ class ConversationWorker:
             self._add(f"⚠ {data.get('message', 'error')}", tool=True)
         elif event.type == "state_changed":
             new = AgentState(str(data["new"]))
-            await self.bridge.platform.set_busy(self.conversation, new.is_busy)
+            await self._once(
+                "the busy sign",
+                lambda: self.bridge.platform.set_busy(self.conversation, new.is_busy),
+            )
             final = not new.is_busy and new is not AgentState.STARTING
-        state.cursor = event.id
         if attachment is not None:
-            self.bridge.save()
+            # The cursor moves once the file is posted: a restart before posts it again.
             await self._show(final=True)
-            await self.bridge.platform.attach(self.conversation, *attachment, "")
+            name, blob = attachment
+            try:
+                await self._post(
+                    f"the attachment {name}",
+                    lambda: self.bridge.platform.attach(self.conversation, name, blob, ""),
+                )
+            except Undeliverable:
+                state.cursor = event.id  # refused for good: not tried again
+                self.bridge.save()
+                raise
+            state.cursor = event.id
+            self.bridge.save()
             return
+        state.cursor = event.id
         if final:
             state.busy = False
             self.bridge.save()
@@ -197,8 +250,10 @@ class ConversationWorker:
                     break
                 # Only its redacted copy survived a restart: never sent as if whole.
                 self.bridge.save()
-                await self.bridge.platform.send(
-                    self.conversation, NOT_KEPT.format(actor=queued.actor)
+                notice = NOT_KEPT.format(actor=queued.actor)
+                await self._post(
+                    "the lost message's notice",
+                    partial(self.bridge.platform.send, self.conversation, notice),
                 )
             return
         self.bridge.save()
@@ -241,22 +296,38 @@ class ConversationWorker:
             state.sealed += [h + b + t for h, b, t in parts[:-1]]
             state.draft = parts[-1][0] + parts[-1][1]
         self.bridge.save()
+        conv = self.conversation
         while state.sealed:
             chunk = state.sealed[0]
-            if state.draft_id is not None:
-                await platform.edit(self.conversation, state.draft_id, chunk)
-                state.draft_id = None
-            else:
-                await platform.send(self.conversation, chunk)
+            try:
+                if state.draft_id is not None:
+                    draft_id = state.draft_id
+                    await self._post(
+                        "a reply chunk (the draft's last edit)",
+                        partial(platform.edit, conv, draft_id, chunk),
+                    )
+                    state.draft_id = None
+                else:
+                    await self._post("a reply chunk", partial(platform.send, conv, chunk))
+            except Undeliverable:
+                if state.draft_id is not None:  # the draft is gone: the chunk, new
+                    state.draft_id = None
+                    continue
+                # Refused for good (said in its log line): the rest goes on.
             state.sealed.pop(0)
             self.bridge.save()
         if state.draft.strip():
             shown = fmt.split_message(state.draft, limit)[0]
             if state.draft_id is None:
-                state.draft_id = await platform.send(self.conversation, shown)
+                state.draft_id = await self._post(
+                    "the reply's draft", lambda: platform.send(conv, shown)
+                )
                 self.bridge.save()
             else:
-                await platform.edit(self.conversation, state.draft_id, shown)
+                draft_id = state.draft_id
+                await self._post(
+                    "an edit of the reply's draft", lambda: platform.edit(conv, draft_id, shown)
+                )
         elif final:
             state.draft_id = None
             self.bridge.save()

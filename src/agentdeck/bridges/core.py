@@ -29,6 +29,7 @@ from typing import Any, Literal
 from agentdeck.bridges import text as fmt
 from agentdeck.bridges.conversation import ConversationWorker
 from agentdeck.bridges.daemon_client import Actor, DaemonClient
+from agentdeck.bridges.delivery import Retry, Undeliverable, deliver
 from agentdeck.bridges.platform import (
     Conversation,
     Incoming,
@@ -64,6 +65,7 @@ class BridgeConfig:
     edit_interval: float = 1.0
     attach_over: int = 1500  # characters of tool output shown as an attachment, not at all
     agent: Mapping[str, Any] = field(default_factory=dict)  # POST /api/agents defaults
+    retry: Retry = field(default_factory=Retry)  # waits between two tries of one post
 
 
 class Bridge:
@@ -196,16 +198,22 @@ class Bridge:
             self.save()
         saved = self.state.position
         async for event in self.client.events(after=self.state.position):
-            self.state.position = event.id
             if event.type in _PROMPT_EVENTS:
+                # Posted (or refused for good) before the position passes it: a prompt
+                # waiting for the platform to answer again is not lost to a restart.
                 try:
                     await self._on_prompt_event(event.agent_id, event.type, event.data)
+                except Undeliverable:
+                    pass  # said in its one log line
                 except AgentdeckError as exc:
                     logger.warning("could not show %s %d: %s", event.type, event.id, exc)
-                except Exception:  # the bridge serves on
+                except Exception:  # a bug: the bridge serves on
                     logger.exception("prompt event %d failed", event.id)
-            elif event.id - saved < POSITION_SAVE_EVERY:
-                continue  # other agents' chatter: the position is saved now and then
+                self.state.position = event.id
+            else:
+                self.state.position = event.id
+                if event.id - saved < POSITION_SAVE_EVERY:
+                    continue  # other agents' chatter: the position is saved now and then
             self.save()
             saved = event.id
 
@@ -245,23 +253,33 @@ class Bridge:
                 closed = fmt.resolved_text(
                     shown.text, str(data["decision"]), data.get("by"), data.get("reason")
                 )
-                await self.platform.close_prompt(
-                    Conversation.from_key(shown.conversation), shown.message_id, closed
-                )
+                await self._close_prompt(shown, closed)
         elif kind == "question_answered":
             shown = self.state.prompts.pop(str(data["ask_id"]), None)
             if shown is not None:
                 closed = fmt.answered_text(shown.text, data.get("answer"), data.get("by"))
-                await self.platform.close_prompt(
-                    Conversation.from_key(shown.conversation), shown.message_id, closed
-                )
+                await self._close_prompt(shown, closed)
+
+    async def _close_prompt(self, shown: OpenPrompt, text: str) -> None:
+        where = Conversation.from_key(shown.conversation)
+        await deliver(
+            f"{self.platform.name}: closing a prompt in {shown.conversation}",
+            lambda: self.platform.close_prompt(where, shown.message_id, text),
+            self.config.retry,
+        )
 
     async def _post_prompt(self, key: str, prompt: Prompt) -> None:
         # Room is left for the line that says who answered.
         room = max(self.platform.message_limit - PROMPT_ANSWER_ROOM, 32)
         if len(prompt.text) > room:
             prompt = Prompt(prompt.kind, prompt.request_id, prompt.text[: room - 1] + "…")
-        message_id = await self.platform.prompt(Conversation.from_key(key), prompt)
+        where = Conversation.from_key(key)
+        kind = "an approval" if prompt.kind is PromptKind.APPROVAL else "a question"
+        message_id = await deliver(
+            f"{self.platform.name}: {kind} prompt in {key}",
+            lambda: self.platform.prompt(where, prompt),
+            self.config.retry,
+        )
         self.state.prompts[prompt.request_id] = OpenPrompt(
             conversation=key, message_id=message_id, kind=str(prompt.kind), text=prompt.text
         )

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import SecretStr
 
 from agentdeck.bridges.core import BridgeConfig
+from agentdeck.bridges.delivery import Retry
 from agentdeck.errors import ConfigError
 from agentdeck.settings import Settings
 
@@ -64,4 +65,5 @@ def bridge_config(settings: Settings, channels: Iterable[object]) -> BridgeConfi
         edit_interval=settings.bridge_edit_interval_seconds,
         attach_over=settings.bridge_attach_over,
         agent=agent,
+        retry=Retry(max_delay=settings.bridge_retry_max_seconds),
     )
