@@ -7,7 +7,7 @@ again. A restart with chunks still undelivered delivers them.
 End to end: the real daemon, the real Claude Code CLI on the scripted model,
 the real Slack Web API client against a local fake Slack that fails for a
 while. Without a daemon: the conversation worker on an in-memory platform
-whose errors have the shape of discord.py's."""
+whose errors are discord.py's."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import discord
 import pytest
 import yaml
 from aiohttp import web
@@ -26,7 +27,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from agentdeck.bridges.conversation import AgentEvent, ConversationWorker
 from agentdeck.bridges.core import Bridge, BridgeConfig
-from agentdeck.bridges.daemon_client import DaemonClient
+from agentdeck.bridges.daemon_client import Actor, DaemonClient
 from agentdeck.bridges.delivery import Retry
 from agentdeck.bridges.platform import Conversation
 from agentdeck.bridges.slack.app import Frontend, build_app
@@ -103,11 +104,17 @@ async def slack() -> AsyncIterator[FlakySlack]:
         await runner.cleanup()
 
 
+BRIDGE_LOGGERS = ("agentdeck.bridges", "slack_sdk", "slack_bolt", "discord")
+
+
 def no_traceback(caplog: pytest.LogCaptureFixture) -> None:
-    assert not [r for r in caplog.records if r.exc_info], [
-        r.getMessage() for r in caplog.records if r.exc_info
+    """The bridge's lines (and its platform libraries') carry no traceback."""
+    ours = [r for r in caplog.records if r.name.startswith(BRIDGE_LOGGERS)]
+    assert ours, "the bridge logged nothing"
+    assert not [r for r in ours if r.exc_info or r.stack_info], [
+        r.getMessage() for r in ours if r.exc_info
     ]
-    assert "Traceback" not in caplog.text
+    assert "Traceback" not in "\n".join(r.getMessage() for r in ours)
 
 
 async def test_a_reply_posted_while_slack_fails_arrives_whole_once_in_order(
@@ -199,6 +206,12 @@ async def test_an_approval_asked_while_slack_fails_is_posted_once_it_answers(
             await eventually(
                 _async(lambda: request in b.state.prompts), timeout=30, what="the prompt open"
             )
+            # Answered from the chat, the agent goes on and ends its turn.
+            assert await b.decide(Actor("slack", ALICE, "ualice"), request, "allow") == "Allowed."
+            agent_id = b.state.conversations[f"{SERVED}/6.000001"].agent_id
+            assert agent_id is not None
+            await settled(served, agent_id, 1)
+    assert (work / "made.txt").exists()
     assert "asks to use Bash: touch made.txt" in asked["text"]
     assert len(slack.refused) == 6
     assert len([m for m in slack.thread(SERVED, "6.000001") if m.get("blocks")]) == 1
@@ -207,16 +220,24 @@ async def test_an_approval_asked_while_slack_fails_is_posted_once_it_answers(
     no_traceback(caplog)
 
 
-# -- the worker alone, on an in-memory platform with discord.py-shaped errors --------------
+# -- the worker alone, on an in-memory platform failing with discord.py's errors --------------
 
 
-class HTTPError(Exception):
-    """As discord.py's ``HTTPException`` reads: a ``status`` and ``response.headers``."""
+@dataclass
+class Answer:
+    """The HTTP answer discord.py's errors are made from (an aiohttp response)."""
 
-    def __init__(self, status: int, headers: dict[str, str] | None = None) -> None:
-        super().__init__(f"{status} Service Unavailable (error code: 0)")
-        self.status = status
-        self.response = type("Response", (), {"headers": headers or {}})()
+    status: int
+    reason: str
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def discord_error(status: int, reason: str, **headers: str) -> discord.HTTPException:
+    """What discord.py raises once its own retries of a request are spent."""
+    kind = discord.DiscordServerError if status >= 500 else discord.HTTPException
+    if status == 403:
+        kind = discord.Forbidden
+    return kind(Answer(status, reason, headers), {"message": "upstream said no", "code": 0})
 
 
 class FlakyPlatform(MemoryPlatform):
@@ -262,8 +283,11 @@ async def test_a_restart_with_sealed_chunks_delivers_them_once_the_platform_answ
     before.save()
 
     platform = FlakyPlatform()
-    platform.failures = [ConnectionResetError("Connection reset by peer"), HTTPError(503)]
-    platform.failures.append(HTTPError(429, {"Retry-After": "0.3"}))
+    platform.failures = [
+        ConnectionResetError("Connection reset by peer"),
+        discord_error(503, "Service Unavailable"),
+        discord_error(429, "Too Many Requests", **{"Retry-After": "0.3"}),
+    ]
     again = bridge_on(platform, state)
     async with asyncio.TaskGroup() as tg:
         again._tg = tg
@@ -276,8 +300,8 @@ async def test_a_restart_with_sealed_chunks_delivers_them_once_the_platform_answ
     kept = [r.getMessage() for r in caplog.records if "kept, try" in r.getMessage()]
     assert [m.split(" failed (")[1].split(")")[0] for m in kept] == [
         "ConnectionResetError: Connection reset by peer",
-        "HTTPError: 503 Service Unavailable (error code: 0",
-        "HTTPError: 429 Service Unavailable (error code: 0",
+        "DiscordServerError: 503 Service Unavailable (error code: 0",
+        "HTTPException: 429 Too Many Requests (error code: 0",
     ]
     assert kept[-1].endswith("try 4 in 0.3 s"), kept
     no_traceback(caplog)
@@ -293,7 +317,7 @@ async def test_a_reply_chunk_refused_for_good_is_one_line_and_the_rest_goes_on(
     platform = FlakyPlatform(limit=120)
     bridge = bridge_on(platform, tmp_path / "b.json")
     bridge.state.conversations[CHANNEL.key] = ConversationState(agent_id="ag1", busy=True)
-    platform.failures = [HTTPError(403)]  # Missing Permissions: no retry changes that
+    platform.failures = [discord_error(403, "Forbidden")]  # no retry changes that
     words = "\n".join(f"line {i} of the answer" for i in range(12))
     async with asyncio.TaskGroup() as tg:
         bridge._tg = tg
@@ -307,7 +331,7 @@ async def test_a_reply_chunk_refused_for_good_is_one_line_and_the_rest_goes_on(
     assert lines == [line for line in words.splitlines() if line in lines]
     assert len(set(lines)) == len(lines)
     refused = [r.getMessage() for r in caplog.records if "for good" in r.getMessage()]
-    assert len(refused) == 1 and "HTTPError: 403" in refused[0], refused
+    assert len(refused) == 1 and "Forbidden: 403 Forbidden" in refused[0], refused
     assert not [r for r in caplog.records if "kept, try" in r.getMessage()]
     no_traceback(caplog)
     conv = bridge.state.conversations[CHANNEL.key]
