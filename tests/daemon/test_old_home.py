@@ -89,3 +89,28 @@ async def test_a_token_too_short_to_keep_is_refused_naming_the_fix(env: dict[str
     assert str(token_file) in done.err and "Traceback" not in done.err
     assert f"rm {token_file}" in done.err
     assert deck(env, "status").code == 1
+
+
+async def test_a_revoked_token_file_token_stays_revoked_and_the_start_says_so(
+    env: dict[str, str],
+) -> None:
+    home = Path(env["AGENTDECK_HOME"])
+    home.mkdir(parents=True)
+    secret = "the-token-file-token-0123456789"
+    (home / "token").write_text(secret + "\n")
+    (home / "token").chmod(0o600)
+    async with Store.open(home / "agentdeck.db") as store:
+        users = UserStore(store)
+        await users.bootstrap(secret)
+        (token,) = await users.list_tokens()
+        await users.revoke_token(token.id)  # an admin's deliberate act
+    started = deck(env, "up", "--detach", timeout=60)
+    try:
+        assert started.code == 0, started.err
+    finally:
+        assert deck(env, "down", timeout=60).code == 0
+    log = (home / "logs" / "daemon.log").read_text()
+    assert "the token file's token is revoked or expired" in log
+    assert "remove the token file and start again" in log
+    async with Store.open(home / "agentdeck.db") as store:
+        assert await UserStore(store).authenticate(secret) is None  # the revocation held

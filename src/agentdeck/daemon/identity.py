@@ -43,8 +43,8 @@ class Identity:
     async def bootstrap(self, file_token: str) -> User | None:
         """Once per daemon: a deck without users gets ``admin`` owning the token
         file's token (the user made is returned); on a deck with users, a token
-        file's token that is nobody's is the admin's again (``restore_file_token``),
-        and the log says so."""
+        file's token the deck never saw is the admin's (``restore_file_token``), and
+        the log says so, as it says when the token file's token cannot log in."""
         async with self._lock:
             if self._ready:
                 return None
@@ -60,6 +60,12 @@ class Identity:
                     f"revoked the earlier token-file token(s) {', '.join(revoked)}"
                     if revoked
                     else "no earlier token-file token was left to revoke",
+                )
+            elif made is None and await self.by_token(file_token) is None:  # (remembered)
+                logger.warning(
+                    "the token file's token is revoked or expired (or its user removed): "
+                    "the CLI, the TUI and the bridges of this machine cannot reach the "
+                    "daemon; remove the token file and start again for a new admin token"
                 )
             self._ready = True
             return made
