@@ -222,3 +222,23 @@ async def test_watches_let_go_of_are_closed(tmp_path: Path) -> None:
     del checkpoints
     gc.collect()
     assert _inotify_instances() == before
+
+
+async def test_a_workspace_too_big_to_watch_is_looked_at_whole_every_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentdeck.worktrees import watch as watch_module
+
+    monkeypatch.setattr(watch_module, "MAX_DIRECTORIES", 3)
+    ws = tmp_path / "ws"
+    for d in ("a", "b", "c", "d"):
+        _write(f"{d}/x.txt", "x\n")(ws)
+    before = _inotify_instances()
+    watch = Watch(ws)
+    assert [watch.changed(), watch.changed()] == [None, None]
+    assert _inotify_instances() == before  # no instance kept for it
+    checkpoints = Checkpoints(tmp_path / "checkpoints", CAP)
+    await checkpoints.snapshot(AGENT, ws)
+    _write("d/x.txt", "changed\n")(ws)
+    taken = await checkpoints.snapshot(AGENT, ws)
+    assert taken.files == [ChangedFile("M", "d/x.txt")]
