@@ -28,7 +28,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from agentdeck.bridges.conversation import AgentEvent, ConversationWorker
 from agentdeck.bridges.core import Bridge, BridgeConfig
 from agentdeck.bridges.daemon_client import Actor, DaemonClient
-from agentdeck.bridges.delivery import Retry
+from agentdeck.bridges.delivery import Retry, passes, retry_after
 from agentdeck.bridges.platform import Conversation
 from agentdeck.bridges.slack.app import Frontend, build_app
 from agentdeck.bridges.slack.platform import MESSAGE_LIMIT, SlackPlatform
@@ -336,3 +336,22 @@ async def test_a_reply_chunk_refused_for_good_is_one_line_and_the_rest_goes_on(
     no_traceback(caplog)
     conv = bridge.state.conversations[CHANNEL.key]
     assert conv.sealed == [] and conv.draft == "" and conv.cursor == 2
+
+
+@pytest.mark.parametrize(
+    ("error", "kept", "asked"),
+    [
+        (discord_error(429, "Too Many Requests", **{"retry-after": "2.5"}), True, 2.5),
+        (discord_error(429, "Too Many Requests", **{"Retry-After": "soon"}), True, None),
+        (discord_error(429, "Too Many Requests", **{"Retry-After": "-1"}), True, None),
+        (discord_error(429, "Too Many Requests", **{"Retry-After": "inf"}), True, None),
+        (discord_error(502, "Bad Gateway"), True, None),
+        (TimeoutError(), True, None),
+        (discord_error(404, "Not Found"), False, None),
+    ],
+)
+def test_what_is_kept_and_how_long_a_rate_limit_asks(
+    error: BaseException, kept: bool, asked: float | None
+) -> None:
+    assert passes(error) is kept
+    assert retry_after(error) == asked
