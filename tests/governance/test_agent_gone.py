@@ -6,6 +6,7 @@ tell from it that the call never ran.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -14,8 +15,10 @@ from agentdeck.core.agent import AgentSpec
 from agentdeck.core.approvals import Approval, ApprovalState
 from agentdeck.core.events import EventType
 from agentdeck.runner.runner import Runner
+from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 from tests.support.governance import ask_profile_and_scenario
+from tests.support.served import serving
 from tests.support.waiting import eventually, wait_event
 
 pytestmark = [pytest.mark.anyio, pytest.mark.cli]
@@ -41,3 +44,18 @@ async def test_a_killed_agents_pending_request_is_cancelled_and_audited(
     trail = [(r.tool, str(r.decision), r.answered_by) for r in await store.read_audit()]
     assert trail == [("Bash", "ask", "policy"), ("Bash", "cancelled", "agentdeck")]
     assert not (Path(session.agent.cwd) / "made.txt").exists()
+
+
+async def test_a_daemon_stopping_with_a_request_pending_logs_no_traceback(
+    settings: Settings, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The SDK cancels the wait only once the store is closed: the request is left
+    pending (it expires as any does), in one line, not a traceback."""
+    profile, scenario = ask_profile_and_scenario(tmp_path)
+    spec = AgentSpec(prompt="make it", scenario=scenario, profile=profile)
+    with caplog.at_level(logging.INFO):
+        async with serving(settings) as served:
+            session = await served.deck.runner.start(spec, keep_alive=True)
+            await wait_event(served.deck.store, session.agent.id, EventType.PERMISSION_REQUESTED)
+    governor = [r for r in caplog.records if r.name == "agentdeck.governance.governor"]
+    assert not [r for r in governor if r.exc_info], [r.getMessage() for r in governor]

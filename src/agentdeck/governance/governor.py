@@ -27,7 +27,7 @@ from agentdeck.core.audit import AuditRecord
 from agentdeck.core.events import PermissionRequested, PermissionResolved
 from agentdeck.core.policy import Decision, Grant, Profile, Rule, Verdict, decide, rule_for
 from agentdeck.core.policy_inherit import meet
-from agentdeck.errors import InvalidState, NotFound, PolicyError
+from agentdeck.errors import InvalidState, NotFound, PolicyError, StoreError
 from agentdeck.governance.profiles import load_guarded
 from agentdeck.settings import Settings
 from agentdeck.store.approvals import ApprovalStore
@@ -344,9 +344,16 @@ class Governor:
                 approval.id, ApprovalState.CANCELLED, by=GONE_BY, message=why
             )
             if closed is not None:  # not answered meanwhile (by another process)
-                await self.audit(
-                    agent, tool, tool_input, str(ApprovalState.CANCELLED), why, rule, GONE_BY
-                )
+                record = AuditRecord.for_input(
+                    agent_id=agent.id, tool=tool, tool_input=tool_input,
+                    decision=str(ApprovalState.CANCELLED), reason=why, ts=time.time(),
+                    rule=rule, answered_by=GONE_BY,
+                )  # fmt: skip
+                await self.store.append_audit(record)
+        except StoreError as exc:
+            # The deck stopped first (its store is closed: the SDK cancels the wait
+            # late) or cannot write: the request stays pending and expires as any.
+            logger.info("approval request %s left pending: %s", approval.id, exc)
         except Exception:
             logger.exception("could not close approval request %s", approval.id)
 
