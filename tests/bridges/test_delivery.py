@@ -355,3 +355,26 @@ def test_what_is_kept_and_how_long_a_rate_limit_asks(
 ) -> None:
     assert passes(error) is kept
     assert retry_after(error) == asked
+
+
+async def test_a_bridge_restarted_on_the_daemon_delivers_its_sealed_chunks(
+    settings: Settings, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="agentdeck")
+    state = tmp_path / "b.json"
+    left = bridge_on(MemoryPlatform(), state)
+    chunks = [f"Part {i} of what the agent said before the outage." for i in range(4)]
+    left.state.position = 0
+    left.state.conversations[CHANNEL.key] = ConversationState(
+        agent_id="a-gone-since", cursor=3, sealed=list(chunks)
+    )
+    left.save()
+    platform = FlakyPlatform()
+    platform.failures = [discord_error(503, "Service Unavailable")] * 2
+    async with serving(settings) as served, bridged(served, platform, state, retry=FAST) as b:
+        conv = b.state.conversations[CHANNEL.key]
+        await eventually(_async(lambda: not conv.sealed), timeout=30, what="the chunks delivered")
+    assert platform.said() == chunks
+    assert platform.tries == 2 + 4
+    assert len([r for r in caplog.records if "kept, try" in r.getMessage()]) == 2
+    no_traceback(caplog)
