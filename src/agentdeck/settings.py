@@ -70,9 +70,10 @@ class Settings(BaseSettings):
     )
     checkpoints: bool = Field(
         default=True,
-        description="Snapshot an agent's workspace before each file-changing tool call "
-        "(Write, Edit, MultiEdit, NotebookEdit, Bash) into a shadow git repository under "
-        "checkpoints/, so `agentdeck rewind` can restore it.",
+        description="Snapshot an agent's workspace before each tool call that can change "
+        "files (Write, Edit, MultiEdit, NotebookEdit, unknown tools, a Bash line not known "
+        "to only read) into a shadow git repository under checkpoints/, so `agentdeck "
+        "rewind` can restore it.",
     )
     checkpoint_max_file_bytes: int = Field(
         default=10 * 1024 * 1024,
@@ -286,7 +287,8 @@ class Settings(BaseSettings):
         default=60.0,
         gt=0,
         allow_inf_nan=False,
-        description="Longest wait of a chat bridge between two tries to reach its platform.",
+        description="Longest wait of a chat bridge between two tries to reach its platform, "
+        "or to post a message it could not post.",
     )
     bridge_connect_timeout_seconds: float = Field(
         default=30.0,

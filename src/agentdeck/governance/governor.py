@@ -27,7 +27,7 @@ from agentdeck.core.audit import AuditRecord
 from agentdeck.core.events import PermissionRequested, PermissionResolved
 from agentdeck.core.policy import Decision, Grant, Profile, Rule, Verdict, decide, rule_for
 from agentdeck.core.policy_inherit import meet
-from agentdeck.errors import InvalidState, NotFound, PolicyError, StoreError
+from agentdeck.errors import AgentdeckError, InvalidState, NotFound, PolicyError, StoreError
 from agentdeck.governance.profiles import load_guarded
 from agentdeck.settings import Settings
 from agentdeck.store.approvals import ApprovalStore
@@ -236,20 +236,6 @@ class Governor:
         return await self._ask(
             agent, profile, tool, tool_input, tool_use_id, verdict.reason, verdict.rule, waiting
         )
-
-    async def judge(
-        self, agent: Agent, tool: str, tool_input: dict[str, Any], *, by: str
-    ) -> Verdict:
-        """The policy's verdict with the agent's grants, audited, without waiting:
-        for hooks of hand-started sessions, where Claude Code itself asks."""
-        records = await self.approvals.grants_for(self.grant_key(agent), agent.id)
-        grants = [Grant(rule=g.rule, decision=Decision(g.decision)) for g in records]
-        verdict = await self._verdict(agent, tool, tool_input, grants)
-        source = "grant" if verdict.source == "grant" else by
-        await self.audit(
-            agent, tool, tool_input, str(verdict.decision), verdict.reason, verdict.rule, source
-        )
-        return verdict
 
     # -- asking --------------------------------------------------------------------
 
@@ -467,6 +453,8 @@ class Governor:
         )
         try:
             await self.store.append_audit(record)
+        except AgentdeckError as exc:  # known (a closed store, a full disk): one line
+            logger.error("could not append to the audit log (%s %s): %s", tool, decision, exc)
         except Exception:
             logger.exception("could not append to the audit log")
 
