@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from agentdeck.core.agent import AgentState
 from agentdeck.core.events import EventType
@@ -31,29 +30,10 @@ from tests.runner.test_scrubbing import (
     SECRETS,
     SECRETS_TXT,
     _quoted_forms,
+    printf_scenario,
 )
 from tests.support.served import Served, serving
 from tests.support.waiting import eventually
-
-
-def _scenario(root: Path) -> tuple[Path, int]:
-    cases = SECRETS_TXT.split("\n\n")  # an unterminated private key last
-    commands = [
-        "printf '%s\\n' " + " ".join(quote(text) for text in cases)
-        for _, quote in sorted(QUOTINGS.items())
-    ]
-    turns: list[dict[str, Any]] = [
-        {"reply": [{"tool_use": {"name": "Bash", "input": {"command": command}}}]}
-        for command in commands
-    ]
-    scenario = {
-        "name": "denied-secrets",
-        "description": "The corpus as one quoted printf argument, in each quoting, denied.",
-        "turns": [*turns, {"reply": [{"text": "done"}]}],
-    }
-    path = root / "denied.yaml"
-    path.write_text(yaml.safe_dump(scenario, allow_unicode=True, width=100_000))
-    return path, len(commands)
 
 
 async def _finished_denying(served: Served, agent_id: str) -> dict[str, Any]:
@@ -91,7 +71,8 @@ def test_a_reason_quotes_the_command_so_its_last_argument_is_redacted(quoting: s
 async def test_a_denied_command_quoting_the_corpus_leaves_no_secret_in_events_or_audit(
     settings: Settings, tmp_path: Path
 ) -> None:
-    path, calls = _scenario(tmp_path)
+    cases = SECRETS_TXT.split("\n\n")  # an unterminated private key last
+    path, calls = printf_scenario(tmp_path / "denied.yaml", "denied-secrets", cases)
     async with serving(settings) as served, served.api() as api:
         created = await api.post(
             "/api/agents",

@@ -69,6 +69,26 @@ SECRETS_TXT = (
 )
 
 
+def printf_scenario(path: Path, name: str, cases: list[str]) -> tuple[Path, int]:
+    """A scenario of one Bash ``printf`` a quoting (``QUOTINGS``), each of every case
+    as a quoted argument; the path and the number of calls."""
+    commands = [
+        "printf '%s\\n' " + " ".join(quote(text) for text in cases)
+        for _, quote in sorted(QUOTINGS.items())
+    ]
+    turns: list[dict[str, Any]] = [
+        {"reply": [{"tool_use": {"name": "Bash", "input": {"command": command}}}]}
+        for command in commands
+    ]
+    scenario = {
+        "name": name,
+        "description": "The corpus as one quoted printf argument, in each quoting.",
+        "turns": [*turns, {"reply": [{"text": "done"}]}],
+    }
+    path.write_text(yaml.safe_dump(scenario, allow_unicode=True, width=100_000))
+    return path, len(commands)
+
+
 def _scenario(root: Path) -> Path:
     secrets_txt = SECRETS_TXT
     plain_txt = "\n\n".join(NEGATIVE) + "\n"
@@ -221,21 +241,7 @@ async def test_no_secret_of_a_quoted_argument_reaches_the_events_table(
     # An unterminated private key last (it hides the rest); not ``cat ~/.ssh/id_rsa``,
     # which the policy denies (its reason repeats the command's words, unquoted).
     cases = [text for text in SECRETS_TXT.split("\n\n") if ".ssh/" not in text]
-    commands = [
-        "printf '%s\\n' " + " ".join(quote(text) for text in cases)
-        for _, quote in sorted(QUOTINGS.items())
-    ]
-    turns: list[dict[str, Any]] = [
-        {"reply": [{"tool_use": {"name": "Bash", "input": {"command": command}}}]}
-        for command in commands
-    ]
-    scenario = {
-        "name": "quoted-secrets",
-        "description": "The corpus as one quoted printf argument, in each quoting.",
-        "turns": [*turns, {"reply": [{"text": "done"}]}],
-    }
-    path = tmp_path / "quoted.yaml"
-    path.write_text(yaml.safe_dump(scenario, allow_unicode=True, width=100_000))
+    path, calls = printf_scenario(tmp_path / "quoted.yaml", "quoted-secrets", cases)
     async with serving(settings) as served, served.api() as api:
         created = await api.post(
             "/api/agents",
@@ -248,7 +254,7 @@ async def test_no_secret_of_a_quoted_argument_reaches_the_events_table(
         rows = [r[0] for r in conn.execute("SELECT data FROM events")]
         kinds = [r[0] for r in conn.execute("SELECT type FROM events")]
     raw = "\n".join(rows)
-    assert kinds.count(EventType.TOOL_RETURNED) == len(commands)
+    assert kinds.count(EventType.TOOL_RETURNED) == calls
     assert '"decision": "deny"' not in raw and '"decision":"deny"' not in raw
     assert raw.count("[REDACTED:") >= 3 * len(cases)
     hits = [s for s in SECRETS if any(form in raw for form in _quoted_forms(s))]
