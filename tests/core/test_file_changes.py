@@ -71,6 +71,7 @@ def test_read_only_commands_get_no_checkpoint(command: str) -> None:
         "sort --output=out.txt in.txt",
         "sort --compress-program=sh in.txt",
         "tree -o out.txt",
+        "tree -R -H . -L 1",  # 00Tree.html in each directory
         "rg --pre ./script pattern",
         "find . -delete",
         "find . -name x -exec rm {} +",

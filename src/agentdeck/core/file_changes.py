@@ -53,7 +53,7 @@ _READ_ONLY = frozenset(
 # argument's cluster of short options (``-uo file``, ``-ofile``).
 _WRITING_OPTIONS: dict[str, tuple[str, ...]] = {
     "sort": ("-o", "--output", "--compress-program"),
-    "tree": ("-o",),
+    "tree": ("-o", "-R"),  # -R writes 00Tree.html in each directory
     "rg": ("--pre",),
     "file": ("-C", "--compile"),
     "date": ("-s", "--set"),
