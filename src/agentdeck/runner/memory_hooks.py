@@ -9,8 +9,9 @@ failure here is logged and the hook answers nothing.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any, cast
 
 from claude_agent_sdk.types import HookCallback, HookContext, HookInput, HookJSONOutput, HookMatcher
@@ -36,6 +37,7 @@ class SessionMemory:
         self._inject = inject  # only a new session is told; a resumed one has its history
         self._request = ""
         self._final_message = ""
+        self._last: asyncio.Task[None] | None = None  # the newest observation's recording
 
     def hooks(self) -> dict[str, list[HookMatcher]]:
         def matcher(callback: HookCallback) -> list[HookMatcher]:
@@ -84,15 +86,33 @@ class SessionMemory:
 
     async def _tool_done(self, data: HookInput, _id: str | None, _c: HookContext) -> HookJSONOutput:
         payload = cast(dict[str, Any], data)
-        await self._observe(payload, payload.get("tool_response"), is_error=False)
+        self._in_order(self._observe(payload, payload.get("tool_response"), is_error=False))
         return {}
 
     async def _tool_failed(
         self, data: HookInput, _i: str | None, _c: HookContext
     ) -> HookJSONOutput:
         payload = cast(dict[str, Any], data)
-        await self._observe(payload, payload.get("error"), is_error=True)
+        self._in_order(self._observe(payload, payload.get("error"), is_error=True))
         return {}
+
+    def _in_order(self, work: Coroutine[Any, Any, None]) -> None:
+        """Claude Code waits for a PostToolUse hook before it shows the tool's result
+        to the model: an observation is recorded after the hook has answered (one
+        after the other, in the calls' order), so the call costs none of it."""
+        before = self._last
+
+        async def after() -> None:
+            if before is not None:
+                await asyncio.wait([before])
+            await work
+
+        self._last = asyncio.get_running_loop().create_task(after(), name="memory-observe")
+
+    async def settled(self) -> None:
+        """Every observation handed over so far is recorded (or its failure logged)."""
+        if self._last is not None:
+            await asyncio.wait([self._last])
 
     async def _observe(self, payload: dict[str, Any], output: Any, *, is_error: bool) -> None:
         agent = self._agent()
@@ -124,6 +144,7 @@ class SessionMemory:
         await self._summarize("", final=True)
 
     async def _summarize(self, session_id: str, *, final: bool) -> None:
+        await self.settled()  # the summary reads the session's observations
         agent = self._agent()
         session_id = session_id or agent.session_id or ""
         if not session_id:

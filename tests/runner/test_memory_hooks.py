@@ -1,0 +1,56 @@
+"""A tool call does not wait for its observation: Claude Code waits for a
+PostToolUse hook before the model sees the result, so the memory hook answers at
+once and records observations after, one by one, in the calls' order; a summary
+waits for them."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, cast
+
+import pytest
+
+from agentdeck.core.agent import Agent, AgentSpec, AgentState
+from agentdeck.memory.service import Memory
+from agentdeck.runner.memory_hooks import SessionMemory
+
+pytestmark = pytest.mark.anyio
+
+
+class SlowMemory:
+    """Our seam: records what it is asked, each observation held until released."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.observed: list[str] = []
+        self.summarized_after: list[str] | None = None
+
+    async def observe(self, **kw: Any) -> None:
+        if kw["tool_input"].get("n") == "1":  # the first is slow: the rest wait for it
+            await self.release.wait()
+        self.observed.append(kw["tool_input"]["n"])
+
+    async def summarize(self, **_kw: Any) -> None:
+        self.summarized_after = list(self.observed)
+
+
+async def test_the_hook_answers_before_the_observation_is_recorded_and_order_holds() -> None:
+    memory = SlowMemory()
+    agent = Agent(
+        id="a1", name="a", state=AgentState.RUNNING, spec=AgentSpec(prompt="p"), cwd="/tmp",
+        created_at=1.0, updated_at=1.0, session_id="s1",
+    )  # fmt: skip
+    hooks = SessionMemory(cast(Memory, memory), lambda: agent, inject=False)
+    done = hooks.hooks()["PostToolUse"][0].hooks[0]
+    for n in ("1", "2", "3"):
+        payload = {"tool_name": "Bash", "tool_input": {"n": n}, "tool_response": "out"}
+        answer = await asyncio.wait_for(done(cast(Any, payload), None, cast(Any, {})), 5)
+        assert answer == {}
+    assert memory.observed == []  # the first is still held: nothing overtook it
+    summary = asyncio.create_task(hooks.ended())
+    await asyncio.sleep(0.05)
+    assert memory.summarized_after is None  # the summary waits for the observations
+    memory.release.set()
+    await asyncio.wait_for(summary, 5)
+    assert memory.observed == ["1", "2", "3"]
+    assert memory.summarized_after == ["1", "2", "3"]
