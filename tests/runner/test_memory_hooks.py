@@ -1,7 +1,7 @@
-"""A tool call does not wait for its observation: Claude Code waits for a
-PostToolUse hook before the model sees the result, so the memory hook answers at
-once and records observations after, one by one, in the calls' order; a summary
-waits for them."""
+"""A tool call does not wait for its observation: Claude Code would wait for a
+PostToolUse hook before the model sees the result, so observations are read off
+the session's events and recorded after, one by one, in the calls' order; a
+summary waits for them; a denied call leaves none."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any, cast
 import pytest
 
 from agentdeck.core.agent import Agent, AgentSpec, AgentState
+from agentdeck.core.events import ToolCalled, ToolReturned
 from agentdeck.memory.service import Memory
 from agentdeck.runner.memory_hooks import SessionMemory
 
@@ -34,23 +35,25 @@ class SlowMemory:
         self.summarized_after = list(self.observed)
 
 
-async def test_the_hook_answers_before_the_observation_is_recorded_and_order_holds() -> None:
+async def test_observations_are_recorded_after_in_order_and_a_summary_waits() -> None:
     memory = SlowMemory()
     agent = Agent(
         id="a1", name="a", state=AgentState.RUNNING, spec=AgentSpec(prompt="p"), cwd="/tmp",
         created_at=1.0, updated_at=1.0, session_id="s1",
     )  # fmt: skip
     hooks = SessionMemory(cast(Memory, memory), lambda: agent, inject=False)
-    done = hooks.hooks()["PostToolUse"][0].hooks[0]
-    for n in ("1", "2", "3"):
-        payload = {"tool_name": "Bash", "tool_input": {"n": n}, "tool_response": "out"}
-        answer = await asyncio.wait_for(done(cast(Any, payload), None, cast(Any, {})), 5)
-        assert answer == {}
+    assert "PostToolUse" not in hooks.hooks()  # nothing Claude Code waits for
+    hooks.denied("t4")
+    for n in ("1", "2", "3", "4"):
+        called = ToolCalled(agent_id="a1", ts=1.0, tool_use_id="t" + n, tool="Bash", input={"n": n})
+        returned = ToolReturned(agent_id="a1", ts=1.0, tool_use_id="t" + n, output="out")
+        hooks.saw([called])
+        hooks.saw([returned])
     assert memory.observed == []  # the first is still held: nothing overtook it
     summary = asyncio.create_task(hooks.ended())
     await asyncio.sleep(0.05)
     assert memory.summarized_after is None  # the summary waits for the observations
     memory.release.set()
     await asyncio.wait_for(summary, 5)
-    assert memory.observed == ["1", "2", "3"]
+    assert memory.observed == ["1", "2", "3"]  # the denied call never ran
     assert memory.summarized_after == ["1", "2", "3"]

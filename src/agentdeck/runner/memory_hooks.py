@@ -1,7 +1,9 @@
-"""Memory for agents run by agentdeck, through the SDK's in-process hooks.
+"""Memory for agents run by agentdeck: the SDK's in-process hooks, and the tool
+results the session reads.
 
 The same capture and injection as the hooks bridge gives hand-started
-sessions: each tool result becomes an observation, each finished turn updates
+sessions: each tool result becomes an observation (read off the session's
+messages, not a hook Claude Code would wait for), each finished turn updates
 the session's summary, and the first prompt of a new session carries the
 project's memory as additional context. Memory must never stop an agent: a
 failure here is logged and the hook answers nothing.
@@ -11,12 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, cast
 
 from claude_agent_sdk.types import HookCallback, HookContext, HookInput, HookJSONOutput, HookMatcher
 
 from agentdeck.core.agent import Agent
+from agentdeck.core.events import Event, ToolCalled, ToolReturned
 from agentdeck.core.worktree import Worktree
 from agentdeck.errors import AgentdeckError
 from agentdeck.memory.projects import project_of
@@ -38,6 +41,8 @@ class SessionMemory:
         self._request = ""
         self._final_message = ""
         self._last: asyncio.Task[None] | None = None  # the newest observation's recording
+        self._calls: dict[str, tuple[str, dict[str, Any]]] = {}  # tool_use_id: tool, input
+        self._denied: set[str] = set()
 
     def hooks(self) -> dict[str, list[HookMatcher]]:
         def matcher(callback: HookCallback) -> list[HookMatcher]:
@@ -47,8 +52,6 @@ class SessionMemory:
 
         return {
             "UserPromptSubmit": matcher(self._prompt),
-            "PostToolUse": matcher(self._tool_done),
-            "PostToolUseFailure": matcher(self._tool_failed),
             "Stop": matcher(self._stop),
         }
 
@@ -84,22 +87,26 @@ class SessionMemory:
             }
         }
 
-    async def _tool_done(self, data: HookInput, _id: str | None, _c: HookContext) -> HookJSONOutput:
-        payload = cast(dict[str, Any], data)
-        self._in_order(self._observe(payload, payload.get("tool_response"), is_error=False))
-        return {}
+    def saw(self, events: Sequence[Event]) -> None:
+        """Each tool result the session reads becomes an observation, recorded after
+        (one by one, in the calls' order): no hook, so a call waits for none of it
+        (Claude Code waits for a PostToolUse hook's answer before the model sees the
+        result). A call the policy denied never ran: it leaves none."""
+        for event in events:
+            if isinstance(event, ToolCalled):
+                self._calls[event.tool_use_id] = (event.tool, event.input)
+            elif isinstance(event, ToolReturned):
+                call = self._calls.pop(event.tool_use_id, None)
+                if call is not None and event.tool_use_id not in self._denied:
+                    self._in_order(self._observe(*call, event.output, is_error=event.is_error))
+                self._denied.discard(event.tool_use_id)
 
-    async def _tool_failed(
-        self, data: HookInput, _i: str | None, _c: HookContext
-    ) -> HookJSONOutput:
-        payload = cast(dict[str, Any], data)
-        self._in_order(self._observe(payload, payload.get("error"), is_error=True))
-        return {}
+    def denied(self, tool_use_id: str | None) -> None:
+        if tool_use_id:
+            self._denied.add(tool_use_id)
 
     def _in_order(self, work: Coroutine[Any, Any, None]) -> None:
-        """Claude Code waits for a PostToolUse hook before it shows the tool's result
-        to the model: an observation is recorded after the hook has answered (one
-        after the other, in the calls' order), so the call costs none of it."""
+        """``work`` after what was handed over before it."""
         before = self._last
 
         async def after() -> None:
@@ -114,16 +121,17 @@ class SessionMemory:
         if self._last is not None:
             await asyncio.wait([self._last])
 
-    async def _observe(self, payload: dict[str, Any], output: Any, *, is_error: bool) -> None:
+    async def _observe(
+        self, tool: str, tool_input: dict[str, Any], output: str, *, is_error: bool
+    ) -> None:
         agent = self._agent()
-        tool_input = payload.get("tool_input")
         try:
             await self.memory.observe(
                 agent_id=agent.id,
-                session_id=str(payload.get("session_id") or agent.session_id or ""),
+                session_id=agent.session_id or "",
                 project=self.project,
-                tool=str(payload.get("tool_name") or "unknown"),
-                tool_input=tool_input if isinstance(tool_input, dict) else {},
+                tool=tool,
+                tool_input=tool_input,
                 output=output,
                 is_error=is_error,
             )

@@ -721,6 +721,8 @@ class AgentSession:
             mapped.events += sandboxing.blocked_write_events(self.agent.id, mapped.events)
         if mapped.events or changes:
             await self._commit(mapped.events, **changes)
+            if self.memory is not None:
+                self.memory.saw(mapped.events)
         if self.guard is not None:
             for event in mapped.events:
                 stop = self.guard.observe(event)
@@ -973,6 +975,8 @@ class AgentSession:
         )
         if outcome.allowed and self.checkpoints is not None:
             await self.checkpoints.before(tool, tool_input, tool_use_id)
+        elif not outcome.allowed and self.memory is not None:
+            self.memory.denied(tool_use_id)  # it never ran: nothing to remember
         return {
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
