@@ -239,17 +239,20 @@ class Governor:
 
     # -- asking --------------------------------------------------------------------
 
-    async def _ask(
+    async def open_request(
         self,
         agent: Agent,
-        profile: Profile,
         tool: str,
         tool_input: dict[str, Any],
         tool_use_id: str | None,
         reason: str,
         rule: str | None,
-        waiting: Waiting,
-    ) -> Outcome:
+        *,
+        seconds: float,
+        by: str,
+    ) -> Approval:
+        """A pending request in the approval inbox for ``seconds``, audited as asked
+        (the store scrubs what it keeps)."""
         now = time.time()
         approval = await self.approvals.create(
             Approval(
@@ -261,11 +264,30 @@ class Governor:
                 grant_key=self.grant_key(agent),
                 state=ApprovalState.PENDING,
                 created_at=now,
-                expires_at=now + profile.approval_timeout_seconds,
+                expires_at=now + seconds,
                 tool_use_id=tool_use_id,
                 rule=rule,
             )
         )
+        await self.audit(agent, tool, tool_input, "ask", reason, rule, by)
+        return approval
+
+    async def _ask(
+        self,
+        agent: Agent,
+        profile: Profile,
+        tool: str,
+        tool_input: dict[str, Any],
+        tool_use_id: str | None,
+        reason: str,
+        rule: str | None,
+        waiting: Waiting,
+    ) -> Outcome:
+        approval = await self.open_request(
+            agent, tool, tool_input, tool_use_id, reason, rule,
+            seconds=profile.approval_timeout_seconds, by="policy",
+        )  # fmt: skip
+        now = approval.created_at
         await self.store.append(
             [
                 PermissionRequested(
@@ -278,7 +300,6 @@ class Governor:
                 )
             ]
         )
-        await self.audit(agent, tool, tool_input, "ask", reason, rule, "policy")
         await waiting(True)
         try:
             answered = await self.wait_answer(approval)

@@ -14,8 +14,6 @@ is audited; a call left to Claude Code is not (agentdeck did not decide it).
 from __future__ import annotations
 
 import json
-import secrets
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,25 +82,10 @@ class HandGovernance:
         self, agent: Agent, tool: str, tool_input: dict[str, Any], use_id: str, verdict: Verdict
     ) -> Approval:
         """A pending request in the approval inbox (the store scrubs what it keeps)."""
-        gov = self.governor
-        now = time.time()
-        approval = await gov.approvals.create(
-            Approval(
-                id="ap" + secrets.token_hex(6),
-                agent_id=agent.id,
-                tool=tool,
-                input=tool_input,
-                reason=verdict.reason,
-                grant_key=gov.grant_key(agent),
-                state=ApprovalState.PENDING,
-                created_at=now,
-                expires_at=now + self.approval_seconds,
-                tool_use_id=use_id,
-                rule=verdict.rule,
-            )
-        )
-        await gov.audit(agent, tool, tool_input, "ask", verdict.reason, verdict.rule, "hook")
-        return approval
+        return await self.governor.open_request(
+            agent, tool, tool_input, use_id, verdict.reason, verdict.rule,
+            seconds=self.approval_seconds, by="hook",
+        )  # fmt: skip
 
     async def wait(
         self, agent: Agent, approval: Approval, tool_input: dict[str, Any]
