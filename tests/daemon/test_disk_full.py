@@ -5,6 +5,8 @@ written is said in the daemon's log, and ``down`` finishes."""
 
 from __future__ import annotations
 
+import errno
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -30,16 +32,15 @@ pytestmark = [pytest.mark.anyio, pytest.mark.cli]
 
 SCENARIO = """\
 name: fill
-description: waits in Bash until the test says go, then says a lot.
+description: waits in Bash until the test says go (a FIFO), then says a lot.
 turns:
   - reply:
       - text: "Waiting for the go signal."
       - tool_use:
           name: Bash
           input:
-            command: "python3 -c \\"import os,time\\nwhile not os.path.exists('go'):
-              time.sleep(0.05)\\""
-            description: "Wait for go"
+            command: "head -n 1 go"
+            description: "Wait for go (a FIFO: blocks until the test writes a line)"
             timeout: 120000
   - reply:
       - text: "%s"
@@ -53,6 +54,7 @@ async def test_agents_on_a_full_disk_end_in_error_everywhere_and_down_finishes(
     for work in works:
         (work / ".agentdeck").mkdir(parents=True)
         (work / ".agentdeck" / "fill.yaml").write_text(SCENARIO)
+        os.mkfifo(work / "go")
     with small_disk(tmp_path / "disk", "4m") as disk:
         env = deck_env(tmp_path, AGENTDECK_HOME=str(disk / "home"))
         daemon = await Daemon(env).start()
@@ -65,7 +67,7 @@ async def test_agents_on_a_full_disk_end_in_error_everywhere_and_down_finishes(
                     "prompt": "wait, then talk",
                     "cwd": str(work),
                     "scenario": str(work / ".agentdeck" / "fill.yaml"),
-                    "allow": ["Bash(python3:*)"],
+                    "allow": ["Bash(head:*)"],
                 }
                 r = await api.post("/api/agents", json=body)
                 assert r.status_code == 201, r.text
@@ -77,8 +79,8 @@ async def test_agents_on_a_full_disk_end_in_error_everywhere_and_down_finishes(
 
             await eventually(lambda: agents(current_tool="Bash"), timeout=90, what="Bash")
             filler = fill(disk)
-            for work in works:
-                (work / "go").touch()
+            for work in works:  # once its head has the FIFO open for reading
+                await eventually(lambda w=work: _said_go(w), timeout=30, what="a reader")
             db = disk / "home" / "agentdeck.db"
 
             async def recorded() -> bool:  # the daemon shows an end as it writes it
@@ -131,3 +133,16 @@ async def test_agents_on_a_full_disk_end_in_error_everywhere_and_down_finishes(
         assert "Task exception was never retrieved" not in log
         rows = sqlite_rows(db, "SELECT id, state, last_error FROM agents")
         assert {r[0]: (r[1], r[2]) for r in rows} == {i: ("error", t) for i, t in said.items()}
+
+
+async def _said_go(work: Path) -> bool:
+    """Writes a line to the agent's FIFO if a reader has it open (ENXIO: not yet)."""
+    try:
+        fd = os.open(work / "go", os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            return False
+        raise
+    with os.fdopen(fd, "w") as fifo:
+        fifo.write("go\n")
+    return True

@@ -23,11 +23,13 @@ class SlowMemory:
 
     def __init__(self) -> None:
         self.release = asyncio.Event()
+        self.started = asyncio.Event()
         self.observed: list[str] = []
         self.summarized_after: list[str] | None = None
 
     async def observe(self, **kw: Any) -> None:
         if kw["tool_input"].get("n") == "1":  # the first is slow: the rest wait for it
+            self.started.set()
             await self.release.wait()
         self.observed.append(kw["tool_input"]["n"])
 
@@ -49,9 +51,16 @@ async def test_observations_are_recorded_after_in_order_and_a_summary_waits() ->
         returned = ToolReturned(agent_id="a1", ts=1.0, tool_use_id="t" + n, output="out")
         hooks.saw([called])
         hooks.saw([returned])
-    assert memory.observed == []  # the first is still held: nothing overtook it
-    summary = asyncio.create_task(hooks.ended())
-    await asyncio.sleep(0.05)
+    await asyncio.wait_for(memory.started.wait(), 5)  # the first is recording, held
+    assert memory.observed == []  # nothing overtook it
+    asked = asyncio.Event()
+
+    async def summary_of_the_session() -> None:
+        asked.set()  # the task runs on into ended() up to where it must wait
+        await hooks.ended()
+
+    summary = asyncio.create_task(summary_of_the_session())
+    await asyncio.wait_for(asked.wait(), 5)
     assert memory.summarized_after is None  # the summary waits for the observations
     memory.release.set()
     await asyncio.wait_for(summary, 5)
