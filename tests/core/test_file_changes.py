@@ -70,6 +70,10 @@ def test_read_only_commands_get_no_checkpoint(command: str) -> None:
         "sort -uo out.txt in.txt",
         "sort --output=out.txt in.txt",
         "sort --compress-program=sh in.txt",
+        "sort --outp=out.txt in.txt",  # getopt_long takes a long option's unique prefix
+        "sort --comp=sh in.txt",
+        "file --comp -m magic",
+        "date --se tomorrow",
         "tree -o out.txt",
         "tree -R -H . -L 1",  # 00Tree.html in each directory
         "rg --pre ./script pattern",
@@ -86,6 +90,7 @@ def test_read_only_commands_get_no_checkpoint(command: str) -> None:
         "git diff --output=patch.txt",
         "git log --output patch.txt",
         "git diff --ext-diff",
+        "git log --outp=patch.txt",
         "git --git-dir=x status",
         "git",
         "cat <<EOF\nhi\nEOF",

@@ -49,7 +49,8 @@ _READ_ONLY = frozenset(
     }
 )  # fmt: skip
 # Options that write a file or run a program, per program. A long one counts when an
-# argument starts with it (``--output=file``); a one-letter one when it is in an
+# argument starts with it (``--output=file``) or names a prefix of it (getopt_long
+# takes ``--outp=file`` for ``--output``); a one-letter one when it is in an
 # argument's cluster of short options (``-uo file``, ``-ofile``).
 _WRITING_OPTIONS: dict[str, tuple[str, ...]] = {
     "sort": ("-o", "--output", "--compress-program"),
@@ -97,7 +98,8 @@ def _read_only(command: SimpleCommand) -> bool:
 def _writes(arg: str, options: tuple[str, ...]) -> bool:
     for option in options:
         if option.startswith("--"):
-            if arg.startswith(option):
+            name = arg.partition("=")[0]
+            if arg.startswith(option) or (len(name) > 2 and option.startswith(name)):
                 return True
         elif arg.startswith("-") and not arg.startswith("--") and option[1] in arg[1:]:
             return True
@@ -112,4 +114,4 @@ def _git_read_only(args: tuple[str, ...]) -> bool:
         rest = rest[2:] if rest[0] == "-C" else rest[1:]
     if not rest or rest[0] not in _GIT_READ_ONLY:
         return False
-    return not any(arg.startswith(("--output", "--ext-diff")) for arg in rest[1:])
+    return not any(_writes(arg, ("--output", "--ext-diff")) for arg in rest[1:])
