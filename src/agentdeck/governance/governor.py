@@ -169,8 +169,7 @@ class Governor:
         for ancestor in await self.ancestors(agent) if agent.parent_id else []:
             if verdict.decision is Decision.DENY:
                 break
-            records = await self.approvals.grants_for(self.grant_key(ancestor), ancestor.id)
-            theirs = grants + [Grant(rule=g.rule, decision=Decision(g.decision)) for g in records]
+            theirs = grants + await self.grants(ancestor)
             other = decide(
                 self.profile_for(ancestor, tools=False, deck=True),
                 tool,
@@ -199,6 +198,11 @@ class Governor:
         profile = f"profile:{self.profile_for(agent).name}"
         return f"template:{agent.spec.template}/{profile}" if agent.spec.template else profile
 
+    async def grants(self, agent: Agent) -> list[Grant]:
+        """The remembered answers that apply to ``agent`` (its own and its grant key's)."""
+        records = await self.approvals.grants_for(self.grant_key(agent), agent.id)
+        return [Grant(rule=g.rule, decision=Decision(g.decision)) for g in records]
+
     async def authorize(
         self,
         agent: Agent,
@@ -209,9 +213,7 @@ class Governor:
         waiting: Waiting,
     ) -> Outcome:
         profile = self.profile_for(agent)
-        records = await self.approvals.grants_for(self.grant_key(agent), agent.id)
-        grants = [Grant(rule=g.rule, decision=Decision(g.decision)) for g in records]
-        verdict = await self._verdict(agent, tool, tool_input, grants)
+        verdict = await self._verdict(agent, tool, tool_input, await self.grants(agent))
         if verdict.decision is not Decision.ASK:
             by = "grant" if verdict.source == "grant" else "policy"
             outcome = Outcome(verdict.decision is Decision.ALLOW, verdict.reason, verdict.rule, by)

@@ -20,7 +20,7 @@ from typing import Any
 
 from agentdeck.core.agent import Agent
 from agentdeck.core.approvals import Approval, ApprovalState
-from agentdeck.core.policy import Decision, Grant, Verdict
+from agentdeck.core.policy import Decision, Verdict
 from agentdeck.core.policy_hand import HookGovernance, hand_verdict
 from agentdeck.governance.governor import Governor
 
@@ -51,8 +51,7 @@ class HandGovernance:
         """The verdict for one call, or None: no decision. Audited unless None or
         ask (an ask is audited when it is put to a person, and when answered)."""
         gov = self.governor
-        records = await gov.approvals.grants_for(gov.grant_key(agent), agent.id)
-        grants = [Grant(rule=g.rule, decision=Decision(g.decision)) for g in records]
+        grants = await gov.grants(agent)
         verdict = hand_verdict(
             gov.profile_for(agent),
             tool,
