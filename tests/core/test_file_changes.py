@@ -82,6 +82,9 @@ def test_read_only_commands_get_no_checkpoint(command: str) -> None:
         "find . -execdir rm {} ;",
         "find . -fprint out",
         "date -s tomorrow",
+        # bash evaluates an array subscript in a variable's name: $(...) runs
+        "test -v 'a[$(touch x)]'",
+        "printf -v 'a[$(touch x)]' hi",
         "file -C -m magic",
         "git commit -m x",
         "git checkout -- .",

@@ -58,6 +58,10 @@ _WRITING_OPTIONS: dict[str, tuple[str, ...]] = {
     "rg": ("--pre",),
     "file": ("-C", "--compile"),
     "date": ("-s", "--set"),
+    # bash evaluates an array subscript in the variable's name: -v 'a[$(cmd)]' runs cmd
+    "test": ("-v",),
+    "[": ("-v",),
+    "printf": ("-v",),
 }
 # find's actions are words: -delete, -exec, -execdir, -ok, -okdir, -fprint, -fprintf, -fls.
 _FIND_WRITING = ("-delete", "-exec", "-ok", "-fprint", "-fls")
