@@ -14,7 +14,7 @@ import itertools
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_internals import run_async_bolt_app
@@ -91,9 +91,16 @@ class FakeSlack:
         return web.Response(text="OK")
 
 
+FakeT = TypeVar("FakeT", bound=FakeSlack)
+
+
+def fake_slack() -> contextlib.AbstractAsyncContextManager[FakeSlack]:
+    return serving_fake(FakeSlack())
+
+
 @contextlib.asynccontextmanager
-async def fake_slack() -> AsyncIterator[FakeSlack]:
-    fake = FakeSlack()
+async def serving_fake(fake: FakeT) -> AsyncIterator[FakeT]:
+    """``fake`` (a ``FakeSlack`` or a subclass) served on 127.0.0.1, port 0."""
     app = web.Application()
     app.router.add_post("/api/{method}", fake.handle)
     app.router.add_post("/upload/{file}", fake.upload)

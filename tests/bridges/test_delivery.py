@@ -36,7 +36,7 @@ from agentdeck.bridges.state import ConversationState
 from agentdeck.bridges.text import open_fence
 from agentdeck.settings import Settings
 from tests.bridges.memplatform import CHANNEL, MemoryPlatform, bridged, settled
-from tests.bridges.slackfake import FakeSlack, deliver, message_event
+from tests.bridges.slackfake import FakeSlack, deliver, message_event, serving_fake
 from tests.support.served import serving
 from tests.support.waiting import eventually
 
@@ -89,19 +89,8 @@ class FlakySlack(FakeSlack):
 
 @pytest.fixture
 async def slack() -> AsyncIterator[FlakySlack]:
-    fake = FlakySlack()
-    app = web.Application()
-    app.router.add_post("/api/{method}", fake.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    fake.base_url = f"http://127.0.0.1:{port}/api/"
-    try:
+    async with serving_fake(FlakySlack()) as fake:
         yield fake
-    finally:
-        await runner.cleanup()
 
 
 BRIDGE_LOGGERS = ("agentdeck.bridges", "slack_sdk", "slack_bolt", "discord")
