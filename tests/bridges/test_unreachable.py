@@ -89,16 +89,26 @@ def assert_clear_exit(done: Done, platform: str, what: str, error: str) -> None:
 
 
 @pytest.mark.anyio
-async def test_discord_refusing_connections_is_three_lines_and_an_exit(
-    tmp_path: Path, refused_port: int
+@pytest.mark.parametrize(
+    ("kind", "env", "path", "platform", "what"),
+    [
+        # It was a TaskGroup traceback at the first failure.
+        ("discord", "AGENTDECK_DISCORD_API_URL", "api/v10", "Discord", "logging in"),
+        # It retried for ever, a traceback every 10 s.
+        (
+            "slack",
+            "AGENTDECK_SLACK_API_URL",
+            "api/",
+            "Slack",
+            "asking for a Socket Mode address",
+        ),
+    ],
+)
+async def test_refusing_connections_is_three_lines_and_an_exit(
+    tmp_path: Path, refused_port: int, kind: str, env: str, path: str, platform: str, what: str
 ) -> None:
-    """It was a TaskGroup traceback at the first failure."""
-    done = await bridge(
-        tmp_path, "discord", AGENTDECK_DISCORD_API_URL=f"http://127.0.0.1:{refused_port}/api/v10"
-    )
-    assert_clear_exit(
-        done, "Discord", "logging in", f"Cannot connect to host 127.0.0.1:{refused_port}"
-    )
+    done = await bridge(tmp_path, kind, **{env: f"http://127.0.0.1:{refused_port}/{path}"})
+    assert_clear_exit(done, platform, what, f"Cannot connect to host 127.0.0.1:{refused_port}")
 
 
 @pytest.mark.anyio
@@ -131,22 +141,6 @@ async def test_discord_refusing_the_token_stops_at_once(tmp_path: Path) -> None:
     assert [r.path for r in server.received] == ["/api/v10/users/@me"], "tried once"
     assert "error: Discord refused the bot token" in done.err
     assert "try 2 of" not in done.err and DISCORD_TOKEN not in done.out + done.err
-
-
-@pytest.mark.anyio
-async def test_slack_refusing_connections_is_three_lines_and_an_exit(
-    tmp_path: Path, refused_port: int
-) -> None:
-    """It retried for ever, a traceback every 10 s."""
-    done = await bridge(
-        tmp_path, "slack", AGENTDECK_SLACK_API_URL=f"http://127.0.0.1:{refused_port}/api/"
-    )
-    assert_clear_exit(
-        done,
-        "Slack",
-        "asking for a Socket Mode address",
-        f"Cannot connect to host 127.0.0.1:{refused_port}",
-    )
 
 
 @pytest.mark.anyio
