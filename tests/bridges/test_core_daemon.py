@@ -39,6 +39,19 @@ def scenario(tmp_path: Path, name: str, turns: list[dict[str, Any]]) -> str:
     return str(path)
 
 
+WAIT_FOR_GO = "while [ ! -f go ]; do sleep 0.05; done; echo gate-open"
+
+
+def gated(tmp_path: Path, turns: list[dict[str, Any]]) -> tuple[Path, dict[str, Any]]:
+    """The workspace ``work`` and the agent defaults of the "gated" scenario ``turns``,
+    whose Bash ``WAIT_FOR_GO`` waits for ``work/go`` (a sandboxed agent sees only its
+    workspace)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    play = scenario(tmp_path, "gated", turns)
+    return work, {"scenario": play, "allow": ["Bash"], "cwd": str(work)}
+
+
 def texts(platform: MemoryPlatform) -> str:
     return "\n".join(platform.said())
 
@@ -224,26 +237,21 @@ async def test_an_unanswered_approval_is_denied_at_its_timeout_and_says_so(
 async def test_a_bridge_restart_in_the_middle_of_a_reply_loses_and_repeats_nothing(
     settings: Settings, tmp_path: Path
 ) -> None:
-    work = tmp_path / "work"
-    work.mkdir()
-    gate = work / "go"  # in the workspace: a sandboxed agent sees only that
-    wait = "while [ ! -f go ]; do sleep 0.05; done; echo gate-open"
-    play = scenario(
+    work, defaults = gated(
         tmp_path,
-        "gated",
         [
             {
                 "reply": [
                     {"text": "PART-ONE before the wait."},
-                    {"tool_use": {"name": "Bash", "input": {"command": wait}}},
+                    {"tool_use": {"name": "Bash", "input": {"command": WAIT_FOR_GO}}},
                 ]
             },
             {"reply": [{"text": "PART-TWO after the wait."}]},
         ],
     )
+    gate = work / "go"
     platform = MemoryPlatform()
     state = tmp_path / "b.json"
-    defaults = {"scenario": play, "allow": ["Bash"], "cwd": str(work)}
     async with serving(settings) as served:
         async with bridged(served, platform, state, agent=defaults) as bridge:
             await bridge.handle(message(platform, "go on"))

@@ -10,7 +10,6 @@ scripted model, with the in-memory platform.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -31,7 +30,7 @@ from tests.bridges.memplatform import (
     message,
     settled,
 )
-from tests.bridges.test_core_daemon import scenario
+from tests.bridges.test_core_daemon import WAIT_FOR_GO, _async, gated, texts
 from tests.support.served import serving
 from tests.support.waiting import eventually
 
@@ -65,39 +64,24 @@ def test_the_file_is_written_scrubbed_and_a_queued_secret_is_marked_not_kept(
     assert loaded.queue[1].text == "plain words"
 
 
-def _texts(platform: MemoryPlatform) -> str:
-    return "\n".join(platform.said())
-
-
-def _async(probe: Any) -> Any:
-    async def run() -> Any:
-        return probe()
-
-    return run
-
-
 @pytest.mark.anyio
 @pytest.mark.cli
 async def test_a_queued_secret_is_sent_whole_or_after_a_restart_asked_for_again(
     settings: Settings, tmp_path: Path
 ) -> None:
-    work = tmp_path / "work"
-    work.mkdir()
-    wait = "while [ ! -f go ]; do sleep 0.05; done; echo gate-open"
-    play = scenario(
+    wait = {"tool_use": {"name": "Bash", "input": {"command": WAIT_FOR_GO}}}
+    work, defaults = gated(
         tmp_path,
-        "gated",
         [
-            {"reply": [{"tool_use": {"name": "Bash", "input": {"command": wait}}}]},
+            {"reply": [wait]},
             {"reply": [{"text": "FIRST-DONE"}]},
             {"when": {"user_text_contains": KEY}, "reply": [{"text": GOT}]},
-            {"reply": [{"tool_use": {"name": "Bash", "input": {"command": wait}}}]},
+            {"reply": [wait]},
             {"reply": [{"text": "THIRD-DONE"}]},
         ],
     )
     platform = MemoryPlatform()
     state = tmp_path / "b.json"
-    defaults = {"scenario": play, "allow": ["Bash"], "cwd": str(work)}
     async with serving(settings) as served:
         # 1. Queued while the agent works, sent whole by the same bridge.
         async with bridged(served, platform, state, agent=defaults) as bridge:
@@ -110,14 +94,14 @@ async def test_a_queued_secret_is_sent_whole_or_after_a_restart_asked_for_again(
             )
             assert KEY.encode() not in state.read_bytes()
             (work / "go").write_text("")
-            await eventually(_async(lambda: GOT in _texts(platform)), timeout=90, what=GOT)
+            await eventually(_async(lambda: GOT in texts(platform)), timeout=90, what=GOT)
             await settled(served, agent["id"], 2)
             (work / "go").unlink()
 
             # 2. Queued again behind a new turn; the bridge is gone before it is sent.
             await bridge.handle(message(platform, "once more"))
             await eventually(
-                _async(lambda: _texts(platform).count("▸ Bash: while") == 2),
+                _async(lambda: texts(platform).count("▸ Bash: while") == 2),
                 timeout=60,
                 what="the second wait",
             )
@@ -131,7 +115,7 @@ async def test_a_queued_secret_is_sent_whole_or_after_a_restart_asked_for_again(
         await settled(served, agent["id"], 3)
         async with bridged(served, platform, state, agent=defaults) as bridge:
             await eventually(
-                _async(lambda: "held a secret" in _texts(platform)),
+                _async(lambda: "held a secret" in texts(platform)),
                 timeout=60,
                 what="the conversation told the message was not kept",
             )
@@ -141,6 +125,6 @@ async def test_a_queued_secret_is_sent_whole_or_after_a_restart_asked_for_again(
             events = (await api.get("/api/events", params={"agent": agent["id"]})).json()
     sent = [e["data"]["text"] for e in events["events"] if e["type"] == "user_message_sent"]
     assert len(sent) == 3 and sent[2] == "once more", sent
-    assert _texts(platform).count(GOT) == 1
+    assert texts(platform).count(GOT) == 1
     assert KEY.encode() not in state.read_bytes()
     assert KEY.encode() not in (tmp_path / "b-actions.jsonl").read_bytes()
