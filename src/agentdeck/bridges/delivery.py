@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 import aiohttp
 
-from agentdeck.bridges.reconnect import short_error
+from agentdeck.bridges.reconnect import doubled, in_seconds, short_error
 from agentdeck.errors import AgentdeckError
 
 logger = logging.getLogger(__name__)
@@ -43,7 +43,7 @@ class Retry:
     first_delay: float = 1.0
 
     def delay(self, failures: int) -> float:
-        return min(self.max_delay, self.first_delay * float(2 ** min(failures - 1, 32)))
+        return doubled(self.first_delay, self.max_delay, failures)
 
 
 def status_of(exc: BaseException) -> int | None:
@@ -77,10 +77,6 @@ def passes(exc: BaseException) -> bool:
     return status is not None and (status == 429 or status >= 500)
 
 
-def _seconds(value: float) -> str:
-    return f"{value:.0f} s" if value >= 10 else f"{value:.2g} s"
-
-
 async def deliver(
     what: str,
     call: Callable[[], Awaitable[T]],
@@ -110,7 +106,7 @@ async def deliver(
                 what,
                 short_error(exc),
                 failures + 1,
-                _seconds(wait),
+                in_seconds(wait),
             )
             await sleep(wait)
             continue

@@ -60,7 +60,12 @@ class Backoff:
 
     def delay(self, failures: int) -> float:
         """The wait after the ``failures``-th failure in a row (1, 2, 4, … capped)."""
-        return min(self.max_delay, self.first_delay * float(2 ** min(failures - 1, 32)))
+        return doubled(self.first_delay, self.max_delay, failures)
+
+
+def doubled(first: float, cap: float, failures: int) -> float:
+    """``first`` doubled for each failure in a row after the first, up to ``cap``."""
+    return min(cap, first * float(2 ** min(failures - 1, 32)))
 
 
 def short_error(exc: BaseException, *, timeout: float | None = None) -> str:
@@ -73,7 +78,7 @@ def short_error(exc: BaseException, *, timeout: float | None = None) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _seconds(value: float) -> str:
+def in_seconds(value: float) -> str:
     return f"{value:.0f} s" if value >= 10 else f"{value:.2g} s"
 
 
@@ -117,7 +122,7 @@ class Attempts:
             last,
             self.failures + 1,
             self.backoff.attempts,
-            _seconds(wait),
+            in_seconds(wait),
         )
         await self._sleep(wait)
 
