@@ -58,15 +58,18 @@ def project_with(tmp_path: Path, scenario: str, name: str = "project") -> Path:
 
 async def claude_p(
     prompt: str,
+    settings: Settings,
+    tmp_path: Path,
     *,
     project: Path,
-    hooks: Path,
     url: str,
-    home: Path,
     allow: str = "Bash",
     extra: Sequence[str] = (),
 ) -> Any:
-    env = cli_env(home, url)
+    """``claude -p prompt`` in ``project`` with the deck's hooks (``--settings``),
+    its home ``tmp_path/user``, as a person starts one by hand."""
+    hooks = hooked_settings(settings, tmp_path)
+    env = cli_env(tmp_path / "user", url)
     return await run_claude(
         ["-p", prompt, "--settings", str(hooks), "--allowedTools", allow, *extra],
         cwd=project,
@@ -94,10 +97,10 @@ async def test_a_hand_started_session_appears_on_the_board_with_its_tool_calls(
     async with running_mock(FIX_TEST) as mm, running_daemon(settings) as deck:
         run = await claude_p(
             "fix the test",
+            settings,
+            tmp_path,
             project=project,
-            hooks=hooked_settings(settings, tmp_path),
             url=mm.url_for(FIX_TEST),
-            home=tmp_path / "user",
             allow=USERS_OWN_RULES,
         )
         assert run.returncode == 0, run.stderr[-2000:]
@@ -134,10 +137,10 @@ async def test_a_profile_deny_stops_the_tool_in_the_hand_started_session(
     async with running_mock(FIX_TEST) as mm, running_daemon(settings) as deck:
         run = await claude_p(
             "fix the test",
+            settings,
+            tmp_path,
             project=project,
-            hooks=hooked_settings(settings, tmp_path),
             url=mm.url_for(FIX_TEST),
-            home=tmp_path / "user",
         )
         denials = run.result.get("permission_denials") or []
         assert denials and denials[0]["tool_name"] == "Bash"
@@ -166,14 +169,13 @@ async def test_a_second_session_is_told_what_the_first_one_did(
 ) -> None:
     settings = settings.model_copy(update={"profile": "permissive"})
     project = project_with(tmp_path, FIX_TEST)
-    hooks = hooked_settings(settings, tmp_path)
     async with running_mock(FIX_TEST, "chat") as mm, running_daemon(settings) as deck:
         first = await claude_p(
             "fix the test",
+            settings,
+            tmp_path,
             project=project,
-            hooks=hooks,
             url=mm.url_for(FIX_TEST),
-            home=tmp_path / "user",
             allow=USERS_OWN_RULES,
         )
         assert first.returncode == 0, first.stderr[-2000:]
@@ -186,10 +188,10 @@ async def test_a_second_session_is_told_what_the_first_one_did(
         mm.clear_requests()
         second = await claude_p(
             "hello again",
+            settings,
+            tmp_path,
             project=project,
-            hooks=hooks,
             url=mm.url_for("chat"),
-            home=tmp_path / "user",
         )
         assert second.returncode == 0, second.stderr[-2000:]
         bodies = [r.body for r in mm.requests if r.path.endswith("/messages")]

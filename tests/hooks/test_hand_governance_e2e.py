@@ -11,8 +11,10 @@ profile asks about waits in the deck's approval inbox, then Claude Code asks.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +28,6 @@ from agentdeck.settings import Settings
 from tests.hooks.test_bridge_e2e import (
     claude_p,
     external_agent,
-    hooked_settings,
     profile_file,
     running_daemon,
 )
@@ -83,24 +84,32 @@ async def permission_events(deck: Deck) -> list[Any] | None:
     return [e for e in events if e.type in kinds] or None
 
 
-async def test_the_users_own_allow_rule_for_the_memory_server_is_not_overridden(
-    settings: Settings, tmp_path: Path
-) -> None:
-    """``--allowedTools 'mcp__mem__*'`` got "no rule allows …; defaults to ask"
-    from the hook, and ``-p`` turned that ask into a denial."""
+@contextlib.asynccontextmanager
+async def memory_session(settings: Settings, tmp_path: Path) -> AsyncIterator[tuple[Any, Deck]]:
+    """A session whose one call searches the memory server, which the user's own
+    rules allow (``--allowedTools 'mcp__mem__*'``); the deck still running."""
     project = tmp_path / "project"
     project.mkdir()
     script = scenario(tmp_path, MEM, "mcp__mem__memory_search", {"query": "calc"})
     async with running_mock(script) as mm, running_daemon(settings) as deck:
         run = await claude_p(
             "search memory",
+            settings,
+            tmp_path,
             project=project,
-            hooks=hooked_settings(settings, tmp_path),
             url=mm.url_for(MEM),
-            home=tmp_path / "user",
             allow="mcp__mem__*",
             extra=["--mcp-config", str(mcp_config(tmp_path, settings))],
         )
+        yield run, deck
+
+
+async def test_the_users_own_allow_rule_for_the_memory_server_is_not_overridden(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """``--allowedTools 'mcp__mem__*'`` got "no rule allows …; defaults to ask"
+    from the hook, and ``-p`` turned that ask into a denial."""
+    async with memory_session(settings, tmp_path) as (run, deck):
         assert run.returncode == 0, run.stderr[-2000:]
         assert run.result.get("permission_denials") == []
         [result] = tool_results(run)
@@ -120,19 +129,7 @@ async def test_a_deny_rule_still_stops_a_call_the_user_allows(
 ) -> None:
     profile = profile_file(tmp_path, name="no-mem", deny=["mcp__mem"])
     settings = settings.model_copy(update={"profile": profile})
-    project = tmp_path / "project"
-    project.mkdir()
-    script = scenario(tmp_path, MEM, "mcp__mem__memory_search", {"query": "calc"})
-    async with running_mock(script) as mm, running_daemon(settings) as deck:
-        run = await claude_p(
-            "search memory",
-            project=project,
-            hooks=hooked_settings(settings, tmp_path),
-            url=mm.url_for(MEM),
-            home=tmp_path / "user",
-            allow="mcp__mem__*",
-            extra=["--mcp-config", str(mcp_config(tmp_path, settings))],
-        )
+    async with memory_session(settings, tmp_path) as (run, deck):
         [denial] = run.result.get("permission_denials") or [None]
         assert denial and denial["tool_name"] == "mcp__mem__memory_search"
         [resolved] = await eventually(lambda: permission_events(deck))
@@ -167,10 +164,10 @@ async def ask_session(settings: Settings, tmp_path: Path, answer: str | None) ->
         run, _ = await asyncio.gather(
             claude_p(
                 "push it",
+                settings,
+                tmp_path,
                 project=project,
-                hooks=hooked_settings(settings, tmp_path),
                 url=mm.url_for(PUSH),
-                home=tmp_path / "user",
             ),
             answered(),
         )
