@@ -11,7 +11,6 @@ from typing import Any
 from rich.markup import escape
 
 TOOL_SUMMARY_WIDTH = 100
-OUTPUT_PREVIEW_WIDTH = 80
 
 # The input field that says what a call does, per tool.
 _SUBJECT = {
