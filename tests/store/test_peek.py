@@ -20,6 +20,7 @@ from agentdeck.store.approvals import ApprovalStore
 from agentdeck.store.asks import SAID as asks_said
 from agentdeck.store.asks import AskStore
 from agentdeck.store.merges import SAID as merges_said
+from agentdeck.store.notify import SAID as notify_said
 from agentdeck.store.peek import SAID, Peek
 from tests.runner.test_scrubbing import SECRETS_TXT, leaked
 
@@ -126,4 +127,9 @@ async def test_a_peek_shows_rows_an_older_version_wrote_raw_scrubbed_as_the_stor
     assert asks == await AskStore(store).list_asks(states=[*AskState])
     shown = json.dumps([a.to_dict() for a in approvals] + [a.to_dict() for a in asks])
     assert shown.count("[REDACTED:") > 100 and leaked(shown) == []
-    assert {"approvals": approvals_said, "asks": asks_said, "merges": merges_said} == SAID
+    assert {
+        "approvals": approvals_said,
+        "asks": asks_said,
+        "merges": merges_said,
+        "notify_dead": notify_said,
+    } == SAID

@@ -13,17 +13,19 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from agentdeck.core.approvals import Approval, ApprovalState, GrantRecord, GrantScope
-from agentdeck.core.redact import scrub, scrub_value
+from agentdeck.core.redact import scrub
 from agentdeck.errors import NotFound
 from agentdeck.store.lookup import by_id_or_prefix
+from agentdeck.store.rows import SAID as TABLE_SAID
+from agentdeck.store.rows import said_scrubbed
 from agentdeck.store.schema import approvals, grants
 from agentdeck.store.store import Store
 
-SAID = ("input", "reason", "message")  # what a request and its answer say: scrubbed
+SAID = TABLE_SAID["approvals"]  # what a request and its answer say: scrubbed
 
 
 def _scrubbed(data: dict[str, Any]) -> dict[str, Any]:
-    return {**data, **{k: scrub_value(data[k]) for k in SAID if k in data}}
+    return said_scrubbed("approvals", data)
 
 
 def _to_approval(row: Any) -> Approval:

@@ -24,14 +24,16 @@ from agentdeck.core.asks import Ask, AskKind, AskState
 from agentdeck.core.redact import scrub_value
 from agentdeck.errors import NotFound
 from agentdeck.store.lookup import by_id_or_prefix
+from agentdeck.store.rows import SAID as TABLE_SAID
+from agentdeck.store.rows import said_scrubbed
 from agentdeck.store.schema import asks
 from agentdeck.store.store import Store
 
-SAID = ("text", "answer")  # what a question and its answer say: scrubbed
+SAID = TABLE_SAID["asks"]  # what a question and its answer say: scrubbed
 
 
 def _scrubbed(data: dict[str, Any]) -> dict[str, Any]:
-    return {**data, **{k: scrub_value(data[k]) for k in SAID if k in data}}
+    return said_scrubbed("asks", data)
 
 
 def _to_ask(row: Any) -> Ask:

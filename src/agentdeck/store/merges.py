@@ -19,17 +19,18 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from agentdeck.core.merge_queue import MergeEntry, MergeState
-from agentdeck.core.redact import scrub_value
 from agentdeck.errors import NotFound
 from agentdeck.store.lookup import by_id_or_prefix
+from agentdeck.store.rows import SAID as TABLE_SAID
+from agentdeck.store.rows import said_scrubbed
 from agentdeck.store.schema import merges
 from agentdeck.store.store import Store
 
-SAID = ("reason", "outcome")  # what an entry's merge said: scrubbed
+SAID = TABLE_SAID["merges"]  # what an entry's merge said: scrubbed
 
 
 def _scrubbed(data: dict[str, Any]) -> dict[str, Any]:
-    return {**data, **{k: scrub_value(data[k]) for k in SAID if k in data}}
+    return said_scrubbed("merges", data)
 
 
 def _to_entry(row: Any) -> MergeEntry:

@@ -22,6 +22,8 @@ from sqlalchemy.engine import Connection
 from agentdeck.core.redact import scrub, scrub_value
 from agentdeck.errors import NotFound
 from agentdeck.store.lookup import by_id_or_prefix
+from agentdeck.store.rows import SAID as TABLE_SAID
+from agentdeck.store.rows import said_scrubbed
 from agentdeck.store.schema import notify_dead
 from agentdeck.store.store import Store
 
@@ -55,11 +57,11 @@ class DeadLetter:
         }
 
 
-SAID = ("payload", "reason")  # what a letter carries and says: scrubbed
+SAID = TABLE_SAID["notify_dead"]  # what a letter carries and says: scrubbed
 
 
 def _scrubbed(data: dict[str, Any]) -> dict[str, Any]:
-    return {**data, **{k: scrub_value(data[k]) for k in SAID if k in data}}
+    return said_scrubbed("notify_dead", data)
 
 
 def _to_letter(row: Any) -> DeadLetter:

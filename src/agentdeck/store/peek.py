@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentdeck.core.agent import find_agent
 from agentdeck.store.head import HEAD
-from agentdeck.store.rows import row_to_agent, row_to_event
+from agentdeck.store.rows import SAID as SAID  # what the store reads scrubbed, by table
+from agentdeck.store.rows import row_to_agent, row_to_event, said_scrubbed
 
 if TYPE_CHECKING:
     from agentdeck.core.agent import Agent
@@ -42,22 +43,9 @@ def _row(cursor: sqlite3.Cursor, values: tuple[Any, ...]) -> dict[str, Any]:
     return row
 
 
-# What each table's rows say, scrubbed when read: the same fields as the store's
-# modules (``store.approvals.SAID``, ``store.asks.SAID``, ``store.merges.SAID``).
-SAID = {
-    "approvals": ("input", "reason", "message"),
-    "asks": ("text", "answer"),
-    "merges": ("reason", "outcome"),
-}
-
-
 def _scrubbed(table: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    if not rows:
-        return rows
-    from agentdeck.core.redact import scrub_value  # here: only a read with rows pays for it
-
-    said = SAID[table]
-    return [{**r, **{k: scrub_value(r[k]) for k in said if k in r}} for r in rows]
+    """What ``rows`` say scrubbed as the store reads it (``rows.SAID``)."""
+    return [said_scrubbed(table, r) for r in rows]
 
 
 class Peek:

@@ -46,6 +46,24 @@ def agent_to_row(agent: Agent) -> dict[str, Any]:
     }
 
 
+# What each table's rows say, scrubbed like the event log when written and when
+# read (a row an older version wrote raw is read scrubbed too): the store's modules
+# and ``peek`` both go by this.
+SAID: dict[str, tuple[str, ...]] = {
+    "approvals": ("input", "reason", "message"),  # a request and its answer
+    "asks": ("text", "answer"),  # a question and its answer
+    "merges": ("reason", "outcome"),  # what an entry's merge said
+    "notify_dead": ("payload", "reason"),  # what a letter carries and says
+}
+
+
+def said_scrubbed(table: str, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (a row of ``table``) with what it says (``SAID``) scrubbed."""
+    from agentdeck.core.redact import scrub_value  # here: reading rows needs no patterns
+
+    return {**data, **{k: scrub_value(data[k]) for k in SAID[table] if k in data}}
+
+
 def _scrubbed(text: str | None) -> str | None:
     if not text:
         return text
