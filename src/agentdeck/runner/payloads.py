@@ -29,11 +29,12 @@ class PayloadStore:
         self.raw = raw
 
     def _path(self, agent_id: str, key: str) -> Path:
-        directory = self.root / _SAFE.sub("_", agent_id)
-        for d in (self.root, directory):
+        return self.root / _SAFE.sub("_", agent_id) / f"{_SAFE.sub('_', key)}.txt"
+
+    def _make_directories(self, path: Path) -> None:
+        for d in (self.root, path.parent):
             d.mkdir(mode=0o700, parents=True, exist_ok=True)
             d.chmod(0o700)
-        return directory / f"{_SAFE.sub('_', key)}.txt"
 
     def store(self, agent_id: str, key: str, text: str) -> str:
         """Write ``text`` as it is (the caller scrubbed it, unless ``raw``)."""
@@ -52,10 +53,10 @@ class PayloadStore:
         return self.store(agent_id, key, scrub(text))
 
     def _keep(self, agent_id: str, key: str, write: Callable[[Path], object]) -> str:
-        path = self.root / _SAFE.sub("_", agent_id) / f"{_SAFE.sub('_', key)}.txt"
+        path = self._path(agent_id, key)
         tmp = path.with_suffix(".tmp")
         try:
-            path = self._path(agent_id, key)
+            self._make_directories(path)
             _owner_only(tmp)
             write(tmp)
             tmp.replace(path)
