@@ -23,7 +23,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentdeck.bridges import text as fmt
-from agentdeck.bridges.delivery import Undeliverable, deliver, passes, status_of
+from agentdeck.bridges.delivery import Undeliverable, deliver, from_platform
 from agentdeck.bridges.platform import Conversation, Incoming
 from agentdeck.bridges.reconnect import short_error
 from agentdeck.bridges.state import ConversationState, Queued
@@ -190,7 +190,7 @@ class ConversationWorker:
         except AgentdeckError as exc:
             logger.warning("%s failed: %s", self._what(what), exc)
         except Exception as exc:
-            if not passes(exc) and status_of(exc) is None:
+            if not from_platform(exc):
                 raise
             logger.warning("%s failed (%s); not retried", self._what(what), short_error(exc))
 

@@ -77,6 +77,11 @@ def passes(exc: BaseException) -> bool:
     return status is not None and (status == 429 or status >= 500)
 
 
+def from_platform(exc: BaseException) -> bool:
+    """Whether a failure is the platform's answer or absence (not a bug)."""
+    return passes(exc) or status_of(exc) is not None
+
+
 async def deliver(
     what: str,
     call: Callable[[], Awaitable[T]],
@@ -93,7 +98,7 @@ async def deliver(
         except AgentdeckError:
             raise
         except Exception as exc:
-            if not passes(exc) and status_of(exc) is None:
+            if not from_platform(exc):
                 raise
             if not passes(exc):
                 logger.warning("%s failed for good (%s); not retried", what, short_error(exc))
