@@ -242,3 +242,39 @@ async def test_a_workspace_too_big_to_watch_is_looked_at_whole_every_time(
     _write("d/x.txt", "changed\n")(ws)
     taken = await checkpoints.snapshot(AGENT, ws)
     assert taken.files == [ChangedFile("M", "d/x.txt")]
+
+
+async def test_a_watch_in_use_is_not_let_go_of_for_another_agents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over ``_WATCHES``, a new watch lets go of the least recently used one, but not
+    of one an agent's snapshot is reading at that moment (its fd closed under it)."""
+    import asyncio
+    import threading
+
+    monkeypatch.setattr(checkpoints_module, "_WATCHES", 1)
+    ws, other_ws = tmp_path / "ws", tmp_path / "other"
+    _write("x.txt", "1\n")(ws)
+    _write("x.txt", "1\n")(other_ws)
+    checkpoints = Checkpoints(tmp_path / "checkpoints", CAP)
+    other = "b1b2c3d4e5f6a7b8"
+    await checkpoints.snapshot(other, other_ws)
+    reading, go_on = threading.Event(), threading.Event()
+    drain = Watch._drain
+
+    def held(self: Watch) -> set[str]:
+        if self.root == other_ws.resolve():
+            reading.set()
+            go_on.wait(30)
+        return drain(self)
+
+    monkeypatch.setattr(Watch, "_drain", held)
+    _write("x.txt", "2\n")(other_ws)
+    under_way = asyncio.create_task(checkpoints.snapshot(other, other_ws))
+    try:
+        assert await asyncio.to_thread(reading.wait, 30)
+        await checkpoints.snapshot(AGENT, ws)
+    finally:
+        go_on.set()
+    taken = await under_way
+    assert taken.files == [ChangedFile("M", "x.txt")]

@@ -235,8 +235,9 @@ class Checkpoints:
         return self._locks.setdefault(agent_id, asyncio.Lock())
 
     def _watch(self, shadow: Path, workspace: Path) -> Watch:
-        """The watch on the agent's workspace; the least recently used one goes
-        beyond ``_WATCHES`` (its agent's next snapshot looks at everything)."""
+        """The watch on the agent's workspace; beyond ``_WATCHES``, the least recently
+        used one no snapshot is reading goes (its agent's next snapshot looks at
+        everything)."""
         watch = self._watches.get(shadow)
         if watch is None or watch.root != workspace:
             self._forget_watch(shadow)
@@ -247,9 +248,16 @@ class Checkpoints:
             watch = self._watches[shadow] = Watch(workspace, skip=inside)
         self._watches.move_to_end(shadow)
         while len(self._watches) > _WATCHES:
-            _, oldest = self._watches.popitem(last=False)
-            oldest.close()
+            idle = next((s for s in self._watches if not self._busy(s)), None)
+            if idle is None:
+                break  # each is being read: one goes at a later snapshot
+            self._watches.pop(idle).close()
         return watch
+
+    def _busy(self, shadow: Path) -> bool:
+        """Whether a snapshot or rewind of the shadow's agent is under way."""
+        lock = self._locks.get(shadow.name)
+        return lock is not None and lock.locked()
 
     def _forget_watch(self, shadow: Path) -> None:
         watch = self._watches.pop(shadow, None)
