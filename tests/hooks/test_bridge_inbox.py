@@ -113,6 +113,9 @@ async def test_a_client_that_went_away_cancels_its_request(deck: Deck, project: 
     assert await asyncio.wait_for(deck.hooks.handle(call), WAIT / 2) == HookReply()
     [approval] = await deck.approvals()
     assert approval.state is ApprovalState.CANCELLED
+    # The audit log says it was closed, not left at "ask".
+    trail = [(r.tool, str(r.decision), r.answered_by) for r in await deck.store.read_audit()]
+    assert trail == [("Bash", "ask", "hook"), ("Bash", "cancelled", "hook")]
 
 
 async def test_a_call_too_large_for_the_inbox_is_claude_codes_to_ask_at_once(

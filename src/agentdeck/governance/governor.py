@@ -308,7 +308,8 @@ class Governor:
         except asyncio.CancelledError:
             # The agent went away first (killed, stopped, its process gone): the
             # request is closed and the audit log says how, not left at "ask".
-            await asyncio.shield(self._gone(agent, approval, tool, tool_input, rule))
+            why = "the agent stopped before the request was answered: the call did not run"
+            await asyncio.shield(self.close_request(agent, approval, tool_input, why, GONE_BY))
             raise
         finally:
             await waiting(False)
@@ -339,24 +340,19 @@ class Governor:
         await self.audit(agent, tool, tool_input, str(answered.state), why, rule, outcome.by)
         return outcome
 
-    async def _gone(
-        self,
-        agent: Agent,
-        approval: Approval,
-        tool: str,
-        tool_input: dict[str, Any],
-        rule: str | None,
+    async def close_request(
+        self, agent: Agent, approval: Approval, tool_input: dict[str, Any], why: str, by: str
     ) -> None:
-        why = "the agent stopped before the request was answered: the call did not run"
+        """Cancel a request nobody waits for any more, audited so (not left at "ask")."""
         try:
             closed = await self.approvals.decide(
-                approval.id, ApprovalState.CANCELLED, by=GONE_BY, message=why
+                approval.id, ApprovalState.CANCELLED, by=by, message=why
             )
             if closed is not None:  # not answered meanwhile (by another process)
                 record = AuditRecord.for_input(
-                    agent_id=agent.id, tool=tool, tool_input=tool_input,
+                    agent_id=agent.id, tool=approval.tool, tool_input=tool_input,
                     decision=str(ApprovalState.CANCELLED), reason=why, ts=time.time(),
-                    rule=rule, answered_by=GONE_BY,
+                    rule=approval.rule, answered_by=by,
                 )  # fmt: skip
                 await self.store.append_audit(record)
         except StoreError as exc:

@@ -115,6 +115,7 @@ class HandGovernance:
         )
         return answer
 
-    async def cancel(self, approval: Approval) -> None:
+    async def cancel(self, agent: Agent, approval: Approval, tool_input: dict[str, Any]) -> None:
         """Nobody waits for the request any more (the hook client went away)."""
-        await self.governor.approvals.decide(approval.id, ApprovalState.CANCELLED, by="hook")
+        why = "the hook went away before the request was answered: Claude Code decides"
+        await self.governor.close_request(agent, approval, tool_input, why, "hook")

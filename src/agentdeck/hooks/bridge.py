@@ -257,7 +257,7 @@ class HookBridge:
             try:
                 await pending(max(approval.expires_at - time.time(), 0.1))
             except (ConnectionError, TimeoutError):
-                await self.hand.cancel(approval)  # the client went away: nobody waits
+                await self.hand.cancel(agent, approval, asking.tool_input)  # nobody waits
                 return HookReply()
         answer = await self.hand.wait(agent, approval, asking.tool_input)
         async with self._locks.setdefault(session_id, asyncio.Lock()):
