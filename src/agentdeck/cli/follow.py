@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING
 from rich.status import Status
 
 from agentdeck.cli.context import console
-from agentdeck.cli.remote import EVENT_PAGE, FINAL_STATES, AnswerTo, print_event, report
+from agentdeck.cli.remote import (
+    EVENT_PAGE,
+    FINAL_STATES,
+    AnswerTo,
+    print_event,
+    report,
+    turn_open,
+)
 from agentdeck.cli.render import event_line
 from agentdeck.core.events import EventType, StoredEvent
 
@@ -119,19 +126,15 @@ async def _quietly(action: object) -> None:
 
 async def turn_running(store: Store, agent: Agent, mark: int) -> bool:
     """Whether the agent's process, as the log stands at ``mark``, was sent a message
-    it has not completed a turn for (``remote._turn_running``, read off the store)."""
+    it has not completed a turn for (``remote.turn_open``, read off the store)."""
     if not agent.state.is_live:
         return False
     before: int | None = mark + 1
     while before is not None:
         page = await store.read_tail(agent_id=agent.id, before=before, limit=200)
-        for event in reversed(page):
-            if event.type == EventType.USER_MESSAGE_SENT:
-                return True
-            if event.type == EventType.TURN_COMPLETED or (
-                event.type == EventType.STATE_CHANGED and event.data.get("new") == "starting"
-            ):
-                return False
+        found = turn_open([event.to_dict() for event in page])
+        if found is not None:
+            return found
         before = page[0].id if len(page) == 200 else None
     return False
 

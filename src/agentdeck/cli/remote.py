@@ -12,6 +12,8 @@ the daemon's JSON (each record's ``to_dict()``), and Rich loads only for what
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from agentdeck import jsontext
 from agentdeck.cli import out
@@ -363,16 +365,26 @@ def _turn_running(d: Daemon, agent: dict[str, Any], mark: int) -> bool:
     before: int | None = mark + 1
     while before is not None:
         page = d.get("/api/events", {"agent": agent["id"], "before": before})
-        for event in reversed(page["events"]):
-            kind = event["type"]
-            if kind == "user_message_sent":
-                return True
-            if kind == "turn_completed" or (
-                kind == "state_changed" and event["data"]["new"] == "starting"
-            ):
-                return False
+        found = turn_open(page["events"])
+        if found is not None:
+            return found
         before = page["next_before"]
     return False
+
+
+def turn_open(events: Sequence[Mapping[str, Any]]) -> bool | None:
+    """Read back from the last of ``events`` (``StoredEvent.to_dict()``s, oldest
+    first): True at a message sent, False at a completed turn or the process's
+    start; None if neither is there (read further back)."""
+    for event in reversed(events):
+        kind = event["type"]
+        if kind == "user_message_sent":
+            return True
+        if kind == "turn_completed" or (
+            kind == "state_changed" and event["data"].get("new") == "starting"
+        ):
+            return False
+    return None
 
 
 def resume(d: Daemon, agent: str, text: str | None, fork: bool, as_json: bool) -> int:
