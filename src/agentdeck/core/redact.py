@@ -385,7 +385,7 @@ def redact(text: str) -> str:
     if _plainly_clean(text):
         return text
     # The rules that span lines first: an escaped line is read unescaped on its own.
-    return _redact_plain(redact_escaped(_multiline(text), _redact_plain))
+    return _redact_lines(redact_escaped(_multiline(text), _redact_plain))
 
 
 def _multiline(text: str) -> str:
@@ -399,7 +399,11 @@ def _multiline(text: str) -> str:
 
 def _redact_plain(text: str) -> str:
     """``redact`` but for escaped lines read unescaped."""
-    text = _multiline(text)
+    return _redact_lines(_multiline(text))
+
+
+def _redact_lines(text: str) -> str:
+    """The rules that read one line at a time (``_multiline``'s have been applied)."""
     low = _lowered(text)
     tokens = _tokens(text, low)
     if tokens is not text:
