@@ -195,31 +195,43 @@ _LINE_SUBS: tuple[tuple[int, re.Pattern[str], Callable[[re.Match[str]], str]], .
 )
 
 
+def _line_around(text: str, start: int, end: int) -> tuple[int, int]:
+    """The bounds of the line(s) holding ``text[start:end]``, without their newlines."""
+    last = text.find("\n", end)
+    return text.rfind("\n", 0, start) + 1, len(text) if last < 0 else last
+
+
+def _spliced(text: str, edits: list[tuple[int, int, str]]) -> str:
+    """``text`` with each ``(start, end, new)`` (ascending, apart) put in place."""
+    if not edits:
+        return text
+    out: list[str] = []
+    done = 0
+    for start, end, new in edits:
+        out += [text[done:start], new]
+        done = end
+    return "".join([*out, text[done:]])
+
+
 def _tokens(text: str, low: bytes) -> str:
     """Issuer tokens, tried where a run of token characters starts (a token starts
     nowhere else), and on the lines of the short families' anchors."""
-    out: list[str] = []
+    edits: list[tuple[int, int, str]] = []
     done = 0
     for run in _LONG_RUN.finditer(low.translate(_SHAPE)):
         at = run.start()
         if at < done or text[at : at + 2] not in _TOKEN_HEADS:
             continue
         if (m := TOKENS.match(text, at)) is not None:
-            out += [text[done : m.start()], redact_token(m)]
+            edits.append((m.start(), m.end(), redact_token(m)))
             done = m.end()
-    if out:
-        text = "".join([*out, text[done:]])
+    if edits:
+        text = _spliced(text, edits)
         low = _lowered(text)
     if not any(anchor in low for anchor in _TOKEN_ANCHORS):
         return text
-    lines = sorted({text.rfind("\n", 0, at) + 1 for at in _anchors(low, _TOKEN_ANCHORS)})
-    out, done = [], 0
-    for start in lines:
-        end = text.find("\n", start)
-        end = len(text) if end < 0 else end
-        out += [text[done:start], TOKENS.sub(redact_token, text[start:end])]
-        done = end
-    return "".join([*out, text[done:]])
+    lines = sorted({_line_around(text, at, at) for at in _anchors(low, _TOKEN_ANCHORS)})
+    return _spliced(text, [(a, b, TOKENS.sub(redact_token, text[a:b])) for a, b in lines])
 
 
 def _anchors(low: bytes, needles: tuple[bytes, ...]) -> list[int]:
@@ -361,23 +373,16 @@ def redact_escaped(text: str, rules: Callable[[str], str]) -> str:
     """``text`` with what ``rules`` find in its escaped lines, read unescaped, redacted."""
     if "\\" not in text and "'\"'\"'" not in text:
         return text
-    out: list[str] = []
-    done = 0
+    edits: list[tuple[int, int, str]] = []
     m = _ESCAPE.search(text)
     while m is not None:
-        start = text.rfind("\n", 0, m.start()) + 1
-        end = text.find("\n", m.end())
-        end = len(text) if end < 0 else end
+        start, end = _line_around(text, m.start(), m.end())
         m = _ESCAPE.search(text, end)
         line = text[start:end]
         new = _redact_unescaped(line, rules)
         if new is not line:
-            out += [text[done:start], new]
-            done = end
-    if not out:
-        return text
-    out.append(text[done:])
-    return "".join(out)
+            edits.append((start, end, new))
+    return _spliced(text, edits)
 
 
 def redact(text: str) -> str:
@@ -409,14 +414,11 @@ def _redact_lines(text: str) -> str:
     if tokens is not text:
         text, low = tokens, _lowered(tokens)
     marks, names = _marks(text, low)
-    out: list[str] = []
-    done = 0  # text[:done] is in out
+    edits: list[tuple[int, int, str]] = []
     i = n = 0
     while i < len(marks):
         at, bits = marks[i]
-        start = text.rfind("\n", 0, at) + 1
-        end = text.find("\n", at)
-        end = len(text) if end < 0 else end
+        start, end = _line_around(text, at, at)
         i += 1
         while i < len(marks) and marks[i][0] < end:
             bits |= marks[i][1]
@@ -427,12 +429,8 @@ def _redact_lines(text: str) -> str:
         line = text[start:end]
         new = _line_rules(line, bits, [h - start for h in names[first:n]])
         if new is not line:
-            out += [text[done:start], new]
-            done = end
-    if not out:
-        return text
-    out.append(text[done:])
-    return "".join(out)
+            edits.append((start, end, new))
+    return _spliced(text, edits)
 
 
 def scrub(text: str) -> str:
