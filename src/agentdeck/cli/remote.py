@@ -12,8 +12,6 @@ the daemon's JSON (each record's ``to_dict()``), and Rich loads only for what
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
-from typing import Any
 
 from agentdeck import jsontext
 from agentdeck.cli import out
@@ -25,7 +23,7 @@ from agentdeck.homedir import home_path
 # ``enum`` and more) would cost a command a third of its start-up.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence, Set
+    from collections.abc import Iterator, Mapping, Sequence, Set
     from pathlib import Path
     from typing import Any
 
