@@ -78,9 +78,16 @@ async def test_agents_on_a_full_disk_end_in_error_everywhere_and_down_finishes(
                 return got if all(a[k] == v for a in got for k, v in want.items()) else None
 
             await eventually(lambda: agents(current_tool="Bash"), timeout=90, what="Bash")
+            # The disk fills only once each call runs (its head holds the FIFO open):
+            # filled between the model's call and its hook, the call itself is refused.
+            writers = [
+                await eventually(lambda w=work: _writer(w), timeout=90, what="a reader")
+                for work in works
+            ]
             filler = fill(disk)
-            for work in works:  # once its head has the FIFO open for reading
-                await eventually(lambda w=work: _said_go(w), timeout=30, what="a reader")
+            for fd in writers:
+                with os.fdopen(fd, "w") as fifo:
+                    fifo.write("go\n")
             db = disk / "home" / "agentdeck.db"
 
             async def recorded() -> bool:  # the daemon shows an end as it writes it
@@ -135,14 +142,12 @@ async def test_agents_on_a_full_disk_end_in_error_everywhere_and_down_finishes(
         assert {r[0]: (r[1], r[2]) for r in rows} == {i: ("error", t) for i, t in said.items()}
 
 
-async def _said_go(work: Path) -> bool:
-    """Writes a line to the agent's FIFO if a reader has it open (ENXIO: not yet)."""
+async def _writer(work: Path) -> int | None:
+    """The agent's FIFO opened for writing once a reader has it open (ENXIO: not yet).
+    The reader blocks until the test writes its line."""
     try:
-        fd = os.open(work / "go", os.O_WRONLY | os.O_NONBLOCK)
+        return os.open(work / "go", os.O_WRONLY | os.O_NONBLOCK)
     except OSError as exc:
         if exc.errno == errno.ENXIO:
-            return False
+            return None
         raise
-    with os.fdopen(fd, "w") as fifo:
-        fifo.write("go\n")
-    return True
