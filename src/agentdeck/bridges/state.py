@@ -14,13 +14,13 @@ conversation to send it again instead of sending the redacted text.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentdeck.core.redact import scrub
 from agentdeck.errors import ConfigError
+from agentdeck.files import atomic_write
 
 
 @dataclass
@@ -108,8 +108,4 @@ class StateFile:
 
     def save(self, state: BridgeState) -> None:
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            json.dump(state.to_dict(), f, ensure_ascii=False)
-        tmp.replace(self.path)
+        atomic_write(self.path, json.dumps(state.to_dict(), ensure_ascii=False), mode=0o600)

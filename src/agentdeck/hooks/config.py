@@ -9,11 +9,11 @@ defaults below (the client carries the same defaults).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentdeck.errors import ConfigError
+from agentdeck.files import atomic_write
 from agentdeck.settings import Settings
 
 if TYPE_CHECKING:  # the CLI imports this at every start; the policy engine is not needed
@@ -69,7 +69,5 @@ def client_config(settings: Settings, profile_default: Decision) -> dict[str, An
 def write_client_config(settings: Settings, profile_default: Decision) -> Path:
     """Write ``hooks.json`` atomically (the client may read it at any moment)."""
     path = settings.hooks_config_path
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(client_config(settings, profile_default), indent=2) + "\n")
-    tmp.replace(path)
+    atomic_write(path, json.dumps(client_config(settings, profile_default), indent=2) + "\n")
     return path

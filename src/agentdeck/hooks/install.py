@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from agentdeck.errors import ConfigError
+from agentdeck.files import atomic_write
 from agentdeck.hooks.config import HOOK_EVENTS, write_client_config
 from agentdeck.hooks.merge import MARKER, installed_events, installed_timeouts, merged, stripped
 from agentdeck.settings import Settings
@@ -206,24 +207,9 @@ def _backup(path: Path) -> Path:
 def _write(path: Path, data: bytes, *, private: bool = False) -> None:
     """Replace ``path`` atomically, keeping its mode (0600 if ``private``). The
     temporary file is 0600 until then: the bytes may hold keys."""
-    tmp = path.with_name(f".{path.name}.agentdeck-{os.getpid()}.tmp")
     try:
-        mode = path.stat().st_mode & 0o7777 if path.exists() else None
-        if private:
-            mode = 0o600
-        tmp.unlink(missing_ok=True)  # a stale one keeps its mode; ours is new
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
-        fd = os.open(tmp, flags, 0o600 if mode is not None else 0o666)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        if mode is not None:
-            tmp.chmod(mode)
-        tmp.replace(path)
+        atomic_write(path, data, mode=0o600 if private else None)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
         raise ConfigError(
             f"cannot write {path}: {exc.strerror or exc}",
             hint="make the directory writable; the old file is unchanged",

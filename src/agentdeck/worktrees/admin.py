@@ -33,6 +33,7 @@ from agentdeck.core.worktree import (
     own_namespace,
 )
 from agentdeck.errors import WorktreeError
+from agentdeck.files import atomic_write
 from agentdeck.worktrees.git import git
 
 _HINT = (
@@ -156,9 +157,7 @@ def own_objects(admin: Path, common: Path) -> None:
 
 
 def _replace(file: Path, text: str) -> None:
-    spare = file.with_name(f".{file.name}.new")
-    spare.write_text(text, encoding="utf-8")
-    spare.replace(file)
+    atomic_write(file, text)
 
 
 def _named_by_git_file(path: Path) -> Path:

@@ -32,6 +32,8 @@ from typing import Protocol
 
 import psutil
 
+from agentdeck.files import atomic_write
+
 logger = logging.getLogger(__name__)
 
 RECORD = "agentdeck-merge-run.json"
@@ -276,8 +278,4 @@ def _read(record: Path) -> dict[str, object] | None:
 
 
 def _write(record: Path, data: dict[str, object]) -> None:
-    temp = record.with_name(f".{record.name}.{os.getpid()}")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as out:
-        json.dump(data, out)
-    temp.replace(record)
+    atomic_write(record, json.dumps(data), mode=0o600)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from agentdeck.core.checkpoint import Checkpoint, RewindPlan, TreeChange, parse_message
 from agentdeck.errors import NotFound, WorktreeError
+from agentdeck.files import atomic_write
 from agentdeck.worktrees.git import git
 
 REF = "refs/heads/checkpoints"
@@ -179,9 +180,7 @@ def put_back_index(index: Path, saved: bytes | None) -> None:
     if saved is None:
         index.unlink(missing_ok=True)
         return
-    spare = index.with_name("index.dry-run")
-    spare.write_bytes(saved)
-    spare.replace(index)
+    atomic_write(index, saved)
 
 
 def is_gitignore(path: str) -> bool:
