@@ -36,7 +36,7 @@ from agentdeck.bridges.daemon_client import Actor, DaemonClient
 from agentdeck.bridges.platform import Conversation, Incoming, Prompt
 from agentdeck.daemon.deck import Deck
 from agentdeck.daemon.home import DaemonInfo
-from agentdeck.daemon.server import serve
+from agentdeck.serve import serve
 from agentdeck.settings import Settings
 
 GOAL_RATIO = 1.2

@@ -28,8 +28,8 @@ from tests.support.deckcli import deck, deck_env
 # SDK, the web framework, and the frameworks the quick path exists to avoid.
 HEAVY = (
     "agentdeck.store", "agentdeck.runner", "agentdeck.web", "agentdeck.settings",
-    "agentdeck.daemon.server", "claude_agent_sdk", "sqlalchemy", "fastapi", "starlette",
-    "uvicorn", "typer", "click", "pydantic", "pydantic_settings", "httpx", "asyncio",
+    "agentdeck.serve", "agentdeck.daemon.server", "claude_agent_sdk", "sqlalchemy", "fastapi",
+    "starlette", "uvicorn", "typer", "click", "pydantic", "pydantic_settings", "httpx", "asyncio",
 )  # fmt: skip
 
 

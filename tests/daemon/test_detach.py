@@ -14,6 +14,7 @@ pytestmark = pytest.mark.cli
 
 # What the daemon itself loads; the parent only starts it and prints where it is.
 SERVER_MODULES = (
+    "agentdeck.serve",
     "agentdeck.daemon.server",
     "agentdeck.daemon.deck",
     "agentdeck.web.app",

@@ -1,4 +1,4 @@
-"""The real daemon (``agentdeck.daemon.server.serve``) in the test's event loop:
+"""The real daemon (``agentdeck.serve.serve``) in the test's event loop:
 home lock, ``daemon.json``, token, hook socket, web app and Deck, as
 ``agentdeck up`` runs them, so ``agentdeck`` subprocesses find and use it.
 
@@ -18,7 +18,7 @@ import httpx
 
 from agentdeck.daemon.deck import Deck
 from agentdeck.daemon.home import DaemonInfo
-from agentdeck.daemon.server import serve
+from agentdeck.serve import serve
 from agentdeck.settings import Settings
 
 START_DEADLINE_SECONDS = 60.0

@@ -87,7 +87,7 @@ def up(
     if detach:
         _detach(settings)
         return
-    from agentdeck.daemon.server import serve
+    from agentdeck.serve import serve
 
     async def ready(_: object, info: DaemonInfo, token: str) -> None:
         banner(info, None if detached else token)

@@ -14,7 +14,7 @@ from agentdeck.cli.daemon import banner
 from agentdeck.core.agent import AgentSpec, AgentState
 from agentdeck.daemon.deck import Deck
 from agentdeck.daemon.home import DaemonInfo
-from agentdeck.daemon.server import serve
+from agentdeck.serve import serve
 from agentdeck.errors import AgentdeckError, ConfigError
 from agentdeck.runner import procs
 from agentdeck.settings import Settings

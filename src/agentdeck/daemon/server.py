@@ -4,6 +4,9 @@ Start-up: take the home's lock (a second daemon is refused), make the token,
 open the Deck and reconcile agents a crash left behind, bind, then publish the
 address in ``daemon.json``. Shutdown: stop accepting requests, bring agents to
 a safe stop, flush the log, remove ``daemon.json``, release the lock.
+
+The daemon does not know the web layer: what it serves over HTTP is a ``Mount``
+handed in by the composition above both (``agentdeck.serve``).
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ import os
 import socket
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import uvicorn
 
@@ -31,12 +35,25 @@ from agentdeck.hooks.config import write_client_config
 from agentdeck.hooks.socket_server import HookSocketServer
 from agentdeck.runner import procs
 from agentdeck.settings import Settings
-from agentdeck.web.app import create_app
-from agentdeck.web.sse import close_streams
 
 logger = logging.getLogger(__name__)
 
 Ready = Callable[[Deck, DaemonInfo, str], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Mounted:
+    """The ASGI app the daemon serves, and how to end its open responses (event
+    streams) when shutting down: uvicorn waits for them before it stops."""
+
+    app: Any
+    close_streams: Callable[[], None]
+
+
+class Mount(Protocol):
+    """Builds what the daemon serves over HTTP on its Deck."""
+
+    def __call__(self, deck: Deck, *, token: str, settings: Settings) -> Mounted: ...
 
 
 class _Server(uvicorn.Server):
@@ -52,9 +69,14 @@ class _Server(uvicorn.Server):
 
 
 async def serve(
-    settings: Settings, *, on_ready: Ready | None = None, stop: asyncio.Event | None = None
+    settings: Settings,
+    mount: Mount,
+    *,
+    on_ready: Ready | None = None,
+    stop: asyncio.Event | None = None,
 ) -> None:
-    """Serve until ``stop`` is set (or SIGINT/SIGTERM/SIGHUP when ``stop`` is None)."""
+    """Serve ``mount``'s app until ``stop`` is set (or SIGINT/SIGTERM/SIGHUP when
+    ``stop`` is None)."""
     settings.ensure_home()
     lock = DaemonLock(settings)
     lock.acquire()
@@ -71,7 +93,7 @@ async def serve(
                 )
             hooks = await _serve_hooks(settings, deck)
             try:
-                await _serve_app(settings, deck, token, on_ready, stop)
+                await _serve_app(settings, deck, mount, token, on_ready, stop)
             finally:
                 await hooks.close()
         finally:
@@ -94,13 +116,14 @@ async def _serve_hooks(settings: Settings, deck: Deck) -> HookSocketServer:
 async def _serve_app(
     settings: Settings,
     deck: Deck,
+    mount: Mount,
     token: str,
     on_ready: Ready | None,
     stop: asyncio.Event | None,
 ) -> None:
-    app = create_app(deck, token=token, settings=settings)
+    mounted = mount(deck, token=token, settings=settings)
     config = uvicorn.Config(
-        app,
+        mounted.app,
         host=settings.host,
         port=settings.port,
         log_config=None,
@@ -155,7 +178,7 @@ async def _serve_app(
                 logger.warning("stopped while getting ready: %s", outcome)
     finally:
         # Stop accepting requests and end open streams, then the caller stops agents.
-        close_streams(app.state)  # uvicorn waits for open responses before it stops
+        mounted.close_streams()  # uvicorn waits for open responses before it stops
         server.should_exit = True
         await deck.notifier.stop()
         await deck.hub.stop()

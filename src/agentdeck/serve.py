@@ -1,0 +1,31 @@
+"""The composition that mounts the web layer on the daemon: ``agentdeck up``.
+
+It sits above both: the daemon (``agentdeck.daemon.server``) serves whatever app
+it is handed and knows nothing of the web; the web layer (``agentdeck.web``)
+builds its app on a Deck and knows nothing of how it is served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from agentdeck.daemon.deck import Deck
+from agentdeck.daemon.server import Mounted, Ready
+from agentdeck.daemon.server import serve as serve_daemon
+from agentdeck.settings import Settings
+
+
+def mount_web(deck: Deck, *, token: str, settings: Settings) -> Mounted:
+    """The web app (API, event stream, dashboard) on ``deck``."""
+    from agentdeck.web.app import create_app
+    from agentdeck.web.sse import close_streams
+
+    app = create_app(deck, token=token, settings=settings)
+    return Mounted(app=app, close_streams=lambda: close_streams(app.state))
+
+
+async def serve(
+    settings: Settings, *, on_ready: Ready | None = None, stop: asyncio.Event | None = None
+) -> None:
+    """Run the daemon with the web app until ``stop`` is set (or a stop signal)."""
+    await serve_daemon(settings, mount_web, on_ready=on_ready, stop=stop)
