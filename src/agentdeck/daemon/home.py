@@ -10,6 +10,7 @@ import os
 
 from agentdeck import jsontext
 from agentdeck.errors import AgentdeckError, ConfigError
+from agentdeck.files import atomic_write
 
 TYPE_CHECKING = False  # not typing's: its import costs the quick path ~10 ms
 if TYPE_CHECKING:
@@ -128,10 +129,7 @@ def info_path(settings: Home) -> Path:
 
 
 def write_info(settings: Home, info: DaemonInfo) -> None:
-    path = info_path(settings)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(jsontext.dumps(info._asdict()))
-    tmp.replace(path)
+    atomic_write(_at(settings, "daemon.json"), jsontext.dumps(info._asdict()))
 
 
 def read_info(settings: Home) -> DaemonInfo | None:
