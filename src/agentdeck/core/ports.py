@@ -2,38 +2,43 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agentdeck.core.agent import Agent, AgentState
-from agentdeck.core.events import Event, StoredEvent
-
-
-class EventLog(Protocol):
-    """Append-only, monotonic. ``append`` returns once the events are durable."""
-
-    async def append(self, events: Sequence[Event]) -> list[StoredEvent]: ...
-
-    async def read(
-        self, *, after: int = 0, agent_id: str | None = None, limit: int = 1000
-    ) -> list[StoredEvent]: ...
-
-
-class AgentRepository(Protocol):
-    async def save_agent(self, agent: Agent) -> None: ...
-
-    async def get_agent(self, agent_id: str) -> Agent: ...
-
-    async def list_agents(
-        self, *, states: Sequence[AgentState] | None = None, limit: int = 100, offset: int = 0
-    ) -> list[Agent]: ...
+from agentdeck.core.events import StoredEvent
 
 
 class Subscriber(Protocol):
     """Receives events after they are committed, in id order."""
 
     def __call__(self, events: Sequence[StoredEvent]) -> None: ...
+
+
+class SubscriptionDropped(Exception):
+    """The follower fell too far behind; resume from ``position``."""
+
+    def __init__(self, position: int) -> None:
+        super().__init__(f"subscriber dropped at event {position}")
+        self.position = position
+
+
+class EventFeed(Protocol):
+    """The committed events, live: what follows the log (the notifier, a stream)
+    reads. The daemon's event hub implements it."""
+
+    @property
+    def position(self) -> int:
+        """The last event id delivered to followers."""
+        ...
+
+    def follow(
+        self, *, after: int, agent_id: str | None = None, heartbeat: float = 15.0
+    ) -> AsyncIterator[list[StoredEvent]]:
+        """Events after ``after`` from the log, then live; an empty list every
+        ``heartbeat`` seconds of silence. Raises ``SubscriptionDropped`` for a
+        follower that fell behind (it resumes from the id it reached)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -50,9 +55,3 @@ class Command:
     created_at: float
     claimed_at: float | None = None
     claimed_by: str | None = None
-
-
-class CommandQueue(Protocol):
-    async def enqueue_command(self, agent_id: str, kind: str, payload: dict[str, Any]) -> int: ...
-
-    async def claim_commands(self, agent_ids: Sequence[str], claimer: str) -> list[Command]: ...

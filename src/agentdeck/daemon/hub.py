@@ -21,17 +21,10 @@ import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 
 from agentdeck.core.events import StoredEvent
+from agentdeck.core.ports import SubscriptionDropped as SubscriptionDropped  # re-exported
 from agentdeck.store.store import Store
 
 logger = logging.getLogger(__name__)
-
-
-class SubscriptionDropped(Exception):
-    """The subscriber fell too far behind; resume from ``position``."""
-
-    def __init__(self, position: int) -> None:
-        super().__init__(f"subscriber dropped at event {position}")
-        self.position = position
 
 
 class Subscription:
@@ -128,6 +121,12 @@ class EventHub:
     @property
     def subscriber_count(self) -> int:
         return len(self._subscribers)
+
+    def follow(
+        self, *, after: int, agent_id: str | None = None, heartbeat: float = 15.0
+    ) -> AsyncIterator[list[StoredEvent]]:
+        """``follow`` on this hub: the ``EventFeed`` the notifier and streams read."""
+        return follow(self, after=after, agent_id=agent_id, heartbeat=heartbeat)
 
     def _on_commit(self, events: Sequence[StoredEvent]) -> None:  # the writer thread
         loop = self._loop

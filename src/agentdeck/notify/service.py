@@ -1,10 +1,11 @@
 """The notifier: follows the event log, and per target, one bounded queue and one worker.
 
 Nothing here is on the agents' path or the log's: the notifier is one more
-subscriber of the event hub. A target that hangs or fails holds up only its own
-lane: each attempt has a deadline (AGENTDECK_NOTIFY_TIMEOUT_SECONDS), failures
-are retried with exponential backoff, and what still fails — or finds its
-lane's queue full — becomes a dead letter in the store, never a wait.
+follower of the event feed (``core.ports.EventFeed``: the daemon's hub, handed
+in). A target that hangs or fails holds up only its own lane: each attempt has a
+deadline (AGENTDECK_NOTIFY_TIMEOUT_SECONDS), failures are retried with exponential
+backoff, and what still fails — or finds its lane's queue full — becomes a dead
+letter in the store, never a wait.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import httpx
 from agentdeck.core import notify as core
 from agentdeck.core.event_types import StoredEvent
 from agentdeck.core.notify import Notification, Subject, Target, TargetKind
-from agentdeck.daemon.hub import EventHub, SubscriptionDropped, follow
+from agentdeck.core.ports import EventFeed, SubscriptionDropped
 from agentdeck.errors import DeliveryFailed, NotFound, Refused
 from agentdeck.notify.send import Undelivered, deliver, desktop_available
 from agentdeck.settings import Settings
@@ -108,7 +109,7 @@ class Lane:
 
 class Notifier:
     def __init__(
-        self, settings: Settings, store: Store, hub: EventHub, targets: list[Target]
+        self, settings: Settings, store: Store, hub: EventFeed, targets: list[Target]
     ) -> None:
         self.settings = settings
         self.store = store
@@ -151,7 +152,7 @@ class Notifier:
     async def _follow(self, cursor: int) -> None:
         while True:
             try:
-                async for batch in follow(self.hub, after=cursor, heartbeat=30.0):
+                async for batch in self.hub.follow(after=cursor, heartbeat=30.0):
                     for event in batch:
                         cursor = event.id
                         try:
