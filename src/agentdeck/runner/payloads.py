@@ -9,16 +9,13 @@ the agent ends saying so, rather than its output being lost unsaid.
 
 from __future__ import annotations
 
-import contextlib
 import errno
-import os
 import re
-import shutil
-from collections.abc import Callable
 from pathlib import Path
 
 from agentdeck.core.redact import scrub
 from agentdeck.errors import DiskFull, StoreError
+from agentdeck.files import atomic_write
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -38,31 +35,30 @@ class PayloadStore:
 
     def store(self, agent_id: str, key: str, text: str) -> str:
         """Write ``text`` as it is (the caller scrubbed it, unless ``raw``)."""
-        return self._keep(agent_id, key, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+        return self._keep(agent_id, key, text.encode("utf-8"))
 
     def adopt(self, agent_id: str, key: str, source: str) -> str | None:
         """Copy the file Claude Code persisted, scrubbed unless ``raw``."""
         if not Path(source).is_file():
             return None
         if self.raw:
-            return self._keep(agent_id, key, lambda tmp: shutil.copyfile(source, tmp))
+            try:
+                data = Path(source).read_bytes()
+            except OSError:
+                return None
+            return self._keep(agent_id, key, data)
         try:
             text = Path(source).read_text(encoding="utf-8", errors="replace")
         except OSError:
             return None
         return self.store(agent_id, key, scrub(text))
 
-    def _keep(self, agent_id: str, key: str, write: Callable[[Path], object]) -> str:
+    def _keep(self, agent_id: str, key: str, data: bytes) -> str:
         path = self._path(agent_id, key)
-        tmp = path.with_suffix(".tmp")
         try:
             self._make_directories(path)
-            _owner_only(tmp)
-            write(tmp)
-            tmp.replace(path)
+            atomic_write(path, data, mode=0o600)  # a part of it is never left to take room
         except OSError as exc:
-            with contextlib.suppress(OSError):
-                tmp.unlink()  # a part of it would only take room
             if exc.errno in (errno.ENOSPC, errno.EDQUOT):
                 raise DiskFull(
                     f"the disk is full: a tool's full output could not be kept in {path}",
@@ -72,9 +68,3 @@ class PayloadStore:
                 f"a tool's full output could not be kept in {path}: {exc.strerror or exc}"
             ) from exc
         return str(path)
-
-
-def _owner_only(path: Path) -> None:
-    """Create ``path`` empty, readable by its owner alone, before anything is written."""
-    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
-    path.chmod(0o600)
