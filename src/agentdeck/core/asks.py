@@ -50,10 +50,6 @@ class Ask:
     answer: str | None = None
     delivered_at: float | None = None  # when the asker (or the note's recipient) had it
 
-    @property
-    def for_human(self) -> bool:
-        return self.to_agent_id is None
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,

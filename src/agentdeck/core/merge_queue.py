@@ -25,10 +25,6 @@ class MergeState(StrEnum):
     FAILED = "failed"  # git or the test runner broke: the reason says how
     CANCELLED = "cancelled"
 
-    @property
-    def is_pending(self) -> bool:
-        return self in (MergeState.QUEUED, MergeState.MERGING)
-
 
 PENDING = (MergeState.QUEUED, MergeState.MERGING)
 

@@ -37,11 +37,6 @@ class SpawnRefused(Exception):
     """A spawn breaks a limit; the message says which and what to do."""
 
 
-def depth_of(chain: Sequence[Agent]) -> int:
-    """The depth of the agent whose ancestors (nearest first) are ``chain``."""
-    return len(chain)
-
-
 def check_spawn(
     limits: TreeLimits, *, parent_depth: int, live_children: int, live_total: int
 ) -> None:

@@ -64,16 +64,6 @@ class UserStore:
         await self.store._write(op)
         return user
 
-    async def get_user(self, name: str) -> User:
-        def query(conn: Connection) -> User | None:
-            row = conn.execute(sa.select(users).where(users.c.name == name)).first()
-            return None if row is None else _user(row)
-
-        found = await self.store._read(query)
-        if found is None:
-            raise NotFound("user", name, hint="`agentdeck users list` shows them")
-        return found
-
     async def list_users(self) -> list[User]:
         def query(conn: Connection) -> list[User]:
             return [_user(r) for r in conn.execute(sa.select(users).order_by(users.c.name))]
