@@ -24,7 +24,7 @@ MIB = 1024 * 1024
 
 def bundled_cli() -> Path:
     """The Claude Code binary bundled with claude-agent-sdk (what agentdeck runs)."""
-    from agentdeck.runner.options import bundled_cli_path
+    from agentdeck.runner.sdk_private import bundled_cli_path
 
     path = bundled_cli_path()
     if not path.is_file():

@@ -12,7 +12,7 @@ working directory.
 - ``--governed``: what agentdeck cannot do without before the prompt goes out, and
   nothing else, started as agentdeck starts it: Claude Code spawned first, from
   the SDK's options and transport alone (the package's ``__init__`` put off as
-  ``agentdeck.runner.sdk_import`` does, the only module of ours used here); while
+  ``agentdeck.runner.sdk_private`` does, the only module of ours used here); while
   it boots, the rest of the SDK and the libraries of agentdeck's settings
   (pydantic-settings) and store (SQLAlchemy, a table created in a SQLite file);
   then a permission callback, the hooks agentdeck registers (all allowing at once;
@@ -63,9 +63,9 @@ async def _no_input() -> AsyncIterator[dict[str, Any]]:
 
 
 async def _governed(prompt: str, calls: list[str]) -> bool:
-    from agentdeck.runner import sdk_import
+    from agentdeck.runner import sdk_private
 
-    sdk_import.defer()
+    sdk_private.defer()
     from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
     from claude_agent_sdk.types import (
         ClaudeAgentOptions,
@@ -94,7 +94,7 @@ async def _governed(prompt: str, calls: list[str]) -> bool:
     )
     await transport.connect()
 
-    sdk_import.finish()
+    sdk_private.finish()
     import pydantic_settings
     import sqlalchemy as sa
     from claude_agent_sdk import (

@@ -1,4 +1,4 @@
-"""``sdk_import``: a package's submodules before its ``__init__``, and the
+"""``sdk_private``: a package's submodules before its ``__init__``, and the
 ``__init__`` run once, when asked for or when a name of the package is."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentdeck.runner import sdk_import
+from agentdeck.runner import sdk_private
 
 
 @pytest.fixture
@@ -44,7 +44,7 @@ def runs(package: Path) -> int:
 
 
 def test_submodules_load_without_the_init_until_a_name_is_asked(packages: Path) -> None:
-    sdk_import.defer("lazypkg")
+    sdk_private.defer("lazypkg")
     from lazypkg.sub import VALUE  # type: ignore[import-not-found]
 
     assert VALUE == 42 and runs(packages) == 0
@@ -54,16 +54,16 @@ def test_submodules_load_without_the_init_until_a_name_is_asked(packages: Path) 
     import lazypkg  # type: ignore[import-not-found]
 
     assert lazypkg.VALUE == 42 and lazypkg.sub.VALUE == 42
-    sdk_import.finish("lazypkg")  # run already: not again
+    sdk_private.finish("lazypkg")  # run already: not again
     assert runs(packages) == 1
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         _ = lazypkg.nope
 
 
 def test_finish_runs_the_init_once(packages: Path) -> None:
-    sdk_import.defer("lazypkg")
-    sdk_import.finish("lazypkg")
-    sdk_import.finish("lazypkg")
+    sdk_private.defer("lazypkg")
+    sdk_private.finish("lazypkg")
+    sdk_private.finish("lazypkg")
     import lazypkg
 
     assert runs(packages) == 1 and lazypkg.NAME == "lazy"
@@ -72,13 +72,13 @@ def test_finish_runs_the_init_once(packages: Path) -> None:
 def test_a_package_imported_already_is_left_as_it_is(packages: Path) -> None:
     import lazypkg
 
-    sdk_import.defer("lazypkg")
-    sdk_import.finish("lazypkg")
+    sdk_private.defer("lazypkg")
+    sdk_private.finish("lazypkg")
     assert sys.modules["lazypkg"] is lazypkg and runs(packages) == 1
 
 
 def test_an_init_that_fails_says_so_and_leaves_no_half_made_package(packages: Path) -> None:
-    sdk_import.defer("brokenpkg")
+    sdk_private.defer("brokenpkg")
     from brokenpkg.sub import VALUE  # type: ignore[import-not-found]
 
     assert VALUE == 1
@@ -90,10 +90,10 @@ def test_an_init_that_fails_says_so_and_leaves_no_half_made_package(packages: Pa
 
 
 def test_a_package_not_installed_is_the_import_s_to_report() -> None:
-    sdk_import.defer("agentdeck_no_such_package")
+    sdk_private.defer("agentdeck_no_such_package")
     assert "agentdeck_no_such_package" not in sys.modules
     with pytest.raises(ModuleNotFoundError):
-        sdk_import.finish("agentdeck_no_such_package")
+        sdk_private.finish("agentdeck_no_such_package")
 
 
 def test_the_early_spawn_loads_neither_mcp_nor_the_sdk_client() -> None:
@@ -101,13 +101,13 @@ def test_the_early_spawn_loads_neither_mcp_nor_the_sdk_client() -> None:
     # and transport, not mcp (~0.6 s); then the whole SDK, the same as ever.
     code = """
 import sys
-from agentdeck.runner import sdk_import
-sdk_import.defer()
+from agentdeck.runner import sdk_private
+sdk_private.defer()
 import agentdeck.cli.early, agentdeck.cli.context
 unwanted = ("mcp.", "claude_agent_sdk.client")
 early = sorted(m for m in sys.modules if m == "mcp" or m.startswith(unwanted))
 assert early == [], early
-sdk_import.finish()
+sdk_private.finish()
 import claude_agent_sdk
 from claude_agent_sdk.client import ClaudeSDKClient
 from claude_agent_sdk.types import ClaudeAgentOptions

@@ -23,11 +23,11 @@ if TYPE_CHECKING:
 def run_embedded(spec: AgentSpec, agent: str | None, as_json: bool) -> int:
     """Run ``spec``'s agent (from template ``agent`` if given) to the end of its
     turn; the exit code from its result."""
-    from agentdeck.runner import sdk_import
+    from agentdeck.runner import sdk_private
 
     # What spawns Claude Code early: the SDK's options and transport, but not yet
     # the rest of the SDK (and all of mcp with it), nor the store.
-    sdk_import.defer()
+    sdk_private.defer()
     with importing():
         import agentdeck.cli.early  # noqa: F401
         from agentdeck.cli.context import configure_logging, end_quickly, opened, run_async
@@ -56,7 +56,7 @@ def run_embedded(spec: AgentSpec, agent: str | None, as_json: bool) -> int:
         early = await spawn(settings, run_spec)
         try:
             with importing():  # the SDK, the store, the runner, orchestration, in one go
-                sdk_import.finish()
+                sdk_private.finish()
                 import agentdeck.cli.follow
                 import agentdeck.orchestration.service
                 import agentdeck.runner.runner  # noqa: F401

@@ -7,7 +7,7 @@ it) or has closed its input, that write fails inside the SDK, where nothing can
 catch it. A held callback, once it has its answer, checks whether the process
 can still hear it and, if not, waits instead of returning: the SDK cancels it
 when the client closes, and nothing is written. What the SDK answers on its own
-goes through ``held_client.HeldClient``.
+goes through ``sdk_private.held_client``.
 """
 
 from __future__ import annotations

@@ -16,18 +16,13 @@ from claude_agent_sdk.types import (
 
 from agentdeck.core.agent import AgentSpec
 from agentdeck.errors import CLINotFound
+from agentdeck.runner import sdk_private
 from agentdeck.runner.callbacks import Stopping, held, held_hooks
 from agentdeck.settings import Settings
 
 
-def bundled_cli_path() -> Path:
-    import claude_agent_sdk
-
-    return Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
-
-
 def resolve_cli(settings: Settings) -> Path:
-    path = settings.claude_cli_path or bundled_cli_path()
+    path = settings.claude_cli_path or sdk_private.bundled_cli_path()
     path = path.expanduser()
     if not path.is_file():
         raise CLINotFound(

@@ -56,12 +56,11 @@ from agentdeck.errors import (
 )
 from agentdeck.governance.governor import Governor
 from agentdeck.memory.service import Memory
-from agentdeck.runner import procs, sandboxing
+from agentdeck.runner import procs, sandboxing, sdk_private
 from agentdeck.runner.background import BackgroundTasks
 from agentdeck.runner.budgets import warnings_due
 from agentdeck.runner.checkpointing import SessionCheckpoints
 from agentdeck.runner.extension import SessionExtension
-from agentdeck.runner.held_client import HeldClient
 from agentdeck.runner.mapping import MessageMapper, PayloadSink, is_heavy
 from agentdeck.runner.memory_hooks import SessionMemory
 from agentdeck.runner.options import build_options
@@ -186,7 +185,7 @@ class AgentSession:
 
     @property
     def pid(self) -> int | None:
-        return _pid_of(self._client)
+        return sdk_private.pid_of(self._client)
 
     @property
     def starting(self) -> bool:
@@ -209,7 +208,7 @@ class AgentSession:
         self.refuse_start(suspend=suspend)
         if self._waiting_slot is not None:
             self._waiting_slot.cancel()  # waiting for its turn to boot: no longer
-        return _pid_of(self._connecting) or 0
+        return sdk_private.pid_of(self._connecting) or 0
 
     async def abort_start(self, *, suspend: bool = False) -> None:
         """A start under way stops now, at whatever step it is: before its process
@@ -221,7 +220,7 @@ class AgentSession:
         if self.stop_starting(suspend=suspend) is None:
             return
         while self.starting:
-            pid = _pid_of(self._connecting)
+            pid = sdk_private.pid_of(self._connecting)
             if pid is not None:
                 # Nothing to save yet: no grace beyond a moment to exit on SIGTERM.
                 await asyncio.to_thread(procs.terminate_tree, pid, ABORT_GRACE_SECONDS)
@@ -290,7 +289,7 @@ class AgentSession:
             self._go_on()  # stopped while it connected: it goes no further
         except asyncio.CancelledError:
             if client is not None:  # the process may be up already: never leave it
-                pid = _pid_of(client)
+                pid = sdk_private.pid_of(client)
                 if pid is not None:  # at once: a process mid-start does not read its stdin
                     await asyncio.shield(
                         asyncio.to_thread(
@@ -307,7 +306,7 @@ class AgentSession:
         except (Exception, TimeoutError) as exc:
             # Whatever stopped it, the agent says so: never left ``starting``.
             if client is not None:
-                if self._aborted and (pid := _pid_of(client)) is not None:
+                if self._aborted and (pid := sdk_private.pid_of(client)) is not None:
                     await asyncio.to_thread(procs.terminate_tree, pid, ABORT_GRACE_SECONDS)
                 await self._disconnect(client)
             await self.sandboxing.close()
@@ -410,10 +409,10 @@ class AgentSession:
             if warm.fits(options):
                 warm.stderr.attach(self._stderr.append)
                 self.warm_start = True
-                return HeldClient(options, transport=warm.transport)
+                return sdk_private.held_client(options, transport=warm.transport)
             if self._warm_pool is not None:
                 self._warm_pool.discard(warm, keep_cwd=True)  # the workspace is this agent's
-        return HeldClient(options)
+        return sdk_private.held_client(options)
 
     async def _stop_start(self, state: AgentState, *, suspend: bool = False) -> bool:
         """When it is still starting, the start is stopped (not waited for) and
@@ -668,10 +667,7 @@ class AgentSession:
 
     async def _end_input(self) -> None:
         self._input_ended = True
-        transport = getattr(self._client, "_transport", None)
-        if transport is not None:
-            with contextlib.suppress(Exception):
-                await transport.end_input()
+        await sdk_private.end_input(self._client)
 
     async def _read(self) -> None:
         assert self._client is not None
@@ -851,7 +847,7 @@ class AgentSession:
         the SDK reads the process's output to its end, and a process left behind
         with that output open (a sandbox's init, which waits for a process the
         agent started in the background) would keep the session from ever ending."""
-        process = _process_of(self._client)
+        process = sdk_private.client_process(self._client)
         if process is None:
             return
         await process.wait()
@@ -1021,18 +1017,6 @@ class AgentSession:
 
 class _StartStopped(Exception):
     """A stop was asked for while the agent started: its start goes no further."""
-
-
-def _process_of(client: object) -> Any:
-    """The Claude Code process (anyio's) of an SDK client, once it has one."""
-    transport = getattr(client, "_transport", None)
-    return getattr(transport, "_process", None)
-
-
-def _pid_of(client: object) -> int | None:
-    """The Claude Code process's pid of an SDK client, once it has one."""
-    pid = getattr(_process_of(client), "pid", None)
-    return pid if isinstance(pid, int) else None
 
 
 def _tokens(events: Sequence[Event], name: str) -> int:

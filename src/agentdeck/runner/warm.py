@@ -21,18 +21,20 @@ import logging
 import shutil
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
-from claude_agent_sdk.types import ClaudeAgentOptions, _configure_can_use_tool
+from claude_agent_sdk.types import ClaudeAgentOptions
 
 from agentdeck.core.agent import AgentSpec
-from agentdeck.runner import procs
+from agentdeck.runner import procs, sdk_private
 from agentdeck.runner.sandboxing import Sandboxing
 from agentdeck.sandbox.proxy import Blocked
+
+if TYPE_CHECKING:
+    from agentdeck.runner.sdk_private import Transport
 
 logger = logging.getLogger(__name__)
 
@@ -69,20 +71,14 @@ class StderrSink:
         self.target = target
 
 
-async def _no_input() -> AsyncIterator[dict[str, Any]]:
-    return
-    yield {}  # pragma: no cover - an async generator that yields nothing
-
-
 def _spawned(options: ClaudeAgentOptions) -> tuple[list[str], dict[str, str], str]:
     """What Claude Code is given at spawn for these options (as ``ClaudeSDKClient``
     spawns it): its command line, our part of its environment, its directory."""
-    transport = SubprocessCLITransport(prompt=_no_input(), options=_configure_can_use_tool(options))
-    return transport._build_command(), dict(options.env), str(options.cwd)
+    return sdk_private.spawn_command(options), dict(options.env), str(options.cwd)
 
 
-async def _stopped(transport: SubprocessCLITransport) -> None:
-    process = getattr(transport, "_process", None)
+async def _stopped(transport: Transport) -> None:
+    process = sdk_private.process_of(transport)
     pid = getattr(process, "pid", None)
     if isinstance(pid, int):
         await asyncio.to_thread(procs.terminate_tree, pid, STOP_GRACE_SECONDS)
@@ -104,7 +100,7 @@ class Warm:
     agent_id: str
     cwd: Path
     template: AgentSpec
-    transport: SubprocessCLITransport
+    transport: Transport
     spawned: tuple[list[str], dict[str, str], str]
     stderr: StderrSink
     # Its confinement when its profile confines the whole process (its launcher,
@@ -114,8 +110,7 @@ class Warm:
 
     @property
     def pid(self) -> int | None:
-        process = getattr(self.transport, "_process", None)
-        return getattr(process, "pid", None)
+        return getattr(sdk_private.process_of(self.transport), "pid", None)
 
     def fits(self, options: ClaudeAgentOptions) -> bool:
         """Whether a process spawned for ``options`` would be this one."""
@@ -144,9 +139,7 @@ class Warm:
     ) -> Warm:
         sink = StderrSink()
         options = replace(options, stderr=sink)
-        transport = SubprocessCLITransport(
-            prompt=_no_input(), options=_configure_can_use_tool(options)
-        )
+        transport = sdk_private.new_transport(options)
         # Spawns it; nothing is sent until it is claimed. A stop meanwhile (the
         # pool closing) lets the spawn end, then stops what it started.
         connecting = asyncio.ensure_future(transport.connect())
