@@ -89,9 +89,11 @@ class _Endpoint(http.server.BaseHTTPRequestHandler):
 
     codes: list[int] = []
     seen: list[str] = []
+    keys: list[str | None] = []
 
     def do_GET(self) -> None:
         type(self).seen.append(self.path)
+        type(self).keys.append(self.headers.get("x-api-key"))
         code = self.codes.pop(0) if len(self.codes) > 1 else self.codes[0]
         body = json.dumps({"data": []} if code == 200 else {"error": "busy"}).encode()
         self.send_response(code)
@@ -105,8 +107,13 @@ class _Endpoint(http.server.BaseHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def endpoint(*codes: int) -> Iterator[str]:
-    handler = type("Handler", (_Endpoint,), {"codes": list(codes), "seen": []})
+def endpoint(*codes: int, keys: list[str | None] | None = None) -> Iterator[str]:
+    """``keys``, if given, gets the ``x-api-key`` of each request."""
+    handler = type(
+        "Handler",
+        (_Endpoint,),
+        {"codes": list(codes), "seen": [], "keys": [] if keys is None else keys},
+    )
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -130,6 +137,18 @@ async def test_a_rate_limited_endpoint_is_tried_again_and_a_failing_one_fails(
     with endpoint(401) as url:
         _, found = await doctor(deck_env(tmp_path, ANTHROPIC_BASE_URL=url))
     assert "refuses the credentials (401)" in found["model"]["detail"]
+
+
+async def test_the_model_settings_are_read_by_their_agentdeck_names_too(tmp_path: Path) -> None:
+    keys: list[str | None] = []
+    with endpoint(200, keys=keys) as url:
+        env = deck_env(tmp_path, AGENTDECK_ANTHROPIC_BASE_URL=url,
+                       AGENTDECK_ANTHROPIC_API_KEY="sk-agentdeck-alias")  # fmt: skip
+        _, found = await doctor(env)
+    assert found["model"]["status"] == "ok", found["model"]
+    assert url in found["model"]["detail"] and "ANTHROPIC_API_KEY" in found["model"]["detail"]
+    assert keys == ["sk-agentdeck-alias"]
+    assert "sk-agentdeck-alias" not in json.dumps(found)
 
 
 async def test_a_daemon_that_holds_the_home_but_does_not_answer_fails(

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from typing import Annotated, Literal
 
 import typer
+from pydantic import SecretStr
 
 from agentdeck import __version__
 from agentdeck.cli.context import console, run_async
@@ -120,27 +121,32 @@ async def _claude(settings: Settings) -> Check:
     return Check("claude", "ok", f"{path}: {text[0]}")
 
 
-def _credentials() -> str | None:
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"):
-        if os.environ.get(name):
-            return name
+def _credentials(settings: Settings) -> tuple[str, str] | None:
+    """The credential agents would use, by the name Claude Code gets it under, and
+    its value: read from the settings, their ``AGENTDECK_`` names included."""
+    for name, secret in (
+        ("ANTHROPIC_API_KEY", settings.anthropic_api_key),
+        # No setting: agentdeck passes nothing for it, agents inherit it as it is.
+        ("ANTHROPIC_AUTH_TOKEN", os.environ.get("ANTHROPIC_AUTH_TOKEN")),
+        ("CLAUDE_CODE_OAUTH_TOKEN", settings.claude_code_oauth_token),
+    ):
+        value = secret.get_secret_value() if isinstance(secret, SecretStr) else secret
+        if value:
+            return name, value
     return None
 
 
 async def _model(settings: Settings) -> Check:
     import httpx
 
-    base = (
-        settings.anthropic_base_url
-        or os.environ.get("ANTHROPIC_BASE_URL")
-        or "https://api.anthropic.com"
-    ).rstrip("/")
-    credential = _credentials()
+    base = (settings.anthropic_base_url or "https://api.anthropic.com").rstrip("/")
+    found = _credentials(settings)
+    credential = found[0] if found else None
     headers = {"anthropic-version": "2023-06-01"}
-    if credential == "ANTHROPIC_API_KEY":
-        headers["x-api-key"] = os.environ[credential]
-    elif credential:
-        headers["authorization"] = f"Bearer {os.environ[credential]}"
+    if found and credential == "ANTHROPIC_API_KEY":
+        headers["x-api-key"] = found[1]
+    elif found:
+        headers["authorization"] = f"Bearer {found[1]}"
     answer: httpx.Response | None = None
     problem = ""
     async with httpx.AsyncClient(timeout=MODEL_TIMEOUT_SECONDS) as http:
