@@ -217,7 +217,9 @@ class Governor:
         if verdict.decision is not Decision.ASK:
             by = "grant" if verdict.source == "grant" else "policy"
             outcome = Outcome(verdict.decision is Decision.ALLOW, verdict.reason, verdict.rule, by)
-            await self.audit(
+            # Queued before the answer, in order with every write after it (the
+            # call's own events); Claude Code runs the call while it commits.
+            self.queue_audit(
                 agent, tool, tool_input, str(verdict.decision), verdict.reason, verdict.rule, by
             )
             if not outcome.allowed:
@@ -460,6 +462,22 @@ class Governor:
         rule: str | None,
         by: str | None,
     ) -> None:
+        """Append a decision to the audit log and wait for its commit."""
+        await self.queue_audit(agent, tool, tool_input, decision, reason, rule, by)
+
+    def queue_audit(
+        self,
+        agent: Agent,
+        tool: str,
+        tool_input: dict[str, Any],
+        decision: str,
+        reason: str,
+        rule: str | None,
+        by: str | None,
+    ) -> asyncio.Future[None]:
+        """Queue a decision for the audit log now; the future settles once it is
+        committed or, if the store cannot take it (closed, a full disk), once
+        that is said in one error line naming the call. It never raises."""
         record = AuditRecord.for_input(
             agent_id=agent.id,
             tool=tool,
@@ -470,12 +488,29 @@ class Governor:
             rule=rule,
             answered_by=by,
         )
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         try:
-            await self.store.append_audit(record)
-        except AgentdeckError as exc:  # known (a closed store, a full disk): one line
-            logger.error("could not append to the audit log (%s %s): %s", tool, decision, exc)
-        except Exception:
-            logger.exception("could not append to the audit log")
+            queued = self.store.queue_audit(record)
+        except AgentdeckError as exc:  # a closed store
+            _audit_failed(tool, decision, exc)
+            done.set_result(None)
+            return done
+
+        def settled(future: asyncio.Future[Any]) -> None:
+            if not future.cancelled() and future.exception() is not None:
+                _audit_failed(tool, decision, future.exception())
+            if not done.done():
+                done.set_result(None)
+
+        queued.add_done_callback(settled)
+        return done
+
+
+def _audit_failed(tool: str, decision: str, exc: BaseException | None) -> None:
+    if isinstance(exc, AgentdeckError):  # known (a closed store, a full disk): one line
+        logger.error("could not append to the audit log (%s %s): %s", tool, decision, exc)
+    else:
+        logger.error("could not append to the audit log (%s %s)", tool, decision, exc_info=exc)
 
 
 def waiting_noop(_: bool) -> Awaitable[None]:

@@ -1,12 +1,23 @@
 """Approval requests and grants in the store (the ``approvals`` and ``grants``
 tables of migration 0002). Writes go through the store's one write path; an
 answer is conditional on the request still being pending, so two people (or a
-person and the timeout) can never both decide it."""
+person and the timeout) can never both decide it.
+
+Grants are read on every tool call, so they are kept in memory, current across
+processes: a process that adds a grant writes a fresh token to the stamp file
+beside the database once it is committed (``<db>.grants``); a reader reads the
+token (one small file read) and reads the table again when it changed, or when
+its copy is older than ``GRANTS_MAX_AGE`` (a writer that died between its
+commit and its stamp). Grants are only ever added.
+"""
 
 from __future__ import annotations
 
+import logging
+import secrets
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -21,7 +32,11 @@ from agentdeck.store.rows import said_scrubbed
 from agentdeck.store.schema import approvals, grants
 from agentdeck.store.store import Store
 
+logger = logging.getLogger(__name__)
+
 SAID = TABLE_SAID["approvals"]  # what a request and its answer say: scrubbed
+MAX_HELD = 10_000  # agents whose grants are held at once
+GRANTS_MAX_AGE = 2.0  # seconds a copy of the grants is trusted without its stamp changing
 
 
 def _scrubbed(data: dict[str, Any]) -> dict[str, Any]:
@@ -65,6 +80,9 @@ def _to_grant(row: Any) -> GrantRecord:
 class ApprovalStore:
     def __init__(self, store: Store) -> None:
         self.store = store
+        self._stamp = Path(f"{store.db_path}.grants")
+        # (grant_key, agent_id) -> (the stamp's token when read, when, the grants)
+        self._grants: dict[tuple[str, str], tuple[str | None, float, list[GrantRecord]]] = {}
 
     async def create(self, approval: Approval) -> Approval:
         row = _scrubbed(approval.to_dict())
@@ -159,10 +177,39 @@ class ApprovalStore:
             return True
 
         changed = await self.store._write(op)
+        if changed and remember is not None and grant_rule is not None:
+            self._stamp_grants()
         return await self.get(approval_id) if changed else None
 
+    def _stamp_grants(self) -> None:
+        """A fresh token in the stamp file, replaced whole: every process's copy
+        of the grants is read again."""
+        self._grants.clear()
+        tmp = self._stamp.with_name(f"{self._stamp.name}.{secrets.token_hex(6)}")
+        try:
+            tmp.write_text(secrets.token_hex(16))
+            tmp.replace(self._stamp)
+        except OSError as exc:  # other processes read again within GRANTS_MAX_AGE
+            tmp.unlink(missing_ok=True)
+            logger.warning("could not write %s: %s", self._stamp, exc)
+
+    def _stamp_token(self) -> str | None:
+        """The stamp's token: ``None`` if no grant was ever stamped, a token no copy
+        holds if it cannot be read (then every call reads the table)."""
+        try:
+            return self._stamp.read_text()
+        except FileNotFoundError:
+            return None
+        except OSError:
+            return f"unreadable {secrets.token_hex(8)}"
+
     async def grants_for(self, grant_key: str, agent_id: str) -> list[GrantRecord]:
-        """Persistent grants of the key, and this agent's session grants."""
+        """Persistent grants of the key, and this agent's session grants (from
+        memory while no process has added one)."""
+        token, now = self._stamp_token(), time.monotonic()
+        held = self._grants.get((grant_key, agent_id))
+        if held is not None and held[0] == token and now - held[1] < GRANTS_MAX_AGE:
+            return list(held[2])
 
         def query(conn: Connection) -> list[GrantRecord]:
             stmt = (
@@ -175,4 +222,8 @@ class ApprovalStore:
             )
             return [_to_grant(r) for r in conn.execute(stmt)]
 
-        return await self.store._read(query)
+        found = await self.store._read(query)  # the token was read first: never newer
+        if len(self._grants) >= MAX_HELD:
+            self._grants.clear()
+        self._grants[(grant_key, agent_id)] = (token, now, found)
+        return list(found)

@@ -20,6 +20,7 @@ an event with much text is scrubbed in a worker thread, off the event loop.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import sqlite3
@@ -43,6 +44,7 @@ from agentdeck.store import audit, dialect, migrate, reads, writes
 from agentdeck.store.reads import StoreStats
 from agentdeck.store.reserve import Reserve
 from agentdeck.store.rows import agent_to_row, event_to_row
+from agentdeck.store.work import WorkResult
 from agentdeck.store.writer import Writer
 
 logger = logging.getLogger(__name__)
@@ -316,6 +318,12 @@ class Store:
         chain stays linear across processes."""
         entry: AuditEntry = await self._write(functools.partial(audit.append_entry, record=record))
         return entry
+
+    def queue_audit(self, record: AuditRecord) -> asyncio.Future[WorkResult]:
+        """Chain one decision onto the audit log, queued now, in order with every
+        write after it; the future settles once it is committed (its ``value``:
+        the entry). For a decision answered before its entry is written."""
+        return self._writer.queue(op=functools.partial(audit.append_entry, record=record))
 
     async def read_audit(
         self, *, after: int = 0, limit: int = 1000, agent_id: str | None = None

@@ -88,10 +88,22 @@ class Writer:
         """Queue the work and wait until it is committed (or failed: ``DiskFull``
         when there is no room, else ``StoreError``). ``essential`` work may use
         the room kept in reserve, once."""
+        return await self.queue(event_rows, agent_rows, op, essential=essential)
+
+    def queue(
+        self,
+        event_rows: Sequence[dict[str, Any]] = (),
+        agent_rows: Sequence[dict[str, Any]] = (),
+        op: Operation | None = None,
+        *,
+        essential: bool = False,
+    ) -> asyncio.Future[WorkResult]:
+        """Queue the work now, in order with every other write; the future settles
+        once it is committed (or failed, as ``submit`` says)."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[WorkResult] = loop.create_future()
         self._put(WorkItem(event_rows, agent_rows, op, loop, future, essential))
-        return await future
+        return future
 
     def _put(self, item: WorkItem) -> None:
         if self._closed:
