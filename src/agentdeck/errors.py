@@ -2,6 +2,11 @@
 
 Every error says what happened (``message``) and, where it helps, what to do next
 (``hint``). Structured fields let callers react without parsing text.
+
+Each class carries its HTTP status (``http_status``): the daemon renders an error as
+``to_wire`` says (``{"error": {"status", "message", "hint", "type", ...}}``) and a
+client rebuilds the same class from that body with ``from_wire``: one mapping, both
+directions.
 """
 
 from __future__ import annotations
@@ -15,6 +20,9 @@ class AgentdeckError(Exception):
     """Base of every error agentdeck raises on purpose."""
 
     exit_code: int = 1
+    http_status: int = 500
+    # Structured fields the error body carries beside the message: (body key, attribute).
+    wire_fields: tuple[tuple[str, str], ...] = ()
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)
@@ -28,6 +36,7 @@ class AgentdeckError(Exception):
 class UsageError(AgentdeckError):
     """The caller asked for something malformed (bad option, bad value)."""
 
+    http_status = 400
     exit_code = 2
 
 
@@ -35,9 +44,14 @@ class OutOfRange(UsageError):
     """A value no request can use: a reference longer than any agent's, a number
     past what the store holds. Refused before the store sees it (the API: 422)."""
 
+    http_status = 422
+
 
 class NotFound(AgentdeckError):
     """An id or name that does not exist."""
+
+    http_status = 404
+    wire_fields = (("kind", "kind"), ("id", "ident"))
 
     def __init__(self, kind: str, ident: str, *, hint: str | None = None) -> None:
         super().__init__(f"no {kind} with id {ident!r}", hint=hint)
@@ -52,6 +66,7 @@ class ConfigError(AgentdeckError):
 class ScenarioError(AgentdeckError):
     """A scripted-model scenario file is malformed."""
 
+    http_status = 422
     exit_code = 2
 
     def __init__(self, file: str, problem: str, *, turn: int | None = None) -> None:
@@ -70,9 +85,13 @@ class DiskFull(StoreError):
     """The disk holding the database has no room left (SQLite's SQLITE_FULL, ENOSPC):
     what was to be written is not, and is said so in the log."""
 
+    http_status = 507
+
 
 class AgentProcessError(AgentdeckError):
     """The Claude Code process could not be started or died unexpectedly."""
+
+    http_status = 502
 
     def __init__(
         self,
@@ -95,6 +114,8 @@ class InvalidState(AgentdeckError):
     """The agent (or the approval request, the question: ``noun``) is not in a state
     that allows the requested operation."""
 
+    http_status = 409
+
     def __init__(self, agent_id: str, state: str, operation: str, *, noun: str = "agent") -> None:
         super().__init__(
             f"{noun} {agent_id} is {state}; cannot {operation}",
@@ -108,6 +129,7 @@ class TemplateError(AgentdeckError):
     """An agent template is malformed: every problem (file, key, what is wrong),
     one per line."""
 
+    http_status = 422
     exit_code = 2
 
     def __init__(self, problems: Sequence[object]) -> None:
@@ -129,6 +151,8 @@ class Refused(AgentdeckError):
     """A well-formed request the deck's rules refuse now: a limit of the agent tree,
     a used-up budget, a question already answered by someone else."""
 
+    http_status = 409
+
 
 class SecretNotKept(Refused):
     """What would have to be given again held a secret, which agentdeck never writes
@@ -139,12 +163,16 @@ class SecretNotKept(Refused):
 class ShuttingDown(AgentdeckError):
     """The daemon is stopping: it starts no agent now."""
 
+    http_status = 503
+
     def __init__(self, message: str = "the daemon is stopping: it starts no agent now") -> None:
         super().__init__(message, hint="start it again (agentdeck up), then retry")
 
 
 class PolicyDenied(AgentdeckError):
     """A tool call was refused by policy."""
+
+    http_status = 403
 
     def __init__(self, reason: str, rule: str | None = None) -> None:
         super().__init__(reason)
@@ -155,6 +183,7 @@ class PolicyDenied(AgentdeckError):
 class PolicyError(AgentdeckError):
     """A permission rule or profile is malformed: where (``source``, ``line``) and what."""
 
+    http_status = 422
     exit_code = 2
 
     def __init__(self, source: str, problem: str, *, line: int | None = None) -> None:
@@ -168,6 +197,8 @@ class PolicyError(AgentdeckError):
 class DeliveryFailed(AgentdeckError):
     """A notification target did not take a notification (test or replay)."""
 
+    http_status = 502
+
     def __init__(self, target: str, reason: str) -> None:
         super().__init__(
             f"notification target {target!r} failed: {reason}",
@@ -175,3 +206,101 @@ class DeliveryFailed(AgentdeckError):
         )
         self.target = target
         self.reason = reason
+
+
+class DaemonUnavailable(AgentdeckError):
+    """No daemon answers where a client looks for one: none runs, it is restarting,
+    it did not answer in time, or its event stream broke."""
+
+    http_status = 503
+
+
+class BrokenStream(DaemonUnavailable):
+    """The daemon's event stream carried a line that is not one of an event stream
+    (not UTF-8, or longer than any it writes): read it again from the last event."""
+
+
+# --- the error body: the daemon renders it, a client rebuilds the error -------------
+
+# An answer without a type we know (a route the daemon lacks, an invalid body, a
+# subclass defined outside this module) is rebuilt as the class its status means.
+_BY_STATUS: dict[int, type[AgentdeckError]] = {
+    400: UsageError,
+    404: NotFound,
+    409: InvalidState,
+    422: UsageError,
+}
+
+
+def to_wire(exc: AgentdeckError) -> dict[str, object]:
+    """The body the daemon answers an error with (its status: ``exc.http_status``)."""
+    error: dict[str, object] = {
+        "status": exc.http_status,
+        "message": exc.message,
+        "hint": exc.hint,
+        "type": type(exc).__name__,
+    }
+    for key, attribute in exc.wire_fields:
+        error[key] = getattr(exc, attribute)
+    return {"error": error}
+
+
+def _named(name: object) -> type[AgentdeckError] | None:
+    """The class of this module called ``name``: only ours, never another module's."""
+    if not isinstance(name, str):
+        return None
+    found = globals().get(name)
+    ours = isinstance(found, type) and issubclass(found, AgentdeckError)
+    return found if ours and found.__module__ == __name__ else None
+
+
+def from_wire(status: int, body: object, path: str = "?") -> AgentdeckError:
+    """The error a daemon's answer (its status and its parsed JSON ``body``) says, as
+    the class it was raised as, with its message, hint and structured fields. A body
+    not in our shape still says the status; a 404 that does not name what is missing
+    names the ``path`` asked for."""
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict) or not isinstance(error.get("message"), str):
+        error = {"message": f"daemon answered {status}"}
+    hint = error.get("hint") if isinstance(error.get("hint"), str) else None
+    named = _named(error.get("type"))
+    cls = named if named is not None and named.http_status == status else None
+    cls = cls or _BY_STATUS.get(status, AgentdeckError)
+    rebuilt = cls.__new__(cls)
+    AgentdeckError.__init__(rebuilt, error["message"], hint=hint)
+    _fill(rebuilt, error, path)
+    return rebuilt
+
+
+def from_body(status: int, body: bytes, path: str = "?") -> AgentdeckError:
+    """``from_wire`` of a body as it came (bytes, maybe not JSON at all)."""
+    from agentdeck import jsontext
+
+    try:
+        parsed = jsontext.loads(body) if body else None
+    except ValueError:  # not JSON (a proxy's page): the status says it
+        parsed = None
+    return from_wire(status, parsed, path)
+
+
+def _fill(rebuilt: AgentdeckError, error: dict[str, object], path: str) -> None:
+    """The structured fields of a rebuilt error: the body's, or what the class's
+    constructor would have set when the body lacks them."""
+    for key, attribute in rebuilt.wire_fields:
+        value = error.get(key)
+        setattr(rebuilt, attribute, None if value is None else str(value))
+    if isinstance(rebuilt, NotFound) and (rebuilt.kind is None or rebuilt.ident is None):
+        rebuilt.kind, rebuilt.ident = "resource", path
+    defaults: dict[type[AgentdeckError], dict[str, object]] = {
+        InvalidState: {"agent_id": "?", "state": "?", "operation": "?"},
+        ScenarioError: {"file": "?", "turn": None, "problem": rebuilt.message},
+        PolicyError: {"source": "?", "line": None, "problem": rebuilt.message},
+        PolicyDenied: {"reason": rebuilt.message, "rule": None},
+        AgentProcessError: {"process_exit_code": None, "stderr": ""},
+        TemplateError: {"problems": rebuilt.message.split("\n")},
+        DeliveryFailed: {"target": "?", "reason": rebuilt.message},
+    }
+    for cls, fields in defaults.items():
+        if isinstance(rebuilt, cls):
+            for attribute, value in fields.items():
+                setattr(rebuilt, attribute, value)

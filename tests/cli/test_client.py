@@ -1,4 +1,4 @@
-"""The CLI's quick HTTP path (``cli.wire``) against a real local server that plays a
+"""The CLI's quick HTTP path (``agentdeck.client.quick``) against a real local server that plays a
 daemon: event streams (chunked, dropped and resumed), error bodies, a dead daemon,
 a hung daemon."""
 
@@ -13,7 +13,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from agentdeck.cli import remote, wire
+from agentdeck.cli import remote
+from agentdeck.client import quick
 from agentdeck.daemon.home import DaemonInfo
 from agentdeck.errors import AgentdeckError, NotFound, UsageError
 
@@ -73,9 +74,9 @@ class Played:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def daemon(self) -> wire.Daemon:
+    def daemon(self) -> quick.Daemon:
         port = self.server.server_address[1]
-        return wire.Daemon(DaemonInfo(pid=1, host="127.0.0.1", port=port, started_at=0.0), "tok")
+        return quick.Daemon(DaemonInfo(pid=1, host="127.0.0.1", port=port, started_at=0.0), "tok")
 
 
 Play = Callable[[Callable[..., Reply]], Played]
@@ -147,7 +148,7 @@ def test_a_dead_daemon_is_a_clear_error() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))  # held, never listened on: connections are refused
         port = s.getsockname()[1]
-        d = wire.Daemon(DaemonInfo(pid=1, host="127.0.0.1", port=port, started_at=0.0), "tok")
+        d = quick.Daemon(DaemonInfo(pid=1, host="127.0.0.1", port=port, started_at=0.0), "tok")
         with pytest.raises(AgentdeckError, match="did not answer") as info:
             d.get("/api/stats")
     assert info.value.hint and "agentdeck status" in info.value.hint
@@ -158,7 +159,7 @@ def test_a_hung_daemon_times_out_with_a_clear_error() -> None:
         listener.bind(("127.0.0.1", 0))
         listener.listen()  # accepts connections, never answers
         port = listener.getsockname()[1]
-        d = wire.Daemon(DaemonInfo(pid=1, host="127.0.0.1", port=port, started_at=0.0), "tok")
+        d = quick.Daemon(DaemonInfo(pid=1, host="127.0.0.1", port=port, started_at=0.0), "tok")
         with pytest.raises(AgentdeckError, match="did not answer: timed out"):
             d.call("GET", "/api/stats", timeout=0.3)
 

@@ -17,7 +17,7 @@ from typer._click.exceptions import ClickException
 
 from agentdeck.cli import quick, quick_spec
 from agentdeck.cli.app import app
-from agentdeck.cli.wire import HomeDir
+from agentdeck.client.locate import HomeDir
 from agentdeck.daemon.home import DaemonInfo, DaemonLock, ensure_token, write_info
 from agentdeck.homedir import home_dir
 from agentdeck.settings import Settings

@@ -9,7 +9,8 @@ import asyncio
 
 import pytest
 
-from agentdeck.tui.client import DaemonUnavailable, DeckClient, FixedLocator
+from agentdeck.errors import DaemonUnavailable
+from agentdeck.tui.client import DeckClient, FixedLocator
 
 pytestmark = pytest.mark.anyio
 

@@ -16,20 +16,16 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
+from agentdeck.client import locate
+from agentdeck.client.http import DaemonHTTP
 from agentdeck.core.event_types import StoredEvent
-from agentdeck.daemon.home import read_info, read_token
-from agentdeck.errors import AgentdeckError, ConfigError, InvalidState, NotFound, UsageError
+from agentdeck.errors import ConfigError, DaemonUnavailable
 
 logger = logging.getLogger(__name__)
 
 RECONNECT_SECONDS = 1.0
-REQUEST_TIMEOUT = httpx.Timeout(60.0, connect=5.0)
-
-
-class DaemonUnavailable(AgentdeckError):
-    """The daemon did not answer (down, restarting, or the stream broke)."""
+REQUEST_SECONDS = 60.0
+CONNECT_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -48,47 +44,31 @@ class Actor:
         return f"{self.platform}:{self.id}:{name or self.id}"
 
 
-def _error(response: httpx.Response) -> AgentdeckError:
-    try:
-        error = response.json()["error"]
-        message, hint = str(error["message"]), error.get("hint")
-    except (ValueError, KeyError, TypeError):
-        message, hint = f"daemon answered {response.status_code}", None
-    if response.status_code == 404:
-        err: AgentdeckError = NotFound("object", "?", hint=hint)
-        err.message = message
-        return err
-    if response.status_code == 409:
-        conflict = InvalidState("?", "?", "act")
-        conflict.message, conflict.hint = message, hint
-        return conflict
-    if response.status_code in (400, 422):
-        return UsageError(message, hint=hint)
-    return AgentdeckError(message, hint=hint)
-
-
 class DaemonClient:
     def __init__(self, url: str, token: str) -> None:
-        self.url = url.rstrip("/")
-        self._http = httpx.AsyncClient(
-            base_url=self.url,
-            headers={"Authorization": f"Bearer {token}", "X-Agentdeck-Client": "bridge"},
-            timeout=REQUEST_TIMEOUT,
+        self._api = DaemonHTTP(
+            url,
+            token,
+            client="bridge",
+            read_seconds=REQUEST_SECONDS,
+            connect_seconds=CONNECT_SECONDS,
         )
+        self.url = self._api.url
 
     @classmethod
     def for_home(cls, home: Any) -> DaemonClient:
         """The running daemon of a home (an object with ``home_dir``)."""
-        info, token = read_info(home), read_token(home)
-        if info is None or token is None:
+        found = locate.recorded(home.home_dir)
+        if found is None:
             raise ConfigError(
                 f"no agentdeck daemon runs for {home.home_dir}",
                 hint="start it first: `agentdeck up`",
             )
+        info, token = found
         return cls(info.url, token)
 
     async def close(self) -> None:
-        await self._http.aclose()
+        await self._api.aclose()
 
     # -- calls --------------------------------------------------------------------
 
@@ -104,20 +84,13 @@ class DaemonClient:
         """One API call; ``actor`` (a member, or a member's tag) names who asked for
         it, so the daemon's audit log does."""
         tag = actor.tag if isinstance(actor, Actor) else actor
-        headers = {"X-Agentdeck-Actor": tag} if tag else {}
-        try:
-            response = await self._http.request(
-                method,
-                path,
-                json=body,
-                params={k: v for k, v in params.items() if v is not None},
-                headers=headers,
-            )
-        except httpx.HTTPError as exc:
-            raise DaemonUnavailable(f"the daemon at {self.url} did not answer: {exc!r}") from exc
-        if response.status_code >= 400:
-            raise _error(response)
-        return response.json() if response.content else None
+        return await self._api.call(
+            method,
+            path,
+            json=body,
+            params={k: v for k, v in params.items() if v is not None},
+            headers={"X-Agentdeck-Actor": tag} if tag else None,
+        )
 
     async def create_agent(self, body: dict[str, Any], *, actor: Actor) -> dict[str, Any]:
         data: dict[str, Any] = await self.call("POST", "/api/agents", body=body, actor=actor)
@@ -176,34 +149,21 @@ class DaemonClient:
                 async for event in self._stream(position, agent):
                     position = event.id
                     yield event
-            except (httpx.HTTPError, DaemonUnavailable) as exc:
+            except DaemonUnavailable as exc:
                 logger.info("event stream broke at %d (%r); reconnecting", position, exc)
             await asyncio.sleep(RECONNECT_SECONDS)
 
     async def _stream(self, after: int, agent: str | None) -> AsyncIterator[StoredEvent]:
         params = {"agent": agent} if agent else {}
-        headers = {"Last-Event-ID": str(after), "Accept": "text/event-stream"}
-        timeout = httpx.Timeout(None, connect=5.0)
-        async with self._http.stream(
-            "GET", "/api/events/stream", params=params, headers=headers, timeout=timeout
-        ) as response:
-            if response.status_code >= 400:
-                await response.aread()
-                raise _error(response)
-            kind, data = "message", []
-            async for line in response.aiter_lines():
-                if line.startswith("event:"):
-                    kind = line[6:].strip()
-                elif line.startswith("data:"):
-                    data.append(line[5:].strip())
-                elif not line:
-                    if data and kind != "dropped":
-                        raw = json.loads("\n".join(data))
-                        yield StoredEvent(
-                            id=int(raw["id"]),
-                            agent_id=raw["agent_id"],
-                            type=raw["type"],
-                            ts=float(raw["ts"]),
-                            data=raw.get("data") or {},
-                        )
-                    kind, data = "message", []
+        async with self._api.event_stream(after=after, params=params, read_seconds=None) as events:
+            async for event in events:
+                if event.kind == "dropped":
+                    continue
+                raw = json.loads(event.data)
+                yield StoredEvent(
+                    id=int(raw["id"]),
+                    agent_id=raw["agent_id"],
+                    type=raw["type"],
+                    ts=float(raw["ts"]),
+                    data=raw.get("data") or {},
+                )

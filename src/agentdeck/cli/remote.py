@@ -15,7 +15,7 @@ import time
 
 from agentdeck import jsontext
 from agentdeck.cli import out
-from agentdeck.cli.wire import Daemon, HomeDir, connect
+from agentdeck.client.quick import Daemon, connect
 from agentdeck.errors import AgentdeckError, UsageError
 from agentdeck.homedir import home_path
 
@@ -418,6 +418,7 @@ def say_agent(agent: dict[str, Any], text: str, as_json: bool) -> None:
 
 def down(home_dir: str | Path, timeout: float) -> int:
     """Stop the home's daemon: its agents are brought to a safe stop first."""
+    from agentdeck.client.locate import HomeDir
     from agentdeck.daemon.home import stop_daemon
 
     info = stop_daemon(HomeDir(home_dir), timeout)

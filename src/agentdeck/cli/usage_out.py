@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from agentdeck.cli import out
 
 if TYPE_CHECKING:
-    from agentdeck.cli.wire import Daemon
+    from agentdeck.client.quick import Daemon
     from agentdeck.core.usage import UsageReport
 
 

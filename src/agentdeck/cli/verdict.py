@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from agentdeck.cli.wire import Daemon
+    from agentdeck.client.quick import Daemon
 
 # Distinct exit codes per decision; 2 stays "bad usage" (click's and ours).
 EXIT_CODES = {"allow": 0, "deny": 1, "ask": 3}

@@ -22,10 +22,10 @@ from textual.binding import Binding, BindingType
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Static
 
-from agentdeck.errors import AgentdeckError
+from agentdeck.errors import AgentdeckError, DaemonUnavailable
 from agentdeck.tui.agent_table import AgentTable
 from agentdeck.tui.board import SORTS, Board, SortKey
-from agentdeck.tui.client import DaemonUnavailable, DeckClient, EventFeed, FeedState, Locator
+from agentdeck.tui.client import DeckClient, EventFeed, FeedState, Locator
 from agentdeck.tui.loading import TranscriptLoader
 from agentdeck.tui.palette import DeckCommands
 from agentdeck.tui.render import alert_text, status_line

@@ -18,23 +18,15 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
-import httpx
-
-from agentdeck.daemon.home import DaemonLock, read_info, read_token
-from agentdeck.errors import AgentdeckError, InvalidState, NotFound, UsageError
+from agentdeck.client import locate
+from agentdeck.client.http import DaemonHTTP
+from agentdeck.errors import AgentdeckError, DaemonUnavailable, UsageError
 
 logger = logging.getLogger(__name__)
 
-CALL_TIMEOUT = httpx.Timeout(30.0, connect=3.0)
-# The daemon pings an idle stream every 15 s: a stream silent for longer is dead.
-STREAM_TIMEOUT = httpx.Timeout(connect=3.0, read=45.0, write=10.0, pool=3.0)
 RETRY_FIRST_SECONDS = 0.2
 RETRY_MAX_SECONDS = 3.0
 TREE_LIMIT = 10_000  # the API's largest page: the newest 10,000 root agents and their trees
-
-
-class DaemonUnavailable(AgentdeckError):
-    """No daemon answers where the TUI looks for one."""
 
 
 @dataclass(frozen=True)
@@ -52,35 +44,30 @@ class Locator(Protocol):
     def where(self) -> str: ...
 
 
-@dataclass(frozen=True)
-class _Home:
-    home_dir: Path
-
-
 class HomeLocator:
     """The daemon of a home: ``daemon.json`` and ``token``, read at every call."""
 
     def __init__(self, home_dir: Path) -> None:
-        self.home = _Home(home_dir)
+        self.home_dir = home_dir
 
     @property
     def where(self) -> str:
-        return str(self.home.home_dir)
+        return str(self.home_dir)
 
     def running(self) -> bool:
-        return read_info(self.home) is not None and DaemonLock(self.home).held_elsewhere()
+        return locate.find(self.home_dir) is not None
 
     def __call__(self) -> Endpoint:
-        info = read_info(self.home)
-        if info is None or not DaemonLock(self.home).held_elsewhere():
+        found = locate.find(self.home_dir)
+        if found is None:
             raise DaemonUnavailable(
-                f"no agentdeck daemon is running for {self.home.home_dir}",
+                f"no agentdeck daemon is running for {self.home_dir}",
                 hint="start one with `agentdeck up -d`, or pass --url and --token",
             )
-        token = read_token(self.home)
+        info, token = found
         if token is None:
             raise DaemonUnavailable(
-                f"a daemon runs for {self.home.home_dir} but its token is missing",
+                f"a daemon runs for {self.home_dir} but its token is missing",
                 hint="restart it: `agentdeck down && agentdeck up -d`",
             )
         return Endpoint(info.url, token)
@@ -104,27 +91,6 @@ class FixedLocator:
         return self.endpoint
 
 
-def _error(response: httpx.Response) -> AgentdeckError:
-    """The daemon's JSON error as one of ours, with its message and hint."""
-    try:
-        error = response.json()["error"]
-        message, hint = str(error["message"]), error.get("hint")
-    except (ValueError, KeyError, TypeError):
-        message, hint = f"the daemon answered {response.status_code}", None
-    status = response.status_code
-    if status == 404:
-        err: AgentdeckError = NotFound("record", "?", hint=hint)
-        err.message = message
-        return err
-    if status == 409:
-        err = InvalidState("?", "?", "?")
-        err.message, err.hint = message, hint
-        return err
-    if status in (400, 422):
-        return UsageError(message, hint=hint)
-    return AgentdeckError(message, hint=hint)
-
-
 class DeckClient:
     """The REST calls the TUI makes. Each call finds the daemon anew when the
     last one could not reach it (a restart may have moved it)."""
@@ -132,7 +98,7 @@ class DeckClient:
     def __init__(self, locator: Locator) -> None:
         self.locator = locator
         self._endpoint: Endpoint | None = None
-        self._http: httpx.AsyncClient | None = None
+        self._http: DaemonHTTP | None = None
 
     async def aclose(self) -> None:
         if self._http is not None:
@@ -142,38 +108,23 @@ class DeckClient:
     def endpoint(self) -> Endpoint:
         return self._endpoint if self._endpoint is not None else self.locator()
 
-    async def _client(self) -> httpx.AsyncClient:
+    async def _client(self) -> DaemonHTTP:
         endpoint = self.locator()
         if self._http is None or endpoint != self._endpoint:
             await self.aclose()
             self._endpoint = endpoint
-            self._http = httpx.AsyncClient(
-                base_url=endpoint.url,
-                timeout=CALL_TIMEOUT,
-                headers={"Authorization": f"Bearer {endpoint.token}", "X-Agentdeck-Client": "tui"},
-            )
+            self._http = DaemonHTTP(endpoint.url, endpoint.token, client="tui")
         return self._http
 
     async def call(self, method: str, path: str, **kwargs: Any) -> Any:
+        """One API call (``json=``, ``params=``); a daemon that did not answer is
+        looked for anew at the next call (a restart may have moved it)."""
         http = await self._client()
         try:
-            try:
-                response = await http.request(method, path, **kwargs)
-            except httpx.RemoteProtocolError:
-                # A kept-alive connection the daemon closed while it was idle (uvicorn
-                # closes them after 5 s): a read is asked once more, on a new one.
-                if method != "GET":
-                    raise
-                response = await http.request(method, path, **kwargs)
-        except httpx.HTTPError as exc:
+            return await http.call(method, path, **kwargs)
+        except DaemonUnavailable:
             await self.aclose()
-            raise DaemonUnavailable(
-                f"the agentdeck daemon at {http.base_url} did not answer: {exc!r}",
-                hint="`agentdeck status` checks it",
-            ) from exc
-        if response.status_code >= 400:
-            raise _error(response)
-        return response.json() if response.content else None
+            raise
 
     # -- reads ----------------------------------------------------------------------
 
@@ -312,7 +263,7 @@ class EventFeed:
                 problem = "the daemon ended the stream"
             except DaemonUnavailable as exc:
                 problem = exc.message
-            except (httpx.HTTPError, AgentdeckError, ValueError) as exc:
+            except (AgentdeckError, ValueError) as exc:
                 problem = f"lost the event stream: {exc!r}"
             if self.connections > opened:  # it was live: try again at once
                 delay = RETRY_FIRST_SECONDS
@@ -323,33 +274,17 @@ class EventFeed:
 
     async def _stream(self) -> None:
         endpoint = self.locator()
-        headers = {
-            "Authorization": f"Bearer {endpoint.token}",
-            "X-Agentdeck-Client": "tui",
-            "Accept": "text/event-stream",
-            "Last-Event-ID": str(self.position),
-        }
-        async with (
-            httpx.AsyncClient(base_url=endpoint.url, timeout=STREAM_TIMEOUT) as http,
-            http.stream("GET", "/api/events/stream", headers=headers) as response,
-        ):
-            if response.status_code >= 400:
-                await response.aread()
-                raise _error(response)
-            self.connections += 1
-            await self.on_state(FeedState.LIVE, None)
-            kind, data = "message", []
-            async for line in response.aiter_lines():
-                if line.startswith("event:"):
-                    kind = line[6:].strip()
-                elif line.startswith("data:"):
-                    data.append(line[5:].strip())
-                elif not line:
-                    if data and kind == "dropped":
+        http = DaemonHTTP(endpoint.url, endpoint.token, client="tui")
+        try:
+            async with http.event_stream(after=self.position) as events:
+                self.connections += 1
+                await self.on_state(FeedState.LIVE, None)
+                async for event in events:
+                    if event.kind == "dropped":
                         return  # fell behind: reconnect from our position
-                    if data:
-                        await self._deliver("\n".join(data))
-                    kind, data = "message", []
+                    await self._deliver(event.data)
+        finally:
+            await http.aclose()
 
     async def _deliver(self, text: str) -> None:
         event = json.loads(text)

@@ -13,23 +13,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agentdeck import __version__
 from agentdeck.daemon.deck import Deck
-from agentdeck.errors import (
-    AgentdeckError,
-    AgentProcessError,
-    ConfigError,
-    DeliveryFailed,
-    DiskFull,
-    InvalidState,
-    NotFound,
-    OutOfRange,
-    PolicyDenied,
-    PolicyError,
-    Refused,
-    ScenarioError,
-    ShuttingDown,
-    TemplateError,
-    UsageError,
-)
+from agentdeck.errors import AgentdeckError, to_wire
 from agentdeck.settings import Settings
 from agentdeck.web.access import authorize
 from agentdeck.web.auth import SecurityMiddleware
@@ -37,26 +21,12 @@ from agentdeck.web.schemas import COMMON_ERRORS
 
 logger = logging.getLogger(__name__)
 
-_STATUS: list[tuple[type[AgentdeckError], int]] = [
-    (NotFound, 404),
-    (InvalidState, 409),
-    (Refused, 409),
-    (ScenarioError, 422),
-    (TemplateError, 422),
-    (PolicyError, 422),
-    (OutOfRange, 422),
-    (UsageError, 400),
-    (PolicyDenied, 403),
-    (AgentProcessError, 502),
-    (DeliveryFailed, 502),
-    (ShuttingDown, 503),
-    (DiskFull, 507),
-    (ConfigError, 500),
-]
 
-
-def status_for(exc: AgentdeckError) -> int:
-    return next((code for cls, code in _STATUS if isinstance(exc, cls)), 500)
+async def render_error(_: Request, exc: AgentdeckError) -> JSONResponse:
+    """One of our errors as the API answers it. Its class says its status and the
+    fields a client rebuilds it from (``errors.from_wire``): a 404 names what was not
+    found, without reading it out of the message."""
+    return JSONResponse(to_wire(exc), status_code=exc.http_status)
 
 
 def error_body(status: int, message: str, **extra: object) -> dict[str, object]:
@@ -101,16 +71,7 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
     app.state.deck = deck
     app.state.settings = settings
 
-    @app.exception_handler(AgentdeckError)
-    async def agentdeck_error(_: Request, exc: AgentdeckError) -> JSONResponse:
-        status = status_for(exc)
-        # What was not found, for a client to name it (the CLI's `no approval request
-        # with id 'x'`), without reading it out of the message.
-        missing = {"kind": exc.kind, "id": exc.ident} if isinstance(exc, NotFound) else {}
-        return JSONResponse(
-            error_body(status, exc.message, hint=exc.hint, type=type(exc).__name__, **missing),
-            status_code=status,
-        )
+    app.add_exception_handler(AgentdeckError, render_error)  # type: ignore[arg-type]
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -1,11 +1,12 @@
-"""The CLI's quick way to a running daemon: HTTP/1.1 over a plain socket.
+"""The blocking client: HTTP/1.1 over a plain socket, for the CLI's quick path.
 
 Steering commands are typed by people and called in loops by scripts, so this
 path imports only the interpreter's own socket (``_socket``: the ``socket``
 module's enums load ``enum``; ``http.client`` alone costs more than the whole
 request) and ``jsontext``: one request per connection (``Connection: close``),
-bodies by ``Content-Length`` or chunked, and server-sent events read line by
-line. It talks to our own daemon only.
+bodies by ``Content-Length`` or chunked, and server-sent events read by ``sse``.
+It talks to our own daemon only. Its errors are the daemon's, rebuilt
+(``errors.from_body``); a daemon that does not answer is ``DaemonUnavailable``.
 
 ``connect(home)`` finds the daemon of a home, or returns None when there is none
 (then commands run embedded). A daemon that holds the home but does not answer is
@@ -17,8 +18,9 @@ from __future__ import annotations
 import _socket
 
 from agentdeck import jsontext
-from agentdeck.daemon.home import DaemonInfo, DaemonLock, read_info, read_token
-from agentdeck.errors import AgentdeckError, NotFound, UsageError
+from agentdeck.client import locate
+from agentdeck.client.sse import EventStreamReader
+from agentdeck.errors import DaemonUnavailable, from_body
 
 TYPE_CHECKING = False  # not typing's: its import costs this path ~10 ms
 if TYPE_CHECKING:
@@ -26,40 +28,14 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from agentdeck.daemon.home import DaemonInfo
+
     Params = Mapping[str, Any] | Sequence[tuple[str, Any]]
 
 CONNECT_TIMEOUT = 3.0
 READ_TIMEOUT = 30.0
 _MAX_HEADER = 64 * 1024
 _READ_SIZE = 64 * 1024
-
-
-class HomeDir:
-    """What ``daemon.home`` needs of the settings: the home directory."""
-
-    def __init__(self, home_dir: str | Path) -> None:
-        self.home_dir = home_dir
-
-
-def error_from(status: int, body: bytes, path: str = "?") -> AgentdeckError:
-    """The daemon's error answer as one of ours, with its message and hint. A 404
-    names what was not found as the daemon does (``kind``, ``id``), else as the
-    ``path`` asked for."""
-    error: dict[str, Any] = {}
-    try:
-        error = jsontext.loads(body)["error"]
-        message, hint = str(error["message"]), error.get("hint")
-    except (ValueError, KeyError, TypeError):
-        message, hint = f"daemon answered {status}", None
-    if status == 404:
-        named = isinstance(error, dict) and error.get("kind") and error.get("id") is not None
-        kind, ident = (str(error["kind"]), str(error["id"])) if named else ("resource", path)
-        err: AgentdeckError = NotFound(kind, ident, hint=hint)
-        err.message = message
-        return err
-    if status in (400, 422):
-        return UsageError(message, hint=hint)
-    return AgentdeckError(message, hint=hint)
 
 
 class Daemon:
@@ -93,28 +69,21 @@ class Daemon:
             except OSError as exc:
                 raise self._unreachable(exc) from exc
         if response.status >= 400:
-            raise error_from(response.status, data, path)
+            raise from_body(response.status, data, path)
         return jsontext.loads(data) if data else None
 
     def events(self, path: str, params: Params) -> Iterator[tuple[str, str]]:
         """Server-sent events as ``(kind, data)`` until the daemon ends the stream."""
         with self._open("GET", path, params, None, None) as response:
             if response.status >= 400:
-                raise error_from(response.status, response.read_all(), path)
-            kind, data = "message", []
+                raise from_body(response.status, response.read_all(), path)
+            reader = EventStreamReader()
             try:
-                for raw in response.lines():
-                    line = raw.decode("utf-8", "replace").rstrip("\r\n")
-                    if line.startswith("event:"):
-                        kind = line[6:].strip()
-                    elif line.startswith("data:"):
-                        data.append(line[5:].strip())
-                    elif not line:
-                        if data:
-                            yield kind, "\n".join(data)
-                        kind, data = "message", []
+                for chunk in response.chunks():
+                    for event in reader.feed(chunk):
+                        yield event.kind, event.data
             except OSError as exc:
-                raise AgentdeckError(f"lost the daemon's event stream: {exc!r}") from exc
+                raise DaemonUnavailable(f"lost the daemon's event stream: {exc!r}") from exc
 
     # --- the wire -------------------------------------------------------------
 
@@ -152,9 +121,9 @@ class Daemon:
         except OSError as exc:
             raise self._unreachable(exc) from exc
 
-    def _unreachable(self, exc: BaseException) -> AgentdeckError:
+    def _unreachable(self, exc: BaseException) -> DaemonUnavailable:
         what = "timed out" if isinstance(exc, TimeoutError) else repr(exc)
-        return AgentdeckError(
+        return DaemonUnavailable(
             f"the agentdeck daemon at {self.info.url} did not answer: {what}",
             hint="`agentdeck status` checks it; `agentdeck down` stops it",
         )
@@ -272,20 +241,10 @@ class _Response:
         self._sock.close()
 
     def read_all(self) -> bytes:
-        return b"".join(self._chunks())
+        return b"".join(self.chunks())
 
-    def lines(self) -> Iterator[bytes]:
-        """The body's lines as they arrive (for event streams)."""
-        pending = b""
-        for chunk in self._chunks():
-            pending += chunk
-            *complete, pending = pending.split(b"\n")
-            for line in complete:
-                yield line + b"\n"
-        if pending:
-            yield pending
-
-    def _chunks(self) -> Iterator[bytes]:
+    def chunks(self) -> Iterator[bytes]:
+        """The body as it arrives."""
         if self.headers.get("transfer-encoding", "").lower() == "chunked":
             while True:
                 size_line = self._file.readline(_MAX_HEADER)
@@ -304,13 +263,12 @@ class _Response:
 
 def connect(home_dir: str | Path) -> Daemon | None:
     """The daemon of this home, or None if none runs."""
-    home = HomeDir(home_dir)
-    info = read_info(home)
-    if info is None or not DaemonLock(home).held_elsewhere():
+    found = locate.find(home_dir)
+    if found is None:
         return None
-    token = read_token(home)
+    info, token = found
     if token is None:
-        raise AgentdeckError(
+        raise DaemonUnavailable(
             f"a daemon runs for {home_dir} but its token is missing",
             hint="restart it: `agentdeck down && agentdeck up`",
         )
