@@ -96,7 +96,8 @@ class Bridge:
             self.ready.set()
 
     def save(self) -> None:
-        self._file.save(self.state)
+        """Written in the state file's own thread, newest last (``state.py``)."""
+        self._file.save_soon(self.state)
 
     def record(self, actor: Actor, action: str, **detail: Any) -> None:
         """Who did what from chat, one JSON line each (approvals and answers are

@@ -5,6 +5,12 @@ being written (its message and text) and what is sealed but not yet sent,
 messages queued while the agent works; and the open prompts. The file is
 replaced whole (write, then rename), so a crash leaves the old or the new one.
 
+A save copies the state on the event loop and leaves scrubbing and writing to a
+thread of the file's own: the loop goes on serving the conversations meanwhile.
+One thread a file, writing the newest copy it has, so a later state is never
+overwritten by an earlier one; loading the file first waits for its writes, and
+the thread is not a daemon's, so the process ends with the last state written.
+
 It is written scrubbed like the event log: no secret reaches the disk. A queued
 message whose text held one is kept raw in memory only; in the file it is
 marked not ``kept``, so a bridge restarted before sending it tells the
@@ -14,6 +20,8 @@ conversation to send it again instead of sending the redacted text.
 from __future__ import annotations
 
 import json
+import logging
+import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +29,8 @@ from typing import Any
 from agentdeck.core.redact import scrub
 from agentdeck.errors import ConfigError
 from agentdeck.files import atomic_write
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -66,17 +76,7 @@ class BridgeState:
     def to_dict(self) -> dict[str, Any]:
         """As it may be written: every text scrubbed, a queued message whose text
         that changed marked not kept."""
-        data = asdict(self)
-        for conv in data["conversations"].values():
-            conv["draft"] = scrub(conv["draft"])
-            conv["sealed"] = [scrub(chunk) for chunk in conv["sealed"]]
-            for queued in conv["queue"]:
-                text = scrub(queued["text"])
-                if text != queued["text"]:
-                    queued.update(text=text, kept=False)
-        for prompt in data["prompts"].values():
-            prompt["text"] = scrub(prompt["text"])
-        return data
+        return _scrubbed(asdict(self))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BridgeState:
@@ -89,11 +89,27 @@ class BridgeState:
         )
 
 
+def _scrubbed(data: dict[str, Any]) -> dict[str, Any]:
+    """``asdict(state)`` made fit to write (in place: it is a copy)."""
+    for conv in data["conversations"].values():
+        conv["draft"] = scrub(conv["draft"])
+        conv["sealed"] = [scrub(chunk) for chunk in conv["sealed"]]
+        for queued in conv["queue"]:
+            text = scrub(queued["text"])
+            if text != queued["text"]:
+                queued.update(text=text, kept=False)
+    for prompt in data["prompts"].values():
+        prompt["text"] = scrub(prompt["text"])
+    return data
+
+
 class StateFile:
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._writer = _writer_of(path)
 
     def load(self) -> BridgeState:
+        self._writer.flush()  # what this process saved last, not what the disk had before
         try:
             raw = self.path.read_text()
         except FileNotFoundError:
@@ -107,5 +123,68 @@ class StateFile:
             ) from exc
 
     def save(self, state: BridgeState) -> None:
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        atomic_write(self.path, json.dumps(state.to_dict(), ensure_ascii=False), mode=0o600)
+        """Write ``state`` now (blocks: not on the loop)."""
+        self.save_soon(state)
+        self.flush()
+
+    def save_soon(self, state: BridgeState) -> None:
+        """Hand a copy of ``state`` to the file's writer: returns at once."""
+        self._writer.submit(asdict(state))
+
+    def flush(self) -> None:
+        """Wait until the last state saved is on disk (blocks: not on the loop)."""
+        self._writer.flush()
+
+
+class _Writer:
+    """Writes the newest copy it was given, in a thread that lives while there is
+    one to write. A copy given while another is written replaces any still
+    waiting: only the newest is worth writing, and it is written last."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._changed = threading.Condition()
+        self._waiting: dict[str, Any] | None = None
+        self._thread: threading.Thread | None = None
+
+    def submit(self, data: dict[str, Any]) -> None:
+        with self._changed:
+            self._waiting = data
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name=f"bridge-state-{self.path.name}"
+                )
+                self._thread.start()
+
+    def flush(self) -> None:
+        with self._changed:
+            self._changed.wait_for(lambda: self._thread is None)
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                data, self._waiting = self._waiting, None
+                if data is None:
+                    self._thread = None
+                    self._changed.notify_all()
+                    return
+            try:
+                self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                text = json.dumps(_scrubbed(data), ensure_ascii=False)
+                atomic_write(self.path, text, mode=0o600)
+            except Exception:  # the thread's top: the next save tries again
+                logger.exception("the bridge's state could not be written to %s", self.path)
+
+
+_writers: dict[str, _Writer] = {}
+_writers_lock = threading.Lock()
+
+
+def _writer_of(path: Path) -> _Writer:
+    """One writer a file for the whole process: two bridges' saves to one path
+    are still written in the order they were made."""
+    with _writers_lock:
+        key = str(path.absolute())
+        if key not in _writers:
+            _writers[key] = _Writer(path)
+        return _writers[key]
