@@ -137,6 +137,13 @@ async def test_a_stamp_that_cannot_be_written_is_said_and_this_process_reads_aga
         assert answered is not None and answered.state == ApprovalState.ALLOWED
         assert f"could not write {stamp}" in caplog.text
         assert [g.rule for g in await held.grants_for(KEY, "a1")] == ["Bash(deploy:*)"]
-        assert [p.name for p in db_path.parent.iterdir() if ".grants." in p.name] == []
+        assert [p.name for p in db_path.parent.iterdir() if ".tmp" in p.name] == []
+        stamp.rmdir()
+        await held.create(pending("ap2"))
+        await held.decide(
+            "ap2", ApprovalState.ALLOWED, by="user:me",
+            remember=GrantScope.PERSISTENT, grant_rule="Bash(ship:*)",
+        )  # fmt: skip
+        assert stamp.stat().st_mode & 0o777 == 0o600
     finally:
         await store.close()

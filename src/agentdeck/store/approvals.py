@@ -26,6 +26,7 @@ from sqlalchemy.engine import Connection
 from agentdeck.core.approvals import Approval, ApprovalState, GrantRecord, GrantScope
 from agentdeck.core.redact import scrub
 from agentdeck.errors import NotFound
+from agentdeck.files import atomic_write
 from agentdeck.store.lookup import by_id_or_prefix
 from agentdeck.store.rows import SAID as TABLE_SAID
 from agentdeck.store.rows import said_scrubbed
@@ -185,12 +186,9 @@ class ApprovalStore:
         """A fresh token in the stamp file, replaced whole: every process's copy
         of the grants is read again."""
         self._grants.clear()
-        tmp = self._stamp.with_name(f"{self._stamp.name}.{secrets.token_hex(6)}")
         try:
-            tmp.write_text(secrets.token_hex(16))
-            tmp.replace(self._stamp)
+            atomic_write(self._stamp, secrets.token_hex(16), mode=0o600)
         except OSError as exc:  # other processes read again within GRANTS_MAX_AGE
-            tmp.unlink(missing_ok=True)
             logger.warning("could not write %s: %s", self._stamp, exc)
 
     def _stamp_token(self) -> str | None:
