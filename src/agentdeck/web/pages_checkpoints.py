@@ -19,7 +19,7 @@ from agentdeck.web.pages_base import (
     render,
     render_text,
 )
-from agentdeck.web.pages_diff import highlighted
+from agentdeck.web.pages_diff import highlighted_in_thread
 
 router = APIRouter(include_in_schema=False)
 
@@ -53,7 +53,7 @@ async def rewind_preview(request: Request, agent_id: str, to: int) -> HTMLRespon
         return render("not_found.html", status_code=404, what=exc.message)
     except AgentdeckError as exc:
         return render("form_error.html", status_code=409, message=exc.message)
-    patch, cut = highlighted(plan.patch)
+    patch, cut = await highlighted_in_thread(plan.patch)
     return render("rewind.html", agent=agent, plan=plan, patch=patch, cut=cut)
 
 

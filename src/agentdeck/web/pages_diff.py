@@ -3,6 +3,8 @@ server (Pygments), kept current while the agent works."""
 
 from __future__ import annotations
 
+import asyncio
+
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
@@ -31,6 +33,12 @@ def highlighted(patch: str) -> tuple[Markup, bool]:
     return Markup(highlight(clean[:PAGE_PATCH_CHARS], DiffLexer(), FORMATTER)), cut
 
 
+async def highlighted_in_thread(patch: str) -> tuple[Markup, bool]:
+    """``highlighted`` in a worker thread: scrubbing and highlighting 200 KB takes
+    Pygments long enough to hold every other request and stream of the daemon."""
+    return await asyncio.to_thread(highlighted, patch)
+
+
 async def diff_html(deck: Deck, agent: Agent) -> str:
     """The panel, or nothing for an agent without a worktree."""
     worktree = Worktree.from_extra(agent.extra)
@@ -40,7 +48,7 @@ async def diff_html(deck: Deck, agent: Agent) -> str:
         changes = await deck.runner.worktrees.diff(worktree)
     except WorktreeError as exc:
         return render_text("_agent_diff.html", agent=agent, worktree=worktree, error=str(exc))
-    patch, cut = highlighted(changes.patch)
+    patch, cut = await highlighted_in_thread(changes.patch)
     return render_text(
         "_agent_diff.html",
         agent=agent,
