@@ -156,10 +156,10 @@ def test_the_terminal_is_judged_as_rich_judges_it() -> None:
 
 
 def test_a_followed_agent_ends_with_its_name_as_it_is(capsys: pytest.CaptureFixture[str]) -> None:
-    from agentdeck.cli import remote
+    from agentdeck.cli import remote_follow
 
     agent = {"id": "a1", "name": "[bold]x:smile:", "state": "done", "turns": 2, "cost_usd": 0.5}
-    assert remote.report(agent, {"is_error": False}, as_json=False) == 0
+    assert remote_follow.report(agent, {"is_error": False}, as_json=False) == 0
     assert capsys.readouterr().out == "agent a1 ([bold]x:smile:) done · 2 turns · $0.5000\n"
 
 

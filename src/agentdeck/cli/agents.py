@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentdeck.cli import local, remote
+from agentdeck.cli import local, remote, remote_follow
 from agentdeck.cli.client import DaemonClient, connect
 from agentdeck.cli.context import opened, opened_orchestrator, opened_store, peeked, run_async
 from agentdeck.core.agent import Agent
@@ -96,7 +96,7 @@ def logs(
                 batch = await store.read(agent_id=a.id, after=after, limit=remote.EVENT_PAGE)
                 for event in batch:
                     after = event.id
-                    remote.print_event(event.to_dict(), as_json)
+                    remote_follow.print_event(event.to_dict(), as_json)
                 if batch:
                     continue
                 if finished:
@@ -149,7 +149,7 @@ def send(
                         )
                         return 0
                     return await follow_answer(
-                        store, taken.id, after=mark, answer=remote.AnswerTo(running),
+                        store, taken.id, after=mark, answer=remote_follow.AnswerTo(running),
                         as_json=as_json, poll=settings.command_poll_seconds,
                     )  # fmt: skip
                 session = next(iter(runner.sessions.values()))

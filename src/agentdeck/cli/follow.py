@@ -1,7 +1,7 @@
 """Follow a session this process supervises until it finishes, showing progress;
 or, without a daemon, an agent another process supervises until it answers.
 
-(An agent a daemon runs is followed by ``remote.follow``.)
+(An agent a daemon runs is followed by ``remote_follow.follow``.)
 """
 
 from __future__ import annotations
@@ -15,14 +15,8 @@ from typing import TYPE_CHECKING
 from rich.status import Status
 
 from agentdeck.cli.context import console
-from agentdeck.cli.remote import (
-    EVENT_PAGE,
-    FINAL_STATES,
-    AnswerTo,
-    print_event,
-    report,
-    turn_open,
-)
+from agentdeck.cli.remote import EVENT_PAGE
+from agentdeck.cli.remote_follow import FINAL_STATES, AnswerTo, print_event, report, turn_open
 from agentdeck.cli.render import event_line
 from agentdeck.core.events import EventType, StoredEvent
 
@@ -126,7 +120,7 @@ async def _quietly(action: object) -> None:
 
 async def turn_running(store: Store, agent: Agent, mark: int) -> bool:
     """Whether the agent's process, as the log stands at ``mark``, was sent a message
-    it has not completed a turn for (``remote.turn_open``, read off the store)."""
+    it has not completed a turn for (``remote_follow.turn_open``, read off the store)."""
     if not agent.state.is_live:
         return False
     before: int | None = mark + 1
@@ -144,7 +138,7 @@ async def follow_answer(
 ) -> int:
     """Print the agent's events after ``after`` until the turn that answers the
     message sent (``answer``) completes, or the agent ends; the exit code as
-    ``remote.follow``'s. Its supervisor is another process: the log is polled, and
+    ``remote_follow.follow``'s. Its supervisor is another process: the log is polled, and
     a supervisor gone meanwhile ends the wait with an error."""
     from agentdeck.errors import AgentdeckError
     from agentdeck.runner.steering import owned_elsewhere

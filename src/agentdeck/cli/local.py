@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentdeck.cli import out, remote
+from agentdeck.cli import out, remote, remote_follow
 from agentdeck.homedir import home_dir
 from agentdeck.store.peek import Peek
 
@@ -79,7 +79,7 @@ def logs(db: Peek, agent: str, as_json: bool) -> int:
     while batch := db.events(found.id, after=after, limit=remote.EVENT_PAGE):
         for event in batch:
             after = event.id
-            remote.print_event(event.to_dict(), as_json)
+            remote_follow.print_event(event.to_dict(), as_json)
     return 0
 
 
