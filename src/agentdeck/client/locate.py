@@ -8,13 +8,13 @@ every command.
 
 from __future__ import annotations
 
-from agentdeck.daemon.home import DaemonLock, read_info, read_token
+from agentdeck.daemon.home import DaemonInfo, DaemonLock, read_info, read_token
 
 TYPE_CHECKING = False  # not typing's: its import costs the quick path ~10 ms
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from agentdeck.daemon.home import DaemonInfo
+__all__ = ["DaemonInfo", "HomeDir", "find", "recorded"]
 
 
 class HomeDir:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from agentdeck.daemon.home import DaemonInfo
+    from agentdeck.client.locate import DaemonInfo
 
     Params = Mapping[str, Any] | Sequence[tuple[str, Any]]
 
