@@ -32,13 +32,13 @@ from agentdeck.core.events import (
     HookReceived,
     PermissionRequested,
     PermissionResolved,
-    StateChanged,
     ToolCalled,
     ToolReturned,
     UserMessageSent,
     spawned_events,
 )
 from agentdeck.core.ids import new_agent_id
+from agentdeck.core.lifecycle import REFUSALS, transition
 from agentdeck.core.memory import output_text
 from agentdeck.core.policy import Decision
 from agentdeck.core.redact import scrub, scrub_value
@@ -167,12 +167,14 @@ class HookBridge:
     ) -> Agent:
         now = time.time()
         out = list(events)
-        if state is not None and state != agent.state:
-            if agent.state.is_final:  # a session that ended comes back (claude --resume)
-                out.append(_moved(agent, AgentState.STARTING, now, "resumed"))
-                agent = agent.with_changes(state=AgentState.STARTING)
-            out.append(_moved(agent, state, now, reason))
-            changes["state"] = state
+        if state is not None:
+            for step, why in _steps(agent.state, state, reason):
+                moved = transition(agent, step, ts=now, reason=why)
+                if moved.refused:  # never written: the state the log has stays
+                    logger.warning(REFUSALS.note(agent, step))
+                    break
+                agent = moved.agent
+                out += moved.events
         updated = agent.with_changes(updated_at=now, **changes)
         await self.store.record(out, updated)
         if updated.session_id:
@@ -424,5 +426,22 @@ class HookBridge:
         return HookReply()
 
 
-def _moved(agent: Agent, new: AgentState, ts: float, reason: str | None) -> StateChanged:
-    return StateChanged(agent_id=agent.id, ts=ts, old=agent.state, new=new, reason=reason)
+_WAITING = (AgentState.AWAITING_PERMISSION, AgentState.AWAITING_INPUT, AgentState.AWAITING_AGENTS)
+
+
+def _steps(
+    old: AgentState, new: AgentState, reason: str | None
+) -> list[tuple[AgentState, str | None]]:
+    """The changes a hook's report of ``new`` implies, in order. Hooks report what
+    a session does, not each change: one that ended and reports again came back
+    (``claude --resume``: ``starting``), and one that waits for a permission was at
+    work, whatever the hook before it said (``running``)."""
+    if new == old:
+        return []
+    steps: list[tuple[AgentState, str | None]] = []
+    if old.is_final:
+        steps.append((AgentState.STARTING, "resumed"))
+        old = AgentState.STARTING
+    if new in _WAITING and old in (AgentState.STARTING, AgentState.IDLE):
+        steps.append((AgentState.RUNNING, "at work (a hook reported it waiting)"))
+    return [*steps, (new, reason)]

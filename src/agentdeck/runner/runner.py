@@ -28,9 +28,10 @@ from agentdeck.core.agent import (
     shown_prompt,
 )
 from agentdeck.core.checkpoint import Rewind
-from agentdeck.core.events import ErrorOccurred, Event, StateChanged, spawned_events
+from agentdeck.core.events import ErrorOccurred, Event, spawned_events
 from agentdeck.core.guardrails import FleetBudget
 from agentdeck.core.ids import new_agent_id
+from agentdeck.core.lifecycle import REFUSALS, transition
 from agentdeck.core.merge_queue import MergeEntry
 from agentdeck.core.worktree import Strategy, Worktree
 from agentdeck.errors import (
@@ -88,22 +89,23 @@ def _restarting(agent: Agent, reason: str, now: float) -> tuple[Agent, list[Even
     so. What marked it while it was stopped (waiting, asking, to be carried on)
     is over once it runs again."""
     extra = {k: v for k, v in agent.extra.items() if k not in TRANSIENT_EXTRA}
-    events: list[Event] = [
-        StateChanged(
-            agent_id=agent.id, ts=now, old=agent.state, new=AgentState.STARTING, reason=reason
-        )
-    ]
-    restarted = agent.with_changes(
-        state=AgentState.STARTING,
-        updated_at=now,
-        owner_pid=os.getpid(),
-        last_error=None,
-        extra=extra,
+    moved = transition(agent, AgentState.STARTING, ts=now, reason=reason)
+    if moved.refused:  # the callers start only a finished agent: never written
+        logger.warning(REFUSALS.note(agent, AgentState.STARTING))
+        raise InvalidState(agent.id, agent.state, reason)
+    restarted = moved.agent.with_changes(
+        updated_at=now, owner_pid=os.getpid(), last_error=None, extra=extra
     )
-    return restarted, events
+    return restarted, list(moved.events)
 
 
 class Runner:
+    @property
+    def refused_transitions(self) -> dict[str, int]:
+        """Illegal state changes asked for in this process, by ``old -> new``
+        (never written; a non-zero count is a bug to report)."""
+        return REFUSALS.as_dict()
+
     def __init__(self, store: Store, settings: Settings, *, warm_pool: int = 0) -> None:
         """``warm_pool``: Claude Code processes started ahead per template (the daemon's,
         ``settings.warm_pool``; an ``agentdeck run`` starts one agent and keeps none)."""
@@ -457,23 +459,15 @@ class Runner:
                 await self.store.record(spawned_events(agent), agent)
             # Over today's cap already: spend nothing, say why.
             now = time.time()
+            moved = transition(agent, AgentState.ERROR, ts=now, reason=stop.message)
+            if moved.refused:
+                logger.warning(REFUSALS.note(agent, AgentState.ERROR))
+            said = ErrorOccurred(
+                agent_id=agent.id, ts=now, kind=f"guardrail:{stop.kind}", message=stop.message
+            )
             await self.store.record(
-                [
-                    ErrorOccurred(
-                        agent_id=agent.id,
-                        ts=now,
-                        kind=f"guardrail:{stop.kind}",
-                        message=stop.message,
-                    ),
-                    StateChanged(
-                        agent_id=agent.id,
-                        ts=now,
-                        old=agent.state,
-                        new=AgentState.ERROR,
-                        reason=stop.message,
-                    ),
-                ],
-                agent.with_changes(state=AgentState.ERROR, last_error=stop.message, updated_at=now),
+                [said, *moved.events],
+                moved.agent.with_changes(last_error=stop.message, updated_at=now),
             )
             raise PolicyDenied(stop.message)
         session = self._session(
@@ -809,8 +803,10 @@ class Runner:
         for session, outcome in zip(sessions, results, strict=True):
             if isinstance(outcome, BaseException):
                 logger.warning("agent %s did not stop gracefully: %r", session.agent.id, outcome)
-                with contextlib.suppress(Exception):
+                try:
                     await session.kill()
+                except Exception:
+                    logger.exception("agent %s could not be killed either", session.agent.id)
         await self.models.close()
 
     async def _creations_ended(self) -> None:
@@ -843,9 +839,11 @@ class Runner:
             )
             extra, reason = stopped_start(agent.extra, suspended=self._suspending)
             logger.warning("agent %s was still %s when the runner stopped", agent.id, agent.state)
+            moved = transition(agent, AgentState.INTERRUPTED, ts=now, reason=reason)
+            if moved.refused:
+                logger.warning(REFUSALS.note(agent, AgentState.INTERRUPTED))
             await self.store.record(
-                [StateChanged(agent_id=agent.id, ts=now, old=agent.state,
-                              new=AgentState.INTERRUPTED, reason=reason)],
-                agent.with_changes(state=AgentState.INTERRUPTED, pid=None, current_tool=None,
-                                   updated_at=now, last_error=reason, extra=extra),
+                list(moved.events),
+                moved.agent.with_changes(pid=None, current_tool=None, updated_at=now,
+                                         last_error=reason, extra=extra),
             )  # fmt: skip

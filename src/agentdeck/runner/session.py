@@ -33,17 +33,17 @@ from claude_agent_sdk.types import (
     ToolPermissionContext,
 )
 
-from agentdeck.core.agent import Agent, AgentState, can_transition
+from agentdeck.core.agent import Agent, AgentState
 from agentdeck.core.event_scrub import scrubbed_head
 from agentdeck.core.events import (
     ErrorOccurred,
     Event,
     Notice,
     SandboxBlocked,
-    StateChanged,
     UserMessageSent,
 )
 from agentdeck.core.guardrails import FleetBudget, Guard, Limits, SharedBudget, Stop
+from agentdeck.core.lifecycle import REFUSALS, transition
 from agentdeck.core.redact import scrub
 from agentdeck.core.sandbox import SandboxSpec
 from agentdeck.core.worktree import Worktree
@@ -993,25 +993,16 @@ class AgentSession:
     ) -> None:
         async with self._lock:
             agent = self.agent
-            new_state = changes.get("state")
+            now = time.time()
             out = list(events)
-            if new_state is not None and new_state != agent.state:
-                if not can_transition(agent.state, new_state):
-                    logger.warning("agent %s: ignoring %s -> %s", agent.id, agent.state, new_state)
-                    changes.pop("state")
-                else:
-                    out.append(
-                        StateChanged(
-                            agent_id=agent.id,
-                            ts=time.time(),
-                            old=str(agent.state),
-                            new=str(new_state),
-                            reason=changes.get("last_error"),
-                        )
-                    )
-            elif new_state is not None:
-                changes.pop("state")
-            self.agent = agent.with_changes(updated_at=time.time(), **changes)
+            new_state = changes.pop("state", None)
+            if new_state is not None:
+                moved = transition(agent, new_state, ts=now, reason=changes.get("last_error"))
+                if moved.refused:
+                    logger.warning(REFUSALS.note(agent, new_state))
+                agent = moved.agent
+                out += moved.events
+            self.agent = agent.with_changes(updated_at=now, **changes)
             await self.store.record(out, self.agent, essential=essential)
 
 

@@ -9,17 +9,21 @@ command for the owner and wait until it is taken, or reconcile the stale row.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import time
 from collections.abc import Callable
 
 from agentdeck.core.agent import Agent, AgentSource, AgentState
-from agentdeck.core.events import ErrorOccurred, StateChanged
+from agentdeck.core.events import ErrorOccurred
+from agentdeck.core.lifecycle import REFUSALS, transition
 from agentdeck.core.redact import scrub
 from agentdeck.errors import AgentdeckError, InvalidState, SecretNotKept, UsageError
 from agentdeck.runner import procs
 from agentdeck.runner.runner import Runner
 from agentdeck.store.store import Store
+
+logger = logging.getLogger(__name__)
 
 
 def owned_elsewhere(agent: Agent) -> bool:
@@ -49,20 +53,21 @@ async def _ended_quietly(store: Store, agent: Agent) -> Agent:
     it is over. Its process is never ours to stop."""
     now = time.time()
     reason = "its Claude Code process ended without a SessionEnd hook"
-    updated = agent.with_changes(state=AgentState.DONE, pid=None, current_tool=None, updated_at=now)
-    await store.record(
-        [
-            StateChanged(
-                agent_id=agent.id, ts=now, old=agent.state, new=AgentState.DONE, reason=reason
-            )
-        ],
-        updated,
-    )
+    moved = transition(agent, AgentState.DONE, ts=now, reason=reason)
+    if moved.refused:
+        logger.warning(REFUSALS.note(agent, AgentState.DONE))
+        return agent
+    updated = moved.agent.with_changes(pid=None, current_tool=None, updated_at=now)
+    await store.record(list(moved.events), updated)
     return updated
 
 
-async def reconcile_stale(store: Store, agent: Agent, *, grace: float = 3.0) -> Agent:
-    """A row says live but its supervisor is gone: stop leftovers, mark interrupted."""
+async def reconcile_stale(
+    store: Store, agent: Agent, *, grace: float = 3.0, end: AgentState = AgentState.INTERRUPTED
+) -> Agent:
+    """A row says live but its supervisor is gone: stop leftovers, and end it
+    ``end`` (``interrupted``; ``killed`` for a kill: one change, from the state it
+    was left in, as for an agent whose supervisor lives)."""
     if not agent.state.is_live or owned_elsewhere(agent):
         return agent
     if agent.source is AgentSource.EXTERNAL:
@@ -76,20 +81,16 @@ async def reconcile_stale(store: Store, agent: Agent, *, grace: float = 3.0) -> 
         await asyncio.to_thread(sweep_stale)
     now = time.time()
     reason = "its supervising process is gone"
-    updated = agent.with_changes(
-        state=AgentState.INTERRUPTED, pid=None, current_tool=None, updated_at=now, last_error=reason
+    said = reason if end is AgentState.INTERRUPTED else f"{end} ({reason})"
+    moved = transition(agent, end, ts=now, reason=said)
+    if moved.refused:
+        logger.warning(REFUSALS.note(agent, end))
+        return agent
+    updated = moved.agent.with_changes(
+        pid=None, current_tool=None, updated_at=now, last_error=reason
     )
     await store.record(
-        [
-            ErrorOccurred(agent_id=agent.id, ts=now, kind="orphaned", message=reason),
-            StateChanged(
-                agent_id=agent.id,
-                ts=now,
-                old=agent.state,
-                new=AgentState.INTERRUPTED,
-                reason=reason,
-            ),
-        ],
+        [ErrorOccurred(agent_id=agent.id, ts=now, kind="orphaned", message=reason), *moved.events],
         updated,
     )
     return updated
@@ -124,22 +125,9 @@ class Steering:
         if owned_elsewhere(agent):
             return await self._remote(agent, "kill", {}, until=lambda a: a.state.is_final)
         if agent.state.is_live:
-            agent = await reconcile_stale(self.store, agent)
-            now = time.time()
-            killed = agent.with_changes(state=AgentState.KILLED, updated_at=now)
-            await self.store.record(
-                [
-                    StateChanged(
-                        agent_id=agent.id,
-                        ts=now,
-                        old=agent.state,
-                        new=AgentState.KILLED,
-                        reason="killed",
-                    )
-                ],
-                killed,
-            )
-            return killed
+            # Its supervisor is gone: it ends killed, as it would have under one
+            # (never interrupted first: a final state moves on only by a resume).
+            return await reconcile_stale(self.store, agent, end=AgentState.KILLED)
         raise InvalidState(agent.id, agent.state, "kill")
 
     async def send(self, ref: str, text: str) -> Agent | None:
