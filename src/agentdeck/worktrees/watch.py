@@ -9,8 +9,10 @@ Whenever the watch cannot vouch for the whole workspace, ``changed`` answers
 ``None`` (look at everything) and the watch starts again: the first look, a
 queue that overflowed, a directory moved or renamed (the paths of its watches
 went stale), the workspace itself moved or gone. A workspace with more than
-``MAX_DIRECTORIES`` directories is not watched at all, to leave the kernel's
-per-user watch limit to the user's own tools; nor where inotify is missing.
+``MAX_DIRECTORIES`` directories is not watched at all, nor one that would take
+this process past its share of the kernel's per-user watch limit (a
+``WATCH_SHARE``-th of ``fs.inotify.max_user_watches``, for all its workspaces:
+the rest is the user's own tools'), nor where inotify is missing.
 Changes the kernel does not report to a watch (a write through a hard link from
 outside the workspace, a network file system changed by another machine) are
 seen at the next look at everything.
@@ -29,6 +31,9 @@ from pathlib import Path
 logger = logging.getLogger(__name__)
 
 MAX_DIRECTORIES = 10_000
+WATCH_SHARE = 4  # this process takes at most this part of the user's inotify watches
+_MAX_USER_WATCHES = Path("/proc/sys/fs/inotify/max_user_watches")
+_OLD_DEFAULT_WATCHES = 8192  # the kernel's default before 5.11, when it cannot be read
 
 _IN_MODIFY = 0x2
 _IN_ATTRIB = 0x4
@@ -78,6 +83,34 @@ def _libc() -> ctypes.CDLL | None:
 _LIBC = _libc()
 
 
+class _Budget:
+    """The inotify watches this process holds, across all its workspaces."""
+
+    def __init__(self) -> None:
+        self.used = 0
+        self._limit: int | None = None
+
+    @property
+    def limit(self) -> int:
+        if self._limit is None:
+            try:
+                watches = int(_MAX_USER_WATCHES.read_text())
+            except (OSError, ValueError):
+                watches = _OLD_DEFAULT_WATCHES
+            self._limit = max(watches // WATCH_SHARE, 1)
+        return self._limit
+
+
+BUDGET = _Budget()
+
+
+def _release(fd: int, paths: dict[int, str]) -> None:
+    """A watch's fd closed (its watches go with it): their share is given back."""
+    os.close(fd)
+    BUDGET.used -= len(paths)
+    paths.clear()
+
+
 class Watch:
     """The changes under ``root`` (a resolved directory) since the last ``changed``,
     but for those under ``skip`` (a directory relative to it, not watched)."""
@@ -122,7 +155,7 @@ class Watch:
             logger.info("no inotify for %s: %s", self.root, os.strerror(ctypes.get_errno()))
             return
         self._fd = fd
-        self._closer = weakref.finalize(self, os.close, fd)
+        self._closer = weakref.finalize(self, _release, fd, self._paths)
         try:
             self._add_tree("")
         except _Lost as exc:
@@ -137,6 +170,12 @@ class Watch:
             rel = pending.pop()
             if len(self._paths) >= MAX_DIRECTORIES:
                 raise _Lost(f"more than {MAX_DIRECTORIES} directories", final=True)
+            if BUDGET.used >= BUDGET.limit:
+                raise _Lost(
+                    f"agentdeck's share of the inotify watches ({BUDGET.limit}, a "
+                    f"{WATCH_SHARE}th of fs.inotify.max_user_watches) is taken",
+                    final=True,
+                )
             if not self._add(rel):
                 continue
             try:
@@ -157,6 +196,8 @@ class Watch:
         path = os.fsencode(self.root / rel if rel else self.root)
         wd = _LIBC.inotify_add_watch(self._fd, path, _MASK)
         if wd >= 0:
+            if wd not in self._paths:  # a directory met twice (a bind mount) is one watch
+                BUDGET.used += 1
             self._paths[wd] = rel
             return True
         error = ctypes.get_errno()
@@ -190,7 +231,8 @@ class Watch:
 
     def _event(self, wd: int, mask: int, name: str, changed: set[str]) -> None:
         if mask & _IN_IGNORED:
-            self._paths.pop(wd, None)
+            if self._paths.pop(wd, None) is not None:
+                BUDGET.used -= 1
             return
         if mask & _IN_Q_OVERFLOW:
             raise _Lost("events were lost (the queue overflowed)")
