@@ -12,7 +12,6 @@ until it exits.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import time
@@ -288,52 +287,34 @@ class AgentSession:
                 self._connecting = None
             self._go_on()  # stopped while it connected: it goes no further
         except asyncio.CancelledError:
-            if client is not None:  # the process may be up already: never leave it
-                pid = sdk_private.pid_of(client)
-                if pid is not None:  # at once: a process mid-start does not read its stdin
-                    await asyncio.shield(
-                        asyncio.to_thread(
-                            procs.terminate_tree, pid, self.settings.stop_grace_seconds
+            try:
+                if client is not None:  # the process may be up already: never leave it
+                    pid = sdk_private.pid_of(client)
+                    if pid is not None:  # at once: a process mid-start does not read stdin
+                        await asyncio.shield(
+                            asyncio.to_thread(
+                                procs.terminate_tree, pid, self.settings.stop_grace_seconds
+                            )
                         )
+                    await asyncio.shield(self._disconnect(client))
+                await asyncio.shield(self.sandboxing.close())
+                # Never left ``starting`` with no process: stopped before it began.
+                try:
+                    await asyncio.shield(self._record_stopped_start())
+                except Exception:
+                    logger.exception(
+                        "agent %s: its start was stopped, but that could not be recorded",
+                        self.agent.id,
                     )
-                await asyncio.shield(self._disconnect(client))
-            await asyncio.shield(self.sandboxing.close())
-            # Never left ``starting`` with no process: stopped before it began.
-            with contextlib.suppress(Exception):
-                await asyncio.shield(self._record_stopped_start())
-            self.finished.set()
+            finally:
+                self.finished.set()
             raise
         except (Exception, TimeoutError) as exc:
             # Whatever stopped it, the agent says so: never left ``starting``.
-            if client is not None:
-                if self._aborted and (pid := sdk_private.pid_of(client)) is not None:
-                    await asyncio.to_thread(procs.terminate_tree, pid, ABORT_GRACE_SECONDS)
-                await self._disconnect(client)
-            await self.sandboxing.close()
-            if self._aborted:  # a stop was asked for: no error of the agent's
-                await self._record_stopped_start()
+            try:
+                raise await self._start_failed(client, exc) from exc
+            finally:
                 self.finished.set()
-                raise AgentProcessError(STOPPED_STARTING) from exc
-            if isinstance(exc, SandboxUnavailable):
-                message, kind = f"sandbox unavailable: {exc.message}", "sandbox"
-            else:
-                message, kind = f"could not start Claude Code: {self._why(exc)}", "spawn"
-            await self._commit(
-                [
-                    ErrorOccurred(
-                        agent_id=self.agent.id,
-                        ts=time.time(),
-                        kind=kind,
-                        message=message,
-                        detail=self.stderr_tail(),
-                    )
-                ],
-                state=AgentState.ERROR,
-                last_error=message,
-                pid=None,
-            )
-            self.finished.set()
-            raise AgentProcessError(message, stderr=self.stderr_tail()) from exc
         finally:
             if slot and self._start_slots is not None:
                 self._start_slots.release()
@@ -429,6 +410,39 @@ class AgentSession:
             logger.warning("agent %s: its start did not stop in time", self.agent.id)
         return True
 
+    async def _start_failed(
+        self, client: ClaudeSDKClient | None, exc: BaseException
+    ) -> AgentProcessError:
+        """A start that failed (or was stopped) cleaned up and recorded: ``error``
+        with why, or as a stopped start; the error to raise."""
+        if client is not None:
+            if self._aborted and (pid := sdk_private.pid_of(client)) is not None:
+                await asyncio.to_thread(procs.terminate_tree, pid, ABORT_GRACE_SECONDS)
+            await self._disconnect(client)
+        await self.sandboxing.close()
+        if self._aborted:  # a stop was asked for: no error of the agent's
+            await self._record_stopped_start()
+            return AgentProcessError(STOPPED_STARTING)
+        if isinstance(exc, SandboxUnavailable):
+            message, kind = f"sandbox unavailable: {exc.message}", "sandbox"
+        else:
+            message, kind = f"could not start Claude Code: {self._why(exc)}", "spawn"
+        await self._commit(
+            [
+                ErrorOccurred(
+                    agent_id=self.agent.id,
+                    ts=time.time(),
+                    kind=kind,
+                    message=message,
+                    detail=self.stderr_tail(),
+                )
+            ],
+            state=AgentState.ERROR,
+            last_error=message,
+            pid=None,
+        )
+        return AgentProcessError(message, stderr=self.stderr_tail())
+
     def _go_on(self) -> None:
         """The start's next step, unless a stop was asked for meanwhile."""
         if self._aborted:
@@ -462,10 +476,12 @@ class AgentSession:
     async def _disconnect(self, client: ClaudeSDKClient) -> None:
         """The SDK's clean-up of a start that failed or was stopped: its process is
         gone or going, so it gets a bounded moment, never a stop's whole time."""
-        with contextlib.suppress(Exception, TimeoutError):
+        try:
             await asyncio.wait_for(
                 asyncio.shield(client.disconnect()), self.settings.stop_grace_seconds * 2
             )
+        except (Exception, TimeoutError) as exc:
+            logger.debug("agent %s: the SDK's clean-up failed: %r", self.agent.id, exc)
 
     def _network_blocked(self, host: str, port: int) -> None:
         """The sandbox's proxy refused a connection: the log says where to."""
@@ -625,7 +641,8 @@ class AgentSession:
         own = ("Check stderr output for details", "Fatal error in message reader")
         lines = [ln.strip() for ln in self._stderr if ln.strip() and not ln.startswith(own)]
         said = " | ".join(lines[-3:])
-        reason = (str(exc) or type(exc).__name__).strip().splitlines()[0]
+        # Never blank: a message of whitespace says no more than none.
+        reason = next(iter(str(exc).strip().splitlines()), "") or type(exc).__name__
         return f"{reason}; Claude Code said: {scrub(said)[-600:]}" if said else reason
 
     def stderr_tail(self) -> str:
@@ -856,12 +873,20 @@ class AgentSession:
     async def _end_leftovers(self) -> None:
         """Stop whatever still carries this agent (``procs.carrying``): nothing an
         agent started outlives its process."""
-        with contextlib.suppress(Exception):
+        try:
             await asyncio.to_thread(
                 procs.end_carrying, self.agent.id, self.settings.stop_grace_seconds
             )
+        except Exception:
+            logger.exception("agent %s: what it left running could not be stopped", self.agent.id)
 
     async def _on_exit(self, failure: BaseException | None) -> None:
+        try:
+            await self._end(failure)
+        finally:  # whatever failed, the session is over: nobody waits on it forever
+            self.finished.set()
+
+    async def _end(self, failure: BaseException | None) -> None:
         state: AgentState
         events: list[Event] = []
         last_error = self.agent.last_error
@@ -910,7 +935,7 @@ class AgentSession:
             await self.sandboxing.close()
             events += await self._taken_in()  # nothing of the agent's runs to write there now
             await self._record_end(events, state, last_error, extra)
-        finally:  # whatever failed, the session is over: nobody waits on it forever
+        finally:
             if self._clock is not None:
                 self._clock.cancel()
             if self._exit_watch is not None:
@@ -918,10 +943,11 @@ class AgentSession:
             if self._client is not None:
                 # Its processes were stopped by us: the SDK's clean-up gets a grace, no more.
                 graces = 1 if self._terminating else 3
-                with contextlib.suppress(Exception):
+                try:
                     async with asyncio.timeout(self.settings.stop_grace_seconds * graces):
                         await self._client.disconnect()
-            self.finished.set()
+                except Exception as exc:  # noqa: BLE001 - gone: nothing left to clean
+                    logger.debug("agent %s: the SDK's clean-up failed: %r", self.agent.id, exc)
 
     async def _record_end(
         self, events: list[Event], state: AgentState, last_error: str | None, extra: Any

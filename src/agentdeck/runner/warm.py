@@ -82,15 +82,19 @@ async def _stopped(transport: Transport) -> None:
     pid = getattr(process, "pid", None)
     if isinstance(pid, int):
         await asyncio.to_thread(procs.terminate_tree, pid, STOP_GRACE_SECONDS)
-    with contextlib.suppress(Exception):
+    try:
         await transport.close()  # reaps it
+    except Exception as exc:  # noqa: BLE001 - stopped above: its clean-up may find it gone
+        logger.debug("a warm process's transport did not close: %r", exc)
     # The SDK's close leaves the process's stdout pipe open (a session reads it to
     # its end first; a warm process is never read): closed here, not left to the
     # garbage collector (an open fd meanwhile, then a ResourceWarning).
     if process is not None:
-        with contextlib.suppress(Exception):
+        try:
             async with asyncio.timeout(STOP_GRACE_SECONDS):
                 await process.aclose()
+        except Exception as exc:  # noqa: BLE001 - gone already
+            logger.debug("a warm process's pipes did not close: %r", exc)
 
 
 @dataclass
