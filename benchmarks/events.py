@@ -158,7 +158,7 @@ async def fan_out(args: argparse.Namespace) -> None:
                 assert kind == "ready", kind
                 ready += value
             await _until(
-                lambda: deck.hub.subscriber_count >= args.subscribers, "every subscription"
+                lambda: deck.followers >= args.subscribers, "every subscription"
             )
 
             cpu_before = time.process_time()
@@ -169,7 +169,7 @@ async def fan_out(args: argparse.Namespace) -> None:
                 due = min(total, int((time.monotonic() - started) * args.rate) + 1)
                 if due > produced:
                     now = time.time()
-                    await deck.store.append(
+                    await deck._store.append(
                         [
                             Notice(
                                 agent_id="bench",

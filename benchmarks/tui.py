@@ -302,7 +302,7 @@ async def run(args: argparse.Namespace) -> None:
                 if due > produced:
                     now = time.time()
                     batch = [(ids[n % len(ids)], float(n + 1)) for n in range(produced, due)]
-                    await deck.store.append(
+                    await deck._store.append(
                         [
                             CostUpdated(agent_id=agent_id, ts=now, cost_usd=cost,
                                         input_tokens=0, output_tokens=0)

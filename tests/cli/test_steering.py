@@ -201,13 +201,13 @@ SLOW_TOOL = [
 
 async def busy_agent(served: Any, tmp_path: Path, first: list[dict[str, object]]) -> Agent:
     """A kept-alive agent whose first turn is under way: the model was asked."""
-    session = await served.deck.runner.start(
+    session = await served.deck._runner.start(
         AgentSpec(
             prompt="the first ask", scenario=str(busy(tmp_path, first)), allow=("Bash(python3:*)",)
         ),
         keep_alive=True,
     )
-    model = served.deck.runner.scripted_models()["busy"]
+    model = served.deck._runner.scripted_models()["busy"]
 
     async def asked() -> bool:
         return any(r.path.endswith("/messages") for r in model.requests)
@@ -227,7 +227,7 @@ async def test_send_to_a_busy_agent_prints_the_answer_to_what_it_sent(
         sent = await asyncio.to_thread(deck, env, "send", agent.id, "SECOND-ASK", "--json")
         assert sent.code == 0, sent.err
         assert sent.json()["result"]["result"] == "ANSWER-TO-THE-SECOND"
-        turns = await served.deck.store.read(agent_id=agent.id, types=[EventType.TURN_COMPLETED])
+        turns = await served.deck._store.read(agent_id=agent.id, types=[EventType.TURN_COMPLETED])
         assert [t.data["result"] for t in turns] == ["ANSWER-TO-THE-FIRST", "ANSWER-TO-THE-SECOND"]
 
         # Idle now: the turn it starts answers it, as before.
@@ -246,7 +246,7 @@ async def test_send_mid_tool_call_is_answered_in_that_turn(
         sent = await asyncio.to_thread(deck, env, "send", agent.id, "a note", "--json", timeout=60)
         assert sent.code == 0, sent.err
         assert sent.json()["result"]["result"] == "ANSWER-TO-THE-FIRST"
-        model = served.deck.runner.scripted_models()["busy"]
+        model = served.deck._runner.scripted_models()["busy"]
         last = [r.body for r in model.requests if r.path.endswith("/messages")][-1]
         assert "a note" in json.dumps(last["messages"][-1]), "the turn's last request had it"
 
@@ -261,7 +261,7 @@ async def test_send_no_wait_says_queued_to_a_busy_agent(
         assert queued.out.startswith(f"queued for {agent.id}")
 
         async def answered() -> bool:
-            found = await served.deck.store.get_agent(agent.id)
+            found = await served.deck._store.get_agent(agent.id)
             return found.extra.get("last_result") == "ANSWER-TO-THE-SECOND"
 
         await eventually(answered, what="the queued message answered")

@@ -41,7 +41,7 @@ async def test_stopping_the_daemon_while_agents_start_takes_seconds(tmp_path: Pa
     settings = make_settings(tmp_path, claude_cli_path=silent_claude(tmp_path), port=0)
     async with serving(settings) as served:
         ids = [
-            (await served.deck.runner.start(AgentSpec(prompt="hi"), background=True)).agent.id
+            (await served.deck._runner.start(AgentSpec(prompt="hi"), background=True)).agent.id
             for _ in range(2)
         ]
         me = psutil.Process()
@@ -81,7 +81,7 @@ async def test_creations_under_way_when_the_daemon_stops_answer_503(tmp_path: Pa
         ]
 
         async def recorded() -> bool:
-            return len(await served.deck.store.list_agents()) == 6
+            return len(await served.deck._store.list_agents()) == 6
 
         await eventually(recorded, what="six agents starting")
     try:
@@ -116,7 +116,7 @@ async def test_a_daemon_stopping_mid_start_carries_on_an_agent_that_resumes(
 
         monkeypatch.setattr(sandboxing, "prepare", held_prepare)
     async with serving(settings) as served:
-        session = await served.deck.runner.start(
+        session = await served.deck._runner.start(
             AgentSpec(prompt="hi", resume_on_restart=True), background=True
         )
         me = psutil.Process()

@@ -55,7 +55,7 @@ async def test_a_daemon_stopping_with_a_request_pending_logs_no_traceback(
     spec = AgentSpec(prompt="make it", scenario=scenario, profile=profile)
     with caplog.at_level(logging.INFO):
         async with serving(settings) as served:
-            session = await served.deck.runner.start(spec, keep_alive=True)
-            await wait_event(served.deck.store, session.agent.id, EventType.PERMISSION_REQUESTED)
+            session = await served.deck._runner.start(spec, keep_alive=True)
+            await wait_event(served.deck._store, session.agent.id, EventType.PERMISSION_REQUESTED)
     governor = [r for r in caplog.records if r.name == "agentdeck.governance.governor"]
     assert not [r for r in governor if r.exc_info], [r.getMessage() for r in governor]

@@ -234,7 +234,7 @@ def test_ten_thousand_payloads_are_answered_and_the_store_survives(
 
     deck = running.deck
     assert deck is not None
-    assert deck.store.integrity_check() == "ok"
+    assert deck._store.integrity_check() == "ok"
     agents = running.call(deck.list_agents(limit=100_000))
     seen = {s for s in map(reported, requests) if s is not None}
     assert all(a.source is AgentSource.EXTERNAL for a in agents)

@@ -114,7 +114,7 @@ async def test_a_client_that_went_away_cancels_its_request(deck: Deck, project: 
     [approval] = await deck.approvals()
     assert approval.state is ApprovalState.CANCELLED
     # The audit log says it was closed, not left at "ask".
-    trail = [(r.tool, str(r.decision), r.answered_by) for r in await deck.store.read_audit()]
+    trail = [(r.tool, str(r.decision), r.answered_by) for r in await deck._store.read_audit()]
     assert trail == [("Bash", "ask", "hook"), ("Bash", "cancelled", "hook")]
 
 
@@ -158,7 +158,7 @@ async def test_what_the_inbox_and_the_log_keep_of_an_asked_call_is_scrubbed(
         events = json.dumps([e.data for e in await deck.events(agent_id=agent.id)])
         assert "permission_requested" in {e.type for e in await deck.events(agent_id=agent.id)}
         assert leaked(events) == []
-        audit = json.dumps([e.reason for e in await deck.store.read_audit(limit=10)])
+        audit = json.dumps([e.reason for e in await deck._store.read_audit(limit=10)])
         assert leaked(audit) == []
     finally:
         await deck.close()

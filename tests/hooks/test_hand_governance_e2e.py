@@ -174,7 +174,7 @@ async def ask_session(settings: Settings, tmp_path: Path, answer: str | None) ->
         events = await eventually(
             lambda: _resolved(deck), what="the decision recorded on the session's agent"
         )
-        audit = [str(e.decision) for e in await deck.store.read_audit(limit=10)]
+        audit = [str(e.decision) for e in await deck._store.read_audit(limit=10)]
         return Asked(run, events, await deck.approvals(), audit)
 
 

@@ -112,7 +112,7 @@ async def test_an_approval_reaches_a_webhook_while_another_target_hangs(
         page = await api.get("/approvals")
         assert f'id="approval-{pending["id"]}"' in page.text  # the link's anchor exists
         # The hung target still holds its first request; the agent waits only for us.
-        assert served.deck.notifier.lanes["hung"].counts.delivered == 0
+        assert served.deck._notifier.lanes["hung"].counts.delivered == 0
         answered = await api.post(f"/api/approvals/{pending['id']}", json={"decision": "allow"})
         assert answered.status_code == 200
         done = await eventually(lambda: delivered("agent_done"), what="the agent done")
@@ -154,7 +154,7 @@ async def test_the_cli_lists_tests_and_replays(tmp_path: Path, made: list[Receiv
 
         broken.then = 500
         payload = {"kind": "agent_done", "title": "Agent done: x", "message": "done"}
-        letter = await served.deck.notifier.dead.add(
+        letter = await served.deck._notifier.dead.add(
             target="ops", kind="agent_done", payload=payload, reason="HTTP 500", attempts=2
         )
         dead = await cli("dead", "--json")

@@ -56,7 +56,7 @@ async def test_the_prompt_is_stored_redacted_and_the_model_gets_it_whole(
     spec = AgentSpec(prompt=PROMPT, scenario=_scenario(tmp_path))
     async with serving(settings) as served:
         agent = await served.deck.create_agent(spec)
-        store = served.deck.store
+        store = served.deck._store
 
         async def answered() -> list[str] | None:
             return [t for t in await _texts(store, agent.id) if GOT in t] or None

@@ -107,7 +107,7 @@ async def test_the_api_takes_no_path_from_anyone_but_the_decks_owner(
                 assert_nothing_of_the_files(r.text)
             r = await api.post("/api/agents", json={"prompt": "hi", "profile": str(SHADOW)})
             assert "a built-in's name, or a file in the project's .agentdeck/" in r.text
-    assert await served.deck.store.list_agents(include_archived=True) == []
+    assert await served.deck._store.list_agents(include_archived=True) == []
 
 
 async def test_the_decks_owner_may_name_a_file_and_is_not_shown_it(

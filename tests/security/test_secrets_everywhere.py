@@ -267,7 +267,7 @@ async def test_the_corpus_through_every_path_leaves_no_secret_in_the_home(
                 assert merged.status_code == 200, merged.text
                 events = (await api.get("/api/events", params={"agent": everything})).json()
             letters = await eventually(
-                DeadLetters(served.deck.store).list_letters, timeout=60, what="a dead letter"
+                DeadLetters(served.deck._store).list_letters, timeout=60, what="a dead letter"
             )
             running = _database_bytes(settings.db_path)
     finally:

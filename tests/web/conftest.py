@@ -3,7 +3,7 @@ server on 127.0.0.1 (ephemeral port), in the test's own event loop.
 
     async def test_x(daemon: RunningDaemon, api: httpx.AsyncClient) -> None:
         r = await api.get("/api/agents")          # authenticated
-        daemon.deck.store ...                     # the same Deck the app uses
+        daemon.deck._store ...                     # the same Deck the app uses
 """
 
 from __future__ import annotations

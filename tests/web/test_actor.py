@@ -73,7 +73,7 @@ async def test_the_audit_log_names_who_approved(
         assert approval.answered_by == actor
 
         async def audited() -> list[object]:
-            entries = await served.deck.store.read_audit(agent_id=agent_id)
+            entries = await served.deck._store.read_audit(agent_id=agent_id)
             return [e for e in entries if e.answered_by == actor]
 
         (entry,) = await eventually(audited, timeout=60, what=f"an audit entry by {actor}")
@@ -106,7 +106,7 @@ async def test_acts_on_agents_name_their_user(settings: Settings) -> None:
             )
             assert r.status_code == 303, r.text
             by_web = r.headers["location"].rsplit("/", 1)[-1]
-        audit = await served.deck.store.read_audit(limit=1000)
+        audit = await served.deck._store.read_audit(limit=1000)
         acts = {(e.agent_id, e.tool, e.answered_by) for e in audit}
         assert (by_api, "act:start", "user:api:alice") in acts
         assert (by_web, "act:start", "user:web:alice") in acts

@@ -34,12 +34,12 @@ async def seed(
         input_tokens=tokens,
         output_tokens=tokens,
     )
-    await daemon.deck.store.record(spawned_events(agent), agent)
+    await daemon.deck._store.record(spawned_events(agent), agent)
     return agent
 
 
 async def say(daemon: RunningDaemon, agent: Agent, n: int) -> list[StoredEvent]:
-    return await daemon.deck.store.append(
+    return await daemon.deck._store.append(
         [AssistantText(agent_id=agent.id, ts=time.time(), text=f"line {i}") for i in range(n)]
     )
 
@@ -92,7 +92,7 @@ async def test_events_page_through_the_log(daemon: RunningDaemon, api: httpx.Asy
     b = await seed(daemon, "other", AgentState.IDLE)
     await say(daemon, a, 30)
     await say(daemon, b, 10)
-    log = await daemon.deck.store.read(limit=10_000)
+    log = await daemon.deck._store.read(limit=10_000)
 
     seen: list[int] = []
     after = 0
@@ -119,10 +119,10 @@ async def test_events_page_backwards_from_the_end(
     b = await seed(daemon, "other", AgentState.IDLE)
     await say(daemon, a, 30)
     await say(daemon, b, 10)
-    log = [e.id for e in await daemon.deck.store.read(limit=10_000) if e.agent_id == a.id]
+    log = [e.id for e in await daemon.deck._store.read(limit=10_000) if e.agent_id == a.id]
 
     # The newest page first (oldest first within it), then older pages until none is left.
-    before = (await daemon.deck.store.last_event_id()) + 1
+    before = (await daemon.deck._store.last_event_id()) + 1
     pages: list[list[int]] = []
     while before is not None:
         page = (
@@ -154,7 +154,7 @@ async def test_stats(daemon: RunningDaemon, api: httpx.AsyncClient) -> None:
     assert stats["agents"] == 3
     assert stats["cost_usd"] == pytest.approx(0.75)
     assert stats["input_tokens"] == 120 and stats["output_tokens"] == 120
-    assert stats["last_event_id"] == await daemon.deck.store.last_event_id()
+    assert stats["last_event_id"] == await daemon.deck._store.last_event_id()
 
 
 async def test_unknown_agent_is_404_json(api: httpx.AsyncClient) -> None:
@@ -207,7 +207,7 @@ async def test_invalid_requests_are_422_naming_the_field(
     error = r.json()["error"]
     assert error["status"] == 422 and field in error["message"]
     assert any(field in p["field"] for p in error["problems"])
-    assert await daemon.deck.store.list_agents(include_archived=True) == []
+    assert await daemon.deck._store.list_agents(include_archived=True) == []
 
 
 @pytest.mark.parametrize("budget", ["NaN", "Infinity", "-Infinity", "1e400"])
@@ -219,7 +219,7 @@ async def test_a_budget_that_is_no_amount_is_422(
     r = await api.post("/api/agents", content=body, headers={"content-type": "application/json"})
     assert r.status_code == 422, r.text
     assert "budget_usd" in r.json()["error"]["message"]
-    assert await daemon.deck.store.list_agents(include_archived=True) == []
+    assert await daemon.deck._store.list_agents(include_archived=True) == []
 
 
 async def test_a_reference_longer_than_any_agents_is_422(
@@ -246,7 +246,7 @@ async def test_bad_scenario_and_missing_cwd(
     r = await api.post("/api/agents", json={"prompt": "hi", "cwd": str(tmp_path / "missing")})
     assert r.status_code == 400, r.text
     assert "missing" in r.json()["error"]["message"]
-    assert await daemon.deck.store.list_agents(include_archived=True) == []
+    assert await daemon.deck._store.list_agents(include_archived=True) == []
 
 
 async def test_steering_a_finished_agent_is_409(

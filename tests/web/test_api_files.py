@@ -29,7 +29,7 @@ async def test_a_file_is_saved_in_the_workspace_and_bad_input_is_refused(
         created_at=now,
         updated_at=now,
     )
-    await daemon.deck.store.record(spawned_events(agent), agent)
+    await daemon.deck._store.record(spawned_events(agent), agent)
     content = base64.b64encode(b"col1,col2\n").decode()
     saved = await api.post(
         f"/api/agents/{agent.id}/files", json={"name": "data.csv", "content_base64": content}

@@ -33,22 +33,22 @@ async def seeded(daemon: RunningDaemon) -> Agent:
         created_at=now,
         updated_at=now,
     )
-    await daemon.deck.store.record(spawned_events(agent), agent)
+    await daemon.deck._store.record(spawned_events(agent), agent)
     return agent
 
 
 async def unchanged(daemon: RunningDaemon, last_event: int) -> None:
-    assert await daemon.deck.store.last_event_id() == last_event
-    assert [a.id for a in await daemon.deck.store.list_agents(include_archived=True)] == [
+    assert await daemon.deck._store.last_event_id() == last_event
+    assert [a.id for a in await daemon.deck._store.list_agents(include_archived=True)] == [
         "agauth0001"
     ]
-    assert daemon.deck.runner.sessions == {}
+    assert daemon.deck._runner.sessions == {}
 
 
 @pytest.mark.parametrize("token", ["", "wrong-token"])
 async def test_no_or_wrong_token_is_401(daemon: RunningDaemon, token: str) -> None:
     agent = await seeded(daemon)
-    last = await daemon.deck.store.last_event_id()
+    last = await daemon.deck._store.last_event_id()
     async with daemon.client(token=token) as client:
         for method, path, body in [
             ("GET", "/api/agents", None),
@@ -70,7 +70,7 @@ async def test_no_or_wrong_token_is_401(daemon: RunningDaemon, token: str) -> No
 
 async def test_foreign_host_is_421(daemon: RunningDaemon) -> None:
     await seeded(daemon)
-    last = await daemon.deck.store.last_event_id()
+    last = await daemon.deck._store.last_event_id()
     async with daemon.client() as client:
         for method, path, body in [
             ("GET", "/api/agents", None),
@@ -86,7 +86,7 @@ async def test_foreign_host_is_421(daemon: RunningDaemon) -> None:
 
 async def test_foreign_origin_is_403_on_changes_and_streams(daemon: RunningDaemon) -> None:
     agent = await seeded(daemon)
-    last = await daemon.deck.store.last_event_id()
+    last = await daemon.deck._store.last_event_id()
     async with daemon.client() as client:
         for origin in ("http://evil.example", f"http://localhost:{daemon.port + 1}"):
             foreign = {"Origin": origin}

@@ -76,7 +76,7 @@ async def read_sse_until(
 async def subscribed(daemon: RunningDaemon, timeout: float = 10.0) -> None:
     """Wait until a stream has subscribed to the hub (so what follows is live)."""
     async with asyncio.timeout(timeout):
-        while daemon.deck.hub.subscriber_count == 0:  # noqa: ASYNC110 - no event to await
+        while daemon.deck._hub.subscriber_count == 0:  # noqa: ASYNC110 - no event to await
             await asyncio.sleep(POLL_INTERVAL)
 
 
@@ -110,7 +110,7 @@ async def test_assets_are_vendored_and_served(daemon: RunningDaemon) -> None:
 
 
 async def test_board_rows_states_totals_and_filters(daemon: RunningDaemon) -> None:
-    store = daemon.deck.store
+    store = daemon.deck._store
     await seed(store, make_agent("run1", current_tool="Bash", turns=3, cost_usd=0.125))
     await seed(store, make_agent("err1", AgentState.ERROR, last_error="boom"))
     await seed(store, make_agent("idle1", AgentState.IDLE, input_tokens=1000, output_tokens=234))
@@ -131,7 +131,7 @@ async def test_board_rows_states_totals_and_filters(daemon: RunningDaemon) -> No
 
 
 async def test_board_pages(daemon: RunningDaemon) -> None:
-    store = daemon.deck.store
+    store = daemon.deck._store
     for i in range(7):
         await seed(store, make_agent(f"p{i:02d}", created_at=1000.0 + i))
     async with logged_in(daemon) as web:
@@ -146,7 +146,7 @@ async def test_board_pages(daemon: RunningDaemon) -> None:
 
 
 async def test_agent_page_transcript(daemon: RunningDaemon) -> None:
-    store = daemon.deck.store
+    store = daemon.deck._store
     a = "tr1"
     events: list[Event] = [
         StateChanged(agent_id=a, ts=time.time(), old="starting", new="running"),
@@ -196,7 +196,7 @@ async def test_agent_page_transcript(daemon: RunningDaemon) -> None:
 
 
 async def test_full_output_link_and_missing_agent(daemon: RunningDaemon) -> None:
-    stored = await daemon.deck.store.append(
+    stored = await daemon.deck._store.append(
         [ToolReturned(agent_id="x", ts=time.time(), tool_use_id="t", output="z" * 9000, size=9000)]
     )
     async with logged_in(daemon) as web:
@@ -208,7 +208,7 @@ async def test_full_output_link_and_missing_agent(daemon: RunningDaemon) -> None
 
 
 async def test_long_log_is_paged_backwards(daemon: RunningDaemon) -> None:
-    store = daemon.deck.store
+    store = daemon.deck._store
     await seed(store, make_agent("long"), [text("long", f"line {i}") for i in range(449)])
     async with logged_in(daemon) as web:
         page = (await web.get("/agents/long")).text
@@ -229,7 +229,7 @@ async def test_long_log_is_paged_backwards(daemon: RunningDaemon) -> None:
 
 
 async def test_agent_stream_sends_transcript_fragments(daemon: RunningDaemon) -> None:
-    store = daemon.deck.store
+    store = daemon.deck._store
     await seed(store, make_agent("s1"))
     after = await store.last_event_id()
     async with logged_in(daemon) as web:
@@ -248,7 +248,7 @@ async def test_agent_stream_sends_transcript_fragments(daemon: RunningDaemon) ->
 
 
 async def test_board_stream_inserts_new_agents_and_updates_rows(daemon: RunningDaemon) -> None:
-    store = daemon.deck.store
+    store = daemon.deck._store
     await seed(store, make_agent("b1"))
     after = await store.last_event_id()
     async with logged_in(daemon) as web:
@@ -330,8 +330,8 @@ async def test_the_start_form_starts_an_agent_in_a_worktree(
 async def test_a_hand_started_session_is_marked_external_and_offers_no_steering(
     daemon: RunningDaemon,
 ) -> None:
-    await seed(daemon.deck.store, make_agent("ext1", source=AgentSource.EXTERNAL))
-    await seed(daemon.deck.store, make_agent("own1"))
+    await seed(daemon.deck._store, make_agent("ext1", source=AgentSource.EXTERNAL))
+    await seed(daemon.deck._store, make_agent("own1"))
     async with logged_in(daemon) as web:
         board = (await web.get("/")).text
         external = (await web.get("/agents/ext1")).text
@@ -348,7 +348,7 @@ async def test_a_hand_started_session_is_marked_external_and_offers_no_steering(
 async def test_the_sandbox_shows_on_the_board_the_agent_page_and_the_feed(
     daemon: RunningDaemon,
 ) -> None:
-    store = daemon.deck.store
+    store = daemon.deck._store
     a = "sb1"
     blocked = [
         SandboxBlocked(

@@ -137,7 +137,7 @@ async def test_deny_with_a_message_reaches_the_agent(daemon: RunningDaemon, tmp_
         assert denied.status_code == 303
         assert denied.headers["location"] == f"/agents/{agent.id}"
         await wait_state(daemon, agent.id, AgentState.IDLE)
-        returned = await wait_event(daemon.deck.store, agent.id, EventType.TOOL_RETURNED)
+        returned = await wait_event(daemon.deck._store, agent.id, EventType.TOOL_RETURNED)
         assert returned.data["is_error"] and "Not in this repository" in returned.data["output"]
         page = await web.get(f"/agents/{agent.id}")
         assert "permission deny" in page.text and "Not in this repository, please." in page.text
@@ -148,7 +148,7 @@ async def test_deny_with_a_message_reaches_the_agent(daemon: RunningDaemon, tmp_
 async def test_answering_a_request_whose_agent_is_gone(daemon: RunningDaemon) -> None:
     """No CLI: a request row of a stopped agent; the answer is kept for its resume."""
     agent = make_agent("a1b2c3d4", AgentState.INTERRUPTED, name="sleepy")
-    await seed(daemon.deck.store, agent)
+    await seed(daemon.deck._store, agent)
     now = time.time()
     approval = Approval(
         id="ap0123456789",
@@ -162,7 +162,7 @@ async def test_answering_a_request_whose_agent_is_gone(daemon: RunningDaemon) ->
         expires_at=now + 600,
         rule="Edit(/src/**)",
     )
-    await daemon.deck.runner.governor.approvals.create(approval)
+    await daemon.deck._runner.governor.approvals.create(approval)
     async with logged_in(daemon) as web:
         inbox = await web.get("/approvals")
         assert (
@@ -201,7 +201,7 @@ def test_helpers() -> None:
 
 async def test_the_agent_page_polls_the_badge(daemon: RunningDaemon) -> None:
     agent = make_agent("e5f6a7b8", AgentState.IDLE)
-    await seed(daemon.deck.store, agent)
+    await seed(daemon.deck._store, agent)
     async with logged_in(daemon) as web:
         page = await web.get(f"/agents/{agent.id}")
         assert 'hx-get="/ui/approvals/count?poll=true"' in page.text

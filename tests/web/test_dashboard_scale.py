@@ -94,7 +94,7 @@ def spy_limits(store: Store, calls: list[tuple[str, int]]) -> None:
 
 
 async def test_board_and_agent_page_stay_bounded(daemon: RunningDaemon) -> None:
-    store = daemon.deck.store
+    store = daemon.deck._store
     started = time.monotonic()
     await seed(store)
     logger.info(

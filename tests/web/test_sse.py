@@ -30,7 +30,7 @@ async def append(daemon: RunningDaemon, n: int, agent: str = "agent1", size: int
     events = [
         AssistantText(agent_id=agent, ts=time.time(), text=f"line {i} {pad}") for i in range(n)
     ]
-    return [e.id for e in await daemon.deck.store.append(events)]
+    return [e.id for e in await daemon.deck._store.append(events)]
 
 
 async def read_events(
@@ -58,7 +58,7 @@ async def test_events_carry_id_type_and_stored_json(
         first = await anext(stream)
         assert first.retry is not None and first.retry > 0
         got = await read_events(stream, until=ids[-1])
-    log = await daemon.deck.store.read(limit=100)
+    log = await daemon.deck._store.read(limit=100)
     assert [int(m.id or 0) for m in got] == ids
     for msg, event in zip(got, log, strict=True):
         assert msg.event == event.type == "assistant_text"
@@ -107,7 +107,7 @@ async def test_resume_with_last_event_id_has_no_gap_and_no_duplicate(
         async with stream_request(api, {"after": 0}, last_event_id=str(received[-1])) as again:
             last = 20 + 40 * 5
             received += [int(m.id or 0) for m in await read_events(messages(again), until=last)]
-    log = [e.id for e in await daemon.deck.store.read(limit=10_000)]
+    log = [e.id for e in await daemon.deck._store.read(limit=10_000)]
     assert received == log
 
 
@@ -148,12 +148,12 @@ async def _slow_client(url: str, token: str) -> tuple[asyncio.StreamReader, asyn
 
 async def test_a_slow_client_is_dropped_without_slowing_the_others(settings: Settings) -> None:
     def small_queues(deck: object) -> None:
-        deck.hub.max_batches = 4  # type: ignore[attr-defined]
+        deck._hub.max_batches = 4  # type: ignore[attr-defined]
 
     async with running_daemon(settings, configure=small_queues) as daemon:
         reader, writer = await _slow_client(daemon.url, daemon.token)
         streams = event_streams(daemon.app.state)
-        await eventually(lambda: _true(daemon.deck.hub.subscriber_count == 1), what="slow sub")
+        await eventually(lambda: _true(daemon.deck._hub.subscriber_count == 1), what="slow sub")
         async with daemon.client() as api, stream_request(api) as normal:
             fast = messages(normal)
             # 100 commits of 128 KiB: far more than the slow client's socket buffers

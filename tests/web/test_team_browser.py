@@ -31,13 +31,13 @@ async def _seed(daemon: RunningDaemon) -> tuple[Agent, Approval]:
         id="agteam00001", name="steady", state=AgentState.DONE, spec=AgentSpec(prompt="p"),
         cwd="/tmp", created_at=now, updated_at=now, session_id="s-1",
     )  # fmt: skip
-    await daemon.deck.store.record(spawned_events(agent), agent)
+    await daemon.deck._store.record(spawned_events(agent), agent)
     approval = Approval(
         id="apteam000001", agent_id=agent.id, tool="Bash", input={"command": "make"},
         reason="asks: no rule allows it", grant_key="profile:default",
         state=ApprovalState.PENDING, created_at=now, expires_at=now + 600,
     )  # fmt: skip
-    await daemon.deck.runner.governor.approvals.create(approval)
+    await daemon.deck._runner.governor.approvals.create(approval)
     return agent, approval
 
 

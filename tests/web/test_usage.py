@@ -115,7 +115,7 @@ async def test_the_usage_page_in_a_browser(
     first = await run_agents(api, scenario, ["/srv/shop", "/srv/blog"])
     one = max(float(a["cost_usd"]) for a in first)  # type: ignore[arg-type]
     spent = sum(float(a["cost_usd"]) for a in first)  # type: ignore[arg-type]
-    usage = UsageStore(daemon.deck.store)
+    usage = UsageStore(daemon.deck._store)
     # The third agent takes admin past 80 % of a budget it stays under: one warning.
     await usage.set_budget("user", "admin", (spent + one) / 0.9)
     await usage.set_budget("project", "/srv/shop", 10)

@@ -138,7 +138,7 @@ async def test_the_api_queues_without_waiting_and_the_cli_shows_the_queue(
     alone = await asyncio.to_thread(deck_cli, env, "merge", "anyone", "--no-wait")
     assert alone.code == 2 and "--no-wait needs the daemon" in alone.err
     async with serving(settings) as served, served.api() as api:
-        store, runner = served.deck.store, served.deck.runner
+        store, runner = served.deck._store, served.deck._runner
         agent = await worker(store, runner, shared_repo, "api", {2: "api was here"})
         later = await worker(store, runner, shared_repo, "later", {12: "later was here"})
         gate = tmp_path / "release"

@@ -139,7 +139,7 @@ async def test_the_api_lists_checkpoints_and_rewinds(settings: Settings, tmp_pat
             ),
             keep_alive=False,
         )  # fmt: skip
-        await served.deck.runner.session(agent.id).finished.wait()
+        await served.deck._runner.session(agent.id).finished.wait()
         listed = await api.get(f"/api/agents/{agent.id}/checkpoints")
         assert [c["n"] for c in listed.json()["checkpoints"]] == [1, 2, 3]
         dry = await api.post(f"/api/agents/{agent.id}/rewind", json={"to": 3, "dry_run": True})

@@ -14,9 +14,9 @@ from agentdeck.cli.daemon import banner
 from agentdeck.core.agent import AgentSpec, AgentState
 from agentdeck.daemon.deck import Deck
 from agentdeck.daemon.home import DaemonInfo
-from agentdeck.serve import serve
 from agentdeck.errors import AgentdeckError, ConfigError
 from agentdeck.runner import procs
+from agentdeck.serve import serve
 from agentdeck.settings import Settings
 
 # How long the demo leaves a worker's question to a person before answering it itself.
@@ -147,7 +147,7 @@ async def _merge_when_done(deck: Deck, agent_id: str) -> None:
             break
         await asyncio.sleep(0.2)
     try:
-        entry = await deck.runner.merge(agent, test=MERGE_TEST, by="demo")
+        entry = await deck.merge(agent, test=MERGE_TEST, by="demo")
     except AgentdeckError as exc:
         console.print(f"  could not merge {agent.name}'s branch: {exc.message}")
         return

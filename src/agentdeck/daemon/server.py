@@ -84,7 +84,7 @@ async def serve(
         token = ensure_token(settings)
         deck = await Deck.open(settings)
         try:
-            if await deck.identity.bootstrap(token) is not None:
+            if await deck.bootstrap(token) is not None:
                 logger.info("no users yet: user 'admin' now owns the token file's token")
             reconciled = await deck.reconcile()
             if reconciled:
@@ -106,7 +106,7 @@ async def serve(
 async def _serve_hooks(settings: Settings, deck: Deck) -> HookSocketServer:
     """The Unix socket the hook client of hand-started sessions talks to, and
     the deadline and fallbacks it reads (the settings may have changed)."""
-    write_client_config(settings, deck.runner.governor.profile_named().default)
+    write_client_config(settings, deck.profile().default)
     server = HookSocketServer()
     await server.start(settings.socket_path, deck.hooks.handle)
     logger.info("hook socket listening on %s", settings.socket_path)
@@ -148,7 +148,7 @@ async def _serve_app(
         )
         write_info(settings, info)
         logger.info("agentdeck daemon listening on %s", info.url)
-        await deck.notifier.start(info.url)
+        await deck.start_notifying(info.url)
         # What the caller does once the daemon listens (the demo starts its crew) runs
         # beside it: a stop asked for meanwhile cancels it, rather than waiting for it.
         readying: asyncio.Future[None] | None = (
@@ -170,7 +170,7 @@ async def _serve_app(
         sweeper.cancel()
         # No agent starts from now on and those starting stop now, so the requests
         # creating them answer at once (503) before the web server stops.
-        await deck.runner.refuse_starts(suspend=True)
+        await deck.refuse_starts()
         if readying is not None:  # over, whether it ended meanwhile or not
             readying.cancel()
             (outcome,) = await asyncio.gather(readying, return_exceptions=True)
@@ -180,8 +180,7 @@ async def _serve_app(
         # Stop accepting requests and end open streams, then the caller stops agents.
         mounted.close_streams()  # uvicorn waits for open responses before it stops
         server.should_exit = True
-        await deck.notifier.stop()
-        await deck.hub.stop()
+        await deck.stop_feeds()
         await asyncio.wait({task}, timeout=10)
 
 

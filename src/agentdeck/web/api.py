@@ -16,10 +16,7 @@ from fastapi import APIRouter, Path, Query, Request, status
 from agentdeck.core.agent import AgentSpec, AgentState
 from agentdeck.core.profile_ref import ACCEPTED, names_a_builtin, project_file
 from agentdeck.daemon.deck import Deck
-from agentdeck.daemon.home import read_token
 from agentdeck.errors import PolicyError, ScenarioError, UsageError
-from agentdeck.governance.profiles import builtin_profile_names, in_project
-from agentdeck.mockmodel import builtin_scenario_names
 from agentdeck.web.members import audit_member_act
 from agentdeck.web.owners import owned
 from agentdeck.web.schemas import (
@@ -138,7 +135,7 @@ def _deck_owner(request: Request, deck: Deck) -> bool:
     """Whether the caller holds the token file of the deck's home: the deck's own
     user (the CLI's), who reads whatever the daemon reads anyway."""
     auth = request.headers.get("authorization", "")
-    mine = read_token(deck.settings)
+    mine = deck.owner_token()
     if not mine or not auth.lower().startswith("bearer "):
         return False
     return secrets.compare_digest(auth[7:].strip().encode(), mine.encode())
@@ -152,9 +149,9 @@ def _confined(spec: AgentSpec) -> AgentSpec:
     project = spec.project or spec.cwd
     profile, scenario = spec.profile, spec.scenario
     if profile is not None:
-        profile = _ref(profile, project, builtin_profile_names(), "profile")
+        profile = _ref(profile, project, Deck.profile_names(), "profile")
     if scenario is not None:
-        scenario = _ref(scenario, project, builtin_scenario_names(), "scenario")
+        scenario = _ref(scenario, project, Deck.scenario_names(), "scenario")
     return replace(spec, profile=profile, scenario=scenario)
 
 
@@ -166,7 +163,7 @@ def _ref(ref: str, project: str | None, builtins: list[str], what: str) -> str:
         raise fail(ref, f"a {what} given through the API must be {ACCEPTED}; built-in: "
                    f"{', '.join(builtins)}")  # fmt: skip
     try:
-        return str(in_project(ref, project))
+        return str(Deck.project_file(ref, project))
     except ValueError as exc:
         raise fail(ref, str(exc)) from None
 
@@ -291,7 +288,7 @@ async def events(
     agent_id = (await deck.get_agent(agent)).id if agent else None
     if before is not None:
         # One more than asked says whether anything older is left.
-        older = await deck.store.read_tail(agent_id=agent_id, before=before, limit=limit + 1)
+        older = await deck.events_before(agent_id=agent_id, before=before, limit=limit + 1)
         more, found = len(older) > limit, older[-limit:]
         return EventPage(
             events=[EventOut.of(e) for e in found],
@@ -308,4 +305,4 @@ async def events(
 @router.get("/stats", response_model=StatsOut, summary="Agents by state, cost and token totals")
 async def stats(request: Request) -> StatsOut:
     deck = _deck(request)
-    return StatsOut.of(await deck.stats(), subscribers=deck.hub.subscriber_count)
+    return StatsOut.of(await deck.stats(), subscribers=deck.followers)

@@ -23,7 +23,7 @@ async def agent_checkpoints(request: Request, ref: AgentRef) -> dict[str, Any]:
     files left out for their size."""
     deck: Deck = request.app.state.deck
     agent = await deck.get_agent(ref)
-    found = await deck.runner.checkpoints.list_checkpoints(agent.id)
+    found = await deck.checkpoints(agent.id)
     return {"agent_id": agent.id, "checkpoints": [c.to_dict() for c in found]}
 
 
@@ -42,7 +42,7 @@ async def agent_rewind(request: Request, ref: AgentRef, body: RewindIn) -> dict[
     the agent works; a ``rewind`` notice and an audit entry record it."""
     deck: Deck = request.app.state.deck
     agent = await deck.get_agent(ref)
-    done = await deck.runner.rewind(agent, to=body.to, dry_run=body.dry_run, by=channel_of(request))
+    done = await deck.rewind(agent, to=body.to, dry_run=body.dry_run, by=channel_of(request))
     out = done.to_dict()
     out["patch"] = scrub_patch(done.patch)  # a viewer like the event log: no secrets
     return out

@@ -6,13 +6,11 @@ import base64
 import binascii
 import hashlib
 import logging
-from pathlib import Path
 
 from fastapi import APIRouter, Request, status
 from pydantic import BaseModel, Field
 
 from agentdeck.daemon.deck import Deck
-from agentdeck.daemon.uploads import save_upload
 from agentdeck.errors import UsageError
 from agentdeck.web.members import audit_member_act
 from agentdeck.web.schemas import Body, errors
@@ -45,7 +43,7 @@ async def upload(request: Request, ref: str, body: UploadIn) -> UploadOut:
         data = base64.b64decode(body.content_base64, validate=True)
     except (binascii.Error, ValueError):
         raise UsageError("content_base64 is not base64") from None
-    saved = save_upload(Path(agent.cwd), body.name, data)
+    saved = deck.upload(agent, body.name, data)
     logger.info("saved %s (%d bytes) for agent %s", saved, len(data), agent.id)
     digest = hashlib.sha256(data).hexdigest()
     await audit_member_act(request, agent.id, "upload", {"name": str(saved), "sha256": digest})

@@ -81,19 +81,18 @@ async def policy_check(request: Request, body: CheckBody) -> dict[str, Any]:
     from pathlib import Path
 
     from agentdeck.core.policy import decide
-    from agentdeck.governance.profiles import builtin_profile_names
 
     deck = _deck(request)
-    if body.profile is not None and body.profile not in builtin_profile_names():
+    if body.profile is not None and body.profile not in deck.profile_names():
         # A path would have the daemon read any file its user can, for any viewer.
-        known = ", ".join(builtin_profile_names())
+        known = ", ".join(deck.profile_names())
         raise PolicyError(
             body.profile,
             f"not a built-in profile (built-in: {known}); a profile file is checked "
             "where it is: agentdeck policy check --profile FILE",
         )
     # As agents get it: the deck's secrets denied.
-    profile = deck.runner.governor.profile_named(body.profile or deck.settings.profile)
+    profile = deck.profile(body.profile or deck.settings.profile)
     verdict = decide(
         profile,
         body.tool,

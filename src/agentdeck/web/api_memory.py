@@ -13,7 +13,6 @@ from fastapi import APIRouter, Path, Query, Request
 
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import NotFound, UsageError
-from agentdeck.memory.projects import project_of
 from agentdeck.web.schemas import errors
 from agentdeck.web.schemas_memory import (
     MAX_SEARCH_LIMIT,
@@ -51,7 +50,7 @@ def _project(value: str | None) -> str | None:
             f"project must be an absolute directory, not {value!r}",
             hint="projects are stored as the absolute path of their directory",
         )
-    return project_of(value)
+    return Deck.memory_project(value)
 
 
 @router.get("/search", response_model=HitPage, summary="Full-text search, best first")
@@ -61,23 +60,23 @@ async def search(
     project: ProjectQuery = None,
     limit: Annotated[int, Query(ge=1, le=MAX_SEARCH_LIMIT)] = 10,
 ) -> dict[str, Any]:
-    hits = await _deck(request).memory.search(q, project=_project(project), limit=limit)
+    hits = await _deck(request).memory_search(q, project=_project(project), limit=limit)
     return {"hits": [h.to_dict() for h in hits]}
 
 
 @router.get("/stats", response_model=MemoryStatsOut, summary="How much memory is kept")
 async def stats(request: Request) -> dict[str, int]:
-    return await _deck(request).memory.stats()
+    return await _deck(request).memory_stats()
 
 
 @router.get("/{memory_id}", response_model=ObservationOut | SummaryOut, summary="One whole record")
 async def get_record(request: Request, memory_id: MemoryId) -> dict[str, Any]:
-    return record_to_dict(await _deck(request).memory.get(memory_id))
+    return record_to_dict(await _deck(request).memory_record(memory_id))
 
 
 @router.delete("/{memory_id}", response_model=ForgetOut, summary="Forget one record")
 async def forget_record(request: Request, memory_id: MemoryId) -> dict[str, int]:
-    forgotten = await _deck(request).memory.forget(memory_id=memory_id)
+    forgotten = await _deck(request).forget_memory(memory_id=memory_id)
     if forgotten == 0:
         raise NotFound("memory record", memory_id)
     return {"forgotten": forgotten}
@@ -96,7 +95,7 @@ async def forget_many(
             "give exactly one of session=… or project=…",
             hint="DELETE /api/memory/{id} forgets one record",
         )
-    memory = _deck(request).memory
+    deck = _deck(request)
     if session is not None:
-        return {"forgotten": await memory.forget(session_id=session)}
-    return {"forgotten": await memory.forget(project=where)}
+        return {"forgotten": await deck.forget_memory(session_id=session)}
+    return {"forgotten": await deck.forget_memory(project=where)}

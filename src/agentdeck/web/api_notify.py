@@ -25,7 +25,7 @@ async def list_targets(request: Request) -> dict[str, Any]:
     """Each configured target: its kind, the kinds of notification it takes, its
     filters, and how its deliveries went (delivered, dead, queued, last error).
     Secrets are never shown, and of a URL only its origin."""
-    return {"targets": _deck(request).notifier.describe()}
+    return {"targets": _deck(request).notify_targets()}
 
 
 @router.post(
@@ -37,7 +37,7 @@ async def test_target(request: Request, name: TargetName) -> dict[str, Any]:
     """One test notification to the target, now, without retries. 404 for an
     unknown target; 502 when the target fails (an error status, no answer within
     AGENTDECK_NOTIFY_TIMEOUT_SECONDS, notify-send missing)."""
-    n = await _deck(request).notifier.test(name)
+    n = await _deck(request).test_notify_target(name)
     return {"target": name, "delivered": True, "kind": n.kind}
 
 
@@ -49,15 +49,13 @@ async def list_dead(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> dict[str, Any]:
     """Newest first, each with its target, payload, why it failed and how often."""
-    letters = await _deck(request).notifier.dead.list_letters(
-        include_replayed=all_, target=target, limit=limit
-    )
+    letters = await _deck(request).dead_letters(include_replayed=all_, target=target, limit=limit)
     return {"dead": [letter.to_dict() for letter in letters]}
 
 
 @router.get("/dead/{ref}", summary="One dead letter", responses=errors(404))
 async def get_dead(request: Request, ref: LetterRef) -> dict[str, Any]:
-    return (await _deck(request).notifier.dead.find(ref)).to_dict()
+    return (await _deck(request).dead_letter(ref)).to_dict()
 
 
 @router.post(
@@ -73,4 +71,4 @@ async def get_dead(request: Request, ref: LetterRef) -> dict[str, Any]:
 )
 async def replay_dead(request: Request, ref: LetterRef) -> dict[str, Any]:
     """One attempt, now, to the letter's target; on success it is ``replayed``."""
-    return (await _deck(request).notifier.replay(ref)).to_dict()
+    return (await _deck(request).replay_dead_letter(ref)).to_dict()

@@ -14,7 +14,6 @@ from agentdeck.core.agent import AgentSource
 from agentdeck.core.asks import AskState
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import NotFound, UsageError
-from agentdeck.orchestration.templates import catalog, resolve
 from agentdeck.web.auth import channel_of
 from agentdeck.web.schemas import AgentOut, Body, errors
 
@@ -55,7 +54,7 @@ async def list_templates(
     request: Request,
     project: Annotated[str | None, Query(description="The project directory.")] = None,
 ) -> dict[str, Any]:
-    found = catalog(_deck(request).settings, project)
+    found = _deck(request).templates(project)
     return {
         "templates": [t.to_dict() for t in sorted(found.templates.values(), key=lambda t: t.name)],
         "invalid": [{"message": e.message} for e in found.invalid],
@@ -68,7 +67,7 @@ async def get_template(
     name: str,
     project: Annotated[str | None, Query(description="The project directory.")] = None,
 ) -> dict[str, Any]:
-    return resolve(_deck(request).settings, name, project).to_dict()
+    return _deck(request).template(name, project).to_dict()
 
 
 # -- questions ------------------------------------------------------------------------
@@ -108,7 +107,7 @@ async def answer_ask(request: Request, ref: str, body: AnswerIn) -> dict[str, An
 )
 async def external_agent(request: Request, body: ExternalIn) -> AgentOut:
     deck = _deck(request)
-    agent = await deck.orchestration.external_parent(body.session_id, body.project, body.pid)
+    agent = await deck.external_agent(body.session_id, body.project, body.pid)
     return AgentOut.of(agent)
 
 
@@ -123,8 +122,6 @@ async def deck_tool(
     tool: Annotated[str, Path(description="spawn_agent, list_agents, wait_for_agents, …")],
     args: dict[str, Any],
 ) -> ToolOut:
-    from agentdeck.orchestration.tools import ORCHESTRATOR_TOOLS, call_tool
-
     deck = _deck(request)
     agent = await deck.get_agent(ref)
     if agent.source is not AgentSource.EXTERNAL:
@@ -133,10 +130,10 @@ async def deck_tool(
             f"{agent.id} is run by agentdeck: only a hand-started session "
             "(POST /api/agents/external) uses the deck's tools through the API"
         )
-    if tool not in ORCHESTRATOR_TOOLS:
-        raise NotFound("deck tool", tool, hint=f"tools: {', '.join(ORCHESTRATOR_TOOLS)}")
+    if tool not in deck.deck_tools():
+        raise NotFound("deck tool", tool, hint=f"tools: {', '.join(deck.deck_tools())}")
     call = asyncio.ensure_future(
-        call_tool(deck.orchestration, agent.id, tool, args, wait_cap=HTTP_WAIT_CAP_SECONDS)
+        deck.call_deck_tool(agent.id, tool, args, wait_cap=HTTP_WAIT_CAP_SECONDS)
     )
     # A caller that went away (Esc in Claude Code) must not have a wait's questions
     # and notes used up for a result nobody reads: the call is cancelled.

@@ -50,30 +50,30 @@ async def whoami(request: Request) -> dict[str, Any]:
 
 @router.get("/users", summary="Users, by name")
 async def list_users(request: Request) -> dict[str, Any]:
-    return {"users": [u.to_dict() for u in await _deck(request).identity.users.list_users()]}
+    return {"users": [u.to_dict() for u in await _deck(request).users()]}
 
 
 @router.post("/users", status_code=201, summary="Add a user")
 async def add_user(request: Request, body: UserBody) -> dict[str, Any]:
-    return (await _deck(request).identity.add_user(body.name, Role(body.role))).to_dict()
+    return (await _deck(request).add_user(body.name, Role(body.role))).to_dict()
 
 
 @router.delete("/users/{name}", summary="Remove a user; their tokens are revoked")
 async def remove_user(request: Request, name: str) -> dict[str, Any]:
-    revoked = await _deck(request).identity.remove_user(name)
+    revoked = await _deck(request).remove_user(name)
     return {"removed": name, "revoked_tokens": revoked}
 
 
 @router.get("/tokens", summary="Tokens (never their secrets)")
 async def list_tokens(request: Request, user: str | None = None) -> dict[str, Any]:
-    found = await _deck(request).identity.users.list_tokens(user=user)
+    found = await _deck(request).tokens(user=user)
     return {"tokens": [t.to_dict() for t in found]}
 
 
 @router.post("/tokens", status_code=201, summary="Create a token; its secret is shown once")
 async def create_token(request: Request, body: TokenBody) -> dict[str, Any]:
     expires_at = time.time() + parse_duration(body.expires) if body.expires else None
-    info, secret = await _deck(request).identity.create_token(
+    info, secret = await _deck(request).create_token(
         body.user or request.state.user, name=body.name, expires_at=expires_at
     )
     return {**info.to_dict(), "token": secret}
@@ -81,4 +81,4 @@ async def create_token(request: Request, body: TokenBody) -> dict[str, Any]:
 
 @router.delete("/tokens/{ref}", summary="Revoke a token, at once")
 async def revoke_token(request: Request, ref: str) -> dict[str, Any]:
-    return (await _deck(request).identity.revoke_token(ref)).to_dict()
+    return (await _deck(request).revoke_token(ref)).to_dict()

@@ -13,7 +13,6 @@ from agentdeck.daemon.deck import Deck
 from agentdeck.web.api import AgentRef
 from agentdeck.web.auth import channel_of
 from agentdeck.web.schemas import Body, errors
-from agentdeck.worktrees import worktree_of
 
 router = APIRouter(prefix="/api", tags=["worktrees"], responses=errors(400, 404, 409))
 
@@ -33,8 +32,8 @@ async def agent_diff(
     against the commit it started from. 400 for an agent without a worktree."""
     deck: Deck = request.app.state.deck
     agent = await deck.get_agent(ref)
-    worktree = worktree_of(agent)
-    changes = await deck.runner.worktrees.diff(worktree, against=against, patch=not stat)
+    worktree = deck.worktree_of(agent)
+    changes = await deck.diff(worktree, against=against, patch=not stat)
     found = changes.to_dict(agent, worktree)
     found["patch"] = scrub_patch(changes.patch)  # a viewer like the event log: no secrets
     return found
@@ -69,7 +68,7 @@ async def agent_merge(
     machine cannot give. Either way a ``merge`` notice and an audit entry record it."""
     deck: Deck = request.app.state.deck
     agent = await deck.get_agent(ref)
-    entry = await deck.runner.merge(
+    entry = await deck.merge(
         agent, into=body.into, strategy=body.strategy, test=body.test, by=channel_of(request),
         wait=wait,
     )  # fmt: skip
@@ -92,20 +91,18 @@ async def list_merges(
     the others ended."""
     deck: Deck = request.app.state.deck
     agent_id = (await deck.get_agent(agent)).id if agent else None
-    found = await deck.runner.merges.records.list_merges(
-        states=state or None, agent_id=agent_id, limit=limit
-    )
+    found = await deck.merges(states=state or None, agent_id=agent_id, limit=limit)
     return {"merges": [e.result() for e in found]}
 
 
 @router.get("/merges/{ref}", summary="One entry of the merge queue")
 async def get_merge(request: Request, ref: str) -> dict[str, Any]:
     deck: Deck = request.app.state.deck
-    return (await deck.runner.merges.records.find(ref)).result()
+    return (await deck.merge_entry(ref)).result()
 
 
 @router.post("/merges/{ref}/cancel", summary="Take a queued merge out of the queue")
 async def cancel_merge(request: Request, ref: str) -> dict[str, Any]:
     """Only a ``queued`` entry can be cancelled (409 otherwise)."""
     deck: Deck = request.app.state.deck
-    return (await deck.runner.merges.cancel(ref, by=channel_of(request))).result()
+    return (await deck.cancel_merge(ref, by=channel_of(request))).result()

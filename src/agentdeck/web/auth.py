@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentdeck.core.roles import Principal
-from agentdeck.daemon.identity import Identity
+from agentdeck.daemon.deck import Identity
 from agentdeck.web import login
 from agentdeck.web.access import CURRENT
 from agentdeck.web.login import session_of

@@ -17,11 +17,8 @@ from agentdeck.core.agent import Agent, AgentState
 from agentdeck.core.approvals import ApprovalState
 from agentdeck.core.asks import Ask, AskState
 from agentdeck.core.events import EventType
-from agentdeck.daemon.deck import Deck
+from agentdeck.daemon.deck import Deck, StoreStats
 from agentdeck.errors import NotFound
-from agentdeck.mockmodel import builtin_scenario_names
-from agentdeck.orchestration.templates import catalog
-from agentdeck.store.reads import StoreStats
 from agentdeck.web import (
     pages_actions,
     pages_approvals,
@@ -131,15 +128,15 @@ async def board(
         **context,
         activity=activity,
         states=list(AgentState),
-        scenarios=builtin_scenario_names(),
-        templates=sorted(catalog(deck.settings).templates.values(), key=lambda t: t.name),
+        scenarios=deck.scenario_names(),
+        templates=sorted(deck.templates().templates.values(), key=lambda t: t.name),
         pending_count=await pages_approvals.pending_count(deck),
     )
 
 
 async def recent_activity(deck: Deck, limit: int) -> list[dict[str, Any]]:
     """The newest events across agents (newest first), with their agents' names."""
-    events = await deck.store.read_tail(limit=limit)
+    events = await deck.events_before(limit=limit)
     events = [e for e in events if e.type != EventType.COST_UPDATED]
     names = await agent_names(deck, {e.agent_id for e in events})
     return [{"event": e, "name": names.get(e.agent_id, e.agent_id)} for e in reversed(events)]
@@ -148,7 +145,7 @@ async def recent_activity(deck: Deck, limit: int) -> list[dict[str, Any]]:
 @router.get("/activity", response_class=HTMLResponse)
 async def activity(request: Request) -> HTMLResponse:
     deck = deck_of(request)
-    last_id = await deck.store.last_event_id()
+    last_id = await deck.last_event_id()
     items = await recent_activity(deck, ACTIVITY_PAGE_FULL)
     return render(
         "activity.html",
@@ -165,7 +162,7 @@ async def agent_page(request: Request, agent_id: str, before: int | None = None)
         agent = await deck.get_agent(agent_id)
     except NotFound:
         return render("not_found.html", status_code=404, what=f"agent {agent_id}")
-    events = await deck.store.read_tail(agent_id=agent.id, before=before, limit=TRANSCRIPT_PAGE + 1)
+    events = await deck.events_before(agent_id=agent.id, before=before, limit=TRANSCRIPT_PAGE + 1)
     older = len(events) > TRANSCRIPT_PAGE
     events = events[-TRANSCRIPT_PAGE:]
     waiting = await deck.approvals(states=[ApprovalState.PENDING], agent_id=agent.id, limit=20)
@@ -217,7 +214,7 @@ async def family_html(deck: Deck, agent: Agent) -> str:
 async def agent_questions(deck: Deck, agent: Agent) -> list[Ask]:
     """Open questions the agent asked, and those its workers put to it."""
     own = await deck.asks(states=[AskState.PENDING], agent_id=agent.id, limit=20)
-    theirs = await deck.orchestration.inbox.asks.list_asks(to_agent_id=agent.id, limit=50)
+    theirs = await deck.asks_to(agent.id, limit=50)
     return sorted({a.id: a for a in [*own, *theirs]}.values(), key=lambda a: a.created_at)
 
 
@@ -230,7 +227,7 @@ async def family(request: Request, agent_id: str) -> HTMLResponse:
 async def older_events(request: Request, agent_id: str, before: int) -> HTMLResponse:
     """A page of earlier events, swapped in where the "older" link was."""
     deck = deck_of(request)
-    events = await deck.store.read_tail(agent_id=agent_id, before=before, limit=TRANSCRIPT_PAGE + 1)
+    events = await deck.events_before(agent_id=agent_id, before=before, limit=TRANSCRIPT_PAGE + 1)
     older = len(events) > TRANSCRIPT_PAGE
     events = events[-TRANSCRIPT_PAGE:]
     try:
@@ -250,7 +247,7 @@ async def older_events(request: Request, agent_id: str, before: int) -> HTMLResp
 @router.get("/ui/events/{event_id}/output", response_class=PlainTextResponse)
 async def event_output(request: Request, event_id: int) -> PlainTextResponse:
     """The whole stored output of one tool result (as much as the event holds)."""
-    found = await deck_of(request).store.read(after=event_id - 1, limit=1)
+    found = await deck_of(request).events(after=event_id - 1, limit=1)
     if not found or found[0].id != event_id or found[0].type != EventType.TOOL_RETURNED:
         return PlainTextResponse("no such tool result", status_code=404)
     data = found[0].data

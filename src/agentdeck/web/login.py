@@ -17,7 +17,7 @@ from urllib.parse import parse_qs
 
 from starlette.types import Message, Receive, Scope, Send
 
-from agentdeck.daemon.identity import Identity
+from agentdeck.daemon.deck import Identity
 
 COOKIE = "agentdeck_session"
 MAX_FORM_BYTES = 4096

@@ -38,7 +38,7 @@ async def audit_member_act(
     if not member and by.count(":") < 2:  # no user known: nobody to name
         return
     deck: Deck = request.app.state.deck
-    await deck.store.append_audit(
+    await deck.audit(
         AuditRecord.for_input(
             agent_id=agent_id,
             tool=f"chat:{act}" if member else f"act:{act}",

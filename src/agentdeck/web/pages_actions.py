@@ -18,7 +18,6 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from agentdeck.core.agent import Agent, AgentSpec
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import AgentdeckError
-from agentdeck.mockmodel import builtin_scenario_names
 from agentdeck.web.auth import actor_label
 from agentdeck.web.members import audit_member_act
 from agentdeck.web.owners import owned
@@ -47,7 +46,7 @@ def spec_from_form(form: dict[str, str]) -> AgentSpec:
     if not prompt:
         raise ValueError("write a prompt for the agent")
     scenario = form.get("scenario", "").strip() or None
-    if scenario is not None and scenario not in builtin_scenario_names():
+    if scenario is not None and scenario not in Deck.scenario_names():
         raise ValueError(f"unknown scenario {scenario!r}")
     allow = tuple(
         line.strip()

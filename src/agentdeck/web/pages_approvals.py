@@ -143,7 +143,7 @@ async def inbox(
     request: Request, answered: int = Query(ANSWERED_PAGE, ge=1, le=MAX_ANSWERED)
 ) -> HTMLResponse:
     deck = deck_of(request)
-    last_id = await deck.store.last_event_id()
+    last_id = await deck.last_event_id()
     pending = await deck.approvals(states=[ApprovalState.PENDING], limit=PENDING_LIMIT)
     pending.reverse()  # oldest first: the one that expires first is on top
     done = await deck.approvals(states=ANSWERED, limit=answered + 1)

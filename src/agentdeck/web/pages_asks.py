@@ -119,7 +119,7 @@ async def inbox(
     request: Request, answered: int = Query(ANSWERED_PAGE, ge=1, le=MAX_ANSWERED)
 ) -> HTMLResponse:
     deck = deck_of(request)
-    last_id = await deck.store.last_event_id()
+    last_id = await deck.last_event_id()
     pending = await deck.asks(states=[AskState.PENDING], limit=PENDING_LIMIT)
     pending.reverse()  # oldest first: the worker that has waited longest is on top
     done = await deck.asks(states=ANSWERED, limit=answered + 1)

@@ -10,6 +10,7 @@ the security middleware refuses a foreign ``Origin``.
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
@@ -18,8 +19,9 @@ from markupsafe import Markup, escape
 
 from agentdeck.core.memory import MemoryHit
 from agentdeck.core.snippets import snippet_parts
+from agentdeck.core.summary import age as elapsed
+from agentdeck.daemon.deck import Deck
 from agentdeck.errors import AgentdeckError, NotFound
-from agentdeck.memory.mcp_server import age, record_text, resolve_project
 from agentdeck.web import pages_approvals
 from agentdeck.web.pages_actions import form_of
 from agentdeck.web.pages_base import deck_of, form_error, is_htmx, render
@@ -29,6 +31,11 @@ logger = logging.getLogger(__name__)
 router = APIRouter(include_in_schema=False)
 
 RESULTS = 25
+
+
+def age(ts: float) -> str:
+    """How long ago ``ts`` was, compact (``3h``)."""
+    return elapsed(time.time() - ts)
 
 
 def marked(snippet: str) -> Markup:
@@ -48,8 +55,8 @@ async def _search(request: Request, q: str, project: str) -> dict[str, Any]:
     if project and not project.startswith("/"):
         error = f"the project must be an absolute directory, not {project!r}"
     elif q:
-        where = resolve_project(project) if project else None
-        hits = await deck_of(request).memory.search(q, project=where, limit=RESULTS)
+        where = Deck.memory_project(project)
+        hits = await deck_of(request).memory_search(q, project=where, limit=RESULTS)
     return {"q": q, "project": project, "hits": hits, "error": error, "age": age, "marked": marked}
 
 
@@ -60,7 +67,7 @@ async def memory_page(request: Request, q: str = "", project: str = "") -> HTMLR
     return render(
         "memory.html",
         **context,
-        stats=await deck.memory.stats(),
+        stats=await deck.memory_stats(),
         forgotten=request.query_params.get("forgotten"),
         pending_count=await pages_approvals.pending_count(deck),
     )
@@ -76,7 +83,7 @@ async def record_page(request: Request, memory_id: str, back: str = Query("")) -
     deck = deck_of(request)
     count = await pages_approvals.pending_count(deck)
     try:
-        record = await deck.memory.get(memory_id)
+        record = await deck.memory_record(memory_id)
     except NotFound:
         return render(
             "not_found.html",
@@ -88,7 +95,7 @@ async def record_page(request: Request, memory_id: str, back: str = Query("")) -
         "memory_record.html",
         record=record,
         kind="observation" if record.id.startswith("ob") else "session summary",
-        text=record_text(record),
+        text=Deck.memory_text(record),
         back=pages_approvals.safe_next(back, "/memory"),
         pending_count=count,
     )
@@ -99,7 +106,7 @@ async def forget(request: Request, memory_id: str) -> Response:
     form = await form_of(request)
     back = pages_approvals.safe_next(form.get("next", ""), "/memory")
     try:
-        forgotten = await deck_of(request).memory.forget(memory_id=memory_id)
+        forgotten = await deck_of(request).forget_memory(memory_id=memory_id)
     except NotFound:
         forgotten = 0
     except AgentdeckError as exc:

@@ -24,9 +24,8 @@ SHOWN = 50  # entries on the page: every pending one is among them first
 
 
 async def _queue_html(deck: Deck) -> str:
-    records = deck.runner.merges.records
-    pending = await records.list_merges(states=PENDING, oldest_first=True, limit=1000)
-    ended = [e for e in await records.list_merges(limit=SHOWN) if e.state not in PENDING]
+    pending = await deck.merges(states=PENDING, oldest_first=True, limit=1000)
+    ended = [e for e in await deck.merges(limit=SHOWN) if e.state not in PENDING]
     places: dict[str, int] = {}
     rows: list[tuple[str, MergeEntry]] = []
     for e in pending:
@@ -53,7 +52,7 @@ async def merge_agent(request: Request, agent_id: str) -> Response:
     form = await form_of(request)
     try:
         agent = await deck.get_agent(agent_id)
-        await deck.runner.merge(
+        await deck.merge(
             agent,
             into=form.get("into", "").strip() or None,
             strategy=cast(Strategy, form.get("strategy", "merge")),  # the queue checks it
@@ -69,7 +68,7 @@ async def merge_agent(request: Request, agent_id: str) -> Response:
 @router.post("/ui/merges/{ref}/cancel")
 async def cancel_merge(request: Request, ref: str) -> Response:
     try:
-        await deck_of(request).runner.merges.cancel(ref, by=actor_label(request, "web"))
+        await deck_of(request).cancel_merge(ref, by=actor_label(request, "web"))
     except AgentdeckError as exc:
         return form_error(request, exc.message, htmx_status=200)
     return redirect(request, "/merges")
@@ -80,7 +79,7 @@ async def merge_panel_html(deck: Deck, agent: Agent) -> str:
     worktree = Worktree.from_extra(agent.extra)
     if worktree is None:
         return ""
-    recent = await deck.runner.merges.records.list_merges(agent_id=agent.id, limit=3)
+    recent = await deck.merges(agent_id=agent.id, limit=3)
     return render_text(
         "_agent_merge.html", agent=agent, worktree=worktree, recent=recent, strategies=STRATEGIES
     )

@@ -18,8 +18,8 @@ from fastapi.responses import StreamingResponse
 
 from agentdeck.core.agent import Agent, AgentState
 from agentdeck.core.events import EventType, StoredEvent
+from agentdeck.core.ports import SubscriptionDropped
 from agentdeck.daemon.deck import Deck
-from agentdeck.daemon.hub import SubscriptionDropped, follow
 from agentdeck.errors import NotFound
 from agentdeck.web.pages_approvals import approval_fragments
 from agentdeck.web.pages_asks import ask_fragments
@@ -216,7 +216,7 @@ async def board_stream(
         asks=asks,
         tree=tree,
     )
-    start = max(resume_point(request, after), deck.hub.position - MAX_BACKLOG)
+    start = max(resume_point(request, after), deck.event_position - MAX_BACKLOG)
     return event_stream(_pump(deck, feed.fragments, after=start, heartbeat=heartbeat_of(request)))
 
 
@@ -272,7 +272,7 @@ async def _pump(
 ) -> AsyncIterator[str]:
     yield "retry: 2000\n: connected\n\n"
     try:
-        async for batch in follow(deck.hub, after=after, agent_id=agent_id, heartbeat=heartbeat):
+        async for batch in deck.follow(after=after, agent_id=agent_id, heartbeat=heartbeat):
             html = await fragments(batch)
             if html:
                 yield sse_message(html, batch[-1].id if batch else None)

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from agentdeck.core.agent import Agent, AgentSpec, AgentState
 from agentdeck.core.events import StoredEvent
-from agentdeck.store.reads import StoreStats
+from agentdeck.daemon.deck import StoreStats
 
 MAX_AGENT_PAGE = 10_000
 MAX_EVENT_PAGE = 5000

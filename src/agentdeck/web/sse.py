@@ -27,8 +27,8 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from agentdeck.core.events import StoredEvent
+from agentdeck.core.ports import SubscriptionDropped
 from agentdeck.daemon.deck import Deck
-from agentdeck.daemon.hub import SubscriptionDropped, follow
 from agentdeck.web.schemas import errors
 
 logger = logging.getLogger(__name__)
@@ -137,9 +137,7 @@ class EventStreamResponse(Response):
         await write(f"retry: {RETRY_MS}\n\n".encode())
         stream = cast(
             AsyncGenerator[list[StoredEvent], None],
-            follow(
-                self.deck.hub, after=self.after, agent_id=self.agent_id, heartbeat=self.heartbeat
-            ),
+            self.deck.follow(after=self.after, agent_id=self.agent_id, heartbeat=self.heartbeat),
         )
         try:
             async with contextlib.aclosing(stream):
@@ -190,7 +188,7 @@ async def stream(
     if start is None:
         # Live only: after everything committed so far (the hub may not have
         # fanned out the latest commit yet).
-        start = max(deck.hub.position, await deck.store.last_event_id())
+        start = max(deck.event_position, await deck.last_event_id())
     return EventStreamResponse(
         deck,
         event_streams(request.app.state),

@@ -1,0 +1,68 @@
+"""The Deck's event log: pages of it, the live feed, totals, usage."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+
+from agentdeck.core.audit import AuditEntry, AuditRecord
+from agentdeck.core.events import StoredEvent
+from agentdeck.core.usage import Bucket, UsageGroup, UsageReport
+from agentdeck.daemon.deck.parts import DeckParts
+from agentdeck.store.reads import StoreStats
+from agentdeck.store.usage import report
+
+
+class Events(DeckParts):
+    async def events(
+        self, *, after: int = 0, agent_id: str | None = None, limit: int = 1000
+    ) -> list[StoredEvent]:
+        """Committed events after ``after``, oldest first."""
+        return await self._store.read(after=after, agent_id=agent_id, limit=limit)
+
+    async def events_before(
+        self, *, agent_id: str | None = None, before: int | None = None, limit: int = 200
+    ) -> list[StoredEvent]:
+        """The newest ``limit`` events with ``id < before`` (all when None), oldest first."""
+        return await self._store.read_tail(agent_id=agent_id, before=before, limit=limit)
+
+    async def last_event_id(self) -> int:
+        return await self._store.last_event_id()
+
+    @property
+    def event_position(self) -> int:
+        """The last event id delivered to the live feed's followers."""
+        return self._hub.position
+
+    @property
+    def followers(self) -> int:
+        """How many follow the live feed now (streams, the notifier)."""
+        return self._hub.subscriber_count
+
+    def follow(
+        self, *, after: int, agent_id: str | None = None, heartbeat: float = 15.0
+    ) -> AsyncIterator[list[StoredEvent]]:
+        """Events after ``after`` from the log, then live (``core.ports.EventFeed``)."""
+        return self._hub.follow(after=after, agent_id=agent_id, heartbeat=heartbeat)
+
+    async def stats(self) -> StoreStats:
+        return await self._store.stats()
+
+    async def audit(self, record: AuditRecord) -> AuditEntry:
+        """One more entry in the audit log's hash chain."""
+        return await self._store.append_audit(record)
+
+    async def usage(self, *, since_seconds: float, bucket: Bucket, by: UsageGroup) -> UsageReport:
+        """Cost and tokens over time, the fleet's daily cap, the budgets."""
+        cap = self._runner.governor.profile_named().budgets.daily_usd
+        return await report(
+            self._usage_records,
+            since_seconds=since_seconds,
+            bucket=bucket,
+            by=by,
+            daily_cap_usd=cap,
+            now=time.time(),
+        )
+
+    async def budget_warnings(self, since: float) -> list[dict[str, object]]:
+        return await self._usage_records.warnings(since)

@@ -1,0 +1,149 @@
+"""The Deck itself: what it is made of, how it opens and closes, start-up."""
+
+from __future__ import annotations
+
+import logging
+
+from agentdeck.core.agent import Agent, AgentState
+from agentdeck.core.notify import Target
+from agentdeck.core.roles import User
+from agentdeck.daemon.deck.agents import Agents
+from agentdeck.daemon.deck.changes import Changes
+from agentdeck.daemon.deck.events import Events
+from agentdeck.daemon.deck.inbox import Inbox
+from agentdeck.daemon.deck.lookups import Lookups
+from agentdeck.daemon.deck.services import Services
+from agentdeck.daemon.hub import EventHub
+from agentdeck.daemon.identity import Identity
+from agentdeck.hooks.bridge import HookBridge
+from agentdeck.notify.config import load_targets
+from agentdeck.notify.service import Notifier
+from agentdeck.orchestration.service import Orchestrator
+from agentdeck.runner.runner import Runner
+from agentdeck.runner.steering import Steering, owned_elsewhere, reconcile_stale
+from agentdeck.settings import Settings
+from agentdeck.store.memory import MemoryStore
+from agentdeck.store.store import Store
+from agentdeck.store.usage import UsageStore
+from agentdeck.store.users import UserStore
+
+logger = logging.getLogger(__name__)
+
+
+class Deck(Agents, Inbox, Changes, Events, Services, Lookups):
+    """What the daemon serves — store, runner, event hub — behind one API.
+
+    The web layer, the CLI's embedded mode and the daemon's own start-up steer
+    agents through these methods; none of them touches the runner, the store or
+    the hub (they are private to the Deck).
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        runner: Runner,
+        hub: EventHub,
+        targets: list[Target] | None = None,
+    ) -> None:
+        self.settings = settings
+        self._store = store
+        self._runner = runner
+        self._hub = hub
+        self._steering = Steering(store, runner)
+        self.memory: MemoryStore = runner.memory.records
+        self.hooks = HookBridge(store, runner.governor, runner.memory)
+        self._orchestration = Orchestrator(store, runner, settings)
+        self._notifier = Notifier(settings, store, hub, targets or [])
+        self.identity = Identity(UserStore(store), session_ttl=settings.session_ttl_seconds)
+        self._usage_records = UsageStore(store)
+
+    @classmethod
+    async def open(cls, settings: Settings) -> Deck:
+        settings.ensure_home()
+        targets = load_targets(settings)  # a bad notification config stops the start
+        store = Store.open(settings.db_path, batch_size=settings.event_batch_size)
+        runner = Runner(store, settings, warm_pool=settings.warm_pool)
+        hub = EventHub(store)
+        await hub.start()
+        return cls(settings, store, runner, hub, targets)
+
+    async def close(self) -> None:
+        """Stop every agent gracefully (then by force), flush the log."""
+        try:
+            await self._runner.shutdown(suspend=True)
+            await self._runner.memory.drain()
+        finally:
+            self._orchestration.close()
+            await self._notifier.stop()
+            await self._hub.stop()
+            await self._store.close()
+
+    # -- serving ---------------------------------------------------------------------
+
+    async def bootstrap(self, file_token: str) -> User | None:
+        """A deck without users gets ``admin`` owning the token file's token."""
+        return await self.identity.bootstrap(file_token)
+
+    async def start_notifying(self, base_url: str) -> None:
+        """Follow the log for the notification targets; links point at ``base_url``."""
+        await self._notifier.start(base_url)
+
+    async def refuse_starts(self) -> None:
+        """From now on no agent starts, and those starting stop now (suspended):
+        the daemon is stopping."""
+        await self._runner.refuse_starts(suspend=True)
+
+    async def stop_feeds(self) -> None:
+        """End notifications and every follower of the live feed (streams)."""
+        await self._notifier.stop()
+        await self._hub.stop()
+
+    # -- start-up --------------------------------------------------------------------
+
+    async def reconcile(self) -> list[Agent]:
+        """Agents the store still has as live, after a crash or a restart.
+
+        Leftover Claude Code processes are stopped; agents asked to survive
+        restarts are resumed in their Claude session, the others are marked
+        ``interrupted``. Agents supervised by a live ``agentdeck run`` elsewhere
+        are left to it.
+        """
+        out = []
+        live = [s for s in AgentState if s.is_live]
+        found = await self._store.list_agents(states=live, limit=100_000, include_archived=True)
+        # Agents a clean shutdown suspended mid-turn, to be carried on now.
+        found += [
+            a
+            for a in await self._store.list_agents(
+                states=[AgentState.INTERRUPTED], limit=100_000, include_archived=True
+            )
+            if a.extra.get("resume_at_start")
+        ]
+        for agent in found:
+            if owned_elsewhere(agent):
+                continue
+            was_busy = agent.state != AgentState.IDLE
+            agent = await reconcile_stale(
+                self._store, agent, grace=self.settings.stop_grace_seconds
+            )
+            if agent.spec.resume_on_restart and not agent.session_id and was_busy:
+                # Stopped before its Claude session began: start it afresh.
+                try:
+                    agent = (await self._runner.relaunch(agent.id, keep_alive=True)).agent
+                except Exception as exc:  # noqa: BLE001 - one agent must not stop the daemon
+                    logger.warning("could not restart agent %s: %s", agent.id, exc)
+            elif agent.spec.resume_on_restart and agent.session_id:
+                try:
+                    # A turn that was cut short is continued; an idle agent
+                    # just gets its process back, waiting for a message.
+                    text = await self._orchestration.resume_text(agent) if was_busy else None
+                    session = await self._runner.resume(
+                        agent.id, text, keep_alive=True, idle=not was_busy
+                    )
+                    agent = session.agent
+                except Exception as exc:  # noqa: BLE001 - one agent must not stop the daemon
+                    logger.warning("could not resume agent %s: %s", agent.id, exc)
+            out.append(agent)
+        await self._runner.merges.recover()
+        return out

@@ -1,0 +1,86 @@
+"""The Deck's inbox: permission requests (approvals) and workers' questions (asks)."""
+
+from __future__ import annotations
+
+from agentdeck.core.approvals import Approval, ApprovalState, GrantScope
+from agentdeck.core.asks import Ask, AskState
+from agentdeck.daemon.deck.parts import DeckParts
+
+
+class Inbox(DeckParts):
+    async def approvals(
+        self,
+        *,
+        states: list[ApprovalState] | None = None,
+        agent_id: str | None = None,
+        limit: int = 100,
+    ) -> list[Approval]:
+        return await self._runner.governor.approvals.list_approvals(
+            states=states, agent_id=agent_id, limit=limit
+        )
+
+    async def approval(self, ref: str) -> Approval:
+        return await self._runner.governor.approvals.find(ref)
+
+    async def answer(
+        self,
+        ref: str,
+        decision: str,
+        *,
+        by: str,
+        message: str | None = None,
+        remember: GrantScope | None = None,
+    ) -> Approval:
+        """Answer a request. If no agent waits for it any more (its process died and
+        it was resumed, or is still stopped), the answer is reported to the agent:
+        now if it runs here, else when it is next resumed."""
+        governor = self._runner.governor
+        approval = await governor.approvals.find(ref)
+        waited = governor.is_waiting(approval.id)
+        answered = await governor.answer(
+            approval.id, decision, by=by, message=message, remember=remember
+        )
+        if not waited:
+            await self._report(answered)
+        return answered
+
+    async def _report(self, approval: Approval) -> None:
+        verb = "approved" if approval.state.allows else "denied"
+        note = (
+            f"While you were stopped, your earlier request to use {approval.tool} "
+            f"({approval.input}) was {verb}"
+            + (f": {approval.message}" if approval.message else ".")
+            + (" You may try it again." if approval.state.allows else "")
+        )
+        session = self._runner.live(approval.agent_id)
+        if session is not None:
+            await session.send(note)
+            return
+        await self._store.amend_extra(approval.agent_id, append={"reports": note})
+
+    async def sweep(self) -> None:
+        """Deny orphaned requests at their deadline; expire unanswered questions."""
+        await self._runner.governor.expire_orphans()
+        await self._orchestration.inbox.expire_orphans()
+
+    async def asks(
+        self,
+        *,
+        states: list[AskState] | None = None,
+        agent_id: str | None = None,
+        limit: int = 100,
+    ) -> list[Ask]:
+        return await self._orchestration.inbox.list_questions(
+            states=states, agent_id=agent_id, limit=limit
+        )
+
+    async def asks_to(self, agent_id: str, *, limit: int = 50) -> list[Ask]:
+        """Open questions workers put to ``agent_id`` (newest first)."""
+        return await self._orchestration.inbox.asks.list_asks(to_agent_id=agent_id, limit=limit)
+
+    async def ask(self, ref: str) -> Ask:
+        return await self._orchestration.inbox.asks.find(ref)
+
+    async def answer_ask(self, ref: str, answer: str, *, by: str) -> Ask:
+        """A person answers a worker's question (whoever it was put to)."""
+        return await self._orchestration.inbox.answer(ref, answer, by=by)

@@ -1,0 +1,86 @@
+"""What the Deck knows by name: profiles, scenarios, agent templates, the deck's
+orchestrator tools for hand-started sessions, uploads into a workspace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentdeck.core.agent import Agent
+from agentdeck.core.policy_profile import Profile
+from agentdeck.core.templates import Template
+from agentdeck.daemon.deck.parts import DeckParts
+from agentdeck.daemon.home import read_token
+from agentdeck.daemon.uploads import save_upload
+
+if TYPE_CHECKING:
+    from agentdeck.orchestration.templates import Catalog
+
+
+class Lookups(DeckParts):
+    def profile(self, name: str | None = None) -> Profile:
+        """A policy profile as agents get it (the deck's secrets denied); default:
+        the deck's own."""
+        return self._runner.governor.profile_named(name)
+
+    @staticmethod
+    def profile_names() -> list[str]:
+        """The built-in policy profiles, sorted."""
+        from agentdeck.governance.profiles import builtin_profile_names
+
+        return builtin_profile_names()
+
+    @staticmethod
+    def project_file(ref: str, project: str | None) -> Path:
+        """The file a ``.agentdeck/NAME`` reference names in ``project`` (``ValueError``
+        says what is wrong with it: no links, no other place)."""
+        from agentdeck.governance.profiles import in_project
+
+        return in_project(ref, project)
+
+    @staticmethod
+    def scenario_names() -> list[str]:
+        """The scripted model's built-in scenarios, sorted."""
+        from agentdeck.mockmodel.loader import builtin_scenario_names
+
+        return builtin_scenario_names()
+
+    def templates(self, project: str | None = None) -> Catalog:
+        """The agent templates visible from ``project`` (and those that did not load)."""
+        from agentdeck.orchestration.templates import catalog
+
+        return catalog(self.settings, project)
+
+    def template(self, name: str, project: str | None = None) -> Template:
+        from agentdeck.orchestration.templates import resolve
+
+        return resolve(self.settings, name, project)
+
+    def owner_token(self) -> str | None:
+        """The token file's token: the deck's own user's (the CLI's)."""
+        return read_token(self.settings)
+
+    @staticmethod
+    def upload(agent: Agent, name: str, data: bytes) -> Path:
+        """Save ``data`` under uploads/ in the agent's workspace (a taken name gets a
+        number); the path it got, relative to the workspace."""
+        return save_upload(Path(agent.cwd), name, data)
+
+    async def external_agent(self, session_id: str, project: str, pid: int | None) -> Agent:
+        """The agent of a hand-started Claude Code session (made if new)."""
+        return await self._orchestration.external_parent(session_id, project, pid)
+
+    @staticmethod
+    def deck_tools() -> tuple[str, ...]:
+        """The orchestrator tools a hand-started session calls through the API."""
+        from agentdeck.orchestration.tools import ORCHESTRATOR_TOOLS
+
+        return tuple(ORCHESTRATOR_TOOLS)
+
+    async def call_deck_tool(
+        self, agent_id: str, tool: str, args: dict[str, Any], *, wait_cap: float | None = None
+    ) -> tuple[str, bool]:
+        """One orchestrator tool call as ``agent_id``: its text, and whether it failed."""
+        from agentdeck.orchestration.tools import call_tool
+
+        return await call_tool(self._orchestration, agent_id, tool, args, wait_cap=wait_cap)

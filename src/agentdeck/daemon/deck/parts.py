@@ -1,0 +1,44 @@
+"""What every part of the Deck works with: its collaborators, private to it.
+
+The Deck's areas (agents, inbox, changes, events, memory, team and notify,
+settings-backed look-ups) are mixins over these; a client (the web layer, the
+CLI's embedded mode) calls their methods and never reaches the collaborators.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentdeck.core.agent import Agent
+
+if TYPE_CHECKING:
+    from agentdeck.daemon.hub import EventHub
+    from agentdeck.daemon.identity import Identity
+    from agentdeck.hooks.bridge import HookBridge
+    from agentdeck.notify.service import Notifier
+    from agentdeck.orchestration.service import Orchestrator
+    from agentdeck.runner.runner import Runner
+    from agentdeck.runner.steering import Steering
+    from agentdeck.settings import Settings
+    from agentdeck.store.memory import MemoryStore
+    from agentdeck.store.store import Store
+    from agentdeck.store.usage import UsageStore
+
+
+class DeckParts:
+    settings: Settings
+    identity: Identity  # the users and tokens the web layer authenticates against
+    hooks: HookBridge  # what the hook socket of hand-started sessions answers with
+    memory: MemoryStore
+    _store: Store
+    _runner: Runner
+    _hub: EventHub
+    _steering: Steering
+    _orchestration: Orchestrator
+    _notifier: Notifier
+    _usage_records: UsageStore
+
+    def _fresh(self, agent: Agent) -> Agent:
+        """The live session's view of the agent when it runs here."""
+        session = self._runner.sessions.get(agent.id)
+        return session.agent if session is not None else agent
