@@ -157,9 +157,7 @@ async def fan_out(args: argparse.Namespace) -> None:
                 kind, value = await asyncio.to_thread(out.get, True, 60)
                 assert kind == "ready", kind
                 ready += value
-            await _until(
-                lambda: deck.followers >= args.subscribers, "every subscription"
-            )
+            await _until(lambda: deck.followers >= args.subscribers, "every subscription")
 
             cpu_before = time.process_time()
             started = time.monotonic()
