@@ -22,6 +22,7 @@ from agentdeck.cli import (
     checkpoints,
     context,
     daemon,
+    demo_command,
     diff,
     doctor,
     hooks,
@@ -59,6 +60,7 @@ checkpoints.register(app)
 doctor.register(app)
 mock.register(app)
 daemon.register(app)
+demo_command.register(app)
 approvals.register(app)
 asks.register(app)
 templates.register(app)

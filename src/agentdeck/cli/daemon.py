@@ -1,4 +1,5 @@
-"""``agentdeck up / down / status / demo``: the daemon's lifecycle."""
+"""``agentdeck up / down / status``: the daemon's lifecycle (``demo`` is in
+``demo_command.py``: the demo imports this module's banner)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ PortOpt = Annotated[int | None, typer.Option(help="Port (default 8765; 0 = any f
 
 
 def register(app: typer.Typer) -> None:
-    for name, fn in (("up", up), ("down", down), ("status", status), ("demo", demo)):
+    for name, fn in (("up", up), ("down", down), ("status", status)):
         app.command(name)(fn)
 
 
@@ -164,22 +165,3 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] 
     else:
         out.say(f"no daemon running for {home}")
     raise typer.Exit(1)
-
-
-def demo(
-    port: PortOpt = None,
-    exit_when_done: Annotated[
-        bool, typer.Option(help="Stop once the crew has finished its work (for scripts and tests).")
-    ] = False,
-) -> None:
-    """A daemon with the scripted model and a small crew: no Claude account needed."""
-    from agentdeck.cli.demo import run_demo
-
-    settings = load_settings()
-    home = settings.home_dir / "demo"
-    changes: dict[str, object] = {"home": home}
-    if port is not None:
-        changes["port"] = port
-    raise typer.Exit(
-        asyncio.run(run_demo(settings.model_copy(update=changes), exit_when_done=exit_when_done))
-    )
