@@ -15,7 +15,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from rich.console import Group
 from rich.markup import escape
@@ -30,9 +30,7 @@ from textual.widgets import Label, Static
 
 from agentdeck.errors import AgentdeckError
 from agentdeck.tui.screens import Confirm, Prompt
-
-if TYPE_CHECKING:
-    from agentdeck.tui.app import DeckApp
+from agentdeck.tui.steering import SteeringActions
 
 logger = logging.getLogger(__name__)
 
@@ -95,10 +93,10 @@ class DeckCommands(Provider):
     _loading: asyncio.Task[list[Command]] | None = None
 
     @property
-    def deck(self) -> DeckApp:
-        from agentdeck.tui.app import DeckApp
-
-        assert isinstance(self.app, DeckApp)
+    def deck(self) -> SteeringActions:
+        """The app, by the base that has what the commands use (``app.DeckApp``
+        imports this module: naming it here would close a circle)."""
+        assert isinstance(self.app, SteeringActions)
         return self.app
 
     async def startup(self) -> None:
@@ -158,7 +156,7 @@ class DeckCommands(Provider):
                 yield Hit(score, matcher.highlight(name), run, help=help_text)
 
 
-def ask_start(app: DeckApp, template: str) -> None:
+def ask_start(app: SteeringActions, template: str) -> None:
     def started(prompt: str | None) -> None:
         if prompt:
             app._do(f"started an agent from {template}", app.client.start, template, prompt)
@@ -166,7 +164,7 @@ def ask_start(app: DeckApp, template: str) -> None:
     app.push_screen(Prompt(f"Start an agent from {template}: its task"), started)
 
 
-def show_diff(app: DeckApp, agent_id: str, name: str) -> None:
+def show_diff(app: SteeringActions, agent_id: str, name: str) -> None:
     async def read() -> None:
         try:
             diff = await app.client.diff(agent_id)
@@ -179,7 +177,7 @@ def show_diff(app: DeckApp, agent_id: str, name: str) -> None:
     app._spawn(read, group="palette")
 
 
-def ask_rewind(app: DeckApp, agent_id: str, name: str, n: int) -> None:
+def ask_rewind(app: SteeringActions, agent_id: str, name: str, n: int) -> None:
     def confirmed(yes: bool | None) -> None:
         if yes:
             app._do(f"rewound {name} to checkpoint {n}", app.client.rewind, agent_id, n)
@@ -187,7 +185,7 @@ def ask_rewind(app: DeckApp, agent_id: str, name: str, n: int) -> None:
     app.push_screen(Confirm(f"Put {name}'s files back as they were at checkpoint {n}?"), confirmed)
 
 
-def ask_memory(app: DeckApp) -> None:
+def ask_memory(app: SteeringActions) -> None:
     def asked(answer: str | None) -> None:
         if not answer:
             return
