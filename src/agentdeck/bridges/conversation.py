@@ -31,7 +31,7 @@ from agentdeck.core.agent import AgentState
 from agentdeck.errors import AgentdeckError
 
 if TYPE_CHECKING:
-    from agentdeck.bridges.core import Bridge
+    from agentdeck.bridges.host import BridgeHost
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ TAKEN = "👀"  # a message handed to the agent
 class ConversationWorker:
     """One conversation: its members' messages and its agent's events, in order."""
 
-    def __init__(self, bridge: Bridge, conversation: Conversation) -> None:
+    def __init__(self, bridge: BridgeHost, conversation: Conversation) -> None:
         self.bridge = bridge
         self.conversation = conversation
         self.inbox: asyncio.Queue[Incoming | AgentEvent | Flush] = asyncio.Queue()

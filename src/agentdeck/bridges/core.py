@@ -22,14 +22,14 @@ import logging
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from agentdeck.bridges import text as fmt
 from agentdeck.bridges.conversation import ConversationWorker
 from agentdeck.bridges.daemon_client import Actor, DaemonClient
-from agentdeck.bridges.delivery import Retry, Undeliverable, deliver
+from agentdeck.bridges.delivery import Undeliverable, deliver
+from agentdeck.bridges.host import BridgeConfig
 from agentdeck.bridges.platform import (
     Conversation,
     Incoming,
@@ -53,19 +53,6 @@ PROMPT_ANSWER_ROOM = 300  # characters of a prompt kept for who answered, and ho
 _PROMPT_EVENTS = frozenset(
     {"permission_requested", "permission_resolved", "question_asked", "question_answered"}
 )
-
-
-@dataclass(frozen=True)
-class BridgeConfig:
-    channels: frozenset[str]  # channels served (threads in them too); empty: none
-    approvers: frozenset[str] = frozenset()  # member ids, or "role:<name>"; empty: nobody
-    admins: frozenset[str] = frozenset()  # who may /project; empty: nobody
-    project_roots: tuple[str, ...] = ()  # where /project may point
-    on_busy: Literal["queue", "interrupt"] = "queue"
-    edit_interval: float = 1.0
-    attach_over: int = 1500  # characters of tool output shown as an attachment, not at all
-    agent: Mapping[str, Any] = field(default_factory=dict)  # POST /api/agents defaults
-    retry: Retry = field(default_factory=Retry)  # waits between two tries of one post
 
 
 class Bridge:

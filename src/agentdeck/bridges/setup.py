@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from agentdeck.bridges.core import BridgeConfig
 from agentdeck.bridges.delivery import Retry
+from agentdeck.bridges.host import BridgeConfig
 from agentdeck.errors import ConfigError
 from agentdeck.settings import Settings
 

@@ -10,8 +10,9 @@ import asyncio
 import contextlib
 import logging
 
-from agentdeck.bridges.core import Bridge, BridgeConfig
+from agentdeck.bridges.core import Bridge
 from agentdeck.bridges.daemon_client import DaemonClient
+from agentdeck.bridges.host import BridgeConfig
 from agentdeck.bridges.reconnect import Backoff, reason
 from agentdeck.bridges.setup import bridge_config as shared_config
 from agentdeck.bridges.setup import read_secret

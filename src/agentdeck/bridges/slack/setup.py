@@ -14,8 +14,9 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
-from agentdeck.bridges.core import Bridge, BridgeConfig
+from agentdeck.bridges.core import Bridge
 from agentdeck.bridges.daemon_client import DaemonClient
+from agentdeck.bridges.host import BridgeConfig
 from agentdeck.bridges.reconnect import Backoff, reason
 from agentdeck.bridges.setup import bridge_config as shared_config
 from agentdeck.bridges.setup import read_secret
