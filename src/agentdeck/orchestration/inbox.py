@@ -20,7 +20,6 @@ import contextlib
 import logging
 import secrets
 import time
-from typing import TYPE_CHECKING
 
 from agentdeck.core.agent import Agent, AgentState
 from agentdeck.core.asks import Ask, AskKind, AskState
@@ -28,11 +27,9 @@ from agentdeck.core.events import QuestionAnswered, QuestionAsked
 from agentdeck.core.tree import resolve_ref
 from agentdeck.errors import InvalidState, NotFound
 from agentdeck.orchestration import texts
+from agentdeck.orchestration.host import Orchestration, ToolError
 from agentdeck.runner.steering import owned_elsewhere
 from agentdeck.store.asks import AskStore
-
-if TYPE_CHECKING:
-    from agentdeck.orchestration.service import Orchestrator
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +46,7 @@ def call_cap(timeout_setting: float) -> float:
 
 
 class Inbox:
-    def __init__(self, orchestrator: Orchestrator) -> None:
+    def __init__(self, orchestrator: Orchestration) -> None:
         self.orch = orchestrator
         self.asks = AskStore(orchestrator.store)
         self._waiters: dict[str, asyncio.Future[Ask]] = {}
@@ -67,8 +64,6 @@ class Inbox:
         timeout: float = 1800.0,
         request_id: str | None = None,
     ) -> str:
-        from agentdeck.orchestration.service import ToolError
-
         session = self.orch.session(agent_id)
         if session is None:
             raise ToolError("only a running agent can ask")
@@ -126,8 +121,6 @@ class Inbox:
         return texts.expired_text(outcome, outcome.expires_at - outcome.created_at)
 
     async def _own(self, agent: Agent, ref: str) -> Ask:
-        from agentdeck.orchestration.service import ToolError
-
         try:
             ask = await self.asks.find(ref)
         except NotFound:
@@ -209,8 +202,6 @@ class Inbox:
         """Answer a pending question. ``caller``: the orchestrator answering
         through ``answer_request`` (it may name the asking child instead of the
         request id, and may answer only questions put to it)."""
-        from agentdeck.orchestration.service import ToolError
-
         if not answer.strip():
             raise ToolError("the answer is empty")
         ask = await self._resolve(ref, caller)
@@ -231,8 +222,6 @@ class Inbox:
         return decided
 
     async def _resolve(self, ref: str, caller: Agent | None) -> Ask:
-        from agentdeck.orchestration.service import ToolError
-
         try:
             return await self.asks.find(ref)
         except NotFound:
@@ -326,8 +315,6 @@ class Inbox:
     # -- notes and messages ------------------------------------------------------------------
 
     async def notify_parent(self, agent_id: str, text: str) -> str:
-        from agentdeck.orchestration.service import ToolError
-
         agent = await self.orch.agent(agent_id)
         if not agent.parent_id:
             raise ToolError("you have no orchestrator to notify (you were not spawned by one)")
@@ -375,8 +362,6 @@ class Inbox:
         return f"{texts.notes_preamble(await self.note_lines(notes))}\n\n{text}"
 
     async def message(self, agent_id: str, ref: str, text: str) -> str:
-        from agentdeck.orchestration.service import ToolError
-
         agent = await self.orch.agent(agent_id)
         if not agent.parent_id:
             raise ToolError("you have no siblings: you were not spawned by an orchestrator")

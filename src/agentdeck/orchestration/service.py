@@ -42,11 +42,11 @@ from agentdeck.errors import (
     InvalidState,
     NotFound,
     PolicyError,
-    Refused,
     UsageError,
     WorktreeError,
 )
 from agentdeck.orchestration import texts
+from agentdeck.orchestration.host import ToolError
 from agentdeck.orchestration.inbox import Inbox
 from agentdeck.orchestration.templates import resolve
 from agentdeck.orchestration.waits import Waits
@@ -62,10 +62,6 @@ logger = logging.getLogger(__name__)
 
 WORKSPACES = ("new", "shared", "worktree")
 TRANSCRIPT_MAX = 200
-
-
-class ToolError(Refused):
-    """What a deck tool tells the model went wrong (and what to do instead)."""
 
 
 class Orchestrator:

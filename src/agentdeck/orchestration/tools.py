@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from claude_agent_sdk import SdkMcpTool, create_sdk_mcp_server
 
@@ -21,12 +21,20 @@ from agentdeck.core.patch_scrub import scrub_patch
 from agentdeck.errors import AgentdeckError, Refused
 from agentdeck.orchestration import texts
 from agentdeck.orchestration.deck_server import SERVER, spawn_config
+from agentdeck.orchestration.host import Orchestration
+from agentdeck.orchestration.inbox import Inbox
+from agentdeck.orchestration.waits import Waits
 from agentdeck.runner.callbacks import held
 from agentdeck.settings import Settings
 from agentdeck.worktrees import worktree_of
 
-if TYPE_CHECKING:
-    from agentdeck.orchestration.service import Orchestrator
+
+class ToolsHost(Orchestration, Protocol):
+    """What the tools use: the Orchestrator, its inbox and its waits."""
+
+    inbox: Inbox
+    waits: Waits
+
 
 logger = logging.getLogger(__name__)
 
@@ -231,7 +239,7 @@ def tool_names(agent: Agent) -> list[str]:
 
 
 def handlers(
-    orch: Orchestrator, agent_id: str, *, wait_cap: float | None = None
+    orch: ToolsHost, agent_id: str, *, wait_cap: float | None = None
 ) -> dict[str, Handler]:
     """What each tool does, as the agent ``agent_id``; ``wait_cap``: the most
     one blocking call may wait (default: from Claude Code's timeout for it)."""
@@ -364,7 +372,7 @@ async def run(name: str, handler: Handler, args: dict[str, Any]) -> tuple[str, b
 
 
 async def call_tool(
-    orch: Orchestrator,
+    orch: ToolsHost,
     agent_id: str,
     name: str,
     args: dict[str, Any],
@@ -393,7 +401,7 @@ def _guarded(name: str, handler: Handler) -> Callable[[dict[str, Any]], Awaitabl
     return call
 
 
-def deck_server(orch: Orchestrator, agent: Agent) -> dict[str, Any]:
+def deck_server(orch: ToolsHost, agent: Agent) -> dict[str, Any]:
     """The ``deck`` server for ``agent``: the SDK config, plus Claude Code's
     timeout for one call of its tools (so a shorter MCP_TOOL_TIMEOUT in the
     environment does not cut a long wait)."""

@@ -16,22 +16,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from agentdeck.core.agent import Agent, AgentState
 from agentdeck.core.asks import Ask
 from agentdeck.orchestration import texts
-from agentdeck.orchestration.inbox import call_cap
+from agentdeck.orchestration.host import Orchestration, ToolError
+from agentdeck.orchestration.inbox import Inbox, call_cap
 
-if TYPE_CHECKING:
-    from agentdeck.orchestration.service import Orchestrator
+
+class WithInbox(Orchestration, Protocol):
+    inbox: Inbox
+
 
 MODES = ("all", "any")
 MAX_WAIT_SECONDS = 24 * 3600.0
 
 
 class Waits:
-    def __init__(self, orchestrator: Orchestrator) -> None:
+    def __init__(self, orchestrator: WithInbox) -> None:
         self.orch = orchestrator
 
     async def wait(
@@ -43,8 +46,6 @@ class Waits:
         mode: str = "all",
         cap: float | None = None,
     ) -> str:
-        from agentdeck.orchestration.service import ToolError
-
         if mode not in MODES:
             raise ToolError(f"mode must be 'all' or 'any', not {mode!r}")
         orch = self.orch
