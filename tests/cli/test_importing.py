@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from agentdeck.cli import importing
+from agentdeck.cli.importing import importing
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,7 @@ import contextlib
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
-from agentdeck.cli import importing
+from agentdeck.cli.importing import importing
 
 if TYPE_CHECKING:
     from agentdeck.cli.ending import Ending
