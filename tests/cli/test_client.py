@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from agentdeck.cli import remote
+from agentdeck.cli import remote, remote_follow
 from agentdeck.client import quick
 from agentdeck.daemon.home import DaemonInfo
 from agentdeck.errors import AgentdeckError, NotFound, UsageError
@@ -107,7 +107,7 @@ def test_a_dropped_stream_resumes_from_its_position_without_gaps(play: Play) -> 
         return 200, {"Content-Type": "text/event-stream"}, chunks
 
     played = play(answer)
-    got = [e["id"] for e in remote.stream(played.daemon(), "a1", 0)]
+    got = [e["id"] for e in remote_follow.stream(played.daemon(), "a1", 0)]
     assert got == [3, 6, 7]
     assert [r[2]["after"] for r in played.requests] == [["0"], ["5"]]
 
@@ -169,7 +169,7 @@ def test_a_stream_the_daemon_ends_mid_chunk_ends_without_a_traceback(play: Play)
         return 200, {"Content-Type": "text/event-stream"}, [*sse(("notice", event(1))), b"data: {"]
 
     played = play(answer)
-    assert [e["id"] for e in remote.stream(played.daemon(), "a1", 0)] == [1]
+    assert [e["id"] for e in remote_follow.stream(played.daemon(), "a1", 0)] == [1]
 
 
 def test_logs_follow_of_an_agent_that_ends_while_its_log_is_read_returns(

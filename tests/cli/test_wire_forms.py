@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import inspect
 
-from agentdeck.cli import remote, render
+from agentdeck.cli import remote, remote_follow, render
 from agentdeck.core import log_lines
 from agentdeck.core.agent import AgentState
 from agentdeck.core.approvals import ApprovalState
@@ -16,9 +16,9 @@ from agentdeck.core.merge_queue import PENDING, MergeEntry, MergeState
 
 
 def test_the_states_are_the_records_states() -> None:
-    assert tuple(s.value for s in AgentState) == remote.AGENT_STATES
-    assert {s.value for s in AgentState if s.is_final} == remote.FINAL_STATES
-    assert {s.value for s in AgentState if s.is_live} == remote.LIVE_STATES
+    assert tuple(s.value for s in AgentState) == remote_follow.AGENT_STATES
+    assert {s.value for s in AgentState if s.is_final} == remote_follow.FINAL_STATES
+    assert {s.value for s in AgentState if s.is_live} == remote_follow.LIVE_STATES
     assert tuple(s.value for s in ApprovalState) == remote.APPROVAL_STATES
     assert tuple(s.value for s in AskState) == remote.ASK_STATES
     assert tuple(s.value for s in PENDING) == remote.MERGE_PENDING

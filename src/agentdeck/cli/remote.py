@@ -6,7 +6,8 @@ commands themselves (when the quick path stepped aside). So what a command does
 through a daemon is written once. Each function takes the command's own
 parameters and returns the exit code. Nothing heavy is imported: records are
 the daemon's JSON (each record's ``to_dict()``), and Rich loads only for what
-``styled`` leaves to it.
+``styled`` leaves to it. Following an agent (``remote_follow``) loads with the
+commands that read its log or follow it.
 """
 
 from __future__ import annotations
@@ -15,16 +16,6 @@ import time
 
 from agentdeck import jsontext
 from agentdeck.cli import out
-from agentdeck.cli.remote_follow import (
-    AGENT_STATES,
-    FINAL_STATES,
-    LIVE_STATES,
-    AnswerTo,
-    follow,
-    print_event,
-    stream,
-    turn_running,
-)
 from agentdeck.client.quick import Daemon, connect
 from agentdeck.errors import UsageError
 from agentdeck.homedir import home_path
@@ -75,6 +66,8 @@ def spec_body(spec: AgentSpec, *, keep_alive: bool, template: str | None) -> dic
 def states_of(values: list[str] | None) -> list[str] | None:
     if not values:
         return None
+    from agentdeck.cli.remote_follow import AGENT_STATES
+
     if any(v not in AGENT_STATES for v in values):
         raise UsageError(f"unknown state in {values}; states are: {', '.join(AGENT_STATES)}")
     return list(values)
@@ -137,6 +130,8 @@ def print_show(agent: dict[str, Any], children: list[dict[str, Any]]) -> None:
 
 
 def logs(d: Daemon, agent: str, follow: bool, as_json: bool) -> int:
+    from agentdeck.cli.remote_follow import FINAL_STATES, LIVE_STATES, print_event, stream
+
     found = d.get(f"/api/agents/{agent}")
     after = 0
     while True:
@@ -215,6 +210,8 @@ def run_spec(
 
 
 def run(d: Daemon, spec: AgentSpec, template: str | None, as_json: bool) -> int:
+    from agentdeck.cli.remote_follow import follow
+
     started = d.post("/api/agents", spec_body(spec, keep_alive=False, template=template))
     return follow(d, started["id"], after=0, as_json=as_json, until_turn=False)
 
@@ -222,6 +219,8 @@ def run(d: Daemon, spec: AgentSpec, template: str | None, as_json: bool) -> int:
 def send(d: Daemon, agent: str, text: str, as_json: bool, no_wait: bool = False) -> int:
     """Follow the turn that answers ``text`` (see ``AnswerTo``), or with ``no_wait``
     say it was sent, or queued behind the turn in progress."""
+    from agentdeck.cli.remote_follow import AnswerTo, follow, turn_running
+
     found = d.get(f"/api/agents/{agent}")
     mark = _last_event_id(d)
     running = turn_running(d, found, mark)
@@ -235,6 +234,8 @@ def send(d: Daemon, agent: str, text: str, as_json: bool, no_wait: bool = False)
 
 
 def resume(d: Daemon, agent: str, text: str | None, fork: bool, as_json: bool) -> int:
+    from agentdeck.cli.remote_follow import follow
+
     found = d.get(f"/api/agents/{agent}")
     mark = 0 if fork else _last_event_id(d)
     resumed = d.post(f"/api/agents/{found['id']}/resume", {"text": text, "fork": fork})

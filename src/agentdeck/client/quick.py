@@ -19,7 +19,6 @@ import _socket
 
 from agentdeck import jsontext
 from agentdeck.client import locate
-from agentdeck.client.sse import EventStreamReader
 from agentdeck.errors import DaemonUnavailable, from_body
 
 TYPE_CHECKING = False  # not typing's: its import costs this path ~10 ms
@@ -74,6 +73,8 @@ class Daemon:
 
     def events(self, path: str, params: Params) -> Iterator[tuple[str, str]]:
         """Server-sent events as ``(kind, data)`` until the daemon ends the stream."""
+        from agentdeck.client.sse import EventStreamReader  # here: most commands read none
+
         with self._open("GET", path, params, None, None) as response:
             if response.status >= 400:
                 raise from_body(response.status, response.read_all(), path)
