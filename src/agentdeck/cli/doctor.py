@@ -258,30 +258,29 @@ def _database(settings: Settings) -> Check:
 
 
 async def _daemon(settings: Settings) -> Check:
-    import httpx
-
+    from agentdeck.client.http import DaemonHTTP
     from agentdeck.daemon.home import read_info, read_token
+    from agentdeck.errors import AgentdeckError
     from agentdeck.runner import procs
 
     info = read_info(settings)
     if info is None or not procs.is_running(info.pid):
         return Check("daemon", "ok", "not running: commands run embedded; `agentdeck up` starts it")
-    token = read_token(settings) or ""
+    http = DaemonHTTP(
+        info.url, read_token(settings) or "", client="cli", read_seconds=3.0, connect_seconds=3.0
+    )
     try:
-        async with httpx.AsyncClient(timeout=3.0) as http:
-            answer = await http.get(
-                f"{info.url}/healthz", headers={"Authorization": f"Bearer {token}"}
-            )
-            answer.raise_for_status()
-            data = answer.json()
-    except (httpx.HTTPError, ValueError) as exc:
+        data = await http.call("GET", "/healthz")
+    except (AgentdeckError, ValueError) as exc:
         return Check(
             "daemon",
             "fail",
             f"pid {info.pid} holds the home but does not answer at "
-            f"{info.url}: {type(exc).__name__}",
+            f"{info.url}: {type(exc.__cause__ or exc).__name__}",
             "agentdeck down (or kill it), then agentdeck up",
         )
+    finally:
+        await http.aclose()
     version = data.get("version")
     if version != __version__:
         return Check(
