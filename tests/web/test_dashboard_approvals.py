@@ -17,7 +17,7 @@ import pytest
 from agentdeck.core.agent import Agent, AgentSpec, AgentState
 from agentdeck.core.approvals import Approval, ApprovalState
 from agentdeck.core.events import EventType
-from agentdeck.web.pages_approvals import count_label, safe_next
+from agentdeck.web.inbox import count_label, safe_next
 from tests.support.governance import ask_profile_and_scenario
 from tests.support.waiting import eventually, wait_event
 

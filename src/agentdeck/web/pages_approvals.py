@@ -15,23 +15,17 @@ import time
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, Response
 
 from agentdeck.core.approvals import Approval, ApprovalState, GrantScope
 from agentdeck.core.events import EventType, StoredEvent
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import AgentdeckError, InvalidState, NotFound
+from agentdeck.web import inbox as shared
 from agentdeck.web.auth import actor_label
+from agentdeck.web.inbox import PENDING_LIMIT, count_label, safe_next
 from agentdeck.web.pages_actions import form_of
-from agentdeck.web.pages_base import (
-    agent_names,
-    card_swaps,
-    deck_of,
-    form_error,
-    is_htmx,
-    render,
-    render_text,
-)
+from agentdeck.web.pages_base import agent_names, deck_of, form_error, render, render_text
 
 logger = logging.getLogger(__name__)
 
@@ -43,9 +37,6 @@ ANSWERED = [
     ApprovalState.EXPIRED,
     ApprovalState.CANCELLED,
 ]
-PENDING_LIMIT = 100  # the inbox shows this many pending; the badge says "99+" beyond
-ANSWERED_PAGE = 25
-MAX_ANSWERED = 500
 PERMISSION_TYPES = frozenset({EventType.PERMISSION_REQUESTED, EventType.PERMISSION_RESOLVED})
 # The four buttons: (decision, remembered?)
 ANSWERS = {
@@ -56,10 +47,6 @@ ANSWERS = {
 }
 
 
-def count_label(n: int) -> str:
-    return "" if n <= 0 else f"{PENDING_LIMIT - 1}+" if n >= PENDING_LIMIT else str(n)
-
-
 async def pending_count(deck: Deck) -> str:
     """The nav badge's text: how many requests wait for an answer ("" for none)."""
     found = await deck.approvals(states=[ApprovalState.PENDING], limit=PENDING_LIMIT)
@@ -68,15 +55,6 @@ async def pending_count(deck: Deck) -> str:
 
 def count_html(count: str, *, oob: bool = False, poll: bool = False) -> str:
     return render_text("_approvals_count.html", pending_count=count, oob=oob, poll=poll)
-
-
-def safe_next(value: str, default: str = "/approvals") -> str:
-    """Where a plain form post goes back to: a path on this site, nothing else."""
-    # Browsers drop tabs and newlines from URLs (``/\t/evil`` is ``//evil``):
-    # control characters and backslashes never pass.
-    clean = value.isprintable() and "\\" not in value
-    ok = clean and value.startswith("/") and not value.startswith("//")
-    return value if ok else default
 
 
 def card_html(
@@ -111,36 +89,34 @@ async def approval_fragments(
     """Out-of-band swaps for the permission events in ``batch``: new pending cards
     appended to ``list_id`` (if the page has such a list), answered cards turned
     over where they are, and the nav badge's count."""
-    events = [e for e in batch if e.type in PERMISSION_TYPES]
-    if not events:
-        return []
-    parts: list[str] = []
-    if list_id is not None:
-        asked = {
-            str(e.data.get("request_id"))
-            for e in events
-            if e.type == EventType.PERMISSION_REQUESTED
-        }
 
-        async def card(ref: str, new: bool) -> tuple[str, bool] | None:
-            if not ref.startswith("ap"):
-                return None  # a policy deny without a request: the transcript shows it
-            try:
-                approval = await deck.approval(ref)
-            except NotFound:
-                return None
-            name = (await agent_names(deck, {approval.agent_id}))[approval.agent_id]
-            return card_html(approval, name, next_url=next_url, once=new, oob=not new), new
+    async def card(ref: str, new: bool) -> tuple[str, bool] | None:
+        if not ref.startswith("ap"):
+            return None  # a policy deny without a request: the transcript shows it
+        try:
+            approval = await deck.approval(ref)
+        except NotFound:
+            return None
+        name = (await agent_names(deck, {approval.agent_id}))[approval.agent_id]
+        return card_html(approval, name, next_url=next_url, once=new, oob=not new), new
 
-        refs = (str(e.data.get("request_id", "")) for e in events)
-        parts += await card_swaps(refs, asked, list_id, card)
-    parts.append(count_html(await pending_count(deck), oob=True))
-    return parts
+    async def count() -> str:
+        return count_html(await pending_count(deck), oob=True)
+
+    return await shared.fragments(
+        batch,
+        types=PERMISSION_TYPES,
+        asked_type=EventType.PERMISSION_REQUESTED,
+        key="request_id",
+        list_id=list_id,
+        card=card,
+        count=count,
+    )
 
 
 @router.get("/approvals", response_class=HTMLResponse)
 async def inbox(
-    request: Request, answered: int = Query(ANSWERED_PAGE, ge=1, le=MAX_ANSWERED)
+    request: Request, answered: int = Query(shared.ANSWERED_PAGE, ge=1, le=shared.MAX_ANSWERED)
 ) -> HTMLResponse:
     deck = deck_of(request)
     last_id = await deck.last_event_id()
@@ -151,9 +127,7 @@ async def inbox(
         "approvals.html",
         pending=await cards(deck, pending, "/approvals"),
         answered=await cards(deck, done[:answered], "/approvals"),
-        more=len(done) > answered,
-        shown=answered,
-        next_more=min(answered * 2, MAX_ANSWERED),
+        **shared.answered_page(done, answered),
         pending_count=count_label(len(pending)),
         last_id=last_id,
     )
@@ -187,20 +161,16 @@ async def answer(request: Request, ref: str) -> Response:
     except InvalidState:
         approval = await deck.approval(ref)
         conflict = f"Already answered: {_how(approval)}. Nothing changed."
-    except NotFound:
-        return form_error(request, f"there is no approval request {ref}", 404)
     except AgentdeckError as exc:
-        logger.info("dashboard answer to %s refused: %s", ref, exc.message)
-        return form_error(request, f"could not answer: {exc.message}", 400)
-    if not is_htmx(request):
-        if conflict is not None:
-            return form_error(request, conflict, 409)
-        return RedirectResponse(next_url, status_code=303)
+        return shared.refused(request, exc, what=f"approval request {ref}", log=logger)
     name = (await agent_names(deck, {approval.agent_id}))[approval.agent_id]
-    flash = {"ok": False, "message": conflict} if conflict else None
-    html = card_html(approval, name, next_url=next_url, flash=flash)
-    badge = count_html(await pending_count(deck), oob=True)
-    return HTMLResponse(html + badge, status_code=409 if conflict else 200)
+    return shared.answered_reply(
+        request,
+        next_url=next_url,
+        conflict=conflict,
+        card=lambda flash: card_html(approval, name, next_url=next_url, flash=flash),
+        badge=count_html(await pending_count(deck), oob=True),
+    )
 
 
 def _how(approval: Approval) -> str:

@@ -15,32 +15,24 @@ import time
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, Response
 
 from agentdeck.core.asks import Ask, AskState
 from agentdeck.core.events import EventType, StoredEvent
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import AgentdeckError, InvalidState, NotFound
+from agentdeck.web import inbox as shared
 from agentdeck.web.auth import actor_label
+from agentdeck.web.inbox import PENDING_LIMIT, count_label, safe_next
 from agentdeck.web.pages_actions import form_of
-from agentdeck.web.pages_approvals import PENDING_LIMIT, count_label, safe_next
-from agentdeck.web.pages_base import (
-    agent_names,
-    card_swaps,
-    deck_of,
-    form_error,
-    is_htmx,
-    render,
-    render_text,
-)
+from agentdeck.web.pages_approvals import pending_count as approvals_count
+from agentdeck.web.pages_base import agent_names, deck_of, form_error, render, render_text
 
 logger = logging.getLogger(__name__)
 
 router = APIRouter(include_in_schema=False)
 
 ANSWERED = [AskState.ANSWERED, AskState.EXPIRED, AskState.CANCELLED]
-ANSWERED_PAGE = 25
-MAX_ANSWERED = 500
 MAX_ANSWER_CHARS = 20_000
 ASK_TYPES = frozenset({EventType.QUESTION_ASKED, EventType.QUESTION_ANSWERED})
 
@@ -92,46 +84,44 @@ async def ask_fragments(
     """Out-of-band swaps for the question events in ``batch``: new cards appended
     to ``list_id`` (if the page has such a list), answered cards turned over
     where they are, and the nav badge's count."""
-    events = [e for e in batch if e.type in ASK_TYPES]
-    if not events:
-        return []
-    parts: list[str] = []
-    if list_id is not None:
-        asked = {str(e.data.get("ask_id")) for e in events if e.type == EventType.QUESTION_ASKED}
 
-        async def card(ref: str, asked_now: bool) -> tuple[str, bool] | None:
-            try:
-                ask = await deck.ask(ref)
-            except NotFound:
-                return None
-            new = asked_now and ask.state.is_open  # answered at once: drawn in place
-            names = await _names(deck, [ask])
-            return card_html(ask, names, next_url=next_url, once=new, oob=not new), new
+    async def card(ref: str, asked_now: bool) -> tuple[str, bool] | None:
+        try:
+            ask = await deck.ask(ref)
+        except NotFound:
+            return None
+        new = asked_now and ask.state.is_open  # answered at once: drawn in place
+        names = await _names(deck, [ask])
+        return card_html(ask, names, next_url=next_url, once=new, oob=not new), new
 
-        refs = [str(e.data.get("ask_id", "")) for e in events]
-        parts += await card_swaps(refs, asked, list_id, card)
-    parts.append(count_html(await pending_count(deck), oob=True))
-    return parts
+    async def count() -> str:
+        return count_html(await pending_count(deck), oob=True)
+
+    return await shared.fragments(
+        batch,
+        types=ASK_TYPES,
+        asked_type=EventType.QUESTION_ASKED,
+        key="ask_id",
+        list_id=list_id,
+        card=card,
+        count=count,
+    )
 
 
 @router.get("/asks", response_class=HTMLResponse)
 async def inbox(
-    request: Request, answered: int = Query(ANSWERED_PAGE, ge=1, le=MAX_ANSWERED)
+    request: Request, answered: int = Query(shared.ANSWERED_PAGE, ge=1, le=shared.MAX_ANSWERED)
 ) -> HTMLResponse:
     deck = deck_of(request)
     last_id = await deck.last_event_id()
     pending = await deck.asks(states=[AskState.PENDING], limit=PENDING_LIMIT)
     pending.reverse()  # oldest first: the worker that has waited longest is on top
     done = await deck.asks(states=ANSWERED, limit=answered + 1)
-    from agentdeck.web.pages_approvals import pending_count as approvals_count
-
     return render(
         "asks.html",
         pending=await cards(deck, pending, "/asks"),
         answered=await cards(deck, done[:answered], "/asks"),
-        more=len(done) > answered,
-        shown=answered,
-        next_more=min(answered * 2, MAX_ANSWERED),
+        **shared.answered_page(done, answered),
         asks_count=count_label(len(pending)),
         pending_count=await approvals_count(deck),
         last_id=last_id,
@@ -159,16 +149,13 @@ async def answer(request: Request, ref: str) -> Response:
     except InvalidState:
         ask = await deck.ask(ref)
         conflict = f"Already {ask.state} by {ask.answered_by or 'nobody'}. Nothing changed."
-    except NotFound:
-        return form_error(request, f"there is no question {ref}", 404)
     except AgentdeckError as exc:
-        logger.info("dashboard answer to %s refused: %s", ref, exc.message)
-        return form_error(request, f"could not answer: {exc.message}", 400)
-    if not is_htmx(request):
-        if conflict is not None:
-            return form_error(request, conflict, 409)
-        return RedirectResponse(next_url, status_code=303)
-    flash = {"ok": False, "message": conflict} if conflict else None
-    html = card_html(ask, await _names(deck, [ask]), next_url=next_url, flash=flash)
-    badge = count_html(await pending_count(deck), oob=True)
-    return HTMLResponse(html + badge, status_code=409 if conflict else 200)
+        return shared.refused(request, exc, what=f"question {ref}", log=logger)
+    names = await _names(deck, [ask])
+    return shared.answered_reply(
+        request,
+        next_url=next_url,
+        conflict=conflict,
+        card=lambda flash: card_html(ask, names, next_url=next_url, flash=flash),
+        badge=count_html(await pending_count(deck), oob=True),
+    )

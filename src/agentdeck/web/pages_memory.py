@@ -23,6 +23,7 @@ from agentdeck.core.summary import age as elapsed
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import AgentdeckError, NotFound
 from agentdeck.web import pages_approvals
+from agentdeck.web.inbox import safe_next
 from agentdeck.web.pages_actions import form_of
 from agentdeck.web.pages_base import deck_of, form_error, is_htmx, render
 
@@ -96,7 +97,7 @@ async def record_page(request: Request, memory_id: str, back: str = Query("")) -
         record=record,
         kind="observation" if record.id.startswith("ob") else "session summary",
         text=Deck.memory_text(record),
-        back=pages_approvals.safe_next(back, "/memory"),
+        back=safe_next(back, "/memory"),
         pending_count=count,
     )
 
@@ -104,7 +105,7 @@ async def record_page(request: Request, memory_id: str, back: str = Query("")) -
 @router.post("/ui/memory/{memory_id}/forget")
 async def forget(request: Request, memory_id: str) -> Response:
     form = await form_of(request)
-    back = pages_approvals.safe_next(form.get("next", ""), "/memory")
+    back = safe_next(form.get("next", ""), "/memory")
     try:
         forgotten = await deck_of(request).forget_memory(memory_id=memory_id)
     except NotFound:
