@@ -3,30 +3,51 @@
     .venv/bin/python scripts/import_graph.py          # the figures
     .venv/bin/python scripts/import_graph.py -v       # and each import / cycle
 
-The layers are the ones issue 29 names (clients above the daemon, the daemon above
-orchestration, and so on down to core), read with grimp, the graph import-linter
-checks. An import counts wherever it sits: at module level, in a function, or under
-``TYPE_CHECKING``. Packages not named here (settings, errors, ...) are left out.
+The layers are those of the import-linter layers contract in pyproject.toml
+(clients above the daemon, the daemon above orchestration, and so on down to core),
+read with grimp, the graph import-linter checks; siblings on one line (``a | b``)
+are not counted against each other. Without that contract (a checkout from before
+it), the order issue 29 names. An import counts wherever it sits: at module level,
+in a function, or under ``TYPE_CHECKING``. Packages in no layer (settings, errors,
+...) are left out. For another checkout: ``PYTHONPATH=<checkout>/src`` and
+``--pyproject <checkout>/pyproject.toml``.
 """
 
 from __future__ import annotations
 
 import sys
+import tomllib
+from pathlib import Path
 
 import grimp
 
-# Top to bottom; packages on one line are siblings (they may not import each other
-# for the count either way: only an arrow from a lower layer to a higher one counts).
-LAYERS: list[list[str]] = [
-    ["cli", "tui", "bridges", "serve"],
-    ["web"],
-    ["daemon"],
-    ["orchestration", "notify"],
-    ["runner", "hooks"],
-    ["governance", "memory"],
-    ["store", "worktrees", "sandbox", "mockmodel"],
-    ["core"],
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# Issue 29's order, for a checkout without the layers contract.
+ISSUE_LAYERS = [
+    "agentdeck.cli | agentdeck.tui | agentdeck.bridges | agentdeck.serve",
+    "agentdeck.web",
+    "agentdeck.daemon",
+    "agentdeck.orchestration | agentdeck.notify",
+    "agentdeck.runner | agentdeck.hooks",
+    "agentdeck.governance | agentdeck.memory",
+    "agentdeck.store | agentdeck.worktrees | agentdeck.sandbox | agentdeck.mockmodel",
+    "agentdeck.core",
 ]
+
+
+def read_layers(pyproject: Path) -> list[list[str]]:
+    """The layers contract of ``pyproject``, top to bottom: the packages of each
+    layer (``a | b``: independent siblings) without the ``agentdeck.`` prefix."""
+    config = tomllib.loads(pyproject.read_text())
+    contracts = config["tool"]["importlinter"]["contracts"]
+    found = [c["layers"] for c in contracts if c["type"] == "layers"]
+    lines = found[0] if found else ISSUE_LAYERS
+    return [[name.strip().split(".", 1)[1] for name in line.split("|")] for line in lines]
+
+
+LAYERS: list[list[str]] = []
 
 
 def layer_of(module: str) -> int | None:
@@ -101,6 +122,10 @@ def cycles(graph: grimp.ImportGraph) -> list[list[str]]:
 
 
 def main(argv: list[str]) -> int:
+    pyproject = ROOT / "pyproject.toml"
+    if "--pyproject" in argv:
+        pyproject = Path(argv[argv.index("--pyproject") + 1])
+    LAYERS[:] = read_layers(pyproject)
     graph = grimp.build_graph("agentdeck", cache_dir=None)
     arrows = back_up(graph)
     circles = cycles(graph)
