@@ -44,6 +44,7 @@ from agentdeck.core.checkpoint import (
 )
 from agentdeck.errors import UsageError, WorktreeError
 from agentdeck.worktrees.git import AS_AGENTDECK, GitFailed
+from agentdeck.worktrees.packed_take import PACK_AT_LEAST, pack_into_index
 from agentdeck.worktrees.shadow_git import (
     ATTRIBUTES,
     CONFIG,
@@ -339,6 +340,9 @@ class Checkpoints:
             take, skipped, vanished = await asyncio.to_thread(
                 measure, workspace, changes.present, self.max_file_bytes
             )
+        if tip is None and len(take) >= PACK_AT_LEAST and not (shadow / "index").exists():
+            packed = await pack_into_index(shadow, workspace, take, self.max_file_bytes)
+            take, skipped = packed.left, [*skipped, *packed.skipped]
         for chunk in chunks([*changes.gone, *vanished, *take]):
             await run_git(*where, "update-index", "--add", "--remove", "--replace", "--", *chunk,
                       cwd=workspace)  # fmt: skip

@@ -64,9 +64,11 @@ class Tip:
 _INDEX = ("-c", "core.splitIndex=true", "-c", "core.untrackedCache=false")
 
 
-async def run_git(*args: str, cwd: Path, ok: tuple[int, ...] = (0,)) -> str:
+async def run_git(
+    *args: str, cwd: Path, ok: tuple[int, ...] = (0,), stdin: bytes | None = None
+) -> str:
     """git on a shadow repository, whose attributes turn every driver off."""
-    return await git(*_INDEX, *args, cwd=cwd, ok=ok, drivers_off=True)
+    return await git(*_INDEX, *args, cwd=cwd, ok=ok, drivers_off=True, stdin=stdin)
 
 
 def git_dir(shadow: Path) -> str:

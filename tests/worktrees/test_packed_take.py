@@ -1,0 +1,164 @@
+"""An agent's first checkpoint is written as a pack (``worktrees/packed_take``): the
+same tree as one file at a time through ``update-index`` would give, rewinds put it
+back, and a workspace the agent changes under it (a directory swapped for a symlink
+out of it, a file for a FIFO, a file grown over the cap) reads nothing outside it,
+never blocks and takes no large file."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agentdeck.worktrees import checkpoints as checkpoints_module
+from agentdeck.worktrees import packed_take
+from agentdeck.worktrees.checkpoints import Checkpoints
+
+pytestmark = pytest.mark.anyio
+
+AGENT = "a1b2c3d4e5f6a7b8"
+CAP = 1000
+
+
+def tree_of(checkpoints: Checkpoints, commit: str) -> str:
+    return git(checkpoints.shadow(AGENT), "rev-parse", f"{commit}^{{tree}}")
+
+
+def git(shadow: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", f"--git-dir={shadow}", *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def every_object(shadow: Path) -> bytes:
+    return subprocess.run(
+        ["git", f"--git-dir={shadow}", "cat-file", "--batch-all-objects", "--batch"],
+        capture_output=True, check=True,
+    ).stdout  # fmt: skip
+
+
+def files_of(checkpoints: Checkpoints, commit: str) -> dict[str, str]:
+    listed = git(checkpoints.shadow(AGENT), "ls-tree", "-r", commit)
+    return {line.split("\t", 1)[1]: line.split()[0] for line in listed.splitlines()}
+
+
+def workspace(root: Path) -> Path:
+    """Files of every kind a checkpoint meets."""
+    for i in range(12):
+        (root / "src" / f"d{i % 3}").mkdir(parents=True, exist_ok=True)
+        (root / "src" / f"d{i % 3}" / f"f{i}.py").write_text(f"print({i})\n" * (i + 1))
+    (root / "empty").write_bytes(b"")
+    (root / "run.sh").write_text("#!/bin/sh\necho hi\n")
+    (root / "run.sh").chmod(0o755)
+    (root / "link").symlink_to("src/d0/f0.py")
+    (root / "dangling").symlink_to("/nowhere/at/all")
+    (root / "big.bin").write_bytes(b"x" * (CAP + 1))
+    (root / "sub").mkdir()
+    subprocess.run(["git", "init", "-q", str(root / "sub")], check=True)
+    (root / "sub" / "inner.txt").write_text("a repository of its own\n")
+    (root / "tab\tname.txt").write_text("odd name\n")
+    return root
+
+
+async def first(tmp_path: Path, name: str, ws: Path) -> tuple[Checkpoints, str, list[str]]:
+    checkpoints = Checkpoints(tmp_path / name, CAP)
+    taken = await checkpoints.snapshot(AGENT, ws)
+    return checkpoints, taken.commit, taken.skipped
+
+
+@pytest.fixture
+def packed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Packing from the first file on (it starts at 256)."""
+    monkeypatch.setattr(checkpoints_module, "PACK_AT_LEAST", 1)
+
+
+async def test_the_packed_first_checkpoint_is_the_tree_a_file_at_a_time_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = workspace(tmp_path / "ws")
+    monkeypatch.setattr(checkpoints_module, "PACK_AT_LEAST", 10**9)
+    loose, loose_commit, loose_skipped = await first(tmp_path, "loose", ws)
+    monkeypatch.setattr(checkpoints_module, "PACK_AT_LEAST", 1)
+    spied: list[int] = []
+    real = packed_take.pack_into_index
+
+    async def spy(shadow: Path, workspace: Path, paths: list[str], cap: int) -> object:
+        spied.append(len(paths))
+        return await real(shadow, workspace, paths, cap)
+
+    monkeypatch.setattr(checkpoints_module, "pack_into_index", spy)
+    pack, pack_commit, pack_skipped = await first(tmp_path, "packed", ws)
+    assert spied and spied[0] > 12
+    assert tree_of(pack, pack_commit) == tree_of(loose, loose_commit)
+    assert pack_skipped == loose_skipped == ["big.bin"]
+    modes = files_of(pack, pack_commit)
+    assert (modes["run.sh"], modes["link"], modes["dangling"]) == ("100755", "120000", "120000")
+    assert "sub" not in modes and "sub/inner.txt" not in modes  # a repository of its own
+    # The index holds the files' stat data: the next checkpoint reads nothing again.
+    assert git(pack.shadow(AGENT), f"--work-tree={ws}", "diff-files", "--name-only") == ""
+
+
+async def test_a_rewind_puts_back_the_packed_first_checkpoint(tmp_path: Path, packed: None) -> None:
+    ws = workspace(tmp_path / "ws")
+    checkpoints, _, _ = await first(tmp_path, "checkpoints", ws)
+    before = {p: (ws / p).read_bytes() for p in ("src/d1/f4.py", "run.sh", "empty")}
+    (ws / "src" / "d1" / "f4.py").write_text("changed\n")
+    (ws / "run.sh").unlink()
+    (ws / "new.txt").write_text("made since\n")
+    await checkpoints.snapshot(AGENT, ws)
+    done = await checkpoints.rewind(AGENT, ws, to=1)
+    assert sorted(done.restored) == ["run.sh", "src/d1/f4.py"] and done.removed == ["new.txt"]
+    assert {p: (ws / p).read_bytes() for p in before} == before
+    assert os.access(ws / "run.sh", os.X_OK)
+
+
+async def test_a_directory_swapped_for_a_symlink_out_is_not_read_through(
+    tmp_path: Path, packed: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("the host's own file\n")
+    ws = tmp_path / "ws"
+    (ws / "dir").mkdir(parents=True)
+    (ws / "dir" / "secret.txt").write_text("the agent's\n")
+    (ws / "plain.txt").write_text("plain\n")
+    real = checkpoints_module.measure
+
+    def swapped(workspace: Path, paths: list[str], cap: int) -> tuple[list[str], ...]:
+        found = real(workspace, paths, cap)  # status named dir/secret.txt; now the swap
+        (ws / "dir" / "secret.txt").unlink()
+        (ws / "dir").rmdir()
+        (ws / "dir").symlink_to(outside)
+        return found
+
+    monkeypatch.setattr(checkpoints_module, "measure", swapped)
+    checkpoints = Checkpoints(tmp_path / "checkpoints", CAP)
+    taken = await checkpoints.snapshot(AGENT, ws)
+    shadow = checkpoints.shadow(AGENT)
+    assert b"the host's own file" not in every_object(shadow)
+    assert set(files_of(checkpoints, taken.commit)) == {"plain.txt"}  # the link: next time
+
+
+async def test_a_fifo_or_a_grown_file_in_a_files_place_neither_blocks_nor_is_taken(
+    tmp_path: Path, packed: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for name in ("pipe", "grows", "stays"):
+        (ws / name).write_text(f"{name}\n")
+    real = checkpoints_module.measure
+
+    def changed(workspace: Path, paths: list[str], cap: int) -> tuple[list[str], ...]:
+        found = real(workspace, paths, cap)
+        (ws / "pipe").unlink()
+        os.mkfifo(ws / "pipe")  # nobody ever writes to it
+        (ws / "grows").write_bytes(b"y" * (CAP + 5))
+        return found
+
+    monkeypatch.setattr(checkpoints_module, "measure", changed)
+    checkpoints = Checkpoints(tmp_path / "checkpoints", CAP)
+    taken = await checkpoints.snapshot(AGENT, ws)
+    assert "grows" in taken.skipped
+    assert set(files_of(checkpoints, taken.commit)) == {"stays"}
