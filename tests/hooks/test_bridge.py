@@ -78,7 +78,7 @@ async def session(deck: Deck, project: Path, session: str = SESSION) -> list[Hoo
         hook("Stop", project, session, last_assistant_message="test_parse fails on empty input"),
         hook("SessionEnd", project, session, reason="other"),
     ):
-        replies.append(await deck.hooks.handle(request))
+        replies.append(await deck._hooks.handle(request))
     return replies
 
 
@@ -105,17 +105,17 @@ async def test_a_session_becomes_an_external_agent_with_its_story(
 async def test_pretooluse_enforces_deny_and_ask_rules_and_leaves_the_rest_to_claude_code(
     open_deck: Deck, project: Path
 ) -> None:
-    await open_deck.hooks.handle(hook("SessionStart", project, source="startup"))
+    await open_deck._hooks.handle(hook("SessionStart", project, source="startup"))
     # No deny or ask rule matches: no decision, Claude Code's own rules decide.
-    passed = await open_deck.hooks.handle(hook("PreToolUse", project, **bash("ls -la")))
+    passed = await open_deck._hooks.handle(hook("PreToolUse", project, **bash("ls -la")))
     assert passed == HookReply()
     denied = decision(
-        await open_deck.hooks.handle(hook("PreToolUse", project, **bash("sudo rm -rf /", "t2")))
+        await open_deck._hooks.handle(hook("PreToolUse", project, **bash("sudo rm -rf /", "t2")))
     )
     assert denied["permissionDecision"] == "deny"
     assert "sudo" in denied["permissionDecisionReason"]
     asked = decision(
-        await open_deck.hooks.handle(hook("PreToolUse", project, **bash("git push", "t3")))
+        await open_deck._hooks.handle(hook("PreToolUse", project, **bash("git push", "t3")))
     )
     assert asked["permissionDecision"] == "ask"  # unanswered in the inbox: Claude Code's prompt
     [agent] = await open_deck.list_agents()
@@ -123,7 +123,7 @@ async def test_pretooluse_enforces_deny_and_ask_rules_and_leaves_the_rest_to_cla
     resolved = [e.data for e in events if e.type == "permission_resolved"]
     assert [(r["request_id"], r["decision"]) for r in resolved[:1]] == [("t2", "deny")]
     assert resolved[1]["decision"] == "ask" and resolved[1]["by"] == "timeout"
-    audit = await open_deck.store.read_audit(limit=10)
+    audit = await open_deck._store.read_audit(limit=10)
     assert [e.decision for e in audit] == ["deny", "ask", "expired"]
 
 
@@ -131,7 +131,7 @@ async def test_the_next_session_in_the_project_is_told_what_the_last_one_did(
     open_deck: Deck, project: Path
 ) -> None:
     await session(open_deck, project)
-    reply = await open_deck.hooks.handle(
+    reply = await open_deck._hooks.handle(
         hook("SessionStart", project, "second-session", source="startup")
     )
     context = json.loads(reply.stdout)["hookSpecificOutput"]["additionalContext"]
@@ -139,7 +139,7 @@ async def test_the_next_session_in_the_project_is_told_what_the_last_one_did(
     assert "pytest -x" in context
     other = project.parent / "other"
     other.mkdir()
-    elsewhere = await open_deck.hooks.handle(hook("SessionStart", other, "third", source="startup"))
+    elsewhere = await open_deck._hooks.handle(hook("SessionStart", other, "third", source="startup"))
     assert elsewhere.stdout == "", "memory stays in its project"
 
 
@@ -152,10 +152,10 @@ async def test_a_session_in_a_linked_worktree_remembers_for_the_repository(
     await session(open_deck, linked)
     await session(open_deck, linked / "pkg", "in-a-subdirectory")
     for where, name in ((repo, "in-the-repo"), (repo / "pkg", "in-its-subdirectory")):
-        reply = await open_deck.hooks.handle(hook("SessionStart", where, name, source="startup"))
+        reply = await open_deck._hooks.handle(hook("SessionStart", where, name, source="startup"))
         context = json.loads(reply.stdout)["hookSpecificOutput"]["additionalContext"]
         assert "test_parse fails on empty input" in context
-    agents = {a.session_id: a for a in await open_deck.store.list_agents()}
+    agents = {a.session_id: a for a in await open_deck._store.list_agents()}
     assert agents[SESSION].cwd == str(linked), "the board shows where it ran"
 
 
@@ -163,8 +163,8 @@ async def test_secrets_and_private_content_never_reach_memory(
     open_deck: Deck, project: Path
 ) -> None:
     key = "sk-ant-api03-" + "A1b2C3d4" * 10
-    await open_deck.hooks.handle(hook("SessionStart", project, source="startup"))
-    await open_deck.hooks.handle(
+    await open_deck._hooks.handle(hook("SessionStart", project, source="startup"))
+    await open_deck._hooks.handle(
         hook(
             "PostToolUse",
             project,
@@ -172,8 +172,8 @@ async def test_secrets_and_private_content_never_reach_memory(
             tool_response={"stdout": f"key {key} <private>my diary</private> done", "stderr": ""},
         )
     )
-    [hit] = await open_deck.memory.search("done")
-    record = await open_deck.memory.get(hit.id)
+    [hit] = await open_deck._memory.search("done")
+    record = await open_deck._memory.get(hit.id)
     stored = json.dumps(record.__dict__, default=str)
     assert key not in stored and "my diary" not in stored
     assert "REDACTED" in stored
@@ -185,7 +185,7 @@ async def test_a_project_that_opted_out_is_not_remembered(open_deck: Deck, proje
     await session(open_deck, project)
     (project / "backend").mkdir()
     await session(open_deck, project / "backend", "in-a-subdirectory")
-    assert await open_deck.memory.stats() == {"observations": 0, "summaries": 0, "projects": 0}
+    assert await open_deck._memory.stats() == {"observations": 0, "summaries": 0, "projects": 0}
     agents = await open_deck.list_agents()
     assert [a.state for a in agents] == [AgentState.DONE] * 2, "the board still shows them"
 
@@ -194,7 +194,7 @@ async def test_a_resumed_session_comes_back_to_the_same_agent(
     open_deck: Deck, project: Path
 ) -> None:
     await session(open_deck, project)
-    reply = await open_deck.hooks.handle(hook("SessionStart", project, source="resume"))
+    reply = await open_deck._hooks.handle(hook("SessionStart", project, source="resume"))
     assert reply.stdout == "", "a resumed session already has its history"
     [agent] = await open_deck.list_agents()
     assert agent.state is AgentState.IDLE
@@ -209,18 +209,18 @@ async def test_a_resumed_session_comes_back_to_the_same_agent(
 async def test_other_hooks_are_logged_and_bad_payloads_answered(
     open_deck: Deck, project: Path
 ) -> None:
-    reply = await open_deck.hooks.handle(
+    reply = await open_deck._hooks.handle(
         hook("PreCompact", project, trigger="manual", custom_instructions=None)
     )
     assert reply == HookReply()
     [agent] = await open_deck.list_agents()
     [received] = [e for e in await open_deck.events(agent_id=agent.id) if e.type == "hook_received"]
     assert received.data["hook"] == "PreCompact" and received.data["detail"]["trigger"] == "manual"
-    no_session = await open_deck.hooks.handle(
+    no_session = await open_deck._hooks.handle(
         HookRequest(event={"hook_event_name": "Stop"}, env={})
     )
     assert no_session.exit == 0 and "session_id" in no_session.stderr
-    weird = await open_deck.hooks.handle(hook("PreToolUse", project, tool_name=7, tool_input=[1]))
+    weird = await open_deck._hooks.handle(hook("PreToolUse", project, tool_name=7, tool_input=[1]))
     assert weird == HookReply()  # no rule speaks of it
 
 
@@ -240,7 +240,7 @@ async def test_hand_started_sessions_are_never_steered_or_stopped(
 ) -> None:
     request = hook("UserPromptSubmit", project, prompt="hi")
     env = {**request.env, "CLAUDE_PID": str(terminal_session.pid)}
-    await open_deck.hooks.handle(HookRequest(event=request.event, env=env))
+    await open_deck._hooks.handle(HookRequest(event=request.event, env=env))
     [agent] = await open_deck.list_agents()
     for steer in (open_deck.kill, open_deck.interrupt):
         with pytest.raises(UsageError, match="hand-started"):
@@ -259,8 +259,8 @@ async def test_hand_started_sessions_are_never_steered_or_stopped(
 async def test_a_permission_prompt_in_the_terminal_shows_as_awaiting_permission(
     open_deck: Deck, project: Path
 ) -> None:
-    await open_deck.hooks.handle(hook("PreToolUse", project, **bash("git push")))
-    await open_deck.hooks.handle(
+    await open_deck._hooks.handle(hook("PreToolUse", project, **bash("git push")))
+    await open_deck._hooks.handle(
         hook(
             "Notification",
             project,
@@ -270,7 +270,7 @@ async def test_a_permission_prompt_in_the_terminal_shows_as_awaiting_permission(
     )
     [agent] = await open_deck.list_agents()
     assert agent.state is AgentState.AWAITING_PERMISSION
-    await open_deck.hooks.handle(
+    await open_deck._hooks.handle(
         hook("PostToolUse", project, **bash("git push"), tool_response={"stdout": "ok"})
     )
     assert (await open_deck.get_agent(agent.id)).state is AgentState.RUNNING
@@ -279,13 +279,13 @@ async def test_a_permission_prompt_in_the_terminal_shows_as_awaiting_permission(
 async def test_a_session_first_seen_without_a_directory_gets_it_later(
     open_deck: Deck, project: Path
 ) -> None:
-    await open_deck.hooks.handle(
+    await open_deck._hooks.handle(
         HookRequest(
             event={"session_id": SESSION, "hook_event_name": "UserPromptSubmit", "prompt": "hi"},
             env={},
         )
     )
-    reply = await open_deck.hooks.handle(hook("PreToolUse", project, **bash("sudo ls")))
+    reply = await open_deck._hooks.handle(hook("PreToolUse", project, **bash("sudo ls")))
     assert decision(reply)["permissionDecision"] == "deny"
     [agent] = await open_deck.list_agents()
     assert agent.cwd == str(project)
@@ -306,7 +306,7 @@ async def test_the_event_log_keeps_no_secret_of_a_hand_started_session(
         ),
         hook("Stop", project, last_assistant_message=f"done with {key}"),
     ):
-        await open_deck.hooks.handle(request)
+        await open_deck._hooks.handle(request)
     [agent] = await open_deck.list_agents()
     log = json.dumps([e.data for e in await open_deck.events(agent_id=agent.id)])
     assert key not in log and "my diary" not in log
@@ -317,7 +317,7 @@ async def test_a_multibyte_output_is_cut_to_the_byte_limit(
     open_deck: Deck, project: Path, settings: Settings
 ) -> None:
     big = "é" * settings.tool_output_limit  # two bytes each: twice the limit
-    await open_deck.hooks.handle(
+    await open_deck._hooks.handle(
         hook("PostToolUse", project, **bash("cat big"), tool_response={"stdout": big})
     )
     [agent] = await open_deck.list_agents()

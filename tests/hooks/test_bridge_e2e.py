@@ -124,7 +124,7 @@ async def test_a_hand_started_session_appears_on_the_board_with_its_tool_calls(
         kinds = [e.data["kind"] for e in events if e.type == "observation_recorded"]
         assert kinds.count("observation") == 4 and "summary" in kinds
 
-        hits = await deck.memory.search("calc", project=str(project))
+        hits = await deck._memory.search("calc", project=str(project))
         assert hits, "the session's observations are searchable"
 
 

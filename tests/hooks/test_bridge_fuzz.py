@@ -164,7 +164,7 @@ class DeckThread:
         assert deck is not None
 
         async def together() -> list[HookReply]:
-            return list(await asyncio.gather(*(deck.hooks.handle(r) for r in requests)))
+            return list(await asyncio.gather(*(deck._hooks.handle(r) for r in requests)))
 
         return self.call(together())
 
@@ -269,7 +269,7 @@ def test_a_clean_session_still_works_after_the_fuzz(
         if a.session_id == "after-fuzz-0001"
     ]
     assert agent.state is AgentState.DONE and agent.turns == 1
-    hits = running.call(deck.memory.search("after-fuzz-marker", project=str(project)))
+    hits = running.call(deck._memory.search("after-fuzz-marker", project=str(project)))
     assert hits, "memory still records and finds"
 
 
@@ -324,9 +324,9 @@ async def test_an_impossible_claude_pid_is_ignored_and_does_not_poison_the_sessi
     """A pid past SQLite's integers failed every later write of the session."""
     for pid in ("99999999999999999999", "-7", "0", "4.5"):
         request = hook("UserPromptSubmit", tmp_path, prompt=f"pid {pid}")
-        reply = await open_deck.hooks.handle(HookRequest(request.event, {"CLAUDE_PID": pid}))
+        reply = await open_deck._hooks.handle(HookRequest(request.event, {"CLAUDE_PID": pid}))
         assert reply == HookReply()
-    assert await open_deck.hooks.handle(hook("Stop", tmp_path, last_assistant_message="ok")) == (
+    assert await open_deck._hooks.handle(hook("Stop", tmp_path, last_assistant_message="ok")) == (
         HookReply()
     )
     [agent] = await open_deck.list_agents()
@@ -350,12 +350,12 @@ async def test_a_lone_surrogate_is_stored_as_a_replacement_character(
         hook("PostToolUse", tmp_path, session, **call, tool_response={"stdout": cut}),
         hook("Stop", tmp_path, session, last_assistant_message=cut),
     ):
-        assert await open_deck.hooks.handle(request) == HookReply()
+        assert await open_deck._hooks.handle(request) == HookReply()
     [agent] = await open_deck.list_agents()
     assert agent.session_id == "half-\ufffd-pair"
     texts = [e.data.get("text") for e in await open_deck.events(agent_id=agent.id)]
     assert "tests pass \ufffd" in texts
-    assert await open_deck.memory.search("tests", project=str(tmp_path))
+    assert await open_deck._memory.search("tests", project=str(tmp_path))
 
 
 @pytest.mark.anyio
@@ -365,18 +365,18 @@ async def test_a_payload_nested_too_deep_falls_back_and_records_nothing(
     """JSON from the socket nests up to ~990 levels; redaction and JSON
     encoding recursed past Python's limit on it."""
     deep = hook("PreToolUse", tmp_path, tool_name="mcp__x", tool_input=nested(DEEPEST))
-    reply = await open_deck.hooks.handle(deep)
+    reply = await open_deck._hooks.handle(deep)
     assert reply.fallback and str(MAX_NESTING) in reply.reason
     assert await open_deck.list_agents() == []
     shallow = hook("PreToolUse", tmp_path, tool_name="mcp__x", tool_input=nested(MAX_NESTING - 1))
-    assert not (await open_deck.hooks.handle(shallow)).fallback
+    assert not (await open_deck._hooks.handle(shallow)).fallback
 
 
 @pytest.mark.anyio
 async def test_pretooluse_without_a_working_directory_falls_back(open_deck: Deck) -> None:
     """The policy judges paths against the workspace: without one it raised."""
     request = hook("PreToolUse", "", tool_name="Bash", tool_input={"command": "ls"})
-    reply = await open_deck.hooks.handle(request)
+    reply = await open_deck._hooks.handle(request)
     assert reply == HookReply.fall_back("the session reported no working directory")
     [agent] = await open_deck.list_agents()
     [called] = [e for e in await open_deck.events(agent_id=agent.id) if e.type == "tool_called"]
@@ -397,7 +397,7 @@ async def test_a_project_dir_naming_no_user_is_taken_literally(
             hook("UserPromptSubmit", tmp_path, f"s{n}", prompt="hi"),
             hook("PostToolUse", tmp_path, f"s{n}", **call),
         ):
-            assert await open_deck.hooks.handle(HookRequest(request.event, env)) == HookReply()
+            assert await open_deck._hooks.handle(HookRequest(request.event, env)) == HookReply()
     cwds = sorted(a.cwd for a in await open_deck.list_agents())
     assert cwds == sorted(
         ["/p\x00q", str(tmp_path / "~no-such-user-x/p"), str(tmp_path / "~a\x00b/p")]

@@ -75,7 +75,7 @@ def with_pending(request: HookRequest, told: Told) -> HookRequest:
 async def test_the_client_is_told_how_long_the_person_has(deck: Deck, project: Path) -> None:
     told = Told()
     call = with_pending(hook("PreToolUse", project, **bash("git push")), told)
-    waiting = asyncio.create_task(deck.hooks.handle(call))
+    waiting = asyncio.create_task(deck._hooks.handle(call))
     approval = await pending(deck)
     assert approval.tool == "Bash" and approval.input == {"command": "git push"}
     assert "Bash(git push:*)" in approval.reason
@@ -96,10 +96,10 @@ async def test_a_session_waiting_on_the_inbox_still_gets_its_other_calls_judged(
     """The wait holds no lock of the session: a parallel call that the profile
     denies is denied at once, not left to the client's short deadline (whose
     fallback passes it to Claude Code)."""
-    first = asyncio.create_task(deck.hooks.handle(hook("PreToolUse", project, **bash("git push"))))
+    first = asyncio.create_task(deck._hooks.handle(hook("PreToolUse", project, **bash("git push"))))
     approval = await pending(deck)
     second = hook("PreToolUse", project, **bash("sudo rm -rf /", "toolu_2"))
-    denied = await asyncio.wait_for(deck.hooks.handle(second), WAIT / 2)
+    denied = await asyncio.wait_for(deck._hooks.handle(second), WAIT / 2)
     assert decision(denied)["permissionDecision"] == "deny"
     assert not first.done()
     await deck.answer(approval.id, "deny", by="user:cli", message="not today")
@@ -110,7 +110,7 @@ async def test_a_session_waiting_on_the_inbox_still_gets_its_other_calls_judged(
 
 async def test_a_client_that_went_away_cancels_its_request(deck: Deck, project: Path) -> None:
     call = with_pending(hook("PreToolUse", project, **bash("git push")), Told(fails=True))
-    assert await asyncio.wait_for(deck.hooks.handle(call), WAIT / 2) == HookReply()
+    assert await asyncio.wait_for(deck._hooks.handle(call), WAIT / 2) == HookReply()
     [approval] = await deck.approvals()
     assert approval.state is ApprovalState.CANCELLED
     # The audit log says it was closed, not left at "ask".
@@ -123,7 +123,7 @@ async def test_a_call_too_large_for_the_inbox_is_claude_codes_to_ask_at_once(
 ) -> None:
     command = "git push origin " + "x" * MAX_ASK_INPUT
     reply = await asyncio.wait_for(
-        deck.hooks.handle(hook("PreToolUse", project, **bash(command))), WAIT / 2
+        deck._hooks.handle(hook("PreToolUse", project, **bash(command))), WAIT / 2
     )
     out = decision(reply)
     assert out["permissionDecision"] == "ask"
@@ -147,7 +147,7 @@ async def test_what_the_inbox_and_the_log_keep_of_an_asked_call_is_scrubbed(
     try:
         command = "git push " + shlex.quote(SECRETS_TXT)
         waiting = asyncio.create_task(
-            deck.hooks.handle(hook("PreToolUse", project, **bash(command)))
+            deck._hooks.handle(hook("PreToolUse", project, **bash(command)))
         )
         approval = await pending(deck)
         assert "[REDACTED:" in approval.input["command"]
@@ -168,11 +168,11 @@ async def test_what_the_inbox_and_the_log_keep_of_an_asked_call_is_scrubbed(
 async def test_full_governance_applies_the_whole_profile(settings: Settings, project: Path) -> None:
     deck = await opened(settings, hook_governance="full")
     try:
-        allowed = await deck.hooks.handle(hook("PreToolUse", project, **bash("ls -la")))
+        allowed = await deck._hooks.handle(hook("PreToolUse", project, **bash("ls -la")))
         assert decision(allowed)["permissionDecision"] == "allow"  # the profile's allow rule
         # No rule: the profile's default (ask) puts it in the inbox.
         waiting = asyncio.create_task(
-            deck.hooks.handle(hook("PreToolUse", project, **bash("make", "toolu_2")))
+            deck._hooks.handle(hook("PreToolUse", project, **bash("make", "toolu_2")))
         )
         approval = await pending(deck)
         assert "defaults to ask" in approval.reason

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 async def seeded(daemon: RunningDaemon, tmp_path: Path) -> Seeded:
     seeded = records(tmp_path / "work")
-    await write(daemon.deck.memory, seeded)
+    await write(daemon.deck._memory, seeded)
     return seeded
 
 
@@ -127,7 +127,7 @@ async def test_every_memory_route_needs_the_token(daemon: RunningDaemon, seeded:
             assert r.status_code == 401, (method, path)
     async with daemon.client(token="wrong") as wrong:
         assert (await wrong.get("/api/memory/stats")).status_code == 401
-    assert (await daemon.deck.memory.stats())["observations"] == 2  # nothing was deleted
+    assert (await daemon.deck._memory.stats())["observations"] == 2  # nothing was deleted
 
 
 async def test_documented_in_openapi(api: httpx.AsyncClient) -> None:

@@ -27,7 +27,7 @@ UI = 15_000  # ms: an htmx round trip on a busy 2-core box
 @pytest.fixture
 async def seeded(daemon: RunningDaemon, tmp_path: Path) -> Seeded:
     seeded = records(tmp_path / "work")
-    await write(daemon.deck.memory, seeded)
+    await write(daemon.deck._memory, seeded)
     return seeded
 
 
@@ -93,7 +93,7 @@ async def test_search_open_forget_in_a_browser(daemon: RunningDaemon, seeded: Se
         await expect(page.locator(f"#hit-{seeded.flaky.id}")).to_have_count(0)
         await context.close()
     assert errors == [], f"JavaScript errors on the page: {errors}"
-    hits_left = await daemon.deck.memory.search("flaky")
+    hits_left = await daemon.deck._memory.search("flaky")
     assert [h.id for h in hits_left] == [seeded.fixed.id]
 
 
@@ -117,7 +117,7 @@ async def test_snippets_and_queries_are_escaped(
     evil = replace(
         seeded.calc, id="ob0000000000c1", output_excerpt="<script>alert(1)</script> calc"
     )
-    await daemon.deck.memory.add_observation(evil)
+    await daemon.deck._memory.add_observation(evil)
     page = await web.get("/memory", params={"q": "<script>alert calc"})
     assert "<script>alert" not in page.text
     assert "&lt;script&gt;" in page.text
@@ -149,7 +149,7 @@ async def test_forget_from_a_plain_form_redirects_back(
     )
     assert r.status_code == 303
     assert r.headers["location"] == f"/memory?q=calc&forgotten={seeded.calc.id}"
-    assert await daemon.deck.memory.search("calc") == []
+    assert await daemon.deck._memory.search("calc") == []
     # Only paths on this site: a foreign "next" goes to the memory page.
     r = await web.post(
         f"/ui/memory/{seeded.flaky.id}/forget", data={"next": "https://evil.example/"}
@@ -167,4 +167,4 @@ async def test_forget_from_another_site_is_refused_and_loses_nothing(
     async with daemon.client(token="") as anonymous:
         assert (await anonymous.post(f"/ui/memory/{seeded.calc.id}/forget")).status_code == 401
         assert (await anonymous.get("/memory")).status_code == 401
-    assert (await daemon.deck.memory.get(seeded.calc.id)).id == seeded.calc.id
+    assert (await daemon.deck._memory.get(seeded.calc.id)).id == seeded.calc.id

@@ -108,7 +108,7 @@ async def _serve_hooks(settings: Settings, deck: Deck) -> HookSocketServer:
     the deadline and fallbacks it reads (the settings may have changed)."""
     write_client_config(settings, deck.profile().default)
     server = HookSocketServer()
-    await server.start(settings.socket_path, deck.hooks.handle)
+    await server.start(settings.socket_path, deck.handle_hook)
     logger.info("hook socket listening on %s", settings.socket_path)
     return server
 

@@ -16,6 +16,7 @@ from agentdeck.daemon.deck.services import Services
 from agentdeck.daemon.hub import EventHub
 from agentdeck.daemon.identity import Identity
 from agentdeck.hooks.bridge import HookBridge
+from agentdeck.hooks.protocol import HookReply, HookRequest
 from agentdeck.notify.config import load_targets
 from agentdeck.notify.service import Notifier
 from agentdeck.orchestration.service import Orchestrator
@@ -51,8 +52,8 @@ class Deck(Agents, Inbox, Changes, Events, Services, Lookups):
         self._runner = runner
         self._hub = hub
         self._steering = Steering(store, runner)
-        self.memory: MemoryStore = runner.memory.records
-        self.hooks = HookBridge(store, runner.governor, runner.memory)
+        self._memory: MemoryStore = runner.memory.records
+        self._hooks = HookBridge(store, runner.governor, runner.memory)
         self._orchestration = Orchestrator(store, runner, settings)
         self._notifier = Notifier(settings, store, hub, targets or [])
         self.identity = Identity(UserStore(store), session_ttl=settings.session_ttl_seconds)
@@ -84,6 +85,10 @@ class Deck(Agents, Inbox, Changes, Events, Services, Lookups):
     async def bootstrap(self, file_token: str) -> User | None:
         """A deck without users gets ``admin`` owning the token file's token."""
         return await self.identity.bootstrap(file_token)
+
+    async def handle_hook(self, request: HookRequest) -> HookReply:
+        """What the hook socket of hand-started Claude Code sessions answers with."""
+        return await self._hooks.handle(request)
 
     async def start_notifying(self, base_url: str) -> None:
         """Follow the log for the notification targets; links point at ``base_url``."""

@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 class DeckParts:
     settings: Settings
     identity: Identity  # the users and tokens the web layer authenticates against
-    hooks: HookBridge  # what the hook socket of hand-started sessions answers with
-    memory: MemoryStore
+    _hooks: HookBridge
+    _memory: MemoryStore
     _store: Store
     _runner: Runner
     _hub: EventHub

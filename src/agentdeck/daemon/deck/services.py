@@ -24,7 +24,7 @@ class Services(DeckParts):
         self, query: str, *, project: str | None = None, limit: int = 10
     ) -> list[MemoryHit]:
         """Ranked full-text search; ``project`` as ``memory_project`` gives it."""
-        return await self.memory.search(query, project=project, limit=limit)
+        return await self._memory.search(query, project=project, limit=limit)
 
     @staticmethod
     def memory_text(record: Observation | SessionSummary) -> str:
@@ -34,11 +34,11 @@ class Services(DeckParts):
         return record_text(record)
 
     async def memory_stats(self) -> dict[str, int]:
-        return await self.memory.stats()
+        return await self._memory.stats()
 
     async def memory_record(self, memory_id: str) -> Observation | SessionSummary:
         """One whole record; ``NotFound`` for an unknown id."""
-        return await self.memory.get(memory_id)
+        return await self._memory.get(memory_id)
 
     async def forget_memory(
         self,
@@ -48,7 +48,9 @@ class Services(DeckParts):
         project: str | None = None,
     ) -> int:
         """Delete one record, a session's or a project's; how many went."""
-        return await self.memory.forget(memory_id=memory_id, session_id=session_id, project=project)
+        return await self._memory.forget(
+            memory_id=memory_id, session_id=session_id, project=project
+        )
 
     # -- notifications -----------------------------------------------------------------
 
