@@ -31,3 +31,13 @@ def test_a_legal_transition_says_so_once() -> None:
     assert moved.agent.state is AgentState.IDLE and not moved.refused
     assert (event.old, event.new, event.reason, event.ts) == ("running", "idle", "turn done", 2.0)
     assert transition(moved.agent, AgentState.IDLE, ts=3.0).events == ()
+
+
+def test_an_agent_comes_into_being_in_the_state_its_row_says() -> None:
+    """A hand-started orchestrator is made ``running``: its log said ``starting``
+    while its row said ``running``."""
+    from agentdeck.core.events import StateChanged, spawned_events
+
+    for state in (AgentState.STARTING, AgentState.RUNNING):
+        (_, born) = spawned_events(agent(state), "made")
+        assert isinstance(born, StateChanged) and (born.old, born.new) == (None, state)

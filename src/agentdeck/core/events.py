@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from agentdeck.core.agent import Agent, AgentState
+from agentdeck.core.agent import Agent
 from agentdeck.core.event_types import EventType as EventType  # re-exported
 from agentdeck.core.event_types import StoredEvent as StoredEvent  # re-exported
 
@@ -280,5 +280,5 @@ def spawned_events(agent: Agent, reason: str | None = None) -> list[Event]:
             source=str(agent.source),
             parent_id=agent.parent_id,
         ),
-        StateChanged(agent_id=agent.id, ts=now, old=None, new=AgentState.STARTING, reason=reason),
+        StateChanged(agent_id=agent.id, ts=now, old=None, new=agent.state, reason=reason),
     ]
