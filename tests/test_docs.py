@@ -71,3 +71,27 @@ def test_the_quickstart_is_two_make_commands() -> None:
     assert re.search(r"^demo:", makefile, re.M) and re.search(r"^test:", makefile, re.M)
     ci = (ROOT / ".ci" / "run").read_text()
     assert "make test" in ci
+
+
+def test_the_layers_the_architecture_shows_are_the_ones_import_linter_holds() -> None:
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    (contract,) = [c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers"]
+    held = [
+        [name.strip().removeprefix("agentdeck.") for name in layer.split("|")]
+        for layer in contract["layers"]
+    ]
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    block = doc.split("<!-- layers -->", 1)[1].split("<!-- /layers -->", 1)[0]
+    shown = [
+        [name.strip() for name in line.split("  ", 1)[0].split("|")]
+        for line in block.strip().strip("`").splitlines()
+        if line.strip() and not line.startswith((" ", "`"))
+    ]
+    assert shown == held
+    packages = {p.name for p in (ROOT / "src" / "agentdeck").iterdir() if p.is_dir()}
+    packages |= {p.stem for p in (ROOT / "src" / "agentdeck").glob("*.py")}
+    outside = {"__init__", "__main__", "__pycache__", "settings", "errors", "files"}
+    outside |= {"homedir", "jsontext"}
+    assert sorted(packages - outside) == sorted(n for layer in held for n in layer)
