@@ -219,7 +219,7 @@ class Governor:
             outcome = Outcome(verdict.decision is Decision.ALLOW, verdict.reason, verdict.rule, by)
             # Queued before the answer, in order with every write after it (the
             # call's own events); Claude Code runs the call while it commits.
-            self.queue_audit(
+            self.audit(
                 agent, tool, tool_input, str(verdict.decision), verdict.reason, verdict.rule, by
             )
             if not outcome.allowed:
@@ -452,20 +452,7 @@ class Governor:
                     expired.append(done)
         return expired
 
-    async def audit(
-        self,
-        agent: Agent,
-        tool: str,
-        tool_input: dict[str, Any],
-        decision: str,
-        reason: str,
-        rule: str | None,
-        by: str | None,
-    ) -> None:
-        """Append a decision to the audit log and wait for its commit."""
-        await self.queue_audit(agent, tool, tool_input, decision, reason, rule, by)
-
-    def queue_audit(
+    def audit(
         self,
         agent: Agent,
         tool: str,
@@ -475,9 +462,9 @@ class Governor:
         rule: str | None,
         by: str | None,
     ) -> asyncio.Future[None]:
-        """Queue a decision for the audit log now; the future settles once it is
-        committed or, if the store cannot take it (closed, a full disk), once
-        that is said in one error line naming the call. It never raises."""
+        """Queue a decision for the audit log now, in order with every later write;
+        await the future for its commit (or, if the store cannot take it: closed, a
+        full disk, for the one error line naming the call). It never raises."""
         record = AuditRecord.for_input(
             agent_id=agent.id,
             tool=tool,
