@@ -1,0 +1,273 @@
+"""One suite of operations against both implementations of the Deck interface.
+
+``local``: the daemon's Deck in this process (the CLI's embedded mode), on its own
+home. ``remote``: ``RemoteDeck`` over the HTTP API of a real daemon (``agentdeck
+up`` in a subprocess) on another home. Each test runs once per implementation with
+the same calls and the same expectations: the same core records come back and the
+same error classes are raised. Agents run the real Claude Code CLI against the
+scripted model. One deck of each kind serves the whole module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from pathlib import Path
+from typing import cast
+
+import pytest
+import yaml
+
+from agentdeck.client.deck import RemoteDeck
+from agentdeck.core.agent import Agent, AgentSpec, AgentState
+from agentdeck.core.approvals import ApprovalState
+from agentdeck.core.asks import AskKind, AskState
+from agentdeck.core.deck import Deck
+from agentdeck.core.events import EventType, StoredEvent
+from agentdeck.errors import InvalidState, NotFound
+from tests.conftest import make_settings
+from tests.contract.local import LocalDeck
+from tests.support.daemonproc import Daemon
+from tests.support.deckcli import deck_env
+from tests.support.governance import ask_profile_and_scenario
+from tests.support.waiting import eventually
+
+pytestmark = [pytest.mark.anyio, pytest.mark.cli]
+
+ROOT = Path(__file__).resolve().parents[2]
+SETTLE_SECONDS = 60.0
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    # Module-wide: the decks below live across the module's tests, in one loop.
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+async def local_deck(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Deck]:
+    deck = await LocalDeck.open(make_settings(tmp_path_factory.mktemp("local")))
+    try:
+        yield deck
+    finally:
+        await deck.close()
+
+
+@pytest.fixture(scope="module")
+async def remote_deck(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Deck]:
+    daemon = await Daemon(deck_env(tmp_path_factory.mktemp("remote"))).start()
+    try:
+        async with RemoteDeck.connect(daemon.url, daemon.token, client="cli") as deck:
+            yield deck
+    finally:
+        daemon.stop()
+
+
+@pytest.fixture(params=["local", "remote"])
+def deck(request: pytest.FixtureRequest) -> Deck:
+    found: Deck = request.getfixturevalue(f"{request.param}_deck")
+    return found
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+async def settled(deck: Deck, agent_id: str, where: Callable[[Agent], bool]) -> Agent:
+    async def probe() -> Agent | None:
+        agent = await deck.get_agent(agent_id)
+        return agent if where(agent) else None
+
+    return await eventually(probe, timeout=SETTLE_SECONDS, what=f"agent {agent_id} to settle")
+
+
+def idle_after(turns: int) -> Callable[[Agent], bool]:
+    return lambda a: a.state is AgentState.IDLE and a.turns >= turns
+
+
+async def followed(
+    deck: Deck, agent_id: str, *, until: Callable[[list[StoredEvent]], bool]
+) -> list[StoredEvent]:
+    """The agent's events through the live feed, from the start of the log."""
+    seen: list[StoredEvent] = []
+    feed = cast(AsyncGenerator[list[StoredEvent]], deck.follow(after=0, agent_id=agent_id))
+    async with contextlib.aclosing(feed), asyncio.timeout(SETTLE_SECONDS):
+        async for batch in feed:
+            seen += batch
+            if until(seen):
+                return seen
+    raise AssertionError(f"the feed ended before it had what was awaited: {seen}")
+
+
+# -- the interface ------------------------------------------------------------------------
+
+
+def test_both_implementations_satisfy_the_interface() -> None:
+    """mypy: the daemon's Deck (in-process, as ``LocalDeck`` adapts it) and
+    ``RemoteDeck`` are each a ``core.deck.Deck`` (their ``_is_a_deck`` functions)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "tests/contract/local.py", "src/agentdeck/client/deck.py"],
+        cwd=ROOT,
+        env={**os.environ, "MYPYPATH": str(ROOT / "src")},
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+# -- agents -------------------------------------------------------------------------------
+
+
+async def test_an_agent_is_started_listed_steered_followed_and_killed(deck: Deck) -> None:
+    name = unique("chat")
+    started = await deck.create_agent(AgentSpec(prompt="hello", name=name, scenario="chat"))
+    assert isinstance(started, Agent)
+    assert (started.name, started.spec.scenario, started.spec.prompt) == (name, "chat", "hello")
+    assert started.state in (AgentState.STARTING, AgentState.RUNNING, AgentState.IDLE)
+
+    first = await settled(deck, started.id, idle_after(1))
+    assert first.extra["last_result"] == "Hello! I am the scripted model. Ask me anything."
+    assert [a.id for a in await deck.list_agents(text=name)] == [started.id]
+    assert started.id in [a.id for a in await deck.list_agents(states=[AgentState.IDLE])]
+    assert (await deck.get_agent(started.id[:8])).id == started.id
+    assert (await deck.get_agent(name)).id == started.id
+
+    sent = await deck.send(started.id, "hello again")
+    assert sent.id == started.id
+    second = await settled(deck, started.id, idle_after(2))
+    assert second.extra["last_result"] == "Hello again! This is my answer to your follow-up."
+
+    events = await deck.events(agent_id=started.id)
+    assert events and all(isinstance(e, StoredEvent) for e in events)
+    assert [e.id for e in events] == sorted(e.id for e in events)
+    said = [e.data["text"] for e in events if e.type == EventType.USER_MESSAGE_SENT]
+    assert said == ["hello", "hello again"]
+    assert [e.type for e in events].count(EventType.TURN_COMPLETED) == 2
+    assert await deck.events(after=events[-1].id, agent_id=started.id) == []
+    assert await deck.events(agent_id=started.id, limit=2) == events[:2]
+    tail = await deck.events_before(agent_id=started.id, limit=2)
+    assert tail == events[-2:]
+    assert await deck.last_event_id() >= events[-1].id
+
+    # The live feed gives the same events, in the same order, as the log.
+    live = await followed(deck, started.id, until=lambda seen: len(seen) >= len(events))
+    assert live[: len(events)] == events
+
+    killed = await deck.kill(started.id)
+    assert killed.id == started.id
+    await settled(deck, started.id, lambda a: a.state is AgentState.KILLED)
+    with pytest.raises(InvalidState):  # an ended agent has no turn to stop
+        await deck.interrupt(started.id)
+    with pytest.raises(InvalidState):
+        await deck.kill(started.id)
+
+    archived = await deck.archive(started.id)
+    assert archived.extra.get("archived", True)
+    assert await deck.list_agents(text=name) == []
+    assert [a.id for a in await deck.list_agents(text=name, include_archived=True)] == [started.id]
+    await deck.archive(started.id, archived=False)
+    assert [a.id for a in await deck.list_agents(text=name)] == [started.id]
+
+
+async def test_an_unknown_ref_is_not_found(deck: Deck) -> None:
+    for call in (
+        lambda: deck.get_agent("no-such-agent"),
+        lambda: deck.send("no-such-agent", "hello"),
+        lambda: deck.interrupt("no-such-agent"),
+        lambda: deck.kill("no-such-agent"),
+        lambda: deck.resume("no-such-agent"),
+        lambda: deck.archive("no-such-agent"),
+        lambda: deck.approval("no-such-approval"),
+        lambda: deck.answer("no-such-approval", "allow"),
+        lambda: deck.ask("no-such-ask"),
+        lambda: deck.answer_ask("no-such-ask", "yes"),
+    ):
+        with pytest.raises(NotFound):
+            await call()
+
+
+# -- the inbox ----------------------------------------------------------------------------
+
+
+async def test_an_approval_is_asked_and_answered(deck: Deck, tmp_path: Path) -> None:
+    profile, scenario = ask_profile_and_scenario(tmp_path)
+    agent = await deck.create_agent(
+        AgentSpec(prompt="make it", name=unique("asks"), scenario=scenario, profile=profile)
+    )
+
+    async def pending() -> list[object]:
+        return list(await deck.approvals(states=[ApprovalState.PENDING], agent_id=agent.id))
+
+    (request,) = await eventually(pending, timeout=SETTLE_SECONDS, what="a pending approval")
+    assert (request.agent_id, request.tool, request.state) == (
+        agent.id,
+        "Bash",
+        ApprovalState.PENDING,
+    )
+    assert request.input["command"] == "touch made.txt"
+    assert await deck.approval(request.id) == request
+    assert request.id in [a.id for a in await deck.approvals(agent_id=agent.id)]
+    await settled(deck, agent.id, lambda a: a.state is AgentState.AWAITING_PERMISSION)
+
+    answered = await deck.answer(request.id, "allow", message="go ahead")
+    assert (answered.id, answered.state, answered.message) == (
+        request.id, ApprovalState.ALLOWED, "go ahead",
+    )  # fmt: skip
+    assert answered.answered_by and answered.answered_by.startswith("user:cli")
+    done = await settled(deck, agent.id, idle_after(1))
+    assert (Path(done.cwd) / "made.txt").exists()
+    assert await deck.approvals(states=[ApprovalState.PENDING], agent_id=agent.id) == []
+    assert (await deck.approval(request.id)).state is ApprovalState.ALLOWED
+    with pytest.raises(InvalidState):  # answered once
+        await deck.answer(request.id, "deny")
+
+
+async def test_a_workers_question_is_answered(deck: Deck, tmp_path: Path) -> None:
+    question = {"name": "mcp__deck__ask_orchestrator", "input": {"question": "QUESTION: port?"}}
+    scenario = tmp_path / "ask.yaml"
+    scenario.write_text(
+        yaml.safe_dump(
+            {
+                "name": "ask",
+                "turns": [
+                    {"reply": [{"tool_use": question}]},
+                    {
+                        "when": {"tool_result_contains": "ANSWER-8080"},
+                        "reply": [{"text": "GOT-IT"}],
+                    },
+                    {"reply": [{"text": "NO-ANSWER"}]},
+                ],
+            }
+        )
+    )
+    agent = await deck.create_agent(
+        AgentSpec(prompt="ask", name=unique("asker"), scenario=str(scenario))
+    )
+
+    async def asked() -> list[object]:
+        return list(await deck.asks(states=[AskState.PENDING], agent_id=agent.id))
+
+    (ask,) = await eventually(asked, timeout=SETTLE_SECONDS, what="the worker's question")
+    assert (ask.agent_id, ask.kind, ask.to_agent_id) == (agent.id, AskKind.QUESTION, None)
+    assert ask.text.startswith("QUESTION: port?")
+    assert await deck.ask(ask.id) == ask
+    assert ask.id in [a.id for a in await deck.asks(agent_id=agent.id)]
+
+    answered = await deck.answer_ask(ask.id, "ANSWER-8080")
+    assert (answered.id, answered.state, answered.answer) == (
+        ask.id,
+        AskState.ANSWERED,
+        "ANSWER-8080",
+    )
+    assert answered.answered_by and answered.answered_by.startswith("user:cli")
+    done = await settled(deck, agent.id, idle_after(1))
+    assert done.extra["last_result"] == "GOT-IT"
+    with pytest.raises(InvalidState):  # answered once
+        await deck.answer_ask(ask.id, "ANSWER-again")
+    await deck.kill(agent.id)
