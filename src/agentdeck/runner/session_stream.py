@@ -1,0 +1,146 @@
+"""A session's stream: each message Claude Code yields, mapped to events.
+
+The messages are mapped (``runner.mapping``), committed with the row's changes,
+shown to the guardrails and the memory; a result ends a turn (its worktree
+changes are committed) and, in one-shot mode, the session's input.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import anyio.to_thread
+
+from agentdeck.core.agent import AgentState
+from agentdeck.core.event_scrub import scrubbed_head
+from agentdeck.core.events import Event, Notice
+from agentdeck.core.redact import scrub
+from agentdeck.core.worktree import Worktree
+from agentdeck.errors import WorktreeError
+from agentdeck.runner import sandboxing
+from agentdeck.runner.budgets import warnings_due
+from agentdeck.runner.mapping import is_heavy
+from agentdeck.runner.session_exit import SessionExit
+from agentdeck.runner.session_state import (
+    _INTERRUPTED_REASONS,
+    RESULT_EXCERPT_CHARS,
+    final_state_for,
+)
+
+logger = logging.getLogger(__name__)
+
+
+class SessionStream(SessionExit):
+    """Reads the session's messages until its process ends."""
+
+    async def _read(self) -> None:
+        assert self._client is not None
+        failure: BaseException | None = None
+        try:
+            async for message in self._client.receive_messages():
+                await self._on_message(message)
+        except asyncio.CancelledError:
+            failure = None
+            raise
+        except Exception as exc:  # noqa: BLE001 - any SDK failure ends this agent
+            failure = exc
+        finally:
+            await asyncio.shield(self._on_exit(failure))
+
+    async def _on_message(self, message: object) -> None:
+        self._background_tasks.see(message)
+        if is_heavy(message, self._mapper.output_limit):  # scrubs megabytes: off the loop
+            mapped = await anyio.to_thread.run_sync(self._mapper.map, message)
+        else:
+            mapped = self._mapper.map(message)
+        changes: dict[str, Any] = dict(mapped.changes)
+        result = mapped.result
+        if result is not None:
+            self.last_result = result
+            changes.update(
+                cost_usd=self._cost_base + (result.total_cost_usd or 0.0),
+                input_tokens=self.agent.input_tokens + _tokens(mapped.events, "input_tokens"),
+                output_tokens=self.agent.output_tokens + _tokens(mapped.events, "output_tokens"),
+                turns=self.agent.turns + result.num_turns,
+                last_error=scrub(result.result or "; ".join(result.errors or []) or result.subtype)
+                if result.is_error and result.terminal_reason not in _INTERRUPTED_REASONS
+                else None,
+                extra={
+                    **self.agent.extra,
+                    "last_result": scrubbed_head(result.result or "", RESULT_EXCERPT_CHARS),
+                    "last_is_error": bool(result.is_error),
+                },
+            )
+            if self.keep_alive:
+                changes["state"] = AgentState.IDLE
+            else:
+                self._final = final_state_for(result)
+        elif mapped.events and self.agent.state == AgentState.STARTING:
+            changes["state"] = AgentState.RUNNING
+        if self.sandboxing.label in ("process", "bash"):
+            mapped.events += sandboxing.blocked_write_events(self.agent.id, mapped.events)
+        if mapped.events or changes:
+            await self._commit(mapped.events, **changes)
+            if self.memory is not None:
+                self.memory.saw(mapped.events)
+        if self.guard is not None:
+            for event in mapped.events:
+                stop = self.guard.observe(event)
+                if stop is not None:
+                    await self._trip(stop)
+            daily = (self.fleet, *self.budgets) if self.fleet else self.budgets
+            if warnings := warnings_due(daily, self.agent.id, time.time()):
+                await self._commit(list(warnings))
+        if result is not None:
+            await self._snapshot_turn()
+            self._results.put_nowait(result)
+            self.turn_over.set()
+        # One-shot: its input ends with its work (after its first result), not while
+        # a background task or the turn reporting it may still ask (the answers
+        # would never reach the CLI): at a result, or when the last task ends.
+        if (
+            not self.keep_alive
+            and self.turn_over.is_set()
+            and not self._input_ended
+            and not self._background_tasks.holds_input
+        ):
+            await self._end_input()
+
+    async def _snapshot_turn(self) -> None:
+        """What the turn left uncommitted in the agent's worktree, committed on its
+        branch: nothing lives only in a working tree. Then what its commits wrote
+        in its own object directory, verified into the repository's store."""
+        worktree = Worktree.from_extra(self.agent.extra)
+        if worktree is None:
+            return
+        notices: list[tuple[str, dict[str, str]]] = []
+        if self.worktrees is not None and self.settings.worktree_wip_commits:
+            try:
+                commit = await self.worktrees.commit_wip(
+                    worktree,
+                    f"agentdeck: {self.agent.name}, work in progress (turn {self.agent.turns})",
+                )
+            except WorktreeError as exc:
+                notices.append((f"the turn's changes could not be committed: {exc}", {}))
+            else:
+                if commit is not None:
+                    message = f"committed the turn's changes on {worktree.branch} as {commit[:12]}"
+                    notices.append((message, {"commit": commit, "branch": worktree.branch}))
+        now = time.time()
+        events: list[Event] = [
+            Notice(agent_id=self.agent.id, ts=now, kind="worktree", message=m, detail=d)
+            for m, d in notices
+        ]
+        events += await self._taken_in()
+        if events:
+            await self._commit(events)
+
+
+def _tokens(events: Sequence[Event], name: str) -> int:
+    from agentdeck.core.events import TurnCompleted
+
+    return sum(int(getattr(e, name)) for e in events if isinstance(e, TurnCompleted))
