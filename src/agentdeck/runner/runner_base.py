@@ -1,0 +1,204 @@
+"""What a runner holds, and what it answers once its agents run.
+
+``RunnerBase`` is the base of ``Runner``: its collaborators and its sessions,
+the capacity and the creation guard every start goes through, the steering
+commands other processes queue for its agents, merges and rewinds. The parts
+(``warm_starts``, ``creation``, ``restarts``, ``shutdown``) each add one
+responsibility on top of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+from agentdeck.core.agent import Agent
+from agentdeck.core.checkpoint import Rewind
+from agentdeck.core.lifecycle import REFUSALS
+from agentdeck.core.merge_queue import MergeEntry
+from agentdeck.core.worktree import Strategy
+from agentdeck.errors import AgentProcessError, NotFound, Refused, ShuttingDown
+from agentdeck.governance.governor import Governor
+from agentdeck.memory.service import Memory
+from agentdeck.runner import checkpointing
+from agentdeck.runner.budgets import DailyBudgets
+from agentdeck.runner.extension import SessionExtension
+from agentdeck.runner.merge_queue import MergeQueue
+from agentdeck.runner.payloads import PayloadStore
+from agentdeck.runner.scripted import ScriptedModels
+from agentdeck.runner.session import STOPPED_STARTING, AgentSession
+from agentdeck.runner.warm import WarmPool
+from agentdeck.settings import Settings
+from agentdeck.store.store import Store
+from agentdeck.worktrees import Worktrees
+from agentdeck.worktrees.checkpoints import Checkpoints
+
+if TYPE_CHECKING:  # the scripted model loads only for --scenario runs
+    from agentdeck.mockmodel import MockModel, Scenario
+
+logger = logging.getLogger(__name__)
+
+
+class RunnerBase:
+    """A runner's state and collaborators, and the steering it serves."""
+
+    @property
+    def refused_transitions(self) -> dict[str, int]:
+        """Illegal state changes asked for in this process, by ``old -> new``
+        (never written; a non-zero count is a bug to report)."""
+        return REFUSALS.as_dict()
+
+    def __init__(self, store: Store, settings: Settings, *, warm_pool: int = 0) -> None:
+        """``warm_pool``: Claude Code processes started ahead per template (the daemon's,
+        ``settings.warm_pool``; an ``agentdeck run`` starts one agent and keeps none)."""
+        self.store = store
+        self.settings = settings
+        self.payloads = PayloadStore(settings.payloads_dir, raw=settings.raw_payloads)
+        self.worktrees = Worktrees(settings.worktrees_dir)
+        self.checkpoints = Checkpoints(
+            settings.checkpoints_dir, max_file_bytes=settings.checkpoint_max_file_bytes
+        )
+        self.sessions: dict[str, AgentSession] = {}
+        # First prompts that held a secret, as typed, by agent: the store and every
+        # view have only the redacted copy; a relaunch by this process gives the real
+        # one again (never written anywhere).
+        self._prompts: dict[str, str] = {}
+        # One scripted model per scenario, however many agents start on it at once.
+        self.models = ScriptedModels()
+        self.start_slots = asyncio.Semaphore(settings.max_concurrent_starts)
+        # Set once the runner is to stop: no agent starts any more (``ShuttingDown``);
+        # the creations under way are counted, and the shutdown waits for them.
+        self._closing = False
+        self._suspending = False
+        self._creations = 0
+        self._stops: dict[str, asyncio.Future[None]] = {}  # each session's stop, once begun
+        self._no_creation = asyncio.Event()
+        self._no_creation.set()
+        self._commands: asyncio.Task[None] | None = None
+        self.claimer = f"pid:{os.getpid()}"
+        self.governor = Governor(store, settings)
+        self.memory = Memory(store, settings)
+        self.daily = DailyBudgets(store)
+        # Set by orchestration: the deck's MCP tools, tree budgets, notes.
+        self.extension: SessionExtension | None = None
+        self._launching: set[asyncio.Task[None]] = set()
+        self.merges = MergeQueue(store, self.governor, settings.worktrees_dir / ".merges")
+        self.warm = WarmPool(warm_pool)
+
+    def live_count(self) -> int:
+        return sum(1 for s in self.sessions.values() if not s.finished.is_set())
+
+    def check_capacity(self) -> None:
+        """Refuse a new agent past ``max_live_agents`` (each is a Claude Code process)."""
+        live = self.live_count()
+        if live >= self.settings.max_live_agents:
+            plural = "" if live == 1 else "s"
+            raise Refused(
+                f"this deck already runs {live} agent{plural}, its limit "
+                f"(AGENTDECK_MAX_LIVE_AGENTS={self.settings.max_live_agents})",
+                hint="stop an agent or wait for one to finish, then start this one",
+            )
+
+    @contextlib.asynccontextmanager
+    async def _creation(self) -> AsyncIterator[None]:
+        """One agent being started (started, resumed, relaunched): refused once the
+        runner is stopping; the shutdown waits for those under way, which stop at
+        their next step. One stopped so says the daemon is stopping."""
+        if self._closing:
+            raise ShuttingDown()
+        self._creations += 1
+        self._no_creation.clear()
+        try:
+            yield
+        except AgentProcessError as exc:
+            if self._closing and exc.message == STOPPED_STARTING:
+                raise ShuttingDown(
+                    "the daemon is stopping: the agent was stopped while starting"
+                ) from exc
+            raise
+        finally:
+            self._creations -= 1
+            if not self._creations:
+                self._no_creation.set()
+
+    async def _model_url(self, scenario: Scenario) -> str:
+        url = await self.models.url(scenario)
+        if self._closing:  # the shutdown stops it, with the others
+            raise ShuttingDown()
+        return url
+
+    def scripted_models(self) -> dict[str, MockModel]:
+        """The scripted models started so far, by scenario."""
+        return self.models.started()
+
+    # -- steering ----------------------------------------------------------------
+
+    def live(self, agent_id: str) -> AgentSession | None:
+        """The session this process supervises for the agent, if it is still running."""
+        session = self.sessions.get(agent_id)
+        return session if session is not None and not session.finished.is_set() else None
+
+    def session(self, agent_id: str) -> AgentSession:
+        session = self.live(agent_id)
+        if session is None:
+            raise NotFound("live agent", agent_id)
+        return session
+
+    def _ensure_command_loop(self) -> None:
+        if self._commands is None or self._commands.done():
+            self._commands = asyncio.create_task(self._serve_commands(), name="runner-commands")
+
+    async def _serve_commands(self) -> None:
+        """Carry out steering commands other processes queued for our agents."""
+        while True:
+            live = [aid for aid, s in self.sessions.items() if not s.finished.is_set()]
+            if live:
+                try:
+                    for command in await self.store.claim_commands(live, self.claimer):
+                        await self._apply(command.agent_id, command.kind, command.payload)
+                except Exception:
+                    logger.exception("steering command failed")
+            await asyncio.sleep(self.settings.command_poll_seconds)
+
+    async def _apply(self, agent_id: str, kind: str, payload: dict[str, object]) -> None:
+        session = self.live(agent_id)
+        if session is None:
+            return
+        if kind == "send":
+            await session.send(str(payload.get("text", "")))
+        elif kind == "interrupt":
+            await session.interrupt()
+        elif kind == "kill":
+            await session.kill()
+        else:
+            logger.warning("unknown steering command %r for %s", kind, agent_id)
+
+    # -- stopping ----------------------------------------------------------------
+
+    async def merge(
+        self,
+        agent: Agent,
+        *,
+        into: str | None = None,
+        strategy: Strategy = "merge",
+        test: str | None = None,
+        by: str = "user:cli",
+        wait: bool = True,
+    ) -> MergeEntry:
+        """Put the agent's branch in its repository's merge queue (test-gated, one
+        at a time); with ``wait``, its outcome. Either way a ``merge`` notice and an
+        audit entry record the outcome."""
+        entry = await self.merges.enqueue(agent, into=into, strategy=strategy, test=test, by=by)
+        return await self.merges.wait(entry.id) if wait else entry
+
+    async def rewind(
+        self, agent: Agent, *, to: int | None = None, dry_run: bool = False, by: str = "user:cli"
+    ) -> Rewind:
+        """Its workspace back to checkpoint ``to`` (default: the last one)."""
+        return await checkpointing.rewind(
+            self.checkpoints, self.store, self.governor, agent, to=to, dry_run=dry_run, by=by
+        )
