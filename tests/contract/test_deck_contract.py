@@ -143,15 +143,20 @@ async def test_an_agent_is_started_listed_steered_followed_and_killed(deck: Deck
     second = await settled(deck, started.id, idle_after(2))
     assert second.extra["last_result"] == "Hello again! This is my answer to your follow-up."
 
-    events = await deck.events(agent_id=started.id)
-    assert events and all(isinstance(e, StoredEvent) for e in events)
+    async def both_turns() -> list[StoredEvent] | None:
+        # The agent's row may say idle before its last events are committed.
+        found = await deck.events(agent_id=started.id)
+        ended = [e.type for e in found].count(EventType.TURN_COMPLETED) == 2
+        return found if ended else None
+
+    events = await eventually(both_turns, timeout=SETTLE_SECONDS, what="both turns logged")
+    assert all(isinstance(e, StoredEvent) for e in events)
     assert [e.id for e in events] == sorted(e.id for e in events)
     said = [e.data["text"] for e in events if e.type == EventType.USER_MESSAGE_SENT]
     assert said == ["hello", "hello again"]
-    assert [e.type for e in events].count(EventType.TURN_COMPLETED) == 2
-    assert await deck.events(after=events[-1].id, agent_id=started.id) == []
+    assert (await deck.events(after=events[-2].id, agent_id=started.id))[0] == events[-1]
     assert await deck.events(agent_id=started.id, limit=2) == events[:2]
-    tail = await deck.events_before(agent_id=started.id, limit=2)
+    tail = await deck.events_before(agent_id=started.id, before=events[-1].id + 1, limit=2)
     assert tail == events[-2:]
     assert await deck.last_event_id() >= events[-1].id
 
@@ -173,6 +178,33 @@ async def test_an_agent_is_started_listed_steered_followed_and_killed(deck: Deck
     assert [a.id for a in await deck.list_agents(text=name, include_archived=True)] == [started.id]
     await deck.archive(started.id, archived=False)
     assert [a.id for a in await deck.list_agents(text=name)] == [started.id]
+
+
+async def test_a_turn_is_interrupted_and_an_ended_agent_resumed_and_forked(deck: Deck) -> None:
+    spec = AgentSpec(
+        prompt="run the job", name=unique("long"), scenario="long-tool", allow=("Bash(python3:*)",)
+    )
+    agent = await deck.create_agent(spec)
+    await settled(deck, agent.id, lambda a: a.current_tool == "Bash")
+    assert (await deck.interrupt(agent.id)).id == agent.id
+    await settled(deck, agent.id, lambda a: a.state is AgentState.IDLE)  # kept alive
+
+    with pytest.raises(InvalidState):  # a live agent is sent a message, not resumed
+        await deck.resume(agent.id, "carry on")
+    await deck.kill(agent.id)
+    await settled(deck, agent.id, lambda a: a.state is AgentState.KILLED)
+    resumed = await deck.resume(agent.id, "carry on")
+    assert resumed.id == agent.id
+    done = await settled(deck, agent.id, lambda a: a.state is AgentState.IDLE)
+    assert done.extra["last_result"] == "The long job finished."
+
+    await deck.kill(agent.id)
+    await settled(deck, agent.id, lambda a: a.state is AgentState.KILLED)
+    forked = await deck.resume(agent.id, "a branch", fork=True)
+    assert forked.id != agent.id and forked.extra["forked_from"] == agent.id
+    await settled(deck, forked.id, lambda a: not a.state.is_busy)
+    await deck.kill(forked.id)
+    assert (await deck.get_agent(agent.id)).state is AgentState.KILLED  # the original stays
 
 
 async def test_an_unknown_ref_is_not_found(deck: Deck) -> None:
