@@ -16,7 +16,7 @@ import os
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import cast
 
@@ -208,17 +208,40 @@ async def test_a_turn_is_interrupted_and_an_ended_agent_resumed_and_forked(deck:
 
 
 async def test_an_unknown_ref_is_not_found(deck: Deck) -> None:
+    cases: list[tuple[str, Callable[[], Awaitable[object]]]] = [
+        ("agent", lambda: deck.get_agent("no-such-agent")),
+        ("agent", lambda: deck.get_agent("")),
+        ("agent", lambda: deck.send("no-such-agent", "hello")),
+        ("agent", lambda: deck.interrupt("no-such-agent")),
+        ("agent", lambda: deck.kill("no-such-agent")),
+        ("agent", lambda: deck.resume("no-such-agent")),
+        ("agent", lambda: deck.archive("no-such-agent")),
+        ("approval request", lambda: deck.approval("no-such-approval")),
+        ("approval request", lambda: deck.approval("")),
+        ("approval request", lambda: deck.answer("no-such-approval", "allow")),
+        ("question", lambda: deck.ask("no-such-ask")),
+        ("question", lambda: deck.ask("")),
+        ("question", lambda: deck.answer_ask("no-such-ask", "yes")),
+    ]
+    for kind, call in cases:
+        with pytest.raises(NotFound) as raised:
+            await call()
+        assert raised.value.kind == kind
+
+
+async def test_an_unknown_agents_log_and_questions_are_not_found(
+    deck: Deck, request: pytest.FixtureRequest
+) -> None:
+    if isinstance(deck, LocalDeck):
+        # The API looks the agent up (404); the daemon's Deck reads by the id as given
+        # and finds nothing ([]): it should look the agent up as well.
+        request.applymarker(
+            pytest.mark.xfail(strict=True, reason="the daemon's Deck answers [] for an unknown id")
+        )
     for call in (
-        lambda: deck.get_agent("no-such-agent"),
-        lambda: deck.send("no-such-agent", "hello"),
-        lambda: deck.interrupt("no-such-agent"),
-        lambda: deck.kill("no-such-agent"),
-        lambda: deck.resume("no-such-agent"),
-        lambda: deck.archive("no-such-agent"),
-        lambda: deck.approval("no-such-approval"),
-        lambda: deck.answer("no-such-approval", "allow"),
-        lambda: deck.ask("no-such-ask"),
-        lambda: deck.answer_ask("no-such-ask", "yes"),
+        lambda: deck.events(agent_id="no-such-agent"),
+        lambda: deck.events_before(agent_id="no-such-agent"),
+        lambda: deck.asks(agent_id="no-such-agent"),
     ):
         with pytest.raises(NotFound):
             await call()

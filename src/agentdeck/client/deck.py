@@ -23,7 +23,7 @@ from agentdeck.core.asks import Ask, AskState
 from agentdeck.core.deck import Deck
 from agentdeck.core.events import StoredEvent
 from agentdeck.core.ports import SubscriptionDropped
-from agentdeck.errors import AgentdeckError, UsageError
+from agentdeck.errors import AgentdeckError, NotFound, UsageError
 
 # The API's largest pages (web.schemas MAX_AGENT_PAGE, MAX_EVENT_PAGE): a longer
 # list is read a page at a time.
@@ -138,7 +138,7 @@ class RemoteDeck:
     ) -> list[StoredEvent]:
         below = before if before is not None else await self.last_event_id() + 1
         found: list[StoredEvent] = []
-        while len(found) < limit and below > 1:  # the API's `before` is 1 or more
+        while len(found) < limit and below >= 1:  # the API's `before` is 1 or more
             page = min(limit - len(found), EVENT_PAGE)
             params = _with_agent({"before": below, "limit": page}, agent_id)
             answer = await self.http.call("GET", "/api/events", params=params)
@@ -255,9 +255,15 @@ def create_body(spec: AgentSpec, *, keep_alive: bool, template: str | None) -> d
     return body
 
 
+# What an empty ref is not found as (the daemon's words for each kind).
+_NOUNS = {"agents": "agent", "approvals": "approval request", "asks": "question"}
+
+
 def _path(kind: str, ref: str, action: str | None = None) -> str:
     """``/api/<kind>/<ref>[/<action>]``, the ref quoted whole (a ``/`` or ``?`` in it
-    names no other route)."""
+    names no other route). An empty ref names nothing (its path would be the list's)."""
+    if not ref:
+        raise NotFound(_NOUNS[kind], ref)
     path = f"/api/{kind}/{quote(ref, safe='')}"
     return f"{path}/{action}" if action else path
 
