@@ -13,7 +13,9 @@ otherwise the process is stopped and the agent starts cold. What Claude Code
 learns after spawn (the callbacks, hooks, the deck's tools, the prompt) comes
 from the agent's own session, as for any warm process.
 
-Only the SDK, the options and the sandbox are loaded here: no store.
+Its workspace, sandbox and spawn go through the one spawn pipeline the warm
+pool uses too (``runner.spawn``). Only the SDK, the options and the sandbox are
+loaded here: no store.
 """
 
 from __future__ import annotations
@@ -21,18 +23,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import shutil
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from claude_agent_sdk.types import PermissionResultDeny, ToolPermissionContext
+from claude_agent_sdk.types import ClaudeAgentOptions, PermissionResultDeny, ToolPermissionContext
 
 from agentdeck.core.agent import AgentSpec
 from agentdeck.core.ids import new_agent_id
 from agentdeck.governance.profiles import load_profile
 from agentdeck.orchestration.deck_server import SERVER, spawn_config
-from agentdeck.runner import sandboxing
 from agentdeck.runner.options import build_options
+from agentdeck.runner.spawn import spawn_ahead
 from agentdeck.runner.warm import StderrSink, Warm, template_of, warmable
 from agentdeck.settings import Settings
 
@@ -73,8 +75,6 @@ async def spawn(settings: Settings, spec: AgentSpec) -> Early | None:
         return None
     model: MockModel | None = None
     base_url: str | None = None
-    cwd = None
-    box: sandboxing.Sandboxing | None = None
     try:
         if spec.scenario:
             from agentdeck.mockmodel import MockModel, builtin_scenario_path, load_scenario
@@ -89,39 +89,29 @@ async def spawn(settings: Settings, spec: AgentSpec) -> Early | None:
         template = template_of(spec)
         agent_id = new_agent_id()
         settings.ensure_home()  # made private (0700) if new, as the store's opening does
-        cwd = settings.workspaces_dir / agent_id
-        cwd.mkdir(parents=True, exist_ok=False)
-        box = await sandboxing.prepare(
-            profile.sandbox,
-            workspace=cwd,
-            settings=settings,
-            endpoint=base_url or settings.anthropic_base_url,
-            on_blocked=lambda host, port: None,  # rebound to the agent's log when adopted
-        )
-        options = build_options(
-            template,
-            settings=settings,
-            cwd=cwd,
-            can_use_tool=_unused,
-            stderr=StderrSink(),
-            agent_id=agent_id,
-            base_url=base_url,
-            mcp_servers={SERVER: spawn_config(settings)},
-        )
-        box.apply(options)
-        warm = await Warm.start(
+
+        def options_for(workspace: Path) -> ClaudeAgentOptions:
+            return build_options(
+                template,
+                settings=settings,
+                cwd=workspace,
+                can_use_tool=_unused,
+                stderr=StderrSink(),
+                agent_id=agent_id,
+                base_url=base_url,
+                mcp_servers={SERVER: spawn_config(settings)},
+            )
+
+        # The daemon's warm pool spawns through the same pipeline (``runner.spawn``).
+        warm = await spawn_ahead(
             agent_id,
-            cwd,
             template,
-            options,
-            sandboxing=box if box.confinement is not None else None,
+            settings=settings,
+            sandbox=profile.sandbox,
+            base_url=base_url,
+            options_for=options_for,
         )
     except BaseException as exc:
-        if box is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.shield(box.close())
-        if cwd is not None:
-            shutil.rmtree(cwd, ignore_errors=True)
         if model is not None:
             with contextlib.suppress(Exception):
                 await asyncio.shield(model.stop())

@@ -1,6 +1,7 @@
 """Processes started ahead for a runner's agents: the warm pool's, and an
-embedded run's early one (``cli.early``), which the runner adopts. The agent
-that claims one adopts its process in its session (``AgentSession._client_for``).
+embedded run's early one (``cli.early``), which the runner adopts. Both are
+spawned by the one spawn pipeline (``runner.spawn``); the agent that claims one
+adopts its process in its session (``AgentSession._client_for``).
 """
 
 from __future__ import annotations
@@ -8,16 +9,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import shutil
 import time
 from typing import TYPE_CHECKING
 
 from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
 from agentdeck.core.ids import new_agent_id
-from agentdeck.runner import sandboxing
 from agentdeck.runner.runner_base import RunnerBase
 from agentdeck.runner.scripted import scenario_of
 from agentdeck.runner.session import AgentSession
+from agentdeck.runner.spawn import spawn_ahead
 from agentdeck.runner.warm import Warm
 
 if TYPE_CHECKING:  # the scripted model loads only for --scenario runs
@@ -58,14 +58,13 @@ class RunnerWarm(RunnerBase):
         scenario = scenario_of(template.scenario)
         base_url = await self._model_url(scenario) if scenario else None
         agent_id = new_agent_id()
-        cwd = self.settings.workspaces_dir / agent_id
         now = time.time()
         agent = Agent(
             id=agent_id,
             name="warm",
             state=AgentState.STARTING,
             spec=template,
-            cwd=str(cwd),
+            cwd=str(self.settings.workspaces_dir / agent_id),
             created_at=now,
             updated_at=now,
             source=AgentSource.AGENTDECK,
@@ -82,34 +81,13 @@ class RunnerWarm(RunnerBase):
             governor=self.governor,
             extension=self.extension,
         )
-        # The workspace first: a confinement binds what exists when it is set up.
-        cwd.mkdir(parents=True, exist_ok=False)
-        try:
-            session.sandboxing = await sandboxing.prepare(
-                self.governor.profile_for(agent).sandbox,
-                workspace=cwd,
-                settings=self.settings,
-                endpoint=base_url or self.settings.anthropic_base_url,
-                on_blocked=lambda host, port: None,
-            )
-        except BaseException:
-            shutil.rmtree(cwd, ignore_errors=True)
-            raise
-        # A confinement (its launcher, its network proxy) is bound to the reserved
-        # workspace: it goes to the agent that claims the process.
-        box = session.sandboxing
-        try:
-            # Its options as a session of its own would spawn it (its callbacks
-            # unused: those of the agent that claims it answer the process).
-            options = session.spawn_options()
-            return await Warm.start(
-                agent_id,
-                cwd,
-                template,
-                options,
-                sandboxing=box if box.confinement is not None else None,
-            )
-        except BaseException:
-            shutil.rmtree(cwd, ignore_errors=True)
-            await box.close()
-            raise
+        # Its options as a session of its own would spawn it (its callbacks
+        # unused: those of the agent that claims it answer the process).
+        return await spawn_ahead(
+            agent_id,
+            template,
+            settings=self.settings,
+            sandbox=self.governor.profile_for(agent).sandbox,
+            base_url=base_url,
+            options_for=lambda _workspace: session.spawn_options(),
+        )
