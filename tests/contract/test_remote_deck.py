@@ -1,13 +1,16 @@
-"""What RemoteDeck sends to start an agent: the API's own schema turns it back into
-the spec it was made from; a field the API cannot carry is refused, not dropped."""
+"""RemoteDeck on its own: what it sends to start an agent (the API's own schema turns
+it back into the spec it was made from; a field the API cannot carry is refused,
+not dropped), and a daemon that does not answer."""
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
-from agentdeck.client.deck import create_body
+from agentdeck.client.deck import RemoteDeck, create_body
 from agentdeck.core.agent import AgentSpec
-from agentdeck.errors import UsageError
+from agentdeck.errors import DaemonUnavailable, UsageError
 from agentdeck.web.schemas import AgentCreate
 
 FULL = AgentSpec(
@@ -53,3 +56,16 @@ def test_a_field_the_api_cannot_carry_is_refused(field: str, value: object) -> N
     spec = AgentSpec(prompt="hello", **{field: value})  # type: ignore[arg-type]
     with pytest.raises(UsageError, match=field):
         create_body(spec, keep_alive=True, template=None)
+
+
+@pytest.mark.anyio
+async def test_a_daemon_that_does_not_answer_is_unavailable() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
+        url = f"http://127.0.0.1:{taken.getsockname()[1]}"
+        async with RemoteDeck.connect(url, "token", client="cli") as deck:
+            with pytest.raises(DaemonUnavailable, match="did not answer"):
+                await deck.get_agent("anyone")
+            with pytest.raises(DaemonUnavailable):
+                async for _ in deck.follow(after=0):
+                    pass
