@@ -157,6 +157,7 @@ async def test_an_agent_is_started_listed_steered_followed_and_killed(deck: Deck
     assert said == ["hello", "hello again"]
     assert (await deck.events(after=events[-2].id, agent_id=started.id))[0] == events[-1]
     assert await deck.events(agent_id=started.id, limit=2) == events[:2]
+    assert await deck.events(after=events[0].id - 1, limit=1) == events[:1]  # every agent's
     tail = await deck.events_before(agent_id=started.id, before=events[-1].id + 1, limit=2)
     assert tail == events[-2:]
     assert await deck.last_event_id() >= events[-1].id
@@ -206,6 +207,39 @@ async def test_a_turn_is_interrupted_and_an_ended_agent_resumed_and_forked(deck:
     await settled(deck, forked.id, lambda a: not a.state.is_busy)
     await deck.kill(forked.id)
     assert (await deck.get_agent(agent.id)).state is AgentState.KILLED  # the original stays
+
+
+async def test_one_agent_logs_the_same_events_both_ways(
+    local_deck: Deck, remote_deck: Deck
+) -> None:
+    """The same run, in-process and behind the API: the same events, in the same order,
+    saying the same things (ids, times, paths and the session aside). Memory's
+    observations are written beside the turn, in no fixed place: counted."""
+
+    async def run(deck: Deck) -> tuple[list[tuple[str, object]], int]:
+        agent = await deck.create_agent(
+            AgentSpec(prompt="hello", name=unique("twin"), scenario="chat")
+        )
+
+        async def logged() -> list[StoredEvent] | None:
+            # Up to its first idle: what follows (the kill) is not compared.
+            found = await deck.events(agent_id=agent.id)
+            idle = [i for i, e in enumerate(found) if e.data.get("new") == AgentState.IDLE]
+            return found[: idle[0] + 1] if idle else None
+
+        events = await eventually(logged, timeout=SETTLE_SECONDS, what="the turn logged")
+        await deck.kill(agent.id)
+        observed = EventType.OBSERVATION_RECORDED
+        said = [
+            (e.type, e.data.get("text") or e.data.get("new") or "")
+            for e in events
+            if e.type != observed
+        ]
+        return said, [e.type for e in events].count(observed)
+
+    local, remote = await asyncio.gather(run(local_deck), run(remote_deck))
+    assert local == remote
+    assert local[0][-1] == (EventType.STATE_CHANGED, AgentState.IDLE)
 
 
 async def test_an_unknown_ref_is_not_found(deck: Deck) -> None:
