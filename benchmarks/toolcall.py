@@ -528,7 +528,8 @@ def per_call(tmp: Path, ways: list[str], args: argparse.Namespace) -> None:
         extra = "  ".join(f"{w} {v:+.1f}" for w, v in extras.items())
         print(f"  {kind:<9}" + "".join(f"{c:>22}" for c in cells) + f"   {extra}")
         if kind != "write":
-            met = met and all(v <= GOAL_EXTRA_MS for v in extras.values())
+            # The baseline is the code before, for scale: the goal is this code's.
+            met = met and all(v <= GOAL_EXTRA_MS for w, v in extras.items() if w != "base")
     print(
         f"\n  goal: a call that changes nothing (bash, read) costs <= {GOAL_EXTRA_MS:.0f} ms "
         f"more than bare: {'MET' if met else 'NOT MET'}"
