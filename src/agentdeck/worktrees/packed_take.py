@@ -68,7 +68,11 @@ async def pack_into_index(shadow: Path, workspace: Path, paths: list[str], cap: 
         await run_git(*where, "update-index", "-z", "--index-info", cwd=workspace,
                       stdin=b"\0".join(entries) + b"\0")  # fmt: skip
         # Exit 1: some file changed since it was read (the next checkpoint sees it).
-        await run_git(*where, "update-index", "-q", "--refresh", cwd=workspace, ok=(0, 1))
+        # --split-index: every entry into the shared index, so that the next
+        # checkpoint writes only what changed (all 10,000 were in the index proper:
+        # a one-file change 20 → 36 ms).
+        await run_git(*where, "update-index", "-q", "--refresh", "--split-index",
+                      cwd=workspace, ok=(0, 1))  # fmt: skip
     return packed
 
 
