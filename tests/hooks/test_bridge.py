@@ -139,7 +139,9 @@ async def test_the_next_session_in_the_project_is_told_what_the_last_one_did(
     assert "pytest -x" in context
     other = project.parent / "other"
     other.mkdir()
-    elsewhere = await open_deck._hooks.handle(hook("SessionStart", other, "third", source="startup"))
+    elsewhere = await open_deck._hooks.handle(
+        hook("SessionStart", other, "third", source="startup")
+    )
     assert elsewhere.stdout == "", "memory stays in its project"
 
 
