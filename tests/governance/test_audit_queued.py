@@ -13,11 +13,15 @@ import pytest
 
 from agentdeck.core.agent import Agent, AgentSpec, AgentState
 from agentdeck.core.events import AssistantText
-from agentdeck.governance.governor import Governor, waiting_noop
+from agentdeck.governance.governor import Governor
 from agentdeck.settings import Settings
 from agentdeck.store import Store
 
 pytestmark = pytest.mark.anyio
+
+
+async def waiting_noop(_: bool) -> None:
+    """No approval request is opened by these calls: nothing to show."""
 
 
 def agent(tmp_path: Path) -> Agent:

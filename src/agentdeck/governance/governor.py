@@ -498,9 +498,3 @@ def _audit_failed(tool: str, decision: str, exc: BaseException | None) -> None:
         logger.error("could not append to the audit log (%s %s): %s", tool, decision, exc)
     else:
         logger.error("could not append to the audit log (%s %s)", tool, decision, exc_info=exc)
-
-
-def waiting_noop(_: bool) -> Awaitable[None]:
-    future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-    future.set_result(None)
-    return future
