@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
+from agentdeck.core.deck import Deck as DeckInterface
 from agentdeck.daemon.deck import Deck
 from agentdeck.daemon.server import Mounted, Ready
 from agentdeck.daemon.server import serve as serve_daemon
@@ -29,3 +30,8 @@ async def serve(
 ) -> None:
     """Run the daemon with the web app until ``stop`` is set (or a stop signal)."""
     await serve_daemon(settings, mount_web, on_ready=on_ready, stop=stop)
+
+
+def _is_a_deck(deck: Deck) -> DeckInterface:
+    """mypy proves the daemon's Deck, in-process, implements the Deck interface."""
+    return deck

@@ -29,9 +29,9 @@ from agentdeck.core.approvals import Approval, ApprovalState
 from agentdeck.core.asks import Ask, AskKind, AskState
 from agentdeck.core.deck import Deck
 from agentdeck.core.events import EventType, StoredEvent
+from agentdeck.daemon.deck import Deck as DaemonDeck
 from agentdeck.errors import InvalidState, NotFound, UsageError
 from tests.conftest import make_settings
-from tests.contract.local import LocalDeck
 from tests.support.daemonproc import Daemon
 from tests.support.deckcli import deck_env
 from tests.support.governance import ask_profile_and_scenario
@@ -51,8 +51,7 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="module")
 async def local_deck(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Deck]:
-    deck = await LocalDeck.open(make_settings(tmp_path_factory.mktemp("local")))
-    assert isinstance(deck, LocalDeck)  # Deck.open builds the class it is called on
+    deck = await DaemonDeck.open(make_settings(tmp_path_factory.mktemp("local")))
     try:
         yield deck
     finally:
@@ -109,10 +108,10 @@ async def followed(
 
 
 def test_both_implementations_satisfy_the_interface() -> None:
-    """mypy: the daemon's Deck (in-process, as ``LocalDeck`` adapts it) and
-    ``RemoteDeck`` are each a ``core.deck.Deck`` (their ``_is_a_deck`` functions)."""
+    """mypy: the daemon's Deck (in-process) and ``RemoteDeck`` are each a
+    ``core.deck.Deck`` (the ``_is_a_deck`` functions of serve.py and client/deck.py)."""
     done = subprocess.run(
-        [sys.executable, "-m", "mypy", "tests/contract/local.py", "src/agentdeck/client/deck.py"],
+        [sys.executable, "-m", "mypy", "src/agentdeck/serve.py", "src/agentdeck/client/deck.py"],
         cwd=ROOT,
         env={**os.environ, "MYPYPATH": str(ROOT / "src")},
         capture_output=True,
@@ -160,6 +159,9 @@ async def test_an_agent_is_started_listed_steered_followed_and_killed(deck: Deck
     assert await deck.events(after=events[0].id - 1, limit=1) == events[:1]  # every agent's
     tail = await deck.events_before(agent_id=started.id, before=events[-1].id + 1, limit=2)
     assert tail == events[-2:]
+    # An agent is named for its log as anywhere else: by an id prefix or its name.
+    assert await deck.events(agent_id=started.id[:8], limit=2) == events[:2]
+    assert await deck.events_before(agent_id=name, before=events[-1].id + 1, limit=2) == tail
     assert await deck.last_event_id() >= events[-1].id
 
     # The live feed gives the same events, in the same order, as the log.
@@ -264,15 +266,7 @@ async def test_an_unknown_ref_is_not_found(deck: Deck) -> None:
         assert raised.value.kind == kind
 
 
-async def test_an_unknown_agents_log_and_questions_are_not_found(
-    deck: Deck, request: pytest.FixtureRequest
-) -> None:
-    if isinstance(deck, LocalDeck):
-        # The API looks the agent up (404); the daemon's Deck reads by the id as given
-        # and finds nothing ([]): it should look the agent up as well.
-        request.applymarker(
-            pytest.mark.xfail(strict=True, reason="the daemon's Deck answers [] for an unknown id")
-        )
+async def test_an_unknown_agents_log_and_questions_are_not_found(deck: Deck) -> None:
     for call in (
         lambda: deck.events(agent_id="no-such-agent"),
         lambda: deck.events_before(agent_id="no-such-agent"),
@@ -318,17 +312,10 @@ async def test_an_approval_is_asked_and_answered(deck: Deck, tmp_path: Path) -> 
         await deck.answer(request.id, "deny")
 
 
-async def test_bad_input_is_a_usage_error(
-    deck: Deck, tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
-    """What the API refuses as malformed (422) is a UsageError in-process too."""
-    if isinstance(deck, LocalDeck):
-        # The daemon's Deck leaves the checking to the API's schemas: an unknown
-        # decision is a bare ValueError, an empty message is sent, an empty answer
-        # is the ask tool's ToolError (409).
-        request.applymarker(
-            pytest.mark.xfail(strict=True, reason="the daemon's Deck does not check its input")
-        )
+async def test_bad_input_is_a_usage_error(deck: Deck, tmp_path: Path) -> None:
+    """What the API refuses as malformed (422) is a UsageError in-process too, checked
+    before the ref is looked up (as the API checks the body first), and it changes
+    nothing: the request stays pending, the agent is sent nothing."""
     profile, scenario = ask_profile_and_scenario(tmp_path)
     agent = await deck.create_agent(
         AgentSpec(prompt="make it", name=unique("bad"), scenario=scenario, profile=profile)
@@ -341,11 +328,21 @@ async def test_bad_input_is_a_usage_error(
         (asked,) = await eventually(pending, timeout=SETTLE_SECONDS, what="a pending approval")
         for call in (
             lambda: deck.answer(asked.id, "maybe"),
+            lambda: deck.answer("no-such-approval", "maybe"),
             lambda: deck.send(agent.id, ""),
+            lambda: deck.send("no-such-agent", ""),
+            lambda: deck.resume(agent.id, ""),
             lambda: deck.answer_ask("no-such-ask", ""),
         ):
             with pytest.raises(UsageError):
                 await call()
+        assert await deck.approval(asked.id) == asked
+        said = [
+            e.data["text"]
+            for e in await deck.events(agent_id=agent.id)
+            if e.type == EventType.USER_MESSAGE_SENT
+        ]
+        assert said == ["make it"]
     finally:
         await deck.kill(agent.id)
 
@@ -380,6 +377,7 @@ async def test_a_workers_question_is_answered(deck: Deck, tmp_path: Path) -> Non
     assert ask.text.startswith("QUESTION: port?")
     assert await deck.ask(ask.id) == ask
     assert ask.id in [a.id for a in await deck.asks(agent_id=agent.id)]
+    assert ask.id in [a.id for a in await deck.asks(agent_id=agent.name)]
 
     answered = await deck.answer_ask(ask.id, "ANSWER-8080")
     assert (answered.id, answered.state, answered.answer) == (

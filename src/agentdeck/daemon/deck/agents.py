@@ -7,6 +7,7 @@ import time
 from agentdeck.core.agent import Agent, AgentSpec, AgentState
 from agentdeck.core.events import Notice
 from agentdeck.daemon.deck.parts import DeckParts
+from agentdeck.errors import UsageError
 from agentdeck.orchestration.templates import resolve as resolve_template
 from agentdeck.runner.steering import ensure_steerable, owned_elsewhere, reconcile_stale
 
@@ -78,6 +79,8 @@ class Agents(DeckParts):
 
     async def send(self, ref: str, text: str) -> Agent:
         """A follow-up; a finished agent is resumed with it (kept alive)."""
+        if not text:
+            raise UsageError("a message needs text", hint="write the message to send")
         agent = await self._store.find_agent(ref)
         ensure_steerable(agent, "send a message to")
         if self._runner.live(agent.id) is None and not owned_elsewhere(agent):
@@ -99,6 +102,11 @@ class Agents(DeckParts):
         return await self._orchestration.kill_tree(agent)
 
     async def resume(self, ref: str, text: str | None = None, *, fork: bool = False) -> Agent:
+        """Continue a finished agent's session with ``text`` (None: ask it to continue)."""
+        if text is not None and not text:
+            raise UsageError(
+                "a message to resume with needs text", hint="leave it out to ask it to continue"
+            )
         session = await self._runner.resume(ref, text, fork=fork, keep_alive=True)
         return session.agent
 

@@ -17,13 +17,18 @@ class Events(DeckParts):
     async def events(
         self, *, after: int = 0, agent_id: str | None = None, limit: int = 1000
     ) -> list[StoredEvent]:
-        """Committed events after ``after``, oldest first."""
+        """Committed events after ``after``, oldest first; ``agent_id`` names an agent
+        as a ref does (``NotFound`` for none)."""
+        if agent_id is not None:
+            agent_id = await self._agent_id(agent_id)
         return await self._store.read(after=after, agent_id=agent_id, limit=limit)
 
     async def events_before(
         self, *, agent_id: str | None = None, before: int | None = None, limit: int = 200
     ) -> list[StoredEvent]:
         """The newest ``limit`` events with ``id < before`` (all when None), oldest first."""
+        if agent_id is not None:
+            agent_id = await self._agent_id(agent_id)
         return await self._store.read_tail(agent_id=agent_id, before=before, limit=limit)
 
     async def last_event_id(self) -> int:

@@ -5,6 +5,12 @@ from __future__ import annotations
 from agentdeck.core.approvals import Approval, ApprovalState, GrantScope
 from agentdeck.core.asks import Ask, AskState
 from agentdeck.daemon.deck.parts import DeckParts
+from agentdeck.errors import UsageError
+
+# Who answers when the caller names no one: the deck's own user at the command line
+# (what the embedded CLI records). The web layer names the request's user.
+LOCAL_ACTOR = "user:cli"
+DECISIONS = ("allow", "deny")
 
 
 class Inbox(DeckParts):
@@ -27,13 +33,18 @@ class Inbox(DeckParts):
         ref: str,
         decision: str,
         *,
-        by: str,
+        by: str = LOCAL_ACTOR,
         message: str | None = None,
         remember: GrantScope | None = None,
     ) -> Approval:
-        """Answer a request. If no agent waits for it any more (its process died and
-        it was resumed, or is still stopped), the answer is reported to the agent:
-        now if it runs here, else when it is next resumed."""
+        """Answer a request (``allow`` or ``deny``). If no agent waits for it any more
+        (its process died and it was resumed, or is still stopped), the answer is
+        reported to the agent: now if it runs here, else when it is next resumed."""
+        if decision not in DECISIONS:
+            raise UsageError(
+                f"an answer is 'allow' or 'deny', not {decision!r}",
+                hint="answer allow or deny; nothing was answered",
+            )
         governor = self._runner.governor
         approval = await governor.approvals.find(ref)
         waited = governor.is_waiting(approval.id)
@@ -70,6 +81,10 @@ class Inbox(DeckParts):
         agent_id: str | None = None,
         limit: int = 100,
     ) -> list[Ask]:
+        """Questions in ``states``; ``agent_id`` names the asker as a ref does
+        (``NotFound`` for none)."""
+        if agent_id is not None:
+            agent_id = await self._agent_id(agent_id)
         return await self._orchestration.inbox.list_questions(
             states=states, agent_id=agent_id, limit=limit
         )
@@ -81,6 +96,8 @@ class Inbox(DeckParts):
     async def ask(self, ref: str) -> Ask:
         return await self._orchestration.inbox.asks.find(ref)
 
-    async def answer_ask(self, ref: str, answer: str, *, by: str) -> Ask:
+    async def answer_ask(self, ref: str, answer: str, *, by: str = LOCAL_ACTOR) -> Ask:
         """A person answers a worker's question (whoever it was put to)."""
+        if not answer:
+            raise UsageError("an answer needs text", hint="write what the worker should go on with")
         return await self._orchestration.inbox.answer(ref, answer, by=by)

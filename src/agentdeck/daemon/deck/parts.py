@@ -38,6 +38,13 @@ class DeckParts:
     _notifier: Notifier
     _usage_records: UsageStore
 
+    async def _agent_id(self, ref: str) -> str:
+        """The id of the agent ``ref`` names (``NotFound`` for none, as the API
+        answers); a live session's without asking the store."""
+        if ref in self._runner.sessions:
+            return ref
+        return (await self._store.find_agent(ref)).id
+
     def _fresh(self, agent: Agent) -> Agent:
         """The live session's view of the agent when it runs here."""
         session = self._runner.sessions.get(agent.id)
