@@ -162,6 +162,8 @@ async def test_an_agent_is_started_listed_steered_followed_and_killed(deck: Deck
     # An agent is named for its log as anywhere else: by an id prefix or its name.
     assert await deck.events(agent_id=started.id[:8], limit=2) == events[:2]
     assert await deck.events_before(agent_id=name, before=events[-1].id + 1, limit=2) == tail
+    assert await deck.events_before(agent_id=started.id, before=events[0].id) == []
+    assert await deck.asks(agent_id=name) == []  # a known agent that asked nothing
     assert await deck.last_event_id() >= events[-1].id
 
     # The live feed gives the same events, in the same order, as the log.

@@ -19,17 +19,18 @@ class Events(DeckParts):
     ) -> list[StoredEvent]:
         """Committed events after ``after``, oldest first; ``agent_id`` names an agent
         as a ref does (``NotFound`` for none)."""
-        if agent_id is not None:
-            agent_id = await self._agent_id(agent_id)
-        return await self._store.read(after=after, agent_id=agent_id, limit=limit)
+        return await self._of_agent(
+            agent_id, lambda a: self._store.read(after=after, agent_id=a, limit=limit)
+        )
 
     async def events_before(
         self, *, agent_id: str | None = None, before: int | None = None, limit: int = 200
     ) -> list[StoredEvent]:
-        """The newest ``limit`` events with ``id < before`` (all when None), oldest first."""
-        if agent_id is not None:
-            agent_id = await self._agent_id(agent_id)
-        return await self._store.read_tail(agent_id=agent_id, before=before, limit=limit)
+        """The newest ``limit`` events with ``id < before`` (all when None), oldest first;
+        ``agent_id`` names an agent as a ref does (``NotFound`` for none)."""
+        return await self._of_agent(
+            agent_id, lambda a: self._store.read_tail(agent_id=a, before=before, limit=limit)
+        )
 
     async def last_event_id(self) -> int:
         return await self._store.last_event_id()

@@ -83,10 +83,9 @@ class Inbox(DeckParts):
     ) -> list[Ask]:
         """Questions in ``states``; ``agent_id`` names the asker as a ref does
         (``NotFound`` for none)."""
-        if agent_id is not None:
-            agent_id = await self._agent_id(agent_id)
-        return await self._orchestration.inbox.list_questions(
-            states=states, agent_id=agent_id, limit=limit
+        inbox = self._orchestration.inbox
+        return await self._of_agent(
+            agent_id, lambda a: inbox.list_questions(states=states, agent_id=a, limit=limit)
         )
 
     async def asks_to(self, agent_id: str, *, limit: int = 50) -> list[Ask]:

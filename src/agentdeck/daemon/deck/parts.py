@@ -7,7 +7,8 @@ CLI's embedded mode) calls their methods and never reaches the collaborators.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from agentdeck.core.agent import Agent
 
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from agentdeck.store.memory import MemoryStore
     from agentdeck.store.store import Store
     from agentdeck.store.usage import UsageStore
+
+T = TypeVar("T")
 
 
 class DeckParts:
@@ -44,6 +47,23 @@ class DeckParts:
         if ref in self._runner.sessions:
             return ref
         return (await self._store.find_agent(ref)).id
+
+    async def _of_agent(
+        self, ref: str | None, read: Callable[[str | None], Awaitable[list[T]]]
+    ) -> list[T]:
+        """``read`` of the agent ``ref`` names (of every agent when None), as the API
+        answers: ``NotFound`` for no agent, an id prefix or a name as good as the id.
+
+        Read by ``ref`` as an id first and look it up only when nothing comes back:
+        only an agent has events or questions (agents are never deleted), so a read
+        that finds some costs what it did, not one more trip to the store."""
+        if ref is None:
+            return await read(None)
+        found = await read(ref)
+        if found:
+            return found
+        agent_id = await self._agent_id(ref)
+        return await read(agent_id) if agent_id != ref else found
 
     def _fresh(self, agent: Agent) -> Agent:
         """The live session's view of the agent when it runs here."""
