@@ -269,13 +269,13 @@ async def test_an_unknown_ref_is_not_found(deck: Deck) -> None:
 
 
 async def test_an_unknown_agents_log_and_questions_are_not_found(deck: Deck) -> None:
-    for call in (
-        lambda: deck.events(agent_id="no-such-agent"),
-        lambda: deck.events_before(agent_id="no-such-agent"),
-        lambda: deck.asks(agent_id="no-such-agent"),
-    ):
+    for ref in ("no-such-agent", ""):  # an empty ref names no agent: not "all of them"
         with pytest.raises(NotFound):
-            await call()
+            await deck.events(agent_id=ref)
+        with pytest.raises(NotFound):
+            await deck.events_before(agent_id=ref)
+        with pytest.raises(NotFound):
+            await deck.asks(agent_id=ref)
 
 
 # -- the inbox ----------------------------------------------------------------------------

@@ -269,7 +269,13 @@ def _path(kind: str, ref: str, action: str | None = None) -> str:
 
 
 def _with_agent(params: dict[str, Any], agent_id: str | None) -> dict[str, Any]:
-    return {**params, "agent": agent_id} if agent_id else params
+    """``params`` for one agent's records (``None``: everyone's). An empty ref names
+    no agent: ``NotFound``, as in-process, never everyone's records."""
+    if agent_id is None:
+        return params
+    if not agent_id:
+        raise NotFound("agent", agent_id)
+    return {**params, "agent": agent_id}
 
 
 def _inbox_limit(limit: int) -> int:
