@@ -79,7 +79,9 @@ async def served() -> AsyncIterator[int]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen()
-    config = uvicorn.Config(app(), log_level="warning", lifespan="off")
+    # log_config=None: no process-wide logging set-up (dictConfig would stop "uvicorn"
+    # records propagating, and a later test reading the access log in caplog fails).
+    config = uvicorn.Config(app(), log_config=None, lifespan="off")
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:

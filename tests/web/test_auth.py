@@ -136,6 +136,7 @@ async def test_no_secret_in_logs_or_events(
     # model's) changes this logger process-wide; here the access log must be seen.
     caplog.set_level(logging.DEBUG, logger="uvicorn.access")
     monkeypatch.setattr(logging.getLogger("uvicorn.access"), "propagate", True)
+    monkeypatch.setattr(logging.getLogger("uvicorn"), "propagate", True)  # its parent too
     async with daemon.client(token="") as browser:
         await browser.get("/login", params={"token": daemon.token})
         secret = browser.cookies[COOKIE]
