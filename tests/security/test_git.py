@@ -434,7 +434,11 @@ def hostile_run(
             await runner.shutdown()
             await store.close()
         outputs = [e.data["output"] for e in events if e.type == EventType.TOOL_RETURNED]
-        outputs += [""] if killed_in_last else []
+        if killed_in_last and len(outputs) < len(commands):
+            # Killed before its result was read; or its command died first (the kill
+            # reaches the process group) and Claude Code said so: either way cut short.
+            outputs.append("")
+        assert not killed_in_last or "rc=0" not in outputs[-1], outputs
         assert len(outputs) == len(commands), [
             e.data for e in events if e.type == EventType.ERROR_OCCURRED
         ]
