@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
+from markupsafe import Markup
 
 from agentdeck.web.pages_diff import PAGE_PATCH_CHARS, highlighted, highlighted_in_thread
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.anyio
 
@@ -30,23 +33,27 @@ async def test_the_rendering_is_the_one_highlighted_gives_scrubbed_and_cut() -> 
     assert cut
 
 
-async def test_the_loop_serves_others_while_a_large_patch_is_highlighted() -> None:
-    ticks = 0
-    done = asyncio.Event()
+async def test_the_loop_serves_others_while_a_large_patch_is_highlighted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The highlighting holds until the loop has served another task: on the loop
+    itself it would wait for nothing that can come, and say so."""
+    from agentdeck.web import pages_diff
 
-    async def ticker() -> None:
-        nonlocal ticks
-        while not done.is_set():
-            ticks += 1
-            await asyncio.sleep(0)
+    started, served = threading.Event(), threading.Event()
 
-    async def render() -> int:
-        await highlighted_in_thread(_patch(PAGE_PATCH_CHARS // 40))
-        done.set()
-        return ticks
+    def held(patch: str) -> tuple[Markup, bool]:
+        started.set()
+        assert served.wait(30), "the event loop served nothing while highlighting ran"
+        return highlighted(patch)
 
-    async with asyncio.TaskGroup() as tg:
-        tg.create_task(ticker())
-        at_the_end = tg.create_task(render())
-    # On the loop, the render would run in one step: the ticker at most once before it.
-    assert at_the_end.result() > 1
+    monkeypatch.setattr(pages_diff, "highlighted", held)
+    rendering = asyncio.create_task(highlighted_in_thread(_patch(PAGE_PATCH_CHARS // 40)))
+
+    async def highlighting() -> bool:
+        return started.is_set()
+
+    await eventually(highlighting, timeout=30, what="the highlighting to start")
+    served.set()  # the loop ran this task while the highlighting was under way
+    html, _ = await rendering
+    assert html == highlighted(_patch(PAGE_PATCH_CHARS // 40))[0]
