@@ -1,8 +1,6 @@
 """An agent's first checkpoint is written as a pack (``worktrees/packed_take``): the
 same tree as one file at a time through ``update-index`` would give, rewinds put it
-back, and a workspace the agent changes under it (a directory swapped for a symlink
-out of it, a file for a FIFO, a file grown over the cap) reads nothing outside it,
-never blocks and takes no large file."""
+back. A workspace the agent changes under it: tests/security/test_checkpoint_reads.py."""
 
 from __future__ import annotations
 
@@ -121,53 +119,3 @@ async def test_a_rewind_puts_back_the_packed_first_checkpoint(tmp_path: Path, pa
     assert sorted(done.restored) == ["run.sh", "src/d1/f4.py"] and done.removed == ["new.txt"]
     assert {p: (ws / p).read_bytes() for p in before} == before
     assert os.access(ws / "run.sh", os.X_OK)
-
-
-async def test_a_directory_swapped_for_a_symlink_out_is_not_read_through(
-    tmp_path: Path, packed: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "secret.txt").write_text("the host's own file\n")
-    ws = tmp_path / "ws"
-    (ws / "dir").mkdir(parents=True)
-    (ws / "dir" / "secret.txt").write_text("the agent's\n")
-    (ws / "plain.txt").write_text("plain\n")
-    real = checkpoints_module.measure
-
-    def swapped(workspace: Path, paths: list[str], cap: int) -> tuple[list[str], ...]:
-        found = real(workspace, paths, cap)  # status named dir/secret.txt; now the swap
-        (ws / "dir" / "secret.txt").unlink()
-        (ws / "dir").rmdir()
-        (ws / "dir").symlink_to(outside)
-        return found
-
-    monkeypatch.setattr(checkpoints_module, "measure", swapped)
-    checkpoints = Checkpoints(tmp_path / "checkpoints", CAP)
-    taken = await checkpoints.snapshot(AGENT, ws)
-    shadow = checkpoints.shadow(AGENT)
-    assert b"the host's own file" not in every_object(shadow)
-    assert set(files_of(checkpoints, taken.commit)) == {"plain.txt"}  # the link: next time
-
-
-async def test_a_fifo_or_a_grown_file_in_a_files_place_neither_blocks_nor_is_taken(
-    tmp_path: Path, packed: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    for name in ("pipe", "grows", "stays"):
-        (ws / name).write_text(f"{name}\n")
-    real = checkpoints_module.measure
-
-    def changed(workspace: Path, paths: list[str], cap: int) -> tuple[list[str], ...]:
-        found = real(workspace, paths, cap)
-        (ws / "pipe").unlink()
-        os.mkfifo(ws / "pipe")  # nobody ever writes to it
-        (ws / "grows").write_bytes(b"y" * (CAP + 5))
-        return found
-
-    monkeypatch.setattr(checkpoints_module, "measure", changed)
-    checkpoints = Checkpoints(tmp_path / "checkpoints", CAP)
-    taken = await checkpoints.snapshot(AGENT, ws)
-    assert "grows" in taken.skipped
-    assert set(files_of(checkpoints, taken.commit)) == {"stays"}
