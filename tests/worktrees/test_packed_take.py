@@ -31,13 +31,6 @@ def git(shadow: Path, *args: str) -> str:
     ).stdout.strip()
 
 
-def every_object(shadow: Path) -> bytes:
-    return subprocess.run(
-        ["git", f"--git-dir={shadow}", "cat-file", "--batch-all-objects", "--batch"],
-        capture_output=True, check=True,
-    ).stdout  # fmt: skip
-
-
 def files_of(checkpoints: Checkpoints, commit: str) -> dict[str, str]:
     listed = git(checkpoints.shadow(AGENT), "ls-tree", "-r", commit)
     return {line.split("\t", 1)[1]: line.split()[0] for line in listed.splitlines()}

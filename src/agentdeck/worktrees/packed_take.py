@@ -11,10 +11,10 @@ its stat data (``--refresh``, which hashes the files again: the quick part).
 The workspace is the agent's, so it may be hostile: a path is read only if it is a
 regular file or a symlink when opened (``O_NOFOLLOW``, ``O_NONBLOCK``: a FIFO put in
 its place never blocks; ``fstat`` says what was opened), never more than the size
-cap plus one byte. A path that is something else by then is left to
-``update-index``, as before; one that grew over the cap is left out, as a large file
-is. What is taken is the file as it was read: a change after the read is a change
-the next checkpoint sees.
+cap plus one byte. A path that is something else by then (a FIFO, a directory,
+beyond a symlink), unreadable or grown over the cap is left out, as a large file is;
+one gone by then is left to ``update-index``, as before. What is taken is the file
+as it was read: a change after the read is a change the next checkpoint sees.
 """
 
 from __future__ import annotations
@@ -52,17 +52,11 @@ async def pack_into_index(shadow: Path, workspace: Path, paths: list[str], cap: 
     packed = Packed([], [])
     batches = _batches(workspace, paths, cap, packed)
     entries: list[bytes] = []
-    while True:
-        batch = await asyncio.to_thread(next, batches, None)
-        if batch is None:
-            break
-        if batch.stream:
-            stream = b"".join([*batch.stream, b"done\n"])
-            # Quick over small: zlib's fastest level, no delta search (a checkpoint's
-            # blobs are read back one at a time, by a rewind).
-            await run_git("-c", "pack.compression=1", git_dir(shadow), "fast-import",
-                          "--quiet", "--done", "--depth=0", cwd=shadow, stdin=stream)  # fmt: skip
-        entries += batch.entries
+    try:
+        while batch := await asyncio.to_thread(next, batches, None):
+            entries += await _pack(shadow, batch)
+    finally:
+        batches.close()  # its directories, if a git failed first
     if entries:
         where = with_work_tree(shadow, workspace)
         await run_git(*where, "update-index", "-z", "--index-info", cwd=workspace,
@@ -74,6 +68,18 @@ async def pack_into_index(shadow: Path, workspace: Path, paths: list[str], cap: 
         await run_git(*where, "update-index", "-q", "--refresh", "--split-index",
                       cwd=workspace, ok=(0, 1))  # fmt: skip
     return packed
+
+
+async def _pack(shadow: Path, batch: _Batch) -> list[bytes]:
+    """A batch's blobs into one pack (or loose, when few: fast-import's choice); its
+    index entries."""
+    if batch.stream:
+        stream = b"".join([*batch.stream, b"done\n"])
+        # Quick over small: zlib's fastest level, no delta search (a checkpoint's
+        # blobs are read back one at a time, by a rewind).
+        await run_git("-c", "pack.compression=1", git_dir(shadow), "fast-import",
+                      "--quiet", "--done", "--depth=0", cwd=shadow, stdin=stream)  # fmt: skip
+    return batch.entries
 
 
 def _batches(workspace: Path, paths: list[str], cap: int, packed: Packed) -> Iterator[_Batch]:
