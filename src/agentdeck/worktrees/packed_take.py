@@ -23,7 +23,7 @@ import asyncio
 import hashlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,7 +82,9 @@ async def _pack(shadow: Path, batch: _Batch) -> list[bytes]:
     return batch.entries
 
 
-def _batches(workspace: Path, paths: list[str], cap: int, packed: Packed) -> Iterator[_Batch]:
+def _batches(
+    workspace: Path, paths: list[str], cap: int, packed: Packed
+) -> Generator[_Batch, None, None]:
     batch = _Batch()
     with _Directories(workspace) as directories:
         for path in paths:
