@@ -316,7 +316,7 @@ class Store:
 
         Reading the head and inserting happen in one write transaction, so the
         chain stays linear across processes."""
-        entry: AuditEntry = await self._write(functools.partial(audit.append_entry, record=record))
+        entry: AuditEntry = (await self.queue_audit(record)).value
         return entry
 
     def queue_audit(self, record: AuditRecord) -> asyncio.Future[WorkResult]:
