@@ -11,97 +11,28 @@ scripted model. One deck of each kind serves the whole module.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import subprocess
 import sys
-import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import cast
 
 import pytest
 import yaml
 
-from agentdeck.client.deck import RemoteDeck
 from agentdeck.core.agent import Agent, AgentSpec, AgentState
 from agentdeck.core.approvals import Approval, ApprovalState
 from agentdeck.core.asks import Ask, AskKind, AskState
 from agentdeck.core.deck import Deck
 from agentdeck.core.events import EventType, StoredEvent
-from agentdeck.daemon.deck import Deck as DaemonDeck
 from agentdeck.errors import InvalidState, NotFound, UsageError
-from tests.conftest import make_settings
-from tests.support.daemonproc import Daemon
-from tests.support.deckcli import deck_env
+from tests.contract.helpers import SETTLE_SECONDS, followed, idle_after, settled, unique
 from tests.support.governance import ask_profile_and_scenario
 from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.cli]
 
 ROOT = Path(__file__).resolve().parents[2]
-SETTLE_SECONDS = 60.0
-
-
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    # Module-wide: the decks below live across the module's tests, in one loop.
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
-async def local_deck(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Deck]:
-    deck = await DaemonDeck.open(make_settings(tmp_path_factory.mktemp("local")))
-    try:
-        yield deck
-    finally:
-        await deck.close()
-
-
-@pytest.fixture(scope="module")
-async def remote_deck(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Deck]:
-    daemon = await Daemon(deck_env(tmp_path_factory.mktemp("remote"))).start()
-    try:
-        async with RemoteDeck.connect(daemon.url, daemon.token, client="cli") as deck:
-            yield deck
-    finally:
-        daemon.stop()
-
-
-@pytest.fixture(params=["local", "remote"])
-def deck(request: pytest.FixtureRequest) -> Deck:
-    found: Deck = request.getfixturevalue(f"{request.param}_deck")
-    return found
-
-
-def unique(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
-
-async def settled(deck: Deck, agent_id: str, where: Callable[[Agent], bool]) -> Agent:
-    async def probe() -> Agent | None:
-        agent = await deck.get_agent(agent_id)
-        return agent if where(agent) else None
-
-    return await eventually(probe, timeout=SETTLE_SECONDS, what=f"agent {agent_id} to settle")
-
-
-def idle_after(turns: int) -> Callable[[Agent], bool]:
-    return lambda a: a.state is AgentState.IDLE and a.turns >= turns
-
-
-async def followed(
-    deck: Deck, agent_id: str, *, until: Callable[[list[StoredEvent]], bool]
-) -> list[StoredEvent]:
-    """The agent's events through the live feed, from the start of the log."""
-    seen: list[StoredEvent] = []
-    feed = cast(AsyncGenerator[list[StoredEvent]], deck.follow(after=0, agent_id=agent_id))
-    async with contextlib.aclosing(feed), asyncio.timeout(SETTLE_SECONDS):
-        async for batch in feed:
-            seen += batch
-            if until(seen):
-                return seen
-    raise AssertionError(f"the feed ended before it had what was awaited: {seen}")
 
 
 # -- the interface ------------------------------------------------------------------------
@@ -109,9 +40,9 @@ async def followed(
 
 def test_both_implementations_satisfy_the_interface() -> None:
     """mypy: the daemon's Deck (in-process) and ``RemoteDeck`` are each a
-    ``core.deck.Deck`` (the ``_is_a_deck`` functions of serve.py and client/deck.py)."""
+    ``core.deck.Deck`` (the ``_is_a_deck`` functions of serve.py and client/deck)."""
     done = subprocess.run(
-        [sys.executable, "-m", "mypy", "src/agentdeck/serve.py", "src/agentdeck/client/deck.py"],
+        [sys.executable, "-m", "mypy", "src/agentdeck/serve.py", "src/agentdeck/client/deck"],
         cwd=ROOT,
         env={**os.environ, "MYPYPATH": str(ROOT / "src")},
         capture_output=True,

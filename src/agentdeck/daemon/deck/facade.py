@@ -11,8 +11,9 @@ from agentdeck.daemon.deck.agents import Agents
 from agentdeck.daemon.deck.changes import Changes
 from agentdeck.daemon.deck.events import Events
 from agentdeck.daemon.deck.inbox import Inbox
+from agentdeck.daemon.deck.knowledge import Knowledge
 from agentdeck.daemon.deck.lookups import Lookups
-from agentdeck.daemon.deck.services import Services
+from agentdeck.daemon.deck.team import Team
 from agentdeck.daemon.hub import EventHub
 from agentdeck.daemon.identity import Identity
 from agentdeck.hooks.bridge import HookBridge
@@ -31,7 +32,7 @@ from agentdeck.store.users import UserStore
 logger = logging.getLogger(__name__)
 
 
-class Deck(Agents, Inbox, Changes, Events, Services, Lookups):
+class Deck(Agents, Inbox, Changes, Events, Knowledge, Team, Lookups):
     """What the daemon serves — store, runner, event hub — behind one API.
 
     The web layer, the CLI's embedded mode and the daemon's own start-up steer
@@ -58,21 +59,29 @@ class Deck(Agents, Inbox, Changes, Events, Services, Lookups):
         self._notifier = Notifier(settings, store, hub, targets or [])
         self.identity = Identity(UserStore(store), session_ttl=settings.session_ttl_seconds)
         self._usage_records = UsageStore(store)
+        self._embedded = False
 
     @classmethod
-    async def open(cls, settings: Settings) -> Deck:
+    async def open(cls, settings: Settings, *, embedded: bool = False) -> Deck:
+        """The deck of ``settings``' home. ``embedded``: for one command in this
+        process (the CLI without a daemon): no warm pool, no notification targets."""
         settings.ensure_home()
-        targets = load_targets(settings)  # a bad notification config stops the start
+        # A bad notification config stops the start.
+        targets = [] if embedded else load_targets(settings)
         store = Store.open(settings.db_path, batch_size=settings.event_batch_size)
-        runner = Runner(store, settings, warm_pool=settings.warm_pool)
+        runner = Runner(store, settings, warm_pool=0 if embedded else settings.warm_pool)
         hub = EventHub(store)
         await hub.start()
-        return cls(settings, store, runner, hub, targets)
+        deck = cls(settings, store, runner, hub, targets)
+        deck._embedded = embedded
+        return deck
 
     async def close(self) -> None:
         """Stop every agent gracefully (then by force), flush the log."""
         try:
-            await self._runner.shutdown(suspend=True)
+            # A daemon suspends what runs, to carry it on at its next start; one
+            # command's agents stop with it, as an `agentdeck run`'s do.
+            await self._runner.shutdown(suspend=not self._embedded)
             await self._runner.memory.drain()
         finally:
             self._orchestration.close()

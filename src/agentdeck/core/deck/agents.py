@@ -1,0 +1,59 @@
+"""The Deck interface's agents: start, list, steer, archive."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from agentdeck.core.agent import Agent, AgentSpec, AgentState
+
+
+class AgentOps(Protocol):
+    """Agents: ``ref`` is an agent's id, a unique id prefix or a unique name."""
+
+    async def create_agent(
+        self, spec: AgentSpec, *, keep_alive: bool = True, template: str | None = None
+    ) -> Agent:
+        """Start an agent (``agentdeck run``); ``template`` names an agent template
+        whose settings the spec's own override. The agent is returned starting."""
+        ...
+
+    async def list_agents(
+        self,
+        *,
+        states: list[AgentState] | None = None,
+        text: str | None = None,
+        include_archived: bool = False,
+        limit: int = 100,
+        offset: int = 0,
+        parent: str | None = None,
+        roots: bool = False,
+    ) -> list[Agent]:
+        """Agents, newest first: only ``states`` (None: all), with ``text`` in their
+        name, id, cwd or spec, the children of the agent id ``parent``, or only
+        those without a parent (``roots``)."""
+        ...
+
+    async def get_agent(self, ref: str) -> Agent:
+        """One agent (``NotFound`` if no agent answers to ``ref``)."""
+        ...
+
+    async def send(self, ref: str, text: str) -> Agent:
+        """A follow-up; a finished agent is resumed with it (kept alive)."""
+        ...
+
+    async def interrupt(self, ref: str) -> Agent:
+        """Stop the current turn (``InvalidState`` if the agent runs none)."""
+        ...
+
+    async def kill(self, ref: str, *, children: bool = True) -> Agent:
+        """Stop the agent; with ``children`` its whole subtree too (``InvalidState``
+        if it has already ended)."""
+        ...
+
+    async def resume(self, ref: str, text: str | None = None, *, fork: bool = False) -> Agent:
+        """Continue a finished agent's session (``fork``: into a new agent)."""
+        ...
+
+    async def archive(self, ref: str, archived: bool = True) -> Agent:
+        """Archive the agent (stopping it if it runs), or restore it."""
+        ...
