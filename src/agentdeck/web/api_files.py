@@ -43,7 +43,7 @@ async def upload(request: Request, ref: str, body: UploadIn) -> UploadOut:
         data = base64.b64decode(body.content_base64, validate=True)
     except (binascii.Error, ValueError):
         raise UsageError("content_base64 is not base64") from None
-    saved = deck.upload(agent, body.name, data)
+    saved = await deck.upload(agent.id, body.name, data)
     logger.info("saved %s (%d bytes) for agent %s", saved, len(data), agent.id)
     digest = hashlib.sha256(data).hexdigest()
     await audit_member_act(request, agent.id, "upload", {"name": str(saved), "sha256": digest})

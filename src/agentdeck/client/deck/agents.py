@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from agentdeck.client.deck.base import (
@@ -52,6 +53,24 @@ class RemoteAgents(RemoteBase):
             offset = answer["next_offset"]
         return found
 
+    async def tree(
+        self, *, text: str | None = None, include_archived: bool = False, limit: int = 100
+    ) -> list[Agent]:
+        params: dict[str, Any] = {"archived": include_archived}
+        if text:
+            params["q"] = text
+        found: list[Agent] = []
+        offset = 0
+        while True:  # a page of roots at a time, each with everything below it
+            page = min(limit - offset, AGENT_PAGE)
+            answer = await self.http.call(
+                "GET", "/api/tree", params={**params, "limit": page, "offset": offset}
+            )
+            found += [agent_of(a) for a in field(answer, "agents")]
+            if answer.get("next_offset") is None or answer["next_offset"] >= limit:
+                return found
+            offset = answer["next_offset"]
+
     async def get_agent(self, ref: str) -> Agent:
         return agent_of(await self.http.call("GET", api_path("agents", ref)))
 
@@ -75,3 +94,8 @@ class RemoteAgents(RemoteBase):
     async def archive(self, ref: str, archived: bool = True) -> Agent:
         body = {"archived": archived}
         return agent_of(await self.http.call("POST", api_path("agents", ref, "archive"), json=body))
+
+    async def upload(self, ref: str, name: str, data: bytes) -> str:
+        body = {"name": name, "content_base64": base64.b64encode(data).decode()}
+        saved = await self.http.call("POST", api_path("agents", ref, "files"), json=body)
+        return str(field(saved, "path"))

@@ -33,6 +33,13 @@ class AgentOps(Protocol):
         those without a parent (``roots``)."""
         ...
 
+    async def tree(
+        self, *, text: str | None = None, include_archived: bool = False, limit: int = 100
+    ) -> list[Agent]:
+        """Agents without a parent (newest first, at most ``limit``, with ``text`` in
+        their name, id, cwd or spec), then every agent below them: the board."""
+        ...
+
     async def get_agent(self, ref: str) -> Agent:
         """One agent (``NotFound`` if no agent answers to ``ref``)."""
         ...
@@ -56,4 +63,9 @@ class AgentOps(Protocol):
 
     async def archive(self, ref: str, archived: bool = True) -> Agent:
         """Archive the agent (stopping it if it runs), or restore it."""
+        ...
+
+    async def upload(self, ref: str, name: str, data: bytes) -> str:
+        """Save ``data`` under ``uploads/`` in the agent's workspace (a taken name gets
+        a number, a name with a path in it is refused); the path it got there."""
         ...

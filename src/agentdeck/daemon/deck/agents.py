@@ -77,6 +77,14 @@ class Agents(DeckParts):
     async def descendants(self, root_ids: list[str], *, limit: int = 10_000) -> list[Agent]:
         return [self._fresh(a) for a in await self._store.descendants(root_ids, limit=limit)]
 
+    async def tree(
+        self, *, text: str | None = None, include_archived: bool = False, limit: int = 100
+    ) -> list[Agent]:
+        roots = await self.list_agents(
+            text=text, include_archived=include_archived, limit=limit, roots=True
+        )
+        return [*roots, *await self.descendants([a.id for a in roots])]
+
     async def send(self, ref: str, text: str) -> Agent:
         """A follow-up; a finished agent is resumed with it (kept alive)."""
         if not text:

@@ -60,11 +60,11 @@ class Lookups(DeckParts):
         """The token file's token: the deck's own user's (the CLI's)."""
         return read_token(self.settings)
 
-    @staticmethod
-    def upload(agent: Agent, name: str, data: bytes) -> Path:
+    async def upload(self, ref: str, name: str, data: bytes) -> str:
         """Save ``data`` under uploads/ in the agent's workspace (a taken name gets a
         number); the path it got, relative to the workspace."""
-        return save_upload(Path(agent.cwd), name, data)
+        agent = await self._store.find_agent(ref)
+        return str(save_upload(Path(agent.cwd), name, data))
 
     async def external_agent(self, session_id: str, project: str, pid: int | None) -> Agent:
         """The agent of a hand-started Claude Code session (made if new)."""
