@@ -169,6 +169,13 @@ class ShuttingDown(AgentdeckError):
         super().__init__(message, hint="start it again (agentdeck up), then retry")
 
 
+class Forbidden(AgentdeckError):
+    """The caller's role does not allow this (a viewer steering, an operator managing
+    users): the API's 403 for a route above the token's role."""
+
+    http_status = 403
+
+
 class PolicyDenied(AgentdeckError):
     """A tool call was refused by policy."""
 
@@ -226,6 +233,7 @@ class BrokenStream(DaemonUnavailable):
 # subclass defined outside this module) is rebuilt as the class its status means.
 _BY_STATUS: dict[int, type[AgentdeckError]] = {
     400: UsageError,
+    403: Forbidden,
     404: NotFound,
     409: InvalidState,
     422: UsageError,

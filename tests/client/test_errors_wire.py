@@ -43,6 +43,7 @@ SAMPLES: dict[str, AgentdeckError] = {
         errors.Refused("the budget of the tree is used up"),
         errors.SecretNotKept("the first prompt held a secret"),
         errors.ShuttingDown(),
+        errors.Forbidden("this needs the admin role; bob is operator"),
         errors.PolicyDenied("rm is denied", rule="Bash(rm:*)"),
         errors.PolicyError("policy.yaml", "an empty rule", line=3),
         errors.DeliveryFailed("hook", "answered 500"),
@@ -139,7 +140,7 @@ def test_the_body_keeps_its_shape() -> None:
         (409, {"error": {"message": "agent x is done"}}, errors.InvalidState, "agent x is done"),
         (422, {"error": {"message": "invalid limit"}}, errors.UsageError, "invalid limit"),
         (400, {"error": {"message": "bad"}}, errors.UsageError, "bad"),
-        (403, {"error": {"message": "admins only"}}, AgentdeckError, "admins only"),
+        (403, {"error": {"message": "admins only"}}, errors.Forbidden, "admins only"),
         (502, b"<html>bad gateway</html>", AgentdeckError, "daemon answered 502"),
         (500, {"error": "not our shape"}, AgentdeckError, "daemon answered 500"),
         # A subclass defined outside the tree: the class its status means.
