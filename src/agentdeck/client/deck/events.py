@@ -48,10 +48,13 @@ class RemoteEvents(RemoteBase):
     async def follow(
         self, *, after: int, agent_id: str | None = None, heartbeat: float = 15.0
     ) -> AsyncIterator[list[StoredEvent]]:
-        """The daemon's event stream, an event a batch. ``heartbeat`` is the
-        daemon's to choose: its pings are read, never given as empty batches."""
+        """The daemon's event stream, an event a batch, after one empty batch when
+        the stream is open (a follower knows it is live before any event comes: the
+        TUI's top line). ``heartbeat`` is the daemon's to choose: its pings are read,
+        never given as empty batches."""
         params = with_agent({}, agent_id)
         async with self.http.event_stream(after=after, params=params) as stream:
+            yield []
             async for message in stream:
                 data = json.loads(message.data)
                 if message.kind == "dropped":
