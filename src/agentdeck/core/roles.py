@@ -9,8 +9,10 @@ manages users, tokens and profiles. What a request needs is decided at the edge
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from agentdeck.errors import UsageError
 
@@ -76,6 +78,12 @@ class User:
     def to_dict(self) -> dict[str, object]:
         return {"name": self.name, "role": str(self.role), "created_at": self.created_at}
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> User:
+        return cls(
+            name=str(data["name"]), role=Role(data["role"]), created_at=float(data["created_at"])
+        )
+
 
 @dataclass(frozen=True)
 class TokenInfo:
@@ -100,6 +108,18 @@ class TokenInfo:
             "expires_at": self.expires_at,
             "revoked_at": self.revoked_at,
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TokenInfo:
+        expires_at, revoked_at = data.get("expires_at"), data.get("revoked_at")
+        return cls(
+            id=str(data["id"]),
+            user=str(data["user"]),
+            name=str(data["name"]),
+            created_at=float(data["created_at"]),
+            expires_at=None if expires_at is None else float(expires_at),
+            revoked_at=None if revoked_at is None else float(revoked_at),
+        )
 
 
 @dataclass(frozen=True)
