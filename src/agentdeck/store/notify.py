@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import secrets
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentdeck.core.notify_status import DEAD, REPLAYED, DeadLetter
 from agentdeck.core.redact import scrub, scrub_value
 from agentdeck.errors import NotFound
 from agentdeck.store.lookup import by_id_or_prefix
@@ -27,35 +27,7 @@ from agentdeck.store.rows import said_scrubbed
 from agentdeck.store.schema import notify_dead
 from agentdeck.store.store import Store
 
-DEAD = "dead"
-REPLAYED = "replayed"
-
-
-@dataclass(frozen=True)
-class DeadLetter:
-    id: str
-    target: str
-    kind: str
-    payload: dict[str, Any]
-    reason: str
-    attempts: int
-    state: str
-    created_at: float
-    replayed_at: float | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "target": self.target,
-            "kind": self.kind,
-            "payload": self.payload,
-            "reason": self.reason,
-            "attempts": self.attempts,
-            "state": self.state,
-            "created_at": self.created_at,
-            "replayed_at": self.replayed_at,
-        }
-
+__all__ = ["DEAD", "REPLAYED", "DeadLetter", "DeadLetters"]
 
 SAID = TABLE_SAID["notify_dead"]  # what a letter carries and says: scrubbed
 
