@@ -25,7 +25,7 @@ async def list_targets(request: Request) -> dict[str, Any]:
     """Each configured target: its kind, the kinds of notification it takes, its
     filters, and how its deliveries went (delivered, dead, queued, last error).
     Secrets are never shown, and of a URL only its origin."""
-    return {"targets": _deck(request).notify_targets()}
+    return {"targets": [t.to_dict() for t in await _deck(request).notify_targets()]}
 
 
 @router.post(
@@ -37,8 +37,7 @@ async def test_target(request: Request, name: TargetName) -> dict[str, Any]:
     """One test notification to the target, now, without retries. 404 for an
     unknown target; 502 when the target fails (an error status, no answer within
     AGENTDECK_NOTIFY_TIMEOUT_SECONDS, notify-send missing)."""
-    n = await _deck(request).test_notify_target(name)
-    return {"target": name, "delivered": True, "kind": n.kind}
+    return (await _deck(request).test_notify_target(name)).to_dict()
 
 
 @router.get("/dead", summary="Dead letters: notifications that were not delivered")

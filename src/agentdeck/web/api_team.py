@@ -6,13 +6,12 @@ Revoking a token, or removing its user, ends its sessions and streams at once.
 
 from __future__ import annotations
 
-import time
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request
 from pydantic import Field
 
-from agentdeck.core.roles import Role, parse_duration
+from agentdeck.core.roles import Role
 from agentdeck.daemon.deck import Deck
 from agentdeck.web.schemas import Body, errors
 
@@ -72,9 +71,8 @@ async def list_tokens(request: Request, user: str | None = None) -> dict[str, An
 
 @router.post("/tokens", status_code=201, summary="Create a token; its secret is shown once")
 async def create_token(request: Request, body: TokenBody) -> dict[str, Any]:
-    expires_at = time.time() + parse_duration(body.expires) if body.expires else None
     info, secret = await _deck(request).create_token(
-        body.user or request.state.user, name=body.name, expires_at=expires_at
+        body.user or request.state.user, name=body.name, expires=body.expires
     )
     return {**info.to_dict(), "token": secret}
 
