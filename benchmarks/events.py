@@ -35,6 +35,7 @@ from typing import Any
 import httpx
 
 from _common import percentile
+from agentdeck.daemon.compose import open_deck
 
 SENT_KEY = b'"sent":'
 
@@ -119,7 +120,6 @@ async def fan_out(args: argparse.Namespace) -> None:
     import uvicorn
 
     from agentdeck.core.events import Notice
-    from agentdeck.daemon.deck import Deck
     from agentdeck.daemon.home import ensure_token
     from agentdeck.settings import Settings
     from agentdeck.web.app import create_app
@@ -128,7 +128,7 @@ async def fan_out(args: argparse.Namespace) -> None:
     total = int(args.rate * args.seconds)
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(home=Path(tmp) / "home")
-        deck = await Deck.open(settings)
+        deck = await open_deck(settings)
         token = ensure_token(settings)
         app = create_app(deck, token=token, settings=settings)
         sock = socket.socket()

@@ -37,7 +37,7 @@ from pydantic import SecretStr
 
 from _common import MIB, RssSampler, header, median, model_process, percentile
 from agentdeck.core.agent import AgentSpec
-from agentdeck.runner.runner import Runner
+from agentdeck.daemon.compose import build_runner
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 
@@ -63,7 +63,7 @@ class Outcome:
 async def run_fleet(settings: Settings, spec: AgentSpec, agents: int, deadline: float) -> Outcome:
     settings.ensure_home()
     store = Store.open(settings.db_path, batch_size=settings.event_batch_size)
-    runner = Runner(store, settings)
+    runner = build_runner(store, settings)
     to_running: list[float] = []
     to_done: list[float] = []
     failures: list[str] = []

@@ -49,9 +49,8 @@ from _common import (
 )
 from agentdeck.core.agent import AgentSpec
 from agentdeck.core.templates import apply_template
-from agentdeck.orchestration.service import Orchestrator
+from agentdeck.daemon.compose import build_orchestration, build_runner
 from agentdeck.orchestration.templates import resolve
-from agentdeck.runner.runner import Runner
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 
@@ -162,8 +161,8 @@ async def fan_out(url: str, path: Path, tmp: Path, workers: int) -> dict[str, An
     )
     settings.ensure_home()
     store = Store.open(settings.db_path, batch_size=settings.event_batch_size)
-    runner = Runner(store, settings)
-    orch = Orchestrator(store, runner, settings)
+    runner = build_runner(store, settings)
+    orch = build_orchestration(store, runner, settings)
     spawn_calls: dict[str, float] = {}
     wait_returns: list[float] = []
     spawn, wait = orch.spawn, orch.waits.wait

@@ -37,7 +37,7 @@ from _common import clean_env, header, median
 from agentdeck.core.agent import AgentSpec
 from agentdeck.core.events import EventType
 from agentdeck.core.sandbox import NetworkMode, SandboxMode, SandboxSpec
-from agentdeck.runner.runner import Runner
+from agentdeck.daemon.compose import build_runner
 from agentdeck.sandbox.confine import Confinement
 from agentdeck.sandbox.support import support
 from agentdeck.settings import Settings
@@ -102,7 +102,7 @@ def per_command(tmp: Path, mode: str, commands: int) -> list[float]:
     async def go() -> list[float]:
         settings.ensure_home()
         store = Store.open(settings.db_path)
-        runner = Runner(store, settings)
+        runner = build_runner(store, settings)
         try:
             spec = AgentSpec(prompt="go", scenario=str(scenario), profile=str(profile))
             session = await runner.start(spec)

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import REPO, header, median
+from agentdeck.daemon.compose import build_runner
 
 KIB = 1024
 MIB = 1024 * 1024
@@ -233,7 +234,6 @@ def _agent_run(tmp: Path, size: int, calls: int, seed: int) -> float:
     import yaml
 
     from agentdeck.core.agent import AgentSpec, AgentState
-    from agentdeck.runner.runner import Runner
     from agentdeck.settings import Settings
     from agentdeck.store import Store
 
@@ -253,7 +253,7 @@ def _agent_run(tmp: Path, size: int, calls: int, seed: int) -> float:
     async def go() -> float:
         settings.ensure_home()
         store = Store.open(settings.db_path)
-        runner = Runner(store, settings)
+        runner = build_runner(store, settings)
         try:
             spec = AgentSpec(prompt="go", scenario=str(scenario), allow=("Bash(cat:*)",))
             started = time.perf_counter()

@@ -72,6 +72,7 @@ from typing import Any
 import yaml
 
 from _common import bundled_cli, clean_env, header, median
+from agentdeck.daemon.compose import build_runner
 from agentdeck.mockmodel import MockModel
 from agentdeck.mockmodel.loader import load_scenario
 from agentdeck.worktrees.checkpoints import Checkpoints
@@ -422,7 +423,6 @@ def again(args: argparse.Namespace, part: str, first: str) -> str:
 def hook_costs(tmp: Path, args: argparse.Namespace) -> dict[str, list[float]]:
     """Seconds each call spent in agentdeck's PreToolUse hook, per scenario."""
     from agentdeck.core.agent import AgentSpec
-    from agentdeck.runner.runner import Runner
     from agentdeck.runner.session import AgentSession
     from agentdeck.settings import Settings
     from agentdeck.store.store import Store
@@ -451,7 +451,7 @@ def hook_costs(tmp: Path, args: argparse.Namespace) -> dict[str, list[float]]:
         )  # fmt: skip
         settings.ensure_home()
         store = Store.open(settings.db_path)
-        runner = Runner(store, settings)
+        runner = build_runner(store, settings)
         shutil.rmtree(workspace / "out", ignore_errors=True)
         try:
             spec = AgentSpec(prompt=prompt(kind), cwd=str(workspace), profile=str(profile))

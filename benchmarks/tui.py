@@ -40,6 +40,7 @@ from pathlib import Path
 import psutil
 
 from _common import MIB, header, percentile
+from agentdeck.daemon.compose import open_deck
 
 
 async def _until(condition: Callable[[], bool], what: str, timeout: float = 120) -> float:
@@ -242,7 +243,6 @@ async def run(args: argparse.Namespace) -> None:
     import uvicorn
 
     from agentdeck.core.events import CostUpdated
-    from agentdeck.daemon.deck import Deck
     from agentdeck.daemon.home import ensure_token
     from agentdeck.settings import Settings
     from agentdeck.web.app import create_app
@@ -258,7 +258,7 @@ async def run(args: argparse.Namespace) -> None:
             f"seeded {args.agents:,} agents and a {args.transcript:,}-event transcript "
             f"in {time.monotonic() - started:.1f} s"
         )
-        deck = await Deck.open(settings)
+        deck = await open_deck(settings)
         token = ensure_token(settings)
         await deck.identity.bootstrap(token)  # as `agentdeck up` does before it serves
         app = create_app(deck, token=token, settings=settings)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from agentdeck.daemon.compose import build_runner
 from agentdeck.runner.runner import Runner
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
@@ -64,7 +65,7 @@ async def deck(settings: Settings) -> AsyncIterator[tuple[Store, Runner]]:
     """A store and a runner on a fresh home; every agent is stopped afterwards."""
     settings.ensure_home()
     store = Store.open(settings.db_path)
-    runner = Runner(store, settings)
+    runner = build_runner(store, settings)
     try:
         yield store, runner
     finally:

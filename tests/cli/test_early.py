@@ -15,8 +15,8 @@ import pytest
 from agentdeck.cli.early import Early, spawn
 from agentdeck.core.agent import AgentSpec, AgentState
 from agentdeck.core.events import EventType
+from agentdeck.daemon.compose import build_runner
 from agentdeck.runner import procs
-from agentdeck.runner.runner import Runner
 from agentdeck.store.store import Store
 from tests.conftest import make_settings
 from tests.daemon.test_stop_while_starting import silent_claude
@@ -72,7 +72,7 @@ async def test_a_process_spawned_otherwise_is_not_adopted(
     early = await spawn(settings, SPEC)
     assert early is not None and procs.is_running(early.warm.pid)
     async with Store.open(settings.db_path) as store:
-        runner = Runner(store, settings)
+        runner = build_runner(store, settings)
         try:
             runner.adopt(early.warm, early.model)
             # A setting read at spawn differs now: the early process is not this

@@ -14,7 +14,7 @@ import pytest
 
 from agentdeck.client.deck import RemoteDeck
 from agentdeck.core.deck import Deck
-from agentdeck.daemon.deck import Deck as DaemonDeck
+from agentdeck.daemon.compose import open_deck
 from tests.conftest import make_settings
 from tests.support.daemonproc import Daemon
 from tests.support.deckcli import deck_env
@@ -28,7 +28,7 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="module")
 async def local_deck(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Deck]:
-    deck = await DaemonDeck.open(make_settings(tmp_path_factory.mktemp("local")))
+    deck = await open_deck(make_settings(tmp_path_factory.mktemp("local")))
     try:
         yield deck
     finally:

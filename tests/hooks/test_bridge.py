@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from agentdeck.core.agent import AgentSource, AgentState
+from agentdeck.daemon import compose
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import UsageError
 from agentdeck.hooks.protocol import HookReply, HookRequest
@@ -27,7 +28,7 @@ SESSION = "5e55a02e-0000-4000-8000-000000000001"
 @pytest.fixture
 async def open_deck(settings: Settings) -> AsyncIterator[Deck]:
     # Nobody answers the approval inbox in these tests: an ask is Claude Code's soon.
-    deck = await Deck.open(settings.model_copy(update={"hook_approval_seconds": 0.2}))
+    deck = await compose.open_deck(settings.model_copy(update={"hook_approval_seconds": 0.2}))
     try:
         yield deck
     finally:

@@ -29,6 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentdeck.core.agent import AgentSource, AgentState
+from agentdeck.daemon import compose
 from agentdeck.daemon.deck import Deck
 from agentdeck.hooks.payload import MAX_NESTING
 from agentdeck.hooks.protocol import HookReply, HookRequest
@@ -170,7 +171,7 @@ class DeckThread:
 
     def __enter__(self) -> DeckThread:
         self.thread.start()
-        self.deck = self.call(Deck.open(self.settings))
+        self.deck = self.call(compose.open_deck(self.settings))
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -305,7 +306,7 @@ def test_structured_payloads_are_answered(
 
 @pytest.fixture
 async def open_deck(settings: Settings) -> AsyncIterator[Deck]:
-    deck = await Deck.open(settings)
+    deck = await compose.open_deck(settings)
     try:
         yield deck
     finally:

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from agentdeck.core.approvals import ApprovalState
+from agentdeck.daemon.compose import open_deck
 from agentdeck.daemon.deck import Deck
 from agentdeck.governance.hand import MAX_ASK_INPUT
 from agentdeck.hooks.protocol import HookReply, HookRequest
@@ -36,7 +37,7 @@ def project(tmp_path: Path) -> Path:
 
 
 async def opened(settings: Settings, **changes: Any) -> Deck:
-    return await Deck.open(settings.model_copy(update={"hook_approval_seconds": WAIT, **changes}))
+    return await open_deck(settings.model_copy(update={"hook_approval_seconds": WAIT, **changes}))
 
 
 @pytest.fixture

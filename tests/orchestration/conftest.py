@@ -15,6 +15,7 @@ import yaml
 from agentdeck.core.agent import Agent, AgentSpec
 from agentdeck.core.events import StoredEvent
 from agentdeck.core.templates import apply_template
+from agentdeck.daemon.compose import build_orchestration, build_runner
 from agentdeck.orchestration.service import Orchestrator
 from agentdeck.orchestration.templates import resolve
 from agentdeck.runner.runner import Runner
@@ -88,8 +89,8 @@ class Team:
 async def make_team(settings: Settings, tmp_path: Path) -> AsyncIterator[Team]:
     settings.ensure_home()
     store = Store.open(settings.db_path)
-    runner = Runner(store, settings)
-    orch = Orchestrator(store, runner, settings)
+    runner = build_runner(store, settings)
+    orch = build_orchestration(store, runner, settings)
     try:
         yield Team(store, runner, orch, settings, tmp_path)
     finally:

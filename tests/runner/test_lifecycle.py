@@ -18,6 +18,7 @@ import pytest
 from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState, can_transition
 from agentdeck.core.events import EventType, spawned_events
 from agentdeck.core.guardrails import SharedBudget
+from agentdeck.daemon.compose import build_runner
 from agentdeck.errors import AgentProcessError, StoreError
 from agentdeck.runner.runner import Runner
 from agentdeck.runner.steering import Steering
@@ -155,7 +156,7 @@ async def test_a_stopped_start_that_cannot_be_recorded_says_so(
     settings = make_settings(tmp_path)
     settings.ensure_home()
     store = Store.open(settings.db_path)
-    runner = Runner(store, settings)
+    runner = build_runner(store, settings)
     runner.start_slots = asyncio.Semaphore(0)  # nobody boots: it waits its turn
     try:
         session = await runner.start(AgentSpec(prompt="hi"), background=True)

@@ -38,9 +38,9 @@ from agentdeck.core.agent import (
 )
 from agentdeck.core.events import EventType, StateChanged, spawned_events
 from agentdeck.core.lifecycle import REFUSALS, transition
+from agentdeck.daemon.compose import build_runner
 from agentdeck.hooks.bridge import HookBridge
 from agentdeck.hooks.protocol import HookRequest
-from agentdeck.runner.runner import Runner
 from agentdeck.runner.steering import Steering, reconcile_stale
 from agentdeck.store.store import Store
 from tests.conftest import make_settings
@@ -167,7 +167,7 @@ async def hand_started(base: Path, sequences: list[list[str]]) -> None:
     project = base / "project"
     project.mkdir()
     store = Store.open(settings.db_path)
-    runner = Runner(store, settings)
+    runner = build_runner(store, settings)
     try:
         pid = dead_pid()  # reports its process as gone: a crash finds nobody owning it
         for n, sequence in enumerate(sequences):
@@ -210,7 +210,7 @@ async def orphaned(base: Path, cases: list[tuple[list[AgentState], str]]) -> Non
     settings = make_settings(base)
     settings.ensure_home()
     store = Store.open(settings.db_path)
-    runner = Runner(store, settings)
+    runner = build_runner(store, settings)
     ids: list[str] = []
     try:
         gone = dead_pid()

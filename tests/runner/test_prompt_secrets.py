@@ -19,8 +19,8 @@ import yaml
 
 from agentdeck.core.agent import PROMPT_REDACTED, AgentSpec, AgentState
 from agentdeck.core.events import EventType
+from agentdeck.daemon.compose import build_runner
 from agentdeck.errors import SecretNotKept
-from agentdeck.runner.runner import Runner
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 from tests.support.served import serving
@@ -78,8 +78,8 @@ async def test_a_relaunch_gives_the_real_prompt_here_and_is_refused_elsewhere(
 ) -> None:
     settings.ensure_home()
     store = Store.open(settings.db_path)
-    runner = Runner(store, settings)
-    other = Runner(store, settings)  # as a daemon started since would be
+    runner = build_runner(store, settings)
+    other = build_runner(store, settings)  # as a daemon started since would be
     try:
         session = await runner.start(AgentSpec(prompt=PROMPT, scenario=_scenario(tmp_path)))
         await session.wait_finished(timeout=90)

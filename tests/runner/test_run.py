@@ -8,6 +8,7 @@ import pytest
 
 from agentdeck.core.agent import AgentSpec, AgentState
 from agentdeck.core.events import EventType
+from agentdeck.daemon.compose import build_runner
 from agentdeck.errors import InvalidState, ScenarioError
 from agentdeck.runner.runner import Runner
 from agentdeck.store.store import Store
@@ -151,7 +152,7 @@ async def test_resume_from_a_new_process_sends_the_earlier_conversation(
 
     # The first process is gone; the scripted model restarts too (a fresh runner).
     await runner.shutdown()
-    fresh = Runner(store, runner.settings)
+    fresh = build_runner(store, runner.settings)
     try:
         resumed = await fresh.resume(agent.id, "say it again")
         await resumed.wait_finished(timeout=60)

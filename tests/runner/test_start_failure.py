@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from agentdeck.core.agent import AgentSpec, AgentState
+from agentdeck.daemon.compose import build_runner
 from agentdeck.errors import AgentProcessError
-from agentdeck.runner.runner import Runner
 from agentdeck.store import Store
 from tests.conftest import make_settings
 
@@ -31,7 +31,7 @@ async def test_a_claude_that_cannot_start_says_why_without_its_secrets(tmp_path:
     settings = make_settings(tmp_path, claude_cli_path=broken)
     settings.ensure_home()
     async with Store.open(settings.db_path) as store:
-        runner = Runner(store, settings)
+        runner = build_runner(store, settings)
         try:
             with pytest.raises(AgentProcessError) as failed:
                 await runner.start(AgentSpec(prompt="hi", name="broken"))

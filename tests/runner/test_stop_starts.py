@@ -14,6 +14,7 @@ import pytest
 
 from agentdeck.core.agent import Agent, AgentSpec, AgentState
 from agentdeck.core.events import spawned_events
+from agentdeck.daemon.compose import build_runner
 from agentdeck.errors import ShuttingDown
 from agentdeck.runner.runner import Runner
 from agentdeck.runner.session import STOPPED_STARTING
@@ -46,7 +47,7 @@ async def test_creations_racing_the_shutdown_leave_nothing_half_alive(tmp_path: 
     )
     settings.ensure_home()
     store = Store.open(settings.db_path)
-    runner = Runner(store, settings)
+    runner = build_runner(store, settings)
     try:
 
         async def create(i: int) -> object:

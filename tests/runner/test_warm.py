@@ -12,6 +12,7 @@ import yaml
 
 from agentdeck.core.agent import AgentSpec, AgentState
 from agentdeck.core.events import EventType
+from agentdeck.daemon.compose import build_runner
 from agentdeck.runner import procs
 from agentdeck.runner.runner import Runner
 from agentdeck.runner.warm import Warm
@@ -30,7 +31,7 @@ async def pooled(tmp_path: Path) -> AsyncIterator[tuple[Store, Runner]]:
     settings = make_settings(tmp_path, warm_pool=1)
     settings.ensure_home()
     store = Store.open(settings.db_path)
-    runner = Runner(store, settings, warm_pool=settings.warm_pool)
+    runner = build_runner(store, settings, warm_pool=settings.warm_pool)
     try:
         yield store, runner
     finally:
@@ -145,7 +146,7 @@ async def test_no_pool_without_the_setting_nor_for_a_given_directory(
     settings: Settings = make_settings(tmp_path / "off", warm_pool=0)
     settings.ensure_home()
     off_store = Store.open(settings.db_path)
-    off = Runner(off_store, settings, warm_pool=settings.warm_pool)
+    off = build_runner(off_store, settings, warm_pool=settings.warm_pool)
     try:
         await run_to_end(off_store, off, AgentSpec(prompt="Say one", scenario="three-turns"))
         assert len(off.warm) == 0 and not off.warm._filling

@@ -17,6 +17,7 @@ import yaml
 
 from agentdeck.core.agent import AgentSpec, AgentState
 from agentdeck.core.events import EventType
+from agentdeck.daemon.compose import build_runner
 from agentdeck.errors import AgentProcessError
 from agentdeck.runner.runner import Runner
 from agentdeck.settings import Settings
@@ -208,7 +209,7 @@ def escape_run(world: World, base: Path, mode: str) -> Run:
 
     async def go() -> Run:
         store = Store.open(settings.db_path)
-        runner = Runner(store, settings)
+        runner = build_runner(store, settings)
         try:
             spec = AgentSpec(
                 prompt="escape", scenario=str(scenario), profile=str(profile), cwd=str(ws)

@@ -32,6 +32,7 @@ from agentdeck.core.events import EventType
 from agentdeck.core.merge_queue import MergeState
 from agentdeck.core.sandbox import SandboxSpec
 from agentdeck.core.worktree import GitPlaces, Worktree, branch_name, own_namespace
+from agentdeck.daemon.compose import build_runner
 from agentdeck.errors import WorktreeError
 from agentdeck.runner.runner import Runner
 from agentdeck.store.store import Store
@@ -413,7 +414,7 @@ def hostile_run(
 
     async def go() -> Hostile:
         store = Store.open(settings.db_path)
-        runner = Runner(store, settings)
+        runner = build_runner(store, settings)
         try:
             spec = AgentSpec(
                 prompt="work", scenario=str(scenario), profile=str(profile), cwd=str(repo),

@@ -36,8 +36,8 @@ import yaml
 from agentdeck.cli.ending import Ending, watch
 from agentdeck.core.agent import AgentSpec, AgentState
 from agentdeck.core.events import EventType
+from agentdeck.daemon.compose import build_runner
 from agentdeck.runner import procs
-from agentdeck.runner.runner import Runner
 from agentdeck.store.store import Store
 from tests.conftest import make_settings
 from tests.sandbox.conftest import needs_bwrap
@@ -423,7 +423,7 @@ async def test_stop_now_does_not_wait_on_an_approval(
     settings = make_settings(tmp_path)
     settings.ensure_home()
     async with Store.open(settings.db_path) as store:
-        runner = Runner(store, settings)
+        runner = build_runner(store, settings)
         try:
             session = await runner.start(AgentSpec(prompt="x", scenario=scenario, profile=profile))
 

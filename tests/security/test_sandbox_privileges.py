@@ -36,7 +36,7 @@ import yaml
 from agentdeck.core.agent import AgentSpec
 from agentdeck.core.events import EventType
 from agentdeck.core.sandbox import NetworkMode, SandboxMode, SandboxSpec
-from agentdeck.runner.runner import Runner
+from agentdeck.daemon.compose import build_runner
 from agentdeck.sandbox.confine import Confinement, base_dir
 from agentdeck.sandbox.support import _probe_bwrap, isolation
 from agentdeck.settings import Settings
@@ -174,7 +174,7 @@ def _attack(base: Path) -> Attack:
 
     async def go() -> dict[str, str]:
         store = Store.open(settings.db_path)
-        runner = Runner(store, settings)
+        runner = build_runner(store, settings)
         try:
             spec = AgentSpec(
                 prompt="get out", scenario=str(scenario), profile=str(profile), cwd=str(workspace)

@@ -11,8 +11,8 @@ import sqlalchemy as sa
 from alembic import command
 
 from agentdeck.core.agent import PROMPT_REDACTED
+from agentdeck.daemon.compose import build_runner
 from agentdeck.errors import SecretNotKept
-from agentdeck.runner.runner import Runner
 from agentdeck.settings import Settings
 from agentdeck.store import Store, dialect, migrate
 from tests.conftest import make_settings
@@ -67,7 +67,7 @@ async def test_0009_scrubs_prompts_and_payloads_an_older_version_wrote(tmp_path:
     assert KEY.encode() in b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*"))
 
     store = Store.open(path)
-    runner = Runner(store, settings)
+    runner = build_runner(store, settings)
     try:
         one, two = await store.get_agent("a1"), await store.get_agent("a2")
         assert one.spec.prompt == "deploy with [REDACTED:github-token]"

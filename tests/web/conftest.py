@@ -19,6 +19,7 @@ import pytest
 import uvicorn
 from fastapi import FastAPI
 
+from agentdeck.daemon.compose import open_deck
 from agentdeck.daemon.deck import Deck
 from agentdeck.daemon.home import ensure_token
 from agentdeck.settings import Settings
@@ -71,7 +72,7 @@ async def running_daemon(
 ) -> AsyncIterator[RunningDaemon]:
     """Open a Deck on ``settings.home``, serve ``create_app`` on it; shut all down
     after (streams ended, server stopped, agents stopped, log flushed)."""
-    deck = await Deck.open(settings)
+    deck = await open_deck(settings)
     try:
         if configure is not None:
             configure(deck)

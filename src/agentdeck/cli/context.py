@@ -54,12 +54,11 @@ async def opened_store(settings: Settings) -> AsyncIterator[Store]:
 @contextlib.asynccontextmanager
 async def opened(settings: Settings) -> AsyncIterator[tuple[Store, Runner]]:
     """The store and a runner; every agent the runner started is stopped on exit."""
-    from agentdeck.orchestration.service import Orchestrator
-    from agentdeck.runner.runner import Runner
+    from agentdeck.daemon.compose import build_orchestration, build_runner
 
     async with opened_store(settings) as store:
-        runner = Runner(store, settings)
-        orchestration = Orchestrator(store, runner, settings)
+        runner = build_runner(store, settings)
+        orchestration = build_orchestration(store, runner, settings)
         try:
             yield store, runner
         finally:

@@ -36,9 +36,9 @@ async def opened_deck(settings: Settings) -> AsyncIterator[Deck]:
         async with RemoteDeck(client, owns_http=True) as remote:
             yield remote
         return
-    from agentdeck.daemon.deck import Deck as LocalDeck
+    from agentdeck.daemon.compose import open_deck
 
-    local = await LocalDeck.open(settings, embedded=True)
+    local = await open_deck(settings, embedded=True)
     try:
         yield local
     finally:

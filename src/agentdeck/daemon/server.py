@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 import uvicorn
 
+from agentdeck.daemon.compose import open_deck
 from agentdeck.daemon.deck import Deck
 from agentdeck.daemon.home import (
     DaemonInfo,
@@ -82,7 +83,7 @@ async def serve(
     lock.acquire()
     try:
         token = ensure_token(settings)
-        deck = await Deck.open(settings)
+        deck = await open_deck(settings)
         try:
             if await deck.bootstrap(token) is not None:
                 logger.info("no users yet: user 'admin' now owns the token file's token")

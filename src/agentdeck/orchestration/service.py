@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState, external_agent
@@ -84,13 +84,25 @@ class Orchestrator:
         self._wake: dict[str, set[asyncio.Event]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loop = asyncio.get_running_loop()
-        self._unsubscribe = store.subscribe(self._from_writer)
+        self._unsubscribe: Callable[[], None] | None = None
+        self._courier: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Follow the store's writes (wake-ups, answers), carry answers to live
+        workers, and serve the runner's sessions: what the composition root
+        (``daemon.compose``) starts once the graph is built."""
+        if self._courier is not None:
+            return
+        self._unsubscribe = self.store.subscribe(self._from_writer)
         self._courier = asyncio.create_task(self._deliver_answers(), name="orchestration-courier")
-        runner.extension = self
+        self.runner.attach(self)
 
     def close(self) -> None:
-        self._unsubscribe()
-        self._courier.cancel()
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        if self._courier is not None:
+            self._courier.cancel()
         for task in list(self._tasks):
             task.cancel()
 

@@ -14,6 +14,7 @@ import contextlib
 import logging
 import os
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agentdeck.core.agent import Agent
@@ -43,6 +44,20 @@ if TYPE_CHECKING:  # the scripted model loads only for --scenario runs
 logger = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class RunnerParts:
+    """What a runner works with, built by the composition root (``daemon.compose``)."""
+
+    governor: Governor
+    memory: Memory
+    daily: DailyBudgets
+    worktrees: Worktrees
+    checkpoints: Checkpoints
+    merges: MergeQueue
+    payloads: PayloadStore
+    warm: WarmPool
+
+
 class RunnerBase:
     """A runner's state and collaborators, and the steering it serves."""
 
@@ -52,16 +67,14 @@ class RunnerBase:
         (never written; a non-zero count is a bug to report)."""
         return REFUSALS.as_dict()
 
-    def __init__(self, store: Store, settings: Settings, *, warm_pool: int = 0) -> None:
-        """``warm_pool``: Claude Code processes started ahead per template (the daemon's,
-        ``settings.warm_pool``; an ``agentdeck run`` starts one agent and keeps none)."""
+    def __init__(self, store: Store, settings: Settings, parts: RunnerParts) -> None:
+        """``parts``: the collaborators, built by the composition root
+        (``daemon.compose``), never here."""
         self.store = store
         self.settings = settings
-        self.payloads = PayloadStore(settings.payloads_dir, raw=settings.raw_payloads)
-        self.worktrees = Worktrees(settings.worktrees_dir)
-        self.checkpoints = Checkpoints(
-            settings.checkpoints_dir, max_file_bytes=settings.checkpoint_max_file_bytes
-        )
+        self.payloads = parts.payloads
+        self.worktrees = parts.worktrees
+        self.checkpoints = parts.checkpoints
         self.sessions: dict[str, AgentSession] = {}
         # First prompts that held a secret, as typed, by agent: the store and every
         # view have only the redacted copy; a relaunch by this process gives the real
@@ -80,14 +93,19 @@ class RunnerBase:
         self._no_creation.set()
         self._commands: asyncio.Task[None] | None = None
         self.claimer = f"pid:{os.getpid()}"
-        self.governor = Governor(store, settings)
-        self.memory = Memory(store, settings)
-        self.daily = DailyBudgets(store)
-        # Set by orchestration: the deck's MCP tools, tree budgets, notes.
+        self.governor = parts.governor
+        self.memory = parts.memory
+        self.daily = parts.daily
+        # The deck's MCP tools, tree budgets, notes: orchestration's, attached by the
+        # composition root (``attach``).
         self.extension: SessionExtension | None = None
         self._launching: set[asyncio.Task[None]] = set()
-        self.merges = MergeQueue(store, self.governor, settings.worktrees_dir / ".merges")
-        self.warm = WarmPool(warm_pool)
+        self.merges = parts.merges
+        self.warm = parts.warm
+
+    def attach(self, extension: SessionExtension) -> None:
+        """What every session of this runner gets beside its own: orchestration."""
+        self.extension = extension
 
     def live_count(self) -> int:
         return sum(1 for s in self.sessions.values() if not s.finished.is_set())

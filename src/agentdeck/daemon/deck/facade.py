@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from agentdeck.core.agent import Agent, AgentState
-from agentdeck.core.notify import Target
 from agentdeck.core.roles import User
 from agentdeck.daemon.deck.agents import Agents
 from agentdeck.daemon.deck.changes import Changes
@@ -18,7 +18,6 @@ from agentdeck.daemon.hub import EventHub
 from agentdeck.daemon.identity import Identity
 from agentdeck.hooks.bridge import HookBridge
 from agentdeck.hooks.protocol import HookReply, HookRequest
-from agentdeck.notify.config import load_targets
 from agentdeck.notify.service import Notifier
 from agentdeck.orchestration.service import Orchestrator
 from agentdeck.runner.runner import Runner
@@ -27,9 +26,20 @@ from agentdeck.settings import Settings
 from agentdeck.store.memory import MemoryStore
 from agentdeck.store.store import Store
 from agentdeck.store.usage import UsageStore
-from agentdeck.store.users import UserStore
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Collaborators:
+    """What the Deck steers through beside the store, the runner and the hub."""
+
+    steering: Steering
+    hooks: HookBridge
+    orchestration: Orchestrator
+    notifier: Notifier
+    identity: Identity
+    usage: UsageStore
 
 
 class Deck(Agents, Inbox, Changes, Events, Knowledge, Team, Lookups):
@@ -46,35 +56,24 @@ class Deck(Agents, Inbox, Changes, Events, Knowledge, Team, Lookups):
         store: Store,
         runner: Runner,
         hub: EventHub,
-        targets: list[Target] | None = None,
+        parts: Collaborators,
+        *,
+        embedded: bool = False,
     ) -> None:
+        """Built by the composition root (``daemon.compose.open_deck``), which made
+        and started each collaborator; the Deck only holds them."""
         self.settings = settings
         self._store = store
         self._runner = runner
         self._hub = hub
-        self._steering = Steering(store, runner)
+        self._steering = parts.steering
         self._memory: MemoryStore = runner.memory.records
-        self._hooks = HookBridge(store, runner.governor, runner.memory)
-        self._orchestration = Orchestrator(store, runner, settings)
-        self._notifier = Notifier(settings, store, hub, targets or [])
-        self.identity = Identity(UserStore(store), session_ttl=settings.session_ttl_seconds)
-        self._usage_records = UsageStore(store)
-        self._embedded = False
-
-    @classmethod
-    async def open(cls, settings: Settings, *, embedded: bool = False) -> Deck:
-        """The deck of ``settings``' home. ``embedded``: for one command in this
-        process (the CLI without a daemon): no warm pool, no notification targets."""
-        settings.ensure_home()
-        # A bad notification config stops the start.
-        targets = [] if embedded else load_targets(settings)
-        store = Store.open(settings.db_path, batch_size=settings.event_batch_size)
-        runner = Runner(store, settings, warm_pool=0 if embedded else settings.warm_pool)
-        hub = EventHub(store)
-        await hub.start()
-        deck = cls(settings, store, runner, hub, targets)
-        deck._embedded = embedded
-        return deck
+        self._hooks = parts.hooks
+        self._orchestration = parts.orchestration
+        self._notifier = parts.notifier
+        self.identity = parts.identity
+        self._usage_records = parts.usage
+        self._embedded = embedded
 
     async def close(self) -> None:
         """Stop every agent gracefully (then by force), flush the log."""

@@ -1,0 +1,92 @@
+"""The composition root: the one place the deck's object graph is built.
+
+Every way agentdeck runs gets its objects here: the daemon and one CLI command
+without a daemon (``open_deck``, ``embedded`` for the latter), an ``agentdeck run``
+in this process (``build_runner`` + ``build_orchestration``), the MCP servers. No
+constructor of the graph builds its collaborators, subscribes to the store or
+starts a task: this module passes the collaborators in and starts what runs, in
+order (the hub follows the log before orchestration listens to the writer).
+"""
+
+from __future__ import annotations
+
+from agentdeck.daemon.deck.facade import Collaborators, Deck
+from agentdeck.daemon.hub import EventHub
+from agentdeck.daemon.identity import Identity
+from agentdeck.governance.governor import Governor
+from agentdeck.hooks.bridge import HookBridge
+from agentdeck.memory.service import Memory
+from agentdeck.notify.config import load_targets
+from agentdeck.notify.service import Notifier
+from agentdeck.orchestration.service import Orchestrator
+from agentdeck.runner.budgets import DailyBudgets
+from agentdeck.runner.merge_queue import MergeQueue
+from agentdeck.runner.payloads import PayloadStore
+from agentdeck.runner.runner import Runner
+from agentdeck.runner.runner_base import RunnerParts
+from agentdeck.runner.steering import Steering
+from agentdeck.runner.warm import WarmPool
+from agentdeck.settings import Settings
+from agentdeck.store.store import Store
+from agentdeck.store.usage import UsageStore
+from agentdeck.store.users import UserStore
+from agentdeck.worktrees import Worktrees
+from agentdeck.worktrees.checkpoints import Checkpoints
+
+
+def open_store(settings: Settings) -> Store:
+    """The home's store (made or migrated to the schema's head)."""
+    settings.ensure_home()
+    return Store.open(settings.db_path, batch_size=settings.event_batch_size)
+
+
+def build_runner(store: Store, settings: Settings, *, warm_pool: int = 0) -> Runner:
+    """A runner and what it works with. ``warm_pool``: Claude Code processes started
+    ahead per template (the daemon's ``settings.warm_pool``; one command keeps none)."""
+    governor = Governor(store, settings)
+    parts = RunnerParts(
+        governor=governor,
+        memory=Memory(store, settings),
+        daily=DailyBudgets(store),
+        worktrees=Worktrees(settings.worktrees_dir),
+        checkpoints=Checkpoints(
+            settings.checkpoints_dir, max_file_bytes=settings.checkpoint_max_file_bytes
+        ),
+        merges=MergeQueue(store, governor, settings.worktrees_dir / ".merges"),
+        payloads=PayloadStore(settings.payloads_dir, raw=settings.raw_payloads),
+        warm=WarmPool(warm_pool),
+    )
+    return Runner(store, settings, parts)
+
+
+def build_orchestration(store: Store, runner: Runner, settings: Settings) -> Orchestrator:
+    """Orchestration over ``runner``, started: it follows the store's writes and
+    serves the runner's sessions their deck tools (``Orchestrator.close`` ends it)."""
+    orchestration = Orchestrator(store, runner, settings)
+    orchestration.start()
+    return orchestration
+
+
+async def open_deck(settings: Settings, *, embedded: bool = False) -> Deck:
+    """The deck of ``settings``' home, its feeds started. ``embedded``: for one
+    command in this process (the CLI without a daemon): no warm pool, no
+    notification targets, and its agents stop (not suspend) when it closes."""
+    # A bad notification config stops the start, before anything is opened.
+    targets = [] if embedded else load_targets(settings)
+    store = open_store(settings)
+    try:
+        runner = build_runner(store, settings, warm_pool=0 if embedded else settings.warm_pool)
+        hub = EventHub(store)
+        await hub.start()
+        parts = Collaborators(
+            steering=Steering(store, runner),
+            hooks=HookBridge(store, runner.governor, runner.memory),
+            orchestration=build_orchestration(store, runner, settings),
+            notifier=Notifier(settings, store, hub, targets),
+            identity=Identity(UserStore(store), session_ttl=settings.session_ttl_seconds),
+            usage=UsageStore(store),
+        )
+    except BaseException:
+        await store.close()
+        raise
+    return Deck(settings, store, runner, hub, parts, embedded=embedded)
