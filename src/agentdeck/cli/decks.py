@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from agentdeck.client.deck import RemoteDeck
     from agentdeck.core.deck import Deck
     from agentdeck.settings import Settings
 
@@ -43,6 +44,23 @@ async def opened_deck(settings: Settings) -> AsyncIterator[Deck]:
         yield local
     finally:
         await local.close()
+
+
+async def daemon_deck(settings: Settings) -> RemoteDeck:
+    """The daemon's deck, for what only a running daemon can do (a hand-started
+    session's orchestrator tools: what they start must outlive this process);
+    ``DaemonUnavailable`` when none runs for this home. The caller closes it."""
+    from agentdeck.cli.client import connect
+    from agentdeck.client.deck import RemoteDeck
+    from agentdeck.errors import DaemonUnavailable
+
+    client = await connect(settings)
+    if client is None:
+        raise DaemonUnavailable(
+            f"no agentdeck daemon is running for {settings.home_dir}",
+            hint="start it with `agentdeck up --detach`",
+        )
+    return RemoteDeck(client, owns_http=True)
 
 
 def is_remote(deck: Deck) -> bool:

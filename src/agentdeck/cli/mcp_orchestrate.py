@@ -2,11 +2,11 @@
 
 Register it with ``claude mcp add agentdeck -- agentdeck mcp --orchestrate``; the
 session can then spawn deck agents, wait for them and answer their questions
-(``mcp__agentdeck__spawn_agent`` …). Every call goes through the running daemon
-with its token, as the hand-started session's own agent (source ``external``,
-found by the Claude Code session id the server is started with, or made): its
-children appear on the board under it, and the tree's limits apply as to any
-orchestrator.
+(``mcp__agentdeck__spawn_agent`` …). Every call goes through the running daemon's
+Deck (``RemoteDeck``, from ``cli.decks.daemon_deck``) as the hand-started
+session's own agent (source ``external``, found by the Claude Code session id the
+server is started with, or made): its children appear on the board under it, and
+the tree's limits apply as to any orchestrator.
 """
 
 from __future__ import annotations
@@ -23,23 +23,19 @@ from agentdeck.settings import Settings
 if TYPE_CHECKING:
     from mcp.server.fastmcp import FastMCP
 
-    from agentdeck.cli.client import DaemonClient
+    from agentdeck.client.deck import RemoteDeck
 
 logger = logging.getLogger(__name__)
 
-# A wait over HTTP answers within the daemon's cap (300 s); this leaves room.
-CALL_TIMEOUT_SECONDS = 360.0
-
-
 class DeckLink:
-    """The way to the daemon and the agent to act as, found on first use (the
-    daemon may start after Claude Code started this server)."""
+    """The daemon's deck and the agent to act as, found on first use (the daemon may
+    start after Claude Code started this server)."""
 
     def __init__(self, settings: Settings, session_id: str, project: str) -> None:
         self.settings = settings
         self.session_id = session_id
         self.project = project
-        self.client: DaemonClient | None = None
+        self.deck: RemoteDeck | None = None
         self.agent_id: str | None = None
         self._lock = asyncio.Lock()
 
@@ -47,52 +43,40 @@ class DeckLink:
         from agentdeck.memory.mcp_server import tool_error
 
         try:
-            client, agent_id = await self._linked()
-            data = await client.call(
-                "POST",
-                f"/api/agents/{agent_id}/deck/{tool}",
-                json={k: v for k, v in args.items() if v is not None},
-                timeout=CALL_TIMEOUT_SECONDS,
+            deck, agent_id = await self._linked()
+            text, failed = await deck.call_deck_tool(
+                agent_id, tool, {k: v for k, v in args.items() if v is not None}
             )
         except AgentdeckError as exc:
             await self.close()  # the next call finds the daemon afresh
             raise tool_error(str(exc)) from None
-        if data.get("is_error"):
-            raise tool_error(str(data.get("text")))
-        return str(data.get("text"))
+        if failed:
+            raise tool_error(text)
+        return text
 
-    async def _linked(self) -> tuple[DaemonClient, str]:
+    async def _linked(self) -> tuple[RemoteDeck, str]:
         async with self._lock:  # tool calls may come at once; one link for them all
             return await self._link()
 
-    async def _link(self) -> tuple[DaemonClient, str]:
-        from agentdeck.cli.client import connect
+    async def _link(self) -> tuple[RemoteDeck, str]:
+        from agentdeck.cli.decks import daemon_deck
 
-        if self.client is None:
-            self.client = await connect(self.settings)
-            if self.client is None:
-                raise AgentdeckError(
-                    "no agentdeck daemon is running for "
-                    f"{self.settings.home_dir}: start it with `agentdeck up --detach`"
-                )
+        if self.deck is None:
+            self.deck = await daemon_deck(self.settings)
         if self.agent_id is None:
             if not self.session_id:
                 raise AgentdeckError(
                     "this server does not know its Claude Code session: start it from Claude "
                     "Code (which sets CLAUDE_CODE_SESSION_ID) or pass --session-id"
                 )
-            agent = await self.client.call(
-                "POST",
-                "/api/agents/external",
-                json={"session_id": self.session_id, "project": self.project, "pid": os.getppid()},
-            )
-            self.agent_id = str(agent["id"])
-        return self.client, self.agent_id
+            agent = await self.deck.external_agent(self.session_id, self.project, os.getppid())
+            self.agent_id = agent.id
+        return self.deck, self.agent_id
 
     async def close(self) -> None:
-        if self.client is not None:
-            await self.client.aclose()
-        self.client = None
+        if self.deck is not None:
+            await self.deck.aclose()
+        self.deck = None
 
 
 def add_orchestrator_tools(server: FastMCP, link: DeckLink) -> None:

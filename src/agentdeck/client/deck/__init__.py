@@ -8,12 +8,19 @@ from agentdeck.client.deck.changes import RemoteChanges
 from agentdeck.client.deck.events import RemoteEvents
 from agentdeck.client.deck.inbox import RemoteInbox
 from agentdeck.client.deck.knowledge import RemoteKnowledge
+from agentdeck.client.deck.orchestration import RemoteOrchestration
 from agentdeck.client.deck.team import RemoteTeam
 from agentdeck.core.deck import Deck
 
 
 class RemoteDeck(
-    RemoteAgents, RemoteEvents, RemoteInbox, RemoteChanges, RemoteKnowledge, RemoteTeam
+    RemoteAgents,
+    RemoteEvents,
+    RemoteInbox,
+    RemoteChanges,
+    RemoteKnowledge,
+    RemoteTeam,
+    RemoteOrchestration,
 ):
     """The deck of the daemon ``http`` talks to, one part per module of this package
     (as ``core.deck``'s). It does not own ``http``'s connection unless made by

@@ -24,13 +24,25 @@ from agentdeck.core.deck.changes import ChangeOps
 from agentdeck.core.deck.events import EventOps
 from agentdeck.core.deck.inbox import InboxOps
 from agentdeck.core.deck.knowledge import KnowledgeOps
+from agentdeck.core.deck.orchestration import OrchestrationOps
 from agentdeck.core.deck.team import TeamOps
 
 
-class Deck(AgentOps, EventOps, InboxOps, ChangeOps, KnowledgeOps, TeamOps, Protocol):
+class Deck(
+    AgentOps, EventOps, InboxOps, ChangeOps, KnowledgeOps, TeamOps, OrchestrationOps, Protocol
+):
     """The deck as a client sees it, one part per module of this package. ``ref`` is
     an agent's id, a unique id prefix or a unique name (an approval's or an ask's id
     for those)."""
 
 
-__all__ = ["AgentOps", "ChangeOps", "Deck", "EventOps", "InboxOps", "KnowledgeOps", "TeamOps"]
+__all__ = [
+    "AgentOps",
+    "ChangeOps",
+    "Deck",
+    "EventOps",
+    "InboxOps",
+    "KnowledgeOps",
+    "OrchestrationOps",
+    "TeamOps",
+]

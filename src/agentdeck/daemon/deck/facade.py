@@ -13,6 +13,7 @@ from agentdeck.daemon.deck.events import Events
 from agentdeck.daemon.deck.inbox import Inbox
 from agentdeck.daemon.deck.knowledge import Knowledge
 from agentdeck.daemon.deck.lookups import Lookups
+from agentdeck.daemon.deck.orchestration import Orchestration
 from agentdeck.daemon.deck.team import Team
 from agentdeck.daemon.hub import EventHub
 from agentdeck.daemon.identity import Identity
@@ -42,7 +43,7 @@ class Collaborators:
     usage: UsageStore
 
 
-class Deck(Agents, Inbox, Changes, Events, Knowledge, Team, Lookups):
+class Deck(Agents, Inbox, Changes, Events, Knowledge, Team, Orchestration, Lookups):
     """What the daemon serves — store, runner, event hub — behind one API.
 
     The web layer, the CLI's embedded mode and the daemon's own start-up steer
