@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 from agentdeck.core.notify_status import DeadLetter, TargetStatus, TestSent
-from agentdeck.core.roles import Role, TokenInfo, User, parse_duration
+from agentdeck.core.roles import Role, TokenInfo, User, check_user_name, parse_duration
 from agentdeck.daemon.deck.parts import DeckParts
 from agentdeck.errors import DaemonUnavailable, UsageError
 
@@ -57,7 +57,9 @@ class Team(DeckParts):
         self, user: str | None = None, *, name: str = "", expires: str | None = None
     ) -> tuple[TokenInfo, str]:
         """A new token of ``user`` (None: the owner): its record and its secret (shown
-        once). ``expires`` is read before anything is written."""
+        once). The name and ``expires`` are read before anything is (``UsageError``)."""
+        if user:
+            check_user_name(user)
         expires_at = time.time() + parse_duration(expires) if expires else None
         await self._users_ready()
         return await self.identity.create_token(user or OWNER, name=name, expires_at=expires_at)
