@@ -13,7 +13,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from agentdeck.cli import remote, remote_follow
+from agentdeck.cli import reads, remote_follow
+from agentdeck.cli.wire import DaemonWire
 from agentdeck.client import quick
 from agentdeck.daemon.home import DaemonInfo
 from agentdeck.errors import AgentdeckError, NotFound, UsageError
@@ -191,7 +192,7 @@ def test_logs_follow_of_an_agent_that_ends_while_its_log_is_read_returns(
         return 500, {}, [b'{"error": {"message": "no stream here"}}']
 
     played = play(answer)
-    assert remote.logs(played.daemon(), "x", follow=True, as_json=True) == 0
+    assert reads.logs(DaemonWire(played.daemon()), "x", follow=True, as_json=True) == 0
     assert "/api/events/stream" not in asked
     assert [json.loads(line)["id"] for line in capsys.readouterr().out.splitlines()] == [8, 9]
 

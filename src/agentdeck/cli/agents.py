@@ -7,14 +7,14 @@ runner) when none does.
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentdeck.cli import local, remote, remote_follow
+from agentdeck.cli import reads, remote, remote_follow
 from agentdeck.cli.client import DaemonClient, connect
-from agentdeck.cli.context import opened, opened_orchestrator, opened_store, peeked, run_async
+from agentdeck.cli.context import opened, opened_orchestrator, opened_store, run_async
+from agentdeck.cli.wire import wired
 from agentdeck.core.agent import Agent
 from agentdeck.settings import Settings
 
@@ -61,16 +61,12 @@ def ls(
     as_json: JsonOpt = False,
 ) -> None:
     """List agents, newest first."""
-    if (d := remote.daemon()) is not None:
-        raise typer.Exit(remote.ls(d, state, limit, tree, as_json))
-    raise typer.Exit(peeked(lambda db: local.ls(db, state, limit, tree, as_json)))
+    raise typer.Exit(wired(lambda deck: reads.ls(deck, state, limit, tree, as_json)))
 
 
 def show(agent: AgentArg, as_json: JsonOpt = False) -> None:
     """Show one agent, its parent and its children."""
-    if (d := remote.daemon()) is not None:
-        raise typer.Exit(remote.show(d, agent, as_json))
-    raise typer.Exit(peeked(lambda db: local.show(db, agent, as_json)))
+    raise typer.Exit(wired(lambda deck: reads.show(deck, agent, as_json)))
 
 
 def logs(
@@ -82,32 +78,7 @@ def logs(
     as_json: JsonOpt = False,
 ) -> None:
     """Print an agent's events."""
-    if (d := remote.daemon()) is not None:
-        raise typer.Exit(remote.logs(d, agent, follow, as_json))
-    if not follow:
-        raise typer.Exit(peeked(lambda db: local.logs(db, agent, as_json)))
-
-    async def go(settings: Settings) -> None:
-        async with opened_store(settings) as store:
-            a = await store.find_agent(agent)
-            after = 0
-            finished = False
-            while True:
-                batch = await store.read(agent_id=a.id, after=after, limit=remote.EVENT_PAGE)
-                for event in batch:
-                    after = event.id
-                    remote_follow.print_event(event.to_dict(), as_json)
-                if batch:
-                    continue
-                if finished:
-                    return
-                # The final state is committed with its events: once the row says
-                # finished, one more read gets everything, then we stop.
-                finished = not (await store.get_agent(a.id)).state.is_live
-                if not finished:
-                    await asyncio.sleep(settings.command_poll_seconds)
-
-    run_async(go)
+    raise typer.Exit(wired(lambda deck: reads.logs(deck, agent, follow, as_json)))
 
 
 def send(

@@ -6,8 +6,9 @@ from typing import Annotated
 
 import typer
 
-from agentdeck.cli import local, remote
-from agentdeck.cli.context import opened_store, peeked, run_async
+from agentdeck.cli import reads, remote
+from agentdeck.cli.context import opened_store, run_async
+from agentdeck.cli.wire import wired
 from agentdeck.core.approvals import GrantScope
 from agentdeck.settings import Settings
 
@@ -30,9 +31,7 @@ def approvals(
     as_json: JsonOpt = False,
 ) -> None:
     """List approval requests waiting for an answer."""
-    if (d := remote.daemon()) is not None:
-        raise typer.Exit(remote.approvals(d, all_, as_json))
-    raise typer.Exit(peeked(lambda db: local.approvals(db, all_, as_json)))
+    raise typer.Exit(wired(lambda deck: reads.approvals(deck, all_, as_json)))
 
 
 def approve(

@@ -12,8 +12,9 @@ from typing import Annotated
 
 import typer
 
-from agentdeck.cli import local, remote
-from agentdeck.cli.context import opened_orchestrator, peeked, run_async
+from agentdeck.cli import reads, remote
+from agentdeck.cli.context import opened_orchestrator, run_async
+from agentdeck.cli.wire import wired
 from agentdeck.settings import Settings
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -29,9 +30,7 @@ def asks(
     as_json: JsonOpt = False,
 ) -> None:
     """List workers' questions waiting for an answer."""
-    if (d := remote.daemon()) is not None:
-        raise typer.Exit(remote.asks(d, all_, as_json))
-    raise typer.Exit(peeked(lambda db: local.asks(db, all_, as_json)))
+    raise typer.Exit(wired(lambda deck: reads.asks(deck, all_, as_json)))
 
 
 def answer(

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 from rich.status import Status
 
 from agentdeck.cli.context import console
-from agentdeck.cli.remote import EVENT_PAGE
 from agentdeck.cli.remote_follow import FINAL_STATES, AnswerTo, print_event, report, turn_open
 from agentdeck.cli.render import event_line
+from agentdeck.cli.wire import EVENT_PAGE
 from agentdeck.core.events import EventType, StoredEvent
 
 if TYPE_CHECKING:

@@ -47,23 +47,21 @@ def _remote(name: str) -> Callable[..., int | None]:
 
 
 def _read(name: str) -> Callable[..., int | None]:
-    """A read-only command: through the daemon when one runs, else on the database."""
+    """A read command (``reads``) on ``wire.wire()``: the daemon's answers when one
+    runs, else the database's."""
 
     def handle(**kw: Any) -> int | None:
-        from agentdeck.cli import remote
+        from agentdeck.cli import reads, wire
 
-        d = remote.daemon()
-        if d is not None:
-            return int(getattr(remote, name)(d, **kw))
-        from agentdeck.cli import local
-
-        if kw.pop("follow", False):
-            return None  # following a log without a daemon: the Typer path polls the store
-        db = local.peek()
-        if db is None:
+        deck = wire.wire()
+        if deck is None:
             return None  # no database yet, or an older one: the Typer path makes it
-        with db:
-            return int(getattr(local, name)(db, **kw))
+        try:
+            if kw.get("follow") and isinstance(deck, wire.PeekWire):
+                return None  # the Typer path follows it, polling as the settings say
+            return int(getattr(reads, name)(deck, **kw))
+        finally:
+            deck.close()
 
     return handle
 

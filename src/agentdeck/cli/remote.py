@@ -30,7 +30,6 @@ if TYPE_CHECKING:
 
     from agentdeck.core.agent import AgentSpec
 
-EVENT_PAGE = 1000
 # Spec fields the daemon fills from a template (or, ``owner``, from who asks),
 # never sent by a client.
 _RESOLVED_FROM_TEMPLATES = frozenset({"template", "tools", "orchestrator", "owner"})
@@ -76,21 +75,6 @@ def states_of(values: list[str] | None) -> list[str] | None:
 # --- agents ---------------------------------------------------------------------------
 
 
-def ls(d: Daemon, state: list[str] | None, limit: int, tree: bool, as_json: bool) -> int:
-    states = states_of(state)
-    if tree and states:
-        raise UsageError("--tree shows every state; leave out --state")
-    if tree:
-        data = d.get("/api/tree", {"limit": limit})
-    else:
-        data = d.get("/api/agents", [("limit", limit), *[("state", s) for s in states or []]])
-    if as_json:
-        out.print_json(data["agents"])
-    else:
-        print_agents(data["agents"], tree=tree)
-    return 0
-
-
 def print_agents(
     agents: list[dict[str, Any]], *, tree: bool, orphans: Set[str] = frozenset()
 ) -> None:
@@ -109,16 +93,6 @@ def print_agents(
         )
 
 
-def show(d: Daemon, agent: str, as_json: bool) -> int:
-    found = d.get(f"/api/agents/{agent}")
-    children = d.get("/api/agents", {"parent": found["id"], "limit": 10_000})["agents"]
-    if as_json:
-        out.print_json({**found, "children": [c["id"] for c in children]})
-    else:
-        print_show(found, children)
-    return 0
-
-
 def print_show(agent: dict[str, Any], children: list[dict[str, Any]]) -> None:
     from agentdeck.cli.render import agent_panel, agents_table
 
@@ -127,32 +101,6 @@ def print_show(agent: dict[str, Any], children: list[dict[str, Any]]) -> None:
         out.say("")
         out.say(f"children ({len(children)}):")
         out.show(agents_table(children))
-
-
-def logs(d: Daemon, agent: str, follow: bool, as_json: bool) -> int:
-    from agentdeck.cli.remote_follow import FINAL_STATES, LIVE_STATES, print_event, stream
-
-    found = d.get(f"/api/agents/{agent}")
-    after = 0
-    while True:
-        while batch := d.get(
-            "/api/events", {"agent": found["id"], "after": after, "limit": EVENT_PAGE}
-        )["events"]:
-            for event in batch:
-                after = int(event["id"])
-                print_event(event, as_json)
-        if not follow:
-            return 0
-        # The final state is committed with its events: read after the log, a final
-        # state means the log above has it all; a live one, that the stream will.
-        if d.get(f"/api/agents/{found['id']}")["state"] not in LIVE_STATES:
-            follow = False  # one more page: what came between the log and the state
-            continue
-        for event in stream(d, found["id"], after):
-            print_event(event, as_json)
-            if event["type"] == "state_changed" and event["data"]["new"] in FINAL_STATES:
-                return 0
-        return 0  # the daemon ended the stream (it is stopping)
 
 
 def run_spec(
@@ -311,12 +259,6 @@ APPROVAL_STATES = ("pending", "allowed", "denied", "expired", "cancelled")
 ASK_STATES = ("pending", "answered", "expired", "cancelled", "delivered")
 
 
-def approvals(d: Daemon, all_: bool, as_json: bool) -> int:
-    params = [("state", s) for s in APPROVAL_STATES] if all_ else []
-    print_approvals(d.get("/api/approvals", params)["approvals"], as_json)
-    return 0
-
-
 def print_records(items: Sequence[dict[str, Any]], as_json: bool, *, none: str, table: str) -> None:
     """A list of records (each its ``to_dict()``): JSON, a line saying there are none,
     or ``render``'s table."""
@@ -362,12 +304,6 @@ def say_answered(answered: dict[str, Any], as_json: bool) -> None:
     out.say(f"{a['state']} {a['id']}: {a['tool']} for agent {a['agent_id']}{remembered}")
 
 
-def asks(d: Daemon, all_: bool, as_json: bool) -> int:
-    states = ASK_STATES if all_ else ("pending",)
-    print_asks(d.get("/api/asks", [("state", s) for s in states])["asks"], as_json)
-    return 0
-
-
 def print_asks(items: list[dict[str, Any]], as_json: bool) -> None:
     print_records(items, as_json, none="no questions waiting", table="asks_table")
 
@@ -401,12 +337,6 @@ def print_hits(query: str, hits: list[dict[str, Any]], as_json: bool) -> None:
 # --- the merge queue ------------------------------------------------------------------
 
 RECENT_MERGES = 5  # ended entries shown without --all
-
-
-def queue(d: Daemon, all_: bool, limit: int, as_json: bool) -> int:
-    data = d.get("/api/merges", {"limit": limit})
-    print_queue(data["merges"], all_, as_json)
-    return 0
 
 
 def print_queue(entries: list[dict[str, Any]], all_: bool, as_json: bool) -> None:

@@ -87,16 +87,27 @@ class Peek:
     # --- agents -----------------------------------------------------------------
 
     def agents(
-        self, *, states: Sequence[str] | None = None, limit: int = 100, roots: bool = False
+        self,
+        *,
+        states: Sequence[str] | None = None,
+        limit: int = 100,
+        roots: bool = False,
+        parent: str | None = None,
+        archived: bool = False,
     ) -> list[Agent]:
-        """Newest first, archived left out (``Store.list_agents``)."""
-        where, params = ["archived = 0"], []
-        if roots:
+        """Newest first, archived left out unless ``archived``; the children of the
+        agent id ``parent``, or only those without one (``Store.list_agents``)."""
+        where: list[str] = [] if archived else ["archived = 0"]
+        params: list[Any] = []
+        if parent is not None:
+            where.append("parent_id = ?")
+            params.append(parent)
+        elif roots:
             where.append("parent_id IS NULL")
         if states:
             where.append(f"state IN ({', '.join('?' * len(states))})")
             params += list(states)
-        sql = f"SELECT * FROM agents WHERE {' AND '.join(where)} {_NEWEST_FIRST} LIMIT ?"
+        sql = f"SELECT * FROM agents {_where(where)} {_NEWEST_FIRST} LIMIT ?"
         return [row_to_agent(r) for r in self._all(sql, [*params, limit])]
 
     def find_agent(self, ref: str) -> Agent:
@@ -136,7 +147,13 @@ class Peek:
 
     # --- the log and the inboxes --------------------------------------------------
 
-    def events(self, agent_id: str, *, after: int = 0, limit: int = 1000) -> list[StoredEvent]:
+    def events(
+        self, agent_id: str | None, *, after: int = 0, limit: int = 1000
+    ) -> list[StoredEvent]:
+        """Oldest first; every agent's when ``agent_id`` is None (``Store.read``)."""
+        if agent_id is None:
+            sql = "SELECT * FROM events WHERE id > ? ORDER BY id LIMIT ?"
+            return [row_to_event(r) for r in self._all(sql, [after, limit])]
         sql = "SELECT * FROM events WHERE agent_id = ? AND id > ? ORDER BY id LIMIT ?"
         return [row_to_event(r) for r in self._all(sql, [agent_id, after, limit])]
 
@@ -168,4 +185,8 @@ class Peek:
         where = list(more)
         if states:
             where.append(f"state IN ({', '.join('?' * len(states))})")
-        return ("WHERE " + " AND ".join(where) if where else ""), list(states or ())
+        return _where(where), list(states or ())
+
+
+def _where(conditions: list[str]) -> str:
+    return "WHERE " + " AND ".join(conditions) if conditions else ""
