@@ -7,9 +7,10 @@ from typing import Annotated
 
 import typer
 
-from agentdeck.cli import local, remote
-from agentdeck.cli.client import connect
-from agentdeck.cli.context import console, opened, peeked, run_async
+from agentdeck.cli import reads
+from agentdeck.cli.context import console, run_async
+from agentdeck.cli.decks import opened_deck
+from agentdeck.cli.wire import wired
 from agentdeck.settings import Settings
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -36,9 +37,7 @@ def queue(
     repository), then the last outcomes (--all: every one)."""
     if ctx.invoked_subcommand is not None:
         return
-    if (d := remote.daemon()) is not None:
-        raise typer.Exit(remote.queue(d, all_, limit, as_json))
-    raise typer.Exit(peeked(lambda db: local.queue(db, all_, limit, as_json)))
+    raise typer.Exit(wired(lambda deck: reads.queue(deck, all_, limit, as_json)))
 
 
 @queue_app.command("cancel")
@@ -48,18 +47,8 @@ def cancel(
     """Take a queued merge out of the queue (not one already merging)."""
 
     async def go(settings: Settings) -> None:
-        from agentdeck.core.merge_queue import MergeEntry
-
-        client = await connect(settings)
-        if client is not None:
-            try:
-                data = await client.call("POST", f"/api/merges/{ref}/cancel")
-            finally:
-                await client.aclose()
-            entry = MergeEntry.from_dict(data)
-        else:
-            async with opened(settings) as (_store, runner):
-                entry = await runner.merges.cancel(ref, by="user:cli")
+        async with opened_deck(settings) as deck:
+            entry = await deck.cancel_merge(ref)
         console.print(entry.describe(), markup=False, highlight=False)
 
     run_async(go)
