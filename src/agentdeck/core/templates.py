@@ -114,6 +114,21 @@ class Template:
             "scope": self.scope,
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Template:
+        """``to_dict``'s form back (a client's copy of a daemon's template)."""
+        return cls(
+            **{k: data[k] for k in _PLAIN_FIELDS},
+            tools=tuple(data["tools"]),
+            disallowed_tools=tuple(data["disallowed_tools"]),
+        )
+
+
+_PLAIN_FIELDS = (
+    "name", "description", "prompt", "model", "profile", "budget_usd", "max_turns",
+    "workspace", "orchestrator", "source", "scope",
+)  # fmt: skip
+
 
 @dataclass(frozen=True)
 class Problem:
