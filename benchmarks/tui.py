@@ -123,8 +123,9 @@ async def child(args: argparse.Namespace) -> None:
     A row in view is stamped when the screen is next painted (the compositor has
     drawn the table's changed lines); a row out of view, when the table has taken
     its new cells (there is nothing to paint; scrolled to, it shows them)."""
+    from agentdeck.core.events import StoredEvent
     from agentdeck.tui.app import DeckApp
-    from agentdeck.tui.client import FixedLocator
+    from agentdeck.tui.link import FixedLocator
     from agentdeck.tui.transcript import TranscriptView
 
     t0 = time.monotonic()
@@ -144,11 +145,10 @@ async def child(args: argparse.Namespace) -> None:
         painting: list[tuple[str, float]] = []  # rows in view, to be painted
         paints = 0
 
-        async def _take_event(self, event: dict[str, object]) -> None:
-            data = event.get("data")
-            if isinstance(data, dict) and "cost_usd" in data:
-                note(f"in {event['agent_id']} {data['cost_usd']!r} {time.time()!r}")
-            await super()._take_event(event)  # type: ignore[arg-type]
+        async def _take_event(self, event: StoredEvent) -> None:
+            if "cost_usd" in event.data:
+                note(f"in {event.agent_id} {event.data['cost_usd']!r} {time.time()!r}")
+            await super()._take_event(event)
 
         def _flush_board(self) -> None:
             dirty = set(self._dirty)

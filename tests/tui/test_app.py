@@ -10,9 +10,12 @@ import pytest
 from textual.command import CommandPalette
 from textual.widgets import Input
 
+from agentdeck.core.approvals import Approval
+from agentdeck.core.asks import Ask
 from agentdeck.tui.agent_table import AgentTable
 from agentdeck.tui.app import DeckApp
-from agentdeck.tui.client import FeedState, FixedLocator, HomeLocator
+from agentdeck.tui.feed import FeedState
+from agentdeck.tui.link import FixedLocator, HomeLocator
 from agentdeck.tui.transcript import TranscriptView
 from tests.support.daemonproc import Daemon
 from tests.support.deckcli import deck, deck_env
@@ -85,7 +88,9 @@ async def test_live_table_inbox_answer_and_follow_up_at_80x24(
         )
         # The approval is in the inbox with its keys on screen, and it rang.
         await eventually(lambda: _true(len(app.inbox) == 1), what="the approval in the inbox")
-        assert app.inbox[0]["tool"] == "Bash" and app.inbox[0]["agent_id"] == agent_id
+        (approval,) = app.inbox
+        assert isinstance(approval, Approval)
+        assert approval.tool == "Bash" and approval.agent_id == agent_id
         title = str(app.screen_stack[0].query_one("#inbox-title").render())
         assert "1 pending" in title and "allow" in title
         await eventually(
@@ -112,8 +117,8 @@ async def test_live_table_inbox_answer_and_follow_up_at_80x24(
         )
         assert (Path(created.json()["cwd"]) / "made.txt").exists()
         await eventually(lambda: _true(not app.inbox), what="the inbox to empty")
-        approval = (await api.get("/api/approvals", params={"state": "allowed"})).json()
-        assert approval["approvals"][0]["answered_by"] == "user:tui:admin"
+        allowed = (await api.get("/api/approvals", params={"state": "allowed"})).json()
+        assert allowed["approvals"][0]["answered_by"] == "user:tui:admin"
         await eventually(
             lambda: _true(cell(app, agent_id, "turns") != "0"), what="the turns to be counted"
         )
@@ -174,7 +179,7 @@ async def test_a_tree_of_agents_and_a_question_answered_from_the_inbox(
         boss = created.json()["id"]
         await eventually(lambda: _true(len(app.inbox) == 1), timeout=90, what="the question")
         (ask,) = app.inbox
-        assert ask["box"] == "ask" and "exclamation mark" in ask["text"]
+        assert isinstance(ask, Ask) and "exclamation mark" in ask.text
         # The workers sit under the orchestrator in the table.
         rows = {row.name: (row, depth) for row, depth in app.board.ordered()}
         assert rows["tester"][1] == 1 and rows["tester"][0].parent_id == boss
@@ -187,10 +192,8 @@ async def test_a_tree_of_agents_and_a_question_answered_from_the_inbox(
 
         await pilot.press("n")
         await pilot.press(*"with it", "enter")
-        await eventually(
-            lambda: _answered(api, ask["id"]), timeout=30, what="the answer to be stored"
-        )
-        answered = (await api.get(f"/api/asks/{ask['id']}")).json()
+        await eventually(lambda: _answered(api, ask.id), timeout=30, what="the answer to be stored")
+        answered = (await api.get(f"/api/asks/{ask.id}")).json()
         assert answered["answer"] == "with it" and answered["answered_by"] == "user:tui:admin"
         await eventually(
             lambda: _true(cell(app, tester, "state") in ("idle", "done")),

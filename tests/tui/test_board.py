@@ -4,20 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentdeck.core.agent import Agent
+from agentdeck.core.events import StoredEvent
 from agentdeck.tui.board import Board, age
 from agentdeck.tui.entries import Entry, entries_from, renderable
 from agentdeck.tui.render import tool_summary
+from tests.tui.test_snapshots import agent as an_agent
 
 
-def agent(id_: str, name: str, *, parent: str | None = None, at: float = 0.0) -> dict[str, Any]:
-    return {
-        "id": id_, "name": name, "state": "running", "parent_id": parent,
-        "current_tool": None, "turns": 0, "cost_usd": 0.0, "created_at": at,
-    }  # fmt: skip
+def agent(id_: str, name: str, *, parent: str | None = None, at: float = 0.0, **kw: Any) -> Agent:
+    return an_agent(id_, name, kw.pop("state", "running"), at=at, parent=parent, **kw)
 
 
-def event(id_: int, agent_id: str, kind: str, **data: Any) -> dict[str, Any]:
-    return {"id": id_, "agent_id": agent_id, "type": kind, "ts": 5.0, "data": data}
+def event(id_: int, agent_id: str, kind: str, **data: Any) -> StoredEvent:
+    return StoredEvent(id=id_, agent_id=agent_id, type=kind, ts=5.0, data=data)
 
 
 def test_rows_are_in_tree_order_and_a_filter_keeps_ancestors() -> None:
@@ -106,15 +106,14 @@ def test_mcp_tools_are_short_in_the_table() -> None:
 
 def test_siblings_sort_by_name_state_or_cost_and_children_stay_under_parents() -> None:
     board = Board()
-    rows = [
-        agent("r1", "beta", at=1),
-        agent("r2", "alpha", at=2),
-        agent("c1", "zed", parent="r1", at=3),
-        agent("c2", "kid", parent="r1", at=4),
-    ]
-    rows[0]["cost_usd"], rows[1]["cost_usd"], rows[0]["state"] = 0.5, 0.1, "idle"
-    rows[2]["cost_usd"], rows[3]["cost_usd"] = 0.2, 0.3
-    board.load(rows)
+    board.load(
+        [
+            agent("r1", "beta", at=1, cost=0.5, state="idle"),
+            agent("r2", "alpha", at=2, cost=0.1),
+            agent("c1", "zed", parent="r1", at=3, cost=0.2),
+            agent("c2", "kid", parent="r1", at=4, cost=0.3),
+        ]
+    )
 
     def names(sort: Any) -> list[str]:
         return [row.name for row, _ in board.ordered(sort=sort)]

@@ -9,7 +9,8 @@ import pytest
 from textual.widgets import Static
 
 from agentdeck.tui.app import DeckApp
-from agentdeck.tui.client import FeedState, FixedLocator
+from agentdeck.tui.feed import FeedState
+from agentdeck.tui.link import FixedLocator
 from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.anyio

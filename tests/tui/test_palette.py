@@ -14,7 +14,7 @@ from rich.console import Console
 
 from agentdeck.settings import Settings
 from agentdeck.tui.app import DeckApp
-from agentdeck.tui.client import HomeLocator
+from agentdeck.tui.link import HomeLocator
 from agentdeck.tui.palette import Reading
 from tests.support.daemonproc import Daemon
 from tests.support.deckcli import deck_env

@@ -1,7 +1,7 @@
 """The palette's commands come from the daemon, read as the palette opens; on a busy
 machine that reading outlasts the first keys typed. Each key starts a new search and
 cancels the one before: the reading must survive that, and the hits come once it is
-done (no daemon needed: the client's reads wait on a gate, the board is filled as the
+done (no daemon needed: the deck's reads wait on a gate, the board is filled as the
 snapshots fill it)."""
 
 from __future__ import annotations
@@ -13,30 +13,30 @@ import pytest
 from textual.command import CommandList
 
 from agentdeck.tui.app import DeckApp
-from agentdeck.tui.client import DeckClient
 from tests.support.waiting import eventually
-from tests.tui.test_snapshots import Nowhere, fill
+from tests.tui.given import GivenDeck, Offline
+from tests.tui.test_snapshots import fill
 
 pytestmark = pytest.mark.anyio
 
 
-class SlowClient(DeckClient):
+class SlowDeck(Offline):
     """The daemon's answers for the palette, held back until ``gate`` opens."""
 
     def __init__(self) -> None:
-        super().__init__(Nowhere())
         self.gate = asyncio.Event()
         self.reads: list[str] = []
+        self.http = self
 
-    async def templates(self) -> list[dict[str, Any]]:
-        self.reads.append("templates")
-        await self.gate.wait()
-        return [{"name": "reviewer", "description": "reads a change"}]
-
-    async def checkpoints(self, agent_id: str) -> list[dict[str, Any]]:
+    async def call(self, method: str, path: str, **kw: Any) -> dict[str, Any]:
+        if path == "/api/templates":
+            self.reads.append("templates")
+            await self.gate.wait()
+            return {"templates": [{"name": "reviewer", "description": "reads a change"}]}
+        agent_id = path.split("/")[3]
         self.reads.append(f"checkpoints {agent_id}")
         await self.gate.wait()
-        return [{"n": 1, "summary": "Edit calc.py"}]
+        return {"checkpoints": [{"n": 1, "summary": "Edit calc.py"}]}
 
 
 async def _hits(pilot: Any) -> list[str] | None:
@@ -49,8 +49,8 @@ async def _hits(pilot: Any) -> list[str] | None:
 
 
 async def test_keys_typed_while_the_commands_are_read_find_them_once_read() -> None:
-    app = DeckApp(Nowhere())
-    client = app.client = SlowClient()
+    client = SlowDeck()
+    app = DeckApp(GivenDeck(client))
     async with app.run_test(size=(100, 30)) as pilot:
         await fill(pilot)
         await pilot.press("ctrl+p")

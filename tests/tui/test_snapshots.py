@@ -2,9 +2,10 @@
 
 The app is the real one; only where its data comes from differs: no daemon answers
 (so the top line says ``reconnecting``, as it does when the daemon goes away) and the
-board, inbox and transcript are filled with fixed records as the client would fill
-them. Update after a reviewed change: ``pytest tests/tui/test_snapshots.py
---snapshot-update``; the SVGs are under ``__snapshots__/``.
+board, inbox and transcript are filled with fixed records (the core's ``Agent``,
+``Approval``, ``Ask``, ``StoredEvent``) as the deck would give them. Update after a
+reviewed change: ``pytest tests/tui/test_snapshots.py --snapshot-update``; the SVGs
+are under ``__snapshots__/``.
 """
 
 from __future__ import annotations
@@ -15,8 +16,13 @@ from typing import Any
 from textual.pilot import Pilot
 from textual.widgets import Input
 
+from agentdeck.core.agent import Agent, AgentSpec, AgentState
+from agentdeck.core.approvals import Approval, ApprovalState
+from agentdeck.core.asks import Ask, AskKind, AskState
+from agentdeck.core.events import StoredEvent
+from agentdeck.errors import DaemonUnavailable
 from agentdeck.tui.app import DeckApp
-from agentdeck.tui.client import DaemonUnavailable, Endpoint
+from agentdeck.tui.link import Endpoint
 from agentdeck.tui.transcript import TranscriptView
 
 AGE = 42.3  # seconds: every agent is "42s" old on screen
@@ -31,13 +37,18 @@ class Nowhere:
         raise DaemonUnavailable("no daemon here (a snapshot)")
 
 
-def agents(now: float) -> list[dict[str, Any]]:
-    def one(id_: str, name: str, state: str, **kw: Any) -> dict[str, Any]:
-        return {
-            "id": id_, "name": name, "state": state, "parent_id": kw.get("parent"),
-            "current_tool": kw.get("tool"), "turns": kw.get("turns", 0),
-            "cost_usd": kw.get("cost", 0.0), "created_at": now - AGE - kw.get("older", 0),
-        }  # fmt: skip
+def agent(id_: str, name: str, state: str, *, at: float, **kw: Any) -> Agent:
+    """An agent as the deck gives it (only what the table shows is set)."""
+    return Agent(
+        id=id_, name=name, state=AgentState(state), spec=AgentSpec(prompt="go"), cwd="/tmp",
+        created_at=at, updated_at=at, parent_id=kw.get("parent"),
+        current_tool=kw.get("tool"), turns=kw.get("turns", 0), cost_usd=kw.get("cost", 0.0),
+    )  # fmt: skip
+
+
+def agents(now: float) -> list[Agent]:
+    def one(id_: str, name: str, state: str, **kw: Any) -> Agent:
+        return agent(id_, name, state, at=now - AGE - kw.pop("older", 0), **kw)
 
     return [
         one("lead0001", "lead", "awaiting_agents", tool="mcp__deck__wait_for_agents", turns=2,
@@ -65,11 +76,13 @@ TRANSCRIPT = [
                               "request_id": "apr1"}),
 ]  # fmt: skip
 
-INBOX = [
-    {"box": "approval", "id": "apr1", "agent_id": "fixr0004", "tool": "Bash",
-     "input": {"command": "git commit -am fix"}},
-    {"box": "ask", "id": "ask1", "agent_id": "test0003",
-     "text": "Should the greeting end with an exclamation mark ('Hello, Ada!') or not?"},
+INBOX: list[Approval | Ask] = [
+    Approval(id="apr1", agent_id="fixr0004", tool="Bash",
+             input={"command": "git commit -am fix"}, reason="asks", grant_key="Bash",
+             state=ApprovalState.PENDING, created_at=0.0, expires_at=0.0),
+    Ask(id="ask1", kind=AskKind.QUESTION, agent_id="test0003", to_agent_id=None,
+        text="Should the greeting end with an exclamation mark ('Hello, Ada!') or not?",
+        state=AskState.PENDING, created_at=0.0, expires_at=0.0),
 ]  # fmt: skip
 
 
@@ -82,7 +95,7 @@ async def fill(pilot: Pilot[None]) -> None:
     app._flush_board()
     app.query_one("#transcript", TranscriptView).reset()
     for i, (kind, data) in enumerate(TRANSCRIPT, start=1):
-        app.loader.write({"id": i, "agent_id": "fixr0004", "type": kind, "data": data})
+        app.loader.write(StoredEvent(id=i, agent_id="fixr0004", type=kind, ts=0.0, data=data))
     app.inbox = INBOX
     app._draw_inbox()
     app._show_status()

@@ -11,19 +11,24 @@ import pytest
 from textual.pilot import Pilot
 from textual.strip import Strip
 
+from agentdeck.core.agent import Agent
+from agentdeck.core.events import StoredEvent
 from agentdeck.tui.agent_table import AgentTable
 from agentdeck.tui.app import DeckApp
-from tests.tui.test_snapshots import Nowhere, agents
+from tests.tui.test_snapshots import Nowhere, agent, agents
 
 pytestmark = pytest.mark.anyio
 
 
-def cost(agent_id: str, usd: float, event_id: int) -> dict[str, Any]:
-    return {"id": event_id, "agent_id": agent_id, "type": "cost_updated",
-            "data": {"cost_usd": usd, "input_tokens": 0, "output_tokens": 0}}  # fmt: skip
+def event(event_id: int, agent_id: str, kind: str, **data: Any) -> StoredEvent:
+    return StoredEvent(id=event_id, agent_id=agent_id, type=kind, ts=0.0, data=data)
 
 
-async def loaded(pilot: Pilot[None], rows: list[dict[str, Any]]) -> AgentTable:
+def cost(agent_id: str, usd: float, event_id: int) -> StoredEvent:
+    return event(event_id, agent_id, "cost_updated", cost_usd=usd, input_tokens=0, output_tokens=0)
+
+
+async def loaded(pilot: Pilot[None], rows: list[Agent]) -> AgentTable:
     app = pilot.app
     assert isinstance(app, DeckApp)
     app.board.load(rows)
@@ -77,16 +82,16 @@ async def test_a_growing_cost_widens_its_column_and_only_its_row_is_drawn_again(
 
         # A narrower value: the cell changes, the column keeps its width (never
         # measured again); a tool call and its return move only the tool cell.
-        await app._take_event({"id": 3, "agent_id": "writ0002", "type": "tool_called",
-                               "data": {"tool": "mcp__deck__a_rather_long_tool_name"}})  # fmt: skip
+        await app._take_event(
+            event(3, "writ0002", "tool_called", tool="mcp__deck__a_rather_long_tool_name")
+        )
         app._flush_board()
         await pilot.pause()
         assert str(table.get_cell("writ0002", "tool")) == "a_rather_long_to"
         widest = table.widths[2]
         assert widest == len("a_rather_long_to")
         drawn.clear()
-        await app._take_event({"id": 4, "agent_id": "writ0002", "type": "tool_returned",
-                               "data": {"output": "ok"}})  # fmt: skip
+        await app._take_event(event(4, "writ0002", "tool_returned", output="ok"))
         app._flush_board()
         await pilot.pause()
         assert str(table.get_cell("writ0002", "tool")) == ""
@@ -97,10 +102,9 @@ async def test_a_growing_cost_widens_its_column_and_only_its_row_is_drawn_again(
 async def test_a_row_out_of_view_changes_without_drawing_and_is_right_when_shown() -> None:
     now = time.time()
     many = [
-        {"id": f"a{i:04d}", "name": f"agent-{i:04d}", "state": "running", "parent_id": None,
-         "current_tool": None, "turns": 1, "cost_usd": 0.01, "created_at": now - i}
+        agent(f"a{i:04d}", f"agent-{i:04d}", "running", at=now - i, turns=1, cost=0.01)
         for i in range(200)
-    ]  # fmt: skip
+    ]
     app = DeckApp(Nowhere())
     async with app.run_test(size=(80, 24)) as pilot:
         table = await loaded(pilot, many)

@@ -17,8 +17,8 @@ from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 from agentdeck.tui import transcript as transcript_module
 from agentdeck.tui.app import DeckApp
-from agentdeck.tui.client import HomeLocator
 from agentdeck.tui.entries import OUTPUT_PAGE_LINES
+from agentdeck.tui.link import HomeLocator
 from agentdeck.tui.transcript import TranscriptView
 from tests.support.daemonproc import Daemon
 from tests.support.deckcli import deck_env

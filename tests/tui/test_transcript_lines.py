@@ -30,7 +30,7 @@ from agentdeck.core.ids import new_agent_id
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 from agentdeck.tui.app import DeckApp
-from agentdeck.tui.client import HomeLocator
+from agentdeck.tui.link import HomeLocator
 from agentdeck.tui.transcript import TranscriptView
 from tests.support.daemonproc import Daemon
 from tests.support.deckcli import deck, deck_env

@@ -40,7 +40,7 @@ def tui(
     Keys: / filter, s sort, m message, a allow, A always, d deny, n answer, i interrupt,
     k kill, r resume, q quit.
     """
-    from agentdeck.tui.client import FixedLocator, HomeLocator, Locator
+    from agentdeck.tui.link import FixedLocator, HomeLocator, Locator
 
     locator: Locator
     if token_file is not None:

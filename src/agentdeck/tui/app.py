@@ -1,11 +1,13 @@
 """The TUI: agent table, transcript, inbox, follow-up input, steering keys (the two
 tables are drawn by ``tables``).
 
-Network work runs in Textual workers on the app's loop (httpx is asynchronous), so a
-slow or dead daemon never freezes the screen. Events from the one SSE stream
-(``client.EventFeed``) move the board along; a changed row is redrawn as soon as its
-event is in, and a burst of events costs one redraw per ``FLUSH_GAP`` (``ORDER_GAP``
-when the order must be computed again).
+The daemon is reached through the Deck interface (``core.deck.Deck``: the
+``RemoteDeck`` that ``link.DeckLink`` finds) and answers with the core's records. Its
+calls run in Textual workers on the app's loop (they are asynchronous), so a slow or
+dead daemon never freezes the screen. The deck's live events (``feed.EventFeed``, a
+loop over ``Deck.follow``) move the board along; a changed row is redrawn as soon as
+its event is in, and a burst of events costs one redraw per ``FLUSH_GAP``
+(``ORDER_GAP`` when the order must be computed again).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import asyncio
 import logging
 import time
 from functools import partial
-from typing import Any, ClassVar, TypeVar
+from typing import ClassVar, TypeVar
 
 from textual import on
 from textual.app import App, ComposeResult
@@ -22,15 +24,19 @@ from textual.binding import Binding, BindingType
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Static
 
-from agentdeck.errors import AgentdeckError, DaemonUnavailable
+from agentdeck.core.approvals import ApprovalState
+from agentdeck.core.asks import AskState
+from agentdeck.core.events import StoredEvent
+from agentdeck.errors import AgentdeckError
 from agentdeck.tui.agent_table import AgentTable
 from agentdeck.tui.board import SORTS, Board, SortKey
-from agentdeck.tui.client import DeckClient, EventFeed, FeedState, Locator
+from agentdeck.tui.feed import EventFeed, FeedState
+from agentdeck.tui.link import DeckLink, Locator
 from agentdeck.tui.loading import TranscriptLoader
 from agentdeck.tui.palette import DeckCommands
 from agentdeck.tui.render import alert_text, status_line
 from agentdeck.tui.steering import SteeringActions
-from agentdeck.tui.tables import InboxTable
+from agentdeck.tui.tables import InboxItem, InboxTable
 from agentdeck.tui.transcript import TranscriptView
 
 logger = logging.getLogger(__name__)
@@ -40,6 +46,7 @@ FLUSH_SECONDS = 0.1  # the slow tick: stale rows refetched, filter and sort redr
 FLUSH_GAP = 0.002  # a changed row is redrawn at once, but at most this often (batching)
 ORDER_GAP = 0.02  # ... and at most this often when the order must be computed again
 AGE_SECONDS = 5.0  # how often the age column moves on
+TREE_LIMIT = 10_000  # the API's largest page: the newest 10,000 root agents and their trees
 _INBOX_EVENTS = frozenset(
     {"permission_requested", "permission_resolved", "question_asked", "question_answered"}
 )
@@ -82,10 +89,10 @@ class DeckApp(SteeringActions):
         binding.action for binding in BINDINGS if isinstance(binding, Binding)
     )
 
-    def __init__(self, locator: Locator) -> None:
+    def __init__(self, daemon: Locator | DeckLink) -> None:
+        """``daemon``: where the daemon is (its deck is found there), or a link."""
         super().__init__()
-        self.locator = locator
-        self.client = DeckClient(locator)
+        self.link = daemon if isinstance(daemon, DeckLink) else DeckLink(daemon)
         self.board = Board()
         self.feed: EventFeed | None = None
         self.feed_state = FeedState.CONNECTING
@@ -93,7 +100,7 @@ class DeckApp(SteeringActions):
         self.filter_text = ""
         self.sort: SortKey = None
         self.selected: str | None = None
-        self.inbox: list[dict[str, Any]] = []
+        self.inbox: list[InboxItem] = []
         self._dirty: set[str] = set()
         self._flush_due = False
         self._last_flush = 0.0
@@ -101,7 +108,7 @@ class DeckApp(SteeringActions):
         self._status_text = ""
         self._synced = False  # the board was read since the stream's position was taken
         self.loader = TranscriptLoader(
-            self, self.client, lambda: self._main("#transcript", TranscriptView), self._position
+            self, self.link, lambda: self._main("#transcript", TranscriptView), self._position
         )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -129,7 +136,7 @@ class DeckApp(SteeringActions):
         self._spawn(self._follow, name="event-feed", group="feed")
 
     async def on_unmount(self) -> None:
-        await self.client.aclose()
+        await self.link.aclose()
 
     # -- the event feed ---------------------------------------------------------------
 
@@ -138,8 +145,8 @@ class DeckApp(SteeringActions):
         position: int | None = None
         while position is None:
             try:
-                position = await self.client.last_event_id()
-            except (DaemonUnavailable, AgentdeckError) as exc:
+                position = await (await self.link.deck()).last_event_id()
+            except AgentdeckError as exc:  # DaemonUnavailable among them
                 await self._take_feed_state(FeedState.RECONNECTING, exc.message)
                 await self._pause(1.0)
         # The agents and the inbox are read now, while the stream connects: read after
@@ -147,7 +154,7 @@ class DeckApp(SteeringActions):
         self._synced = True
         self._spawn(self._resync, group="resync", exclusive=True)
         self.feed = EventFeed(
-            self.locator, after=position, on_event=self._take_event, on_state=self._take_feed_state
+            self.link, after=position, on_event=self._take_event, on_state=self._take_feed_state
         )
         await self.feed.run()
 
@@ -166,30 +173,30 @@ class DeckApp(SteeringActions):
         self._synced = False  # (the first connection's were read as it connected)
         self._show_status()
 
-    async def _take_event(self, event: dict[str, Any]) -> None:
+    async def _take_event(self, event: StoredEvent) -> None:
         if not self.is_running:  # shutting down: the widgets are going
             return
+        kind = event.type
         changed = self.board.apply(event)
         if changed is not None:
             self._dirty.add(changed)
-            if event.get("type") == "agent_spawned":
+            if kind == "agent_spawned":
                 self._redraw = True
             self._schedule_flush()
-        kind = event.get("type")
         if kind in _INBOX_EVENTS:
             self._spawn(self._load_inbox, group="inbox", exclusive=True)
         if kind in ("permission_requested", "question_asked"):
             self.bell()  # at once; the notice may first need the agent's name
             self._spawn(partial(self._alert, event), group="alert")
-        if event.get("agent_id") == self.selected:
+        if event.agent_id == self.selected:
             self.loader.take(event)
 
-    async def _alert(self, event: dict[str, Any]) -> None:
+    async def _alert(self, event: StoredEvent) -> None:
         """A notification, wherever the user is in the app."""
-        agent_id = str(event.get("agent_id"))
+        agent_id = event.agent_id
         if agent_id not in self.board.rows:  # e.g. the board is still being read
             try:
-                self.board.upsert([await self.client.agent(agent_id)])
+                self.board.upsert([await (await self.link.deck()).get_agent(agent_id)])
             except AgentdeckError as exc:
                 logger.info("could not name agent %s: %s", agent_id, exc)
         row = self.board.rows.get(agent_id)
@@ -199,7 +206,7 @@ class DeckApp(SteeringActions):
 
     async def _resync(self) -> None:
         try:
-            agents = await self.client.tree()
+            agents = await (await self.link.deck()).tree(limit=TREE_LIMIT)
         except AgentdeckError as exc:
             logger.info("resync failed: %s", exc)
             return
@@ -214,25 +221,24 @@ class DeckApp(SteeringActions):
 
     async def _load_inbox(self) -> None:
         try:
-            approvals = await self.client.approvals()
-            asks = await self.client.asks()
+            deck = await self.link.deck()
+            approvals = await deck.approvals(states=[ApprovalState.PENDING])
+            asks = await deck.asks(states=[AskState.PENDING])
         except AgentdeckError as exc:
             logger.info("inbox refresh failed: %s", exc)
             return
-        # "box" says which inbox an item is from (an ask has a "kind" of its own).
-        items = [{**a, "box": "approval"} for a in approvals]
-        items += [{**a, "box": "ask"} for a in asks]
-        self.inbox = items
+        self.inbox = [*approvals, *asks]
         self._draw_inbox()
         self._show_status()
 
     async def _refetch(self, ids: list[str]) -> None:
         try:
+            deck = await self.link.deck()
             if len(ids) > 20:
-                self.board.upsert(await self.client.tree())
+                self.board.upsert(await deck.tree(limit=TREE_LIMIT))
             else:
                 for agent_id in ids:
-                    self.board.upsert([await self.client.agent(agent_id)])
+                    self.board.upsert([await deck.get_agent(agent_id)])
         except AgentdeckError as exc:
             logger.info("agent refresh failed: %s", exc)
             return
@@ -246,7 +252,7 @@ class DeckApp(SteeringActions):
         status = self._main("#status", Static)
         state = self.feed_state
         text = status_line(
-            str(state), self.locator.where, agents=len(self.board.rows),
+            str(state), self.link.where, agents=len(self.board.rows),
             pending=len(self.inbox), sort=self.sort, filter_text=self.filter_text,
             problem=self.feed_problem if state is FeedState.RECONNECTING else None,
         )  # fmt: skip
@@ -329,8 +335,10 @@ class DeckApp(SteeringActions):
         self.loader.open(agent_id)
 
     async def _position(self) -> int:
-        """The last event id the app has (the stream's), or the daemon's before it."""
-        return self.feed.position if self.feed else await self.client.last_event_id()
+        """The last event id the app has (the feed's), or the daemon's before it."""
+        if self.feed is not None:
+            return self.feed.position
+        return await (await self.link.deck()).last_event_id()
 
     @on(TranscriptView.NeedOlder)
     def _need_older(self, message: TranscriptView.NeedOlder) -> None:
@@ -388,4 +396,4 @@ class DeckApp(SteeringActions):
             return
         event.input.value = ""
         self._main("#agents", AgentTable).focus()
-        self._do(f"sent to {row.name}", self.client.send, row.id, text)
+        self._do(f"sent to {row.name}", lambda deck: deck.send(row.id, text))

@@ -1,6 +1,6 @@
-"""The agent table's model: rows from the API, kept current by events. Pure (no I/O).
+"""The agent table's model: rows from the deck, kept current by events. Pure (no I/O).
 
-A row starts as the API's ``AgentOut`` and is moved along by the cheap facts an event
+A row starts as the deck's ``Agent`` and is moved along by the cheap facts an event
 carries (state, current tool, cost); what only the daemon knows exactly (turns, the
 cost total of a resumed agent, a new agent's name and parent) is fetched again for the
 agents ``apply`` marks ``stale``.
@@ -12,6 +12,9 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from agentdeck.core.agent import Agent
+from agentdeck.core.events import StoredEvent
 
 # Events after which the daemon's row says more than the event did.
 _REFETCH = frozenset({"agent_spawned", "turn_completed", "state_changed"})
@@ -38,16 +41,16 @@ class Row:
     created_at: float
 
     @classmethod
-    def of(cls, agent: dict[str, Any]) -> Row:
+    def of(cls, agent: Agent) -> Row:
         return cls(
-            id=str(agent["id"]),
-            name=str(agent["name"]),
-            state=str(agent["state"]),
-            parent_id=agent.get("parent_id"),
-            current_tool=agent.get("current_tool"),
-            turns=int(agent.get("turns") or 0),
-            cost_usd=float(agent.get("cost_usd") or 0.0),
-            created_at=float(agent.get("created_at") or 0.0),
+            id=agent.id,
+            name=agent.name,
+            state=str(agent.state),
+            parent_id=agent.parent_id,
+            current_tool=agent.current_tool,
+            turns=agent.turns,
+            cost_usd=agent.cost_usd,
+            created_at=agent.created_at,
         )
 
     def matches(self, text: str) -> bool:
@@ -60,22 +63,20 @@ class Board:
     rows: dict[str, Row] = field(default_factory=dict)
     stale: set[str] = field(default_factory=set)
 
-    def load(self, agents: Iterable[dict[str, Any]]) -> None:
-        """Replace every row with the API's list (``/api/tree``)."""
+    def load(self, agents: Iterable[Agent]) -> None:
+        """Replace every row with the deck's board (``Deck.tree``)."""
         self.rows = {}
         self.upsert(agents)
 
-    def upsert(self, agents: Iterable[dict[str, Any]]) -> None:
+    def upsert(self, agents: Iterable[Agent]) -> None:
         for agent in agents:
             row = Row.of(agent)
             self.rows[row.id] = row
             self.stale.discard(row.id)
 
-    def apply(self, event: dict[str, Any]) -> str | None:
+    def apply(self, event: StoredEvent) -> str | None:
         """Move a row along with an event; the id of the row that changed, if any."""
-        agent_id = str(event.get("agent_id") or "")
-        kind = event.get("type")
-        data = event.get("data") or {}
+        agent_id, kind, data = event.agent_id, event.type, event.data
         row = self.rows.get(agent_id)
         if kind in _REFETCH:
             self.stale.add(agent_id)
@@ -89,7 +90,7 @@ class Board:
                     current_tool=None,
                     turns=0,
                     cost_usd=0.0,
-                    created_at=float(event.get("ts") or 0.0),
+                    created_at=event.ts,
                 )
                 self.rows[agent_id] = row
                 return agent_id

@@ -19,6 +19,7 @@ from rich.markdown import Markdown
 from rich.markup import escape
 from rich.text import Text
 
+from agentdeck.core.events import StoredEvent
 from agentdeck.core.log_lines import log_line
 
 OUTPUT_PAGE_LINES = 40
@@ -58,14 +59,12 @@ class Entry:
         return True
 
 
-def entries_from(events: list[dict[str, Any]], open_calls: dict[str, Entry]) -> list[Entry]:
+def entries_from(events: list[StoredEvent], open_calls: dict[str, Entry]) -> list[Entry]:
     """The new entries ``events`` make. A result whose call is in ``open_calls`` (the
     calls on screen, by ``tool_use_id``) goes into that entry and makes none."""
     out: list[Entry] = []
     for event in events:
-        kind = event.get("type")
-        data: dict[str, Any] = event.get("data") or {}
-        event_id = int(event.get("id") or 0)
+        kind, data, event_id = event.type, event.data, event.id
         if kind == "assistant_text":
             out.append(Entry(event_id, "markdown", body=str(data.get("text", ""))))
         elif kind == "tool_called":
@@ -78,10 +77,10 @@ def entries_from(events: list[dict[str, Any]], open_calls: dict[str, Entry]) -> 
                 open_calls[entry.tool_use_id] = entry
         elif kind == "tool_returned" and data.get("tool_use_id") in open_calls:
             open_calls.pop(str(data["tool_use_id"])).result = data
-        elif kind == "tool_returned" and (spans := log_line(event)) is not None:
+        elif kind == "tool_returned" and (spans := log_line(event.to_dict())) is not None:
             # Its call is not on screen (an older page): adopted if that page comes.
             out.append(Entry(event_id, "line", spans=spans, result=data))
-        elif (spans := log_line(event)) is not None:
+        elif (spans := log_line(event.to_dict())) is not None:
             out.append(Entry(event_id, "line", spans=spans))
     return out
 

@@ -28,6 +28,9 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
+from agentdeck.client.deck.base import api_path
+from agentdeck.core.agent import AgentSpec
+from agentdeck.core.deck import Deck
 from agentdeck.errors import AgentdeckError
 from agentdeck.tui.screens import Confirm, Prompt
 from agentdeck.tui.steering import SteeringActions
@@ -35,6 +38,7 @@ from agentdeck.tui.steering import SteeringActions
 logger = logging.getLogger(__name__)
 
 Command = tuple[str, Callable[[], None], str]  # what the palette shows, what it does, help
+MEMORY_HITS = 20
 
 
 class Reading(ModalScreen[None]):
@@ -117,7 +121,8 @@ class DeckCommands(Provider):
             ("search memory…", partial(ask_memory, app), "full-text search of what agents noted")
         ]
         try:
-            for template in await app.client.templates():
+            remote = await app.link.remote()
+            for template in (await remote.http.call("GET", "/api/templates"))["templates"]:
                 name = str(template["name"])
                 commands.append(
                     (f"start an agent: {name}", partial(ask_start, app, name),
@@ -132,7 +137,9 @@ class DeckCommands(Provider):
                  "what it changed in its worktree")
             )  # fmt: skip
             try:
-                checkpoints = await app.client.checkpoints(row.id)
+                remote = await app.link.remote()
+                path = api_path("agents", row.id, "checkpoints")
+                checkpoints = (await remote.http.call("GET", path))["checkpoints"]
             except AgentdeckError as exc:
                 logger.info("no checkpoints for the palette: %s", exc)
                 checkpoints = []
@@ -159,7 +166,11 @@ class DeckCommands(Provider):
 def ask_start(app: SteeringActions, template: str) -> None:
     def started(prompt: str | None) -> None:
         if prompt:
-            app._do(f"started an agent from {template}", app.client.start, template, prompt)
+            spec = AgentSpec(prompt=prompt)
+            app._do(
+                f"started an agent from {template}",
+                lambda deck: deck.create_agent(spec, template=template),
+            )
 
     app.push_screen(Prompt(f"Start an agent from {template}: its task"), started)
 
@@ -167,7 +178,8 @@ def ask_start(app: SteeringActions, template: str) -> None:
 def show_diff(app: SteeringActions, agent_id: str, name: str) -> None:
     async def read() -> None:
         try:
-            diff = await app.client.diff(agent_id)
+            remote = await app.link.remote()
+            diff = await remote.http.call("GET", api_path("agents", agent_id, "diff"))
         except AgentdeckError as exc:
             app.notify(f"diff of {name}: {exc.message}", severity="error")
             return
@@ -180,9 +192,15 @@ def show_diff(app: SteeringActions, agent_id: str, name: str) -> None:
 def ask_rewind(app: SteeringActions, agent_id: str, name: str, n: int) -> None:
     def confirmed(yes: bool | None) -> None:
         if yes:
-            app._do(f"rewound {name} to checkpoint {n}", app.client.rewind, agent_id, n)
+            app._do(f"rewound {name} to checkpoint {n}", partial(_rewind, app, agent_id, n))
 
     app.push_screen(Confirm(f"Put {name}'s files back as they were at checkpoint {n}?"), confirmed)
+
+
+async def _rewind(app: SteeringActions, agent_id: str, n: int, deck: Deck) -> object:
+    remote = await app.link.remote()
+    path = api_path("agents", agent_id, "rewind")
+    return await remote.http.call("POST", path, json={"to": n})
 
 
 def ask_memory(app: SteeringActions) -> None:
@@ -193,7 +211,9 @@ def ask_memory(app: SteeringActions) -> None:
 
         async def read() -> None:
             try:
-                hits = await app.client.search_memory(query)
+                remote = await app.link.remote()
+                params = {"q": query, "limit": MEMORY_HITS}
+                hits = (await remote.http.call("GET", "/api/memory/search", params=params))["hits"]
             except AgentdeckError as exc:
                 app.notify(f"memory search: {exc.message}", severity="error")
                 return

@@ -10,6 +10,8 @@ from typing import Any
 
 from rich.markup import escape
 
+from agentdeck.core.events import StoredEvent
+
 TOOL_SUMMARY_WIDTH = 100
 
 # The input field that says what a call does, per tool.
@@ -43,10 +45,10 @@ def tool_summary(tool: str, data: dict[str, Any]) -> str:
     return _one_line(f"{tool}({subject})" if subject else tool, TOOL_SUMMARY_WIDTH)
 
 
-def alert_text(event: dict[str, Any], who: str) -> str:
+def alert_text(event: StoredEvent, who: str) -> str:
     """A notice's words for an approval or a question from ``who``."""
-    data = event.get("data") or {}
-    if event.get("type") == "permission_requested":
+    data = event.data
+    if event.type == "permission_requested":
         return f"{who} asks to run {tool_summary(str(data.get('tool')), data.get('input') or {})}"
     return f"{who} asks: {data.get('question')}"
 

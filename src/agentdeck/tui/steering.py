@@ -1,9 +1,9 @@
 """The deck's actions on the selected agent and on the inbox: the keys' work.
 
-``SteeringActions`` is the base of ``app.DeckApp``: each action makes one API call in
-a worker and says in a notice how it went; a destructive one (kill) asks first, a
-denial asks for its reason, an answer for its text. The keys themselves are bound in
-``DeckApp``, which also turns them off while a dialog is open.
+``SteeringActions`` is the base of ``app.DeckApp``: each action makes one call of the
+deck (``core.deck.Deck``) in a worker and says in a notice how it went; a destructive
+one (kill) asks first, a denial asks for its reason, an answer for its text. The keys
+themselves are bound in ``DeckApp``, which also turns them off while a dialog is open.
 """
 
 from __future__ import annotations
@@ -15,19 +15,24 @@ from typing import Any, TypeVar
 from textual.app import App
 from textual.widget import Widget
 
+from agentdeck.core.approvals import Approval, GrantScope
+from agentdeck.core.asks import Ask
+from agentdeck.core.deck import Deck
 from agentdeck.errors import AgentdeckError
 from agentdeck.tui.board import Board, Row
-from agentdeck.tui.client import DeckClient
+from agentdeck.tui.link import DeckLink
 from agentdeck.tui.screens import Confirm, Prompt
-from agentdeck.tui.tables import InboxTable
+from agentdeck.tui.tables import InboxItem, InboxTable
 
 W = TypeVar("W", bound=Widget)
+T = TypeVar("T", Approval, Ask)
+Op = Callable[[Deck], Awaitable[object]]  # one call of the deck
 
 
 class SteeringActions(App[None]):
-    client: DeckClient
+    link: DeckLink
     board: Board
-    inbox: list[dict[str, Any]]
+    inbox: list[InboxItem]
     selected: str | None
 
     def _main(self, selector: str, kind: type[W]) -> W:
@@ -41,10 +46,14 @@ class SteeringActions(App[None]):
             self.notify("no agent selected", severity="warning")
         return row
 
-    def _inbox_item(self, kind: str | None = None) -> dict[str, Any] | None:
+    def _inbox_item(self, kind: type[T]) -> T | None:
+        """The pending approval or ask to act on (``InboxTable.pick``), or a notice
+        that there is none."""
         item = self._main("#inbox", InboxTable).pick(self.inbox, kind)
-        if item is None and kind is not None and not any(i["box"] == kind for i in self.inbox):
-            self.notify(f"no pending {kind}", severity="warning")
+        if item is None:
+            self.notify(
+                f"no pending {'approval' if kind is Approval else 'ask'}", severity="warning"
+            )
         return item
 
     def _spawn(
@@ -53,66 +62,68 @@ class SteeringActions(App[None]):
         """A worker on the app's loop (network calls are asynchronous: no thread)."""
         self.run_worker(work, group=group, **kw)  # type: ignore[arg-type]  # Textual's stub
 
-    def _do(self, what: str, call: Callable[..., Awaitable[object]], *args: Any, **kw: Any) -> None:
-        """Run one API call in a worker; say how it went."""
-        self._spawn(partial(self._act, what, partial(call, *args, **kw)), group="act")
+    def _do(self, what: str, op: Op) -> None:
+        """Run one call of the deck in a worker; say how it went."""
+        self._spawn(partial(self._act, what, op), group="act")
 
-    async def _act(self, what: str, call: Callable[[], Awaitable[object]]) -> None:
+    async def _act(self, what: str, op: Op) -> None:
         try:
-            await call()
+            await op(await self.link.deck())
         except AgentdeckError as exc:
             self.notify(f"{what}: {exc.message}", severity="error")
         else:
             self.notify(what, timeout=3)
 
     def action_allow(self) -> None:
-        item = self._inbox_item("approval")
+        item = self._inbox_item(Approval)
         if item is not None:
-            self._do("allowed once", self.client.answer_approval, item["id"], "allow")
+            self._do("allowed once", lambda deck: deck.answer(item.id, "allow"))
 
     def action_allow_always(self) -> None:
-        item = self._inbox_item("approval")
+        item = self._inbox_item(Approval)
         if item is not None:
+            remember = GrantScope.PERSISTENT
             self._do(
                 "allowed, and remembered",
-                self.client.answer_approval, item["id"], "allow", always=True,
-            )  # fmt: skip
+                lambda deck: deck.answer(item.id, "allow", remember=remember),
+            )
 
     def action_deny(self) -> None:
-        item = self._inbox_item("approval")
+        item = self._inbox_item(Approval)
         if item is None:
             return
 
         def denied(reason: str | None) -> None:
             if reason is not None:
-                self._do("denied", self.client.answer_approval, item["id"], "deny", message=reason)
+                told = reason or None
+                self._do("denied", lambda deck: deck.answer(item.id, "deny", message=told))
 
         self.push_screen(Prompt("Deny — the reason the agent is told (may be empty):",
                                 allow_empty=True), denied)  # fmt: skip
 
     def action_answer(self) -> None:
-        item = self._inbox_item("ask")
+        item = self._inbox_item(Ask)
         if item is None:
             return
 
         def answered(text: str | None) -> None:
             if text:
-                self._do("answered", self.client.answer_ask, item["id"], text)
+                self._do("answered", lambda deck: deck.answer_ask(item.id, text))
 
-        self.push_screen(Prompt(f"Answer: {item.get('text', '')}"), answered)
+        self.push_screen(Prompt(f"Answer: {item.text}"), answered)
 
     def action_interrupt(self) -> None:
         if (row := self._selected_row()) is not None:
-            self._do(f"interrupted {row.name}", self.client.interrupt, row.id)
+            self._do(f"interrupted {row.name}", lambda deck: deck.interrupt(row.id))
 
     def action_resume(self) -> None:
         if (row := self._selected_row()) is not None:
-            self._do(f"resumed {row.name}", self.client.resume, row.id)
+            self._do(f"resumed {row.name}", lambda deck: deck.resume(row.id))
 
     def action_fork(self) -> None:
         """A new agent from a copy of the selected one's session (it must have ended)."""
         if (row := self._selected_row()) is not None:
-            self._do(f"forked {row.name}", self.client.resume, row.id, fork=True)
+            self._do(f"forked {row.name}", lambda deck: deck.resume(row.id, fork=True))
 
     def action_deck_quit(self) -> None:
         self.exit()
@@ -124,6 +135,6 @@ class SteeringActions(App[None]):
 
         def confirmed(yes: bool | None) -> None:
             if yes:
-                self._do(f"killed {row.name}", self.client.kill, row.id)
+                self._do(f"killed {row.name}", lambda deck: deck.kill(row.id))
 
         self.push_screen(Confirm(f"Kill {row.name} and every agent it started?"), confirmed)

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from textual.widgets import DataTable
 
+from agentdeck.core.approvals import Approval
+from agentdeck.core.asks import Ask
 from agentdeck.tui.board import Board
 from agentdeck.tui.render import tool_summary
+
+InboxItem = Approval | Ask  # a tool call the policy asks about, or a worker's question
+T = TypeVar("T", Approval, Ask)
+
+
+def box_of(item: InboxItem) -> str:
+    """Which inbox ``item`` is in: ``approval`` or ``ask``."""
+    return "approval" if isinstance(item, Approval) else "ask"
 
 
 class InboxTable(DataTable[Any]):
@@ -21,22 +31,22 @@ class InboxTable(DataTable[Any]):
         self.add_column("agent", key="agent")
         self.add_column("what", key="what")
 
-    def draw(self, items: list[dict[str, Any]], board: Board) -> None:
+    def draw(self, items: list[InboxItem], board: Board) -> None:
         self.clear()
         for item in items:
-            row = board.rows.get(str(item.get("agent_id")))
-            who = row.name if row else str(item.get("agent_id"))[:12]
-            if item["box"] == "approval":
-                what = tool_summary(str(item.get("tool")), item.get("input") or {})
+            row = board.rows.get(item.agent_id)
+            who = row.name if row else item.agent_id[:12]
+            if isinstance(item, Approval):
+                what = tool_summary(item.tool, item.input)
             else:
-                what = " ".join(str(item.get("text", "")).split())
-            box = item["box"]
-            self.add_row(box, who[:20], what[:120], key=f"{box}:{item['id']}")
+                what = " ".join(item.text.split())
+            box = box_of(item)
+            self.add_row(box, who[:20], what[:120], key=f"{box}:{item.id}")
 
-    def pick(self, items: list[dict[str, Any]], kind: str | None) -> dict[str, Any] | None:
-        """The item under the cursor; for a ``kind``, that one if of the kind, else the
-        first of the kind (None if there is none)."""
+    def pick(self, items: list[InboxItem], kind: type[T]) -> T | None:
+        """The item of ``kind`` under the cursor, else the first of that kind (None if
+        there is none)."""
         current = items[self.cursor_row] if 0 <= self.cursor_row < len(items) else None
-        if kind is None or (current is not None and current["box"] == kind):
+        if isinstance(current, kind):
             return current
-        return next((i for i in items if i["box"] == kind), None)
+        return next((i for i in items if isinstance(i, kind)), None)

@@ -3,7 +3,7 @@
 Only the lines in view are drawn (Textual's line API), and the pane holds at most
 ``MAX_ENTRIES`` entries, so memory stays bounded however long the log is. It opens
 on the newest page; scrolling to the top asks (``NeedOlder``) for the page before
-it, which the app reads with ``GET /api/events?before=``. Reading far back drops the
+it, which the app reads with the deck's ``events_before``. Reading far back drops the
 newest entries (the pane is then *detached*: live events are not added); ``End``,
 or scrolling to the bottom, asks (``NeedTail``) for the newest page again.
 
@@ -13,7 +13,7 @@ or closes a tool call, ``]`` and ``[`` page through a long output.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
@@ -25,6 +25,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from agentdeck.core.events import StoredEvent
 from agentdeck.tui.entries import MARKDOWN_STYLES, Entry, adopt, entries_from, renderable
 
 MAX_ENTRIES = 1000
@@ -77,7 +78,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self.following = True
         self._relayout()
 
-    def append(self, events: list[dict[str, Any]]) -> None:
+    def append(self, events: list[StoredEvent]) -> None:
         """Live or newest events, after what is shown (ignored while detached)."""
         if self.detached:
             return
@@ -101,7 +102,7 @@ class TranscriptView(ScrollView, can_focus=True):
         if following:
             self.scroll_end(animate=False)  # after the refresh: the new size is known
 
-    def prepend(self, events: list[dict[str, Any]], older: int | None) -> None:
+    def prepend(self, events: list[StoredEvent], older: int | None) -> None:
         """An older page, before what is shown; the view stays where it was."""
         calls: dict[str, Entry] = {}
         new = entries_from(events, calls)
