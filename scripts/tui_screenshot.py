@@ -22,7 +22,7 @@ async def screenshot() -> str:
     from tests.tui.test_snapshots import Nowhere, fill
 
     from agentdeck.tui.app import DeckApp
-    from agentdeck.tui.client import FeedState
+    from agentdeck.tui.feed import FeedState
 
     app = DeckApp(Nowhere())
     async with app.run_test(size=SIZE) as pilot:
