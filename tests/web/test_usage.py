@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from agentdeck.core.roles import Role
 from agentdeck.settings import Settings
 from agentdeck.store.usage import UsageStore
 from tests.conftest import make_settings
@@ -144,3 +145,47 @@ async def test_the_usage_page_in_a_browser(
         await expect(page.locator("#usage-groups")).to_contain_text("admin")
         await expect(page.locator("#usage-cost line.limit")).to_have_count(0)
         await snap(page, "usage-by-user-hourly.png")
+
+
+async def test_budgets_over_the_api_refuse_bad_bodies_and_need_an_admin(
+    daemon: RunningDaemon, api: httpx.AsyncClient
+) -> None:
+    """What ``RemoteDeck`` never sends (it checks first) is refused by the daemon too,
+    in the error shape, and changes nothing; a viewer reads budgets, only an admin
+    sets or removes one."""
+    for body in (
+        {"scope": "user", "name": "ann", "daily_usd": -1},
+        {"scope": "user", "name": "ann", "daily_usd": True},
+        {"scope": "user", "name": "ann", "daily_usd": "5"},
+        {"scope": "team", "name": "ann", "daily_usd": 5},
+        {"scope": "user", "name": "", "daily_usd": 5},
+        {"scope": "user", "name": "   ", "daily_usd": 5},
+        {"scope": "user", "name": "a\x00b", "daily_usd": 5},
+        {"scope": "user", "name": "ann", "daily_usd": 5, "extra": 1},
+    ):
+        r = await api.put("/api/budgets", json=body)
+        assert r.status_code in (400, 422), (body, r.text)
+        assert r.json()["error"]["message"], body
+    r = await api.delete("/api/budgets", params={"scope": "user", "name": "nobody"})
+    assert r.status_code == 404 and "no user budget" in r.json()["error"]["message"]
+    assert (await api.get("/api/budgets")).json() == {"budgets": []}
+
+    r = await api.put("/api/budgets", json={"scope": "user", "name": "ann", "daily_usd": 5})
+    assert r.status_code == 200, r.text
+    assert r.json() == {"scope": "user", "name": "ann", "daily_usd": 5.0, "spent_today_usd": 0.0}
+
+    identity = daemon.deck.identity
+    await identity.bootstrap(daemon.token)
+    for role in (Role.VIEWER, Role.OPERATOR):
+        await identity.add_user(f"{role}1", role)
+        _, secret = await identity.create_token(f"{role}1", name="budgets")
+        async with daemon.client(token=secret) as member:
+            listed = await member.get("/api/budgets")
+            assert [b["name"] for b in listed.json()["budgets"]] == ["ann"]
+            body = {"scope": "user", "name": "ann", "daily_usd": 50}
+            assert (await member.put("/api/budgets", json=body)).status_code == 403
+            params = {"scope": "user", "name": "ann"}
+            assert (await member.delete("/api/budgets", params=params)).status_code == 403
+    assert (await api.get("/api/budgets")).json()["budgets"][0]["daily_usd"] == 5.0
+    r = await api.delete("/api/budgets", params={"scope": "user", "name": "ann"})
+    assert r.status_code == 204

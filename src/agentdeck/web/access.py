@@ -47,6 +47,7 @@ ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("GET", "/api/approvals/{ref}"): V,
     ("POST", "/api/approvals/{ref}"): OP,
     ("POST", "/api/policy/check"): V,
+    ("GET", "/api/policy/profiles"): V,
     # memory
     ("GET", "/api/memory/search"): V,
     ("GET", "/api/memory/stats"): V,
@@ -78,6 +79,10 @@ ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("POST", "/api/notify/dead/{ref}/replay"): OP,
     # cost and usage
     ("GET", "/api/usage"): V,
+    ("GET", "/api/budgets"): V,
+    # a budget holds for everyone's agents: the deck's owner sets it
+    ("PUT", "/api/budgets"): A,
+    ("DELETE", "/api/budgets"): A,
     ("GET", "/usage"): V,
     # dashboard: pages read, forms steer
     ("GET", "/"): V,

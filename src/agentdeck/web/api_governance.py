@@ -9,7 +9,6 @@ from pydantic import Field, field_validator
 
 from agentdeck.core.approvals import ApprovalState, GrantScope
 from agentdeck.daemon.deck import Deck
-from agentdeck.errors import PolicyError
 from agentdeck.web.auth import channel_of
 from agentdeck.web.schemas import Body, errors
 
@@ -78,35 +77,12 @@ async def answer_approval(request: Request, ref: str, body: AnswerBody) -> dict[
 
 @router.post("/policy/check")
 async def policy_check(request: Request, body: CheckBody) -> dict[str, Any]:
-    from pathlib import Path
-
-    from agentdeck.core.policy import decide
-
-    deck = _deck(request)
-    if body.profile is not None and body.profile not in deck.profile_names():
-        # A path would have the daemon read any file its user can, for any viewer.
-        known = ", ".join(deck.profile_names())
-        raise PolicyError(
-            body.profile,
-            f"not a built-in profile (built-in: {known}); a profile file is checked "
-            "where it is: agentdeck policy check --profile FILE",
-        )
-    # As agents get it: the deck's secrets denied.
-    profile = deck.profile(body.profile or deck.settings.profile)
-    verdict = decide(
-        profile,
-        body.tool,
-        body.input,
-        workspace=body.cwd or str(Path.cwd()),
-        home=body.home or str(Path.home()),
+    found = await _deck(request).policy_check(
+        body.tool, body.input, profile=body.profile, cwd=body.cwd, home=body.home
     )
-    return {
-        "decision": str(verdict.decision),
-        "reason": verdict.reason,
-        "rule": verdict.rule,
-        "source": verdict.source,
-        "profile": profile.name,
-        "profile_source": profile.source,
-        "sandbox": profile.sandbox.to_dict(),
-        "sandbox_summary": profile.sandbox.summary(),
-    }
+    return found.to_dict()
+
+
+@router.get("/policy/profiles", summary="The built-in policy profiles")
+async def policy_profiles(request: Request) -> dict[str, Any]:
+    return {"profiles": [p.to_dict() for p in await _deck(request).policy_profiles()]}

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request
 
 from agentdeck.daemon.deck import Deck
-from agentdeck.errors import NotFound, UsageError
+from agentdeck.errors import UsageError
 from agentdeck.web.schemas import errors
 from agentdeck.web.schemas_memory import (
     MAX_SEARCH_LIMIT,
@@ -42,17 +42,6 @@ def _deck(request: Request) -> Deck:
     return deck
 
 
-def _project(value: str | None) -> str | None:
-    if value is None or value == "":
-        return None
-    if not value.startswith("/"):
-        raise UsageError(
-            f"project must be an absolute directory, not {value!r}",
-            hint="projects are stored as the absolute path of their directory",
-        )
-    return Deck.memory_project(value)
-
-
 @router.get("/search", response_model=HitPage, summary="Full-text search, best first")
 async def search(
     request: Request,
@@ -60,7 +49,7 @@ async def search(
     project: ProjectQuery = None,
     limit: Annotated[int, Query(ge=1, le=MAX_SEARCH_LIMIT)] = 10,
 ) -> dict[str, Any]:
-    hits = await _deck(request).memory_search(q, project=_project(project), limit=limit)
+    hits = await _deck(request).memory_search(q, project=project, limit=limit)
     return {"hits": [h.to_dict() for h in hits]}
 
 
@@ -76,10 +65,7 @@ async def get_record(request: Request, memory_id: MemoryId) -> dict[str, Any]:
 
 @router.delete("/{memory_id}", response_model=ForgetOut, summary="Forget one record")
 async def forget_record(request: Request, memory_id: MemoryId) -> dict[str, int]:
-    forgotten = await _deck(request).forget_memory(memory_id=memory_id)
-    if forgotten == 0:
-        raise NotFound("memory record", memory_id)
-    return {"forgotten": forgotten}
+    return {"forgotten": await _deck(request).forget_memory(memory_id=memory_id)}
 
 
 @router.delete("", response_model=ForgetOut, summary="Forget a session's or a project's records")
@@ -88,14 +74,11 @@ async def forget_many(
     session: Annotated[str | None, Query(description="Every record of this session.")] = None,
     project: ProjectQuery = None,
 ) -> dict[str, int]:
-    session = (session or "").strip() or None
-    where = _project(project)
-    if (session is None) == (where is None):
+    session, project = (session or "").strip() or None, project or None
+    if (session is None) == (project is None):
         raise UsageError(
             "give exactly one of session=… or project=…",
             hint="DELETE /api/memory/{id} forgets one record",
         )
-    deck = _deck(request)
-    if session is not None:
-        return {"forgotten": await deck.forget_memory(session_id=session)}
-    return {"forgotten": await deck.forget_memory(project=where)}
+    forgotten = await _deck(request).forget_memory(session_id=session, project=project)
+    return {"forgotten": forgotten}

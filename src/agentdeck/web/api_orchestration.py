@@ -54,11 +54,7 @@ async def list_templates(
     request: Request,
     project: Annotated[str | None, Query(description="The project directory.")] = None,
 ) -> dict[str, Any]:
-    found = _deck(request).templates(project)
-    return {
-        "templates": [t.to_dict() for t in sorted(found.templates.values(), key=lambda t: t.name)],
-        "invalid": [{"message": e.message} for e in found.invalid],
-    }
+    return (await _deck(request).templates(project)).to_dict()
 
 
 @router.get("/templates/{name}", summary="One agent template")
@@ -67,7 +63,7 @@ async def get_template(
     name: str,
     project: Annotated[str | None, Query(description="The project directory.")] = None,
 ) -> dict[str, Any]:
-    return _deck(request).template(name, project).to_dict()
+    return (await _deck(request).template(name, project)).to_dict()
 
 
 # -- questions ------------------------------------------------------------------------

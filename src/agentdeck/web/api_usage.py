@@ -1,5 +1,6 @@
 """Usage under /api/usage: cost and tokens over time, per project, agent
-template or user, with the fleet's daily cap and the daily budgets.
+template or user, with the fleet's daily cap and the daily budgets; the budgets
+themselves under /api/budgets (set and removed by an admin).
 
 The same figures as the Usage page and ``agentdeck usage``. Summed from the
 event log's per-turn costs (``store.usage``).
@@ -7,14 +8,15 @@ event log's per-turn costs (``store.usage``).
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
-from agentdeck.core.usage import Bucket, UsageGroup, parse_since
+from agentdeck.core.knowledge import budget_to_dict
+from agentdeck.core.usage import Bucket, BudgetScope, UsageGroup, parse_since
 from agentdeck.daemon.deck import Deck
-from agentdeck.web.schemas import errors
+from agentdeck.web.schemas import Body, errors
 
 router = APIRouter(
     prefix="/api",
@@ -57,6 +59,11 @@ class UsageOut(BaseModel):
     budgets: list[BudgetOut]
 
 
+def _deck(request: Request) -> Deck:
+    deck: Deck = request.app.state.deck
+    return deck
+
+
 @router.get("/usage", response_model=UsageOut, summary="Cost and tokens over time")
 async def usage(
     request: Request,
@@ -68,6 +75,41 @@ async def usage(
     ] = "7d",
     bucket: Annotated[Bucket, Query(description="hour or day (UTC).")] = Bucket.DAY,
 ) -> UsageOut:
-    deck: Deck = request.app.state.deck
-    found = await deck.usage(since_seconds=parse_since(since), bucket=bucket, by=by)
+    found = await _deck(request).usage(since_seconds=parse_since(since), bucket=bucket, by=by)
     return UsageOut.model_validate(found.to_dict())
+
+
+# -- budgets --------------------------------------------------------------------------
+
+
+class BudgetIn(Body):
+    scope: Literal["user", "project"] = Field(description="user or project")
+    name: str = Field(
+        min_length=1, max_length=4096, description="The user, or the project's directory."
+    )
+    daily_usd: float = Field(description="USD a day (UTC), finite, >= 0; 0 stops every new agent.")
+
+
+class BudgetList(BaseModel):
+    budgets: list[BudgetOut]
+
+
+@router.get("/budgets", response_model=BudgetList, summary="The daily budgets, with today's spend")
+async def list_budgets(request: Request) -> dict[str, Any]:
+    found = await _deck(request).budgets()
+    return {"budgets": [budget_to_dict(b) for b in found]}
+
+
+@router.put("/budgets", response_model=BudgetOut, summary="Set a user's or a project's budget")
+async def set_budget(request: Request, body: BudgetIn) -> dict[str, Any]:
+    budget = await _deck(request).set_budget(BudgetScope(body.scope), body.name, body.daily_usd)
+    return budget_to_dict(budget)
+
+
+@router.delete("/budgets", status_code=204, responses=errors(404), summary="Remove a daily budget")
+async def remove_budget(
+    request: Request,
+    scope: Annotated[BudgetScope, Query(description="user or project")],
+    name: Annotated[str, Query(min_length=1, max_length=4096)],
+) -> None:
+    await _deck(request).remove_budget(scope, name)

@@ -129,7 +129,7 @@ async def board(
         activity=activity,
         states=list(AgentState),
         scenarios=deck.scenario_names(),
-        templates=sorted(deck.templates().templates.values(), key=lambda t: t.name),
+        templates=(await deck.templates()).templates,
         pending_count=await pages_approvals.pending_count(deck),
     )
 

@@ -2,21 +2,28 @@
 and the conversions between them and the domain's records.
 
 The API, the CLI's ``--json`` and the CLI's daemon client all describe a record
-the same way: the dataclass's fields plus ``kind``; tuples become lists.
+the same way (``core.knowledge.record_to_dict``): the dataclass's fields plus
+``kind``; tuples become lists.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from agentdeck.core.memory import MemoryKind, Observation, SessionSummary
+from agentdeck.core.knowledge import (
+    MAX_SEARCH_LIMIT,
+    MemoryRecord,
+    record_from_dict,
+    record_to_dict,
+)
+from agentdeck.core.memory import MemoryKind
 
-MAX_SEARCH_LIMIT = 100
-
-MemoryRecord = Observation | SessionSummary
+__all__ = [
+    "MAX_SEARCH_LIMIT", "ForgetOut", "HitOut", "HitPage", "MemoryRecord", "MemoryStatsOut",
+    "ObservationOut", "SummaryOut", "record_from_dict", "record_to_dict",
+]  # fmt: skip
 
 
 class ObservationOut(BaseModel):
@@ -71,21 +78,3 @@ class MemoryStatsOut(BaseModel):
     observations: int
     summaries: int
     projects: int
-
-
-def record_to_dict(record: MemoryRecord) -> dict[str, Any]:
-    kind = MemoryKind.OBSERVATION if isinstance(record, Observation) else MemoryKind.SUMMARY
-    out: dict[str, Any] = {"kind": str(kind)}
-    for field in dataclasses.fields(record):
-        value = getattr(record, field.name)
-        out[field.name] = list(value) if isinstance(value, tuple) else value
-    return out
-
-
-def record_from_dict(data: dict[str, Any]) -> MemoryRecord:
-    fields: dict[str, Any] = {
-        k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k != "kind"
-    }
-    if data.get("kind") == MemoryKind.SUMMARY:
-        return SessionSummary(**fields)
-    return Observation(**fields)

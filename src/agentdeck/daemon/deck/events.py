@@ -1,16 +1,13 @@
-"""The Deck's event log: pages of it, the live feed, totals, usage."""
+"""The Deck's event log: pages of it, the live feed, totals, budget warnings."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator
 
 from agentdeck.core.audit import AuditEntry, AuditRecord
 from agentdeck.core.events import StoredEvent
-from agentdeck.core.usage import Bucket, UsageGroup, UsageReport
 from agentdeck.daemon.deck.parts import DeckParts
 from agentdeck.store.reads import StoreStats
-from agentdeck.store.usage import report
 
 
 class Events(DeckParts):
@@ -57,18 +54,6 @@ class Events(DeckParts):
     async def audit(self, record: AuditRecord) -> AuditEntry:
         """One more entry in the audit log's hash chain."""
         return await self._store.append_audit(record)
-
-    async def usage(self, *, since_seconds: float, bucket: Bucket, by: UsageGroup) -> UsageReport:
-        """Cost and tokens over time, the fleet's daily cap, the budgets."""
-        cap = self._runner.governor.profile_named().budgets.daily_usd
-        return await report(
-            self._usage_records,
-            since_seconds=since_seconds,
-            bucket=bucket,
-            by=by,
-            daily_cap_usd=cap,
-            now=time.time(),
-        )
 
     async def budget_warnings(self, since: float) -> list[dict[str, object]]:
         return await self._usage_records.warnings(since)

@@ -1,20 +1,16 @@
-"""What the Deck knows by name: profiles, scenarios, agent templates, the deck's
+"""What the Deck knows by name: profiles, scenarios, the deck's
 orchestrator tools for hand-started sessions, uploads into a workspace."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentdeck.core.agent import Agent
 from agentdeck.core.policy_profile import Profile
-from agentdeck.core.templates import Template
 from agentdeck.daemon.deck.parts import DeckParts
 from agentdeck.daemon.home import read_token
 from agentdeck.daemon.uploads import save_upload
-
-if TYPE_CHECKING:
-    from agentdeck.orchestration.templates import Catalog
 
 
 class Lookups(DeckParts):
@@ -44,17 +40,6 @@ class Lookups(DeckParts):
         from agentdeck.mockmodel.loader import builtin_scenario_names
 
         return builtin_scenario_names()
-
-    def templates(self, project: str | None = None) -> Catalog:
-        """The agent templates visible from ``project`` (and those that did not load)."""
-        from agentdeck.orchestration.templates import catalog
-
-        return catalog(self.settings, project)
-
-    def template(self, name: str, project: str | None = None) -> Template:
-        from agentdeck.orchestration.templates import resolve
-
-        return resolve(self.settings, name, project)
 
     def owner_token(self) -> str | None:
         """The token file's token: the deck's own user's (the CLI's)."""
