@@ -1,20 +1,20 @@
 """``agentdeck notify``: the notification targets, a test message, the dead letters.
 
-Notifications are sent by the daemon, so every command here talks to it.
+Notifications are sent by the daemon, so every command here needs it: through the
+deck (``cli.decks.opened_deck``), whose own in this process, without a daemon,
+refuses them saying so (``DaemonUnavailable``: start it with ``agentdeck up``).
 """
 
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from agentdeck.cli.client import connect
-from agentdeck.cli.context import console, run_async
+from agentdeck.cli.context import console
 from agentdeck.cli.out import print_json
-from agentdeck.errors import AgentdeckError
-from agentdeck.settings import Settings
+from agentdeck.cli.team import on_deck
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
@@ -28,22 +28,6 @@ def register(app: typer.Typer) -> None:
     app.add_typer(notify_app, name="notify")
 
 
-def _call(method: str, path: str, **kwargs: Any) -> Any:
-    async def go(settings: Settings) -> Any:
-        client = await connect(settings)
-        if client is None:
-            raise AgentdeckError(
-                "no daemon is running: notifications are sent by the daemon",
-                hint="start it with `agentdeck up`",
-            )
-        try:
-            return await client.call(method, path, **kwargs)
-        finally:
-            await client.aclose()
-
-    return run_async(go)
-
-
 def _say(text: str) -> None:
     console.print(text, markup=False, highlight=False)
 
@@ -51,7 +35,7 @@ def _say(text: str) -> None:
 @notify_app.command("list")
 def list_targets(as_json: JsonOpt = False) -> None:
     """The configured targets and how their deliveries went."""
-    targets = _call("GET", "/api/notify/targets")["targets"]
+    targets = [t.to_dict() for t in on_deck(lambda deck: deck.notify_targets())]
     if as_json:
         print_json(targets)
         return
@@ -71,9 +55,9 @@ def test_target(
     as_json: JsonOpt = False,
 ) -> None:
     """Send a test notification to TARGET now (once); exit 1 if it fails."""
-    result = _call("POST", f"/api/notify/targets/{target}/test")
+    sent = on_deck(lambda deck: deck.test_notify_target(target))
     if as_json:
-        print_json(result)
+        print_json(sent.to_dict())
     else:
         _say(f"{target}: delivered")
 
@@ -86,10 +70,12 @@ def dead(
     as_json: JsonOpt = False,
 ) -> None:
     """Dead letters: notifications that failed every attempt, or met a full queue."""
-    params: dict[str, Any] = {"all": all_, "limit": limit}
-    if target is not None:
-        params["target"] = target
-    letters = _call("GET", "/api/notify/dead", params=params)["dead"]
+    letters = [
+        d.to_dict()
+        for d in on_deck(
+            lambda deck: deck.dead_letters(include_replayed=all_, target=target, limit=limit)
+        )
+    ]
     if as_json:
         print_json(letters)
         return
@@ -109,8 +95,8 @@ def replay(
     as_json: JsonOpt = False,
 ) -> None:
     """Deliver a dead letter again, now (once); exit 1 if it fails again."""
-    letter = _call("POST", f"/api/notify/dead/{ref}/replay")
+    letter = on_deck(lambda deck: deck.replay_dead_letter(ref))
     if as_json:
-        print_json(letter)
+        print_json(letter.to_dict())
     else:
-        _say(f"{letter['id']}: delivered to {letter['target']}")
+        _say(f"{letter.id}: delivered to {letter.target}")

@@ -1,26 +1,29 @@
 """``agentdeck users`` and ``agentdeck tokens``: who may use the deck, and with what.
 
-Through the daemon's API when one runs (the caller's token must be an admin's),
-else on the store directly (whoever can read the home's database is its admin).
-A new token's secret is printed once and kept only hashed.
+Through the deck (``cli.decks.opened_deck``): the daemon's when one runs (the
+caller's token must be an admin's: the API refuses others), else the home's own in
+this process (whoever can read the home's database is its admin; its users are
+bootstrapped from the token file as the daemon does). A new token's secret is
+printed once and kept only hashed.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
 from agentdeck.cli import out
-from agentdeck.cli.client import DaemonClient, connect
-from agentdeck.cli.context import opened_store, run_async
+from agentdeck.cli.context import run_async
+from agentdeck.cli.decks import opened_deck
 from agentdeck.settings import Settings
 
-if TYPE_CHECKING:  # the store loads only when a command runs without a daemon
-    from agentdeck.store.users import UserStore
+if TYPE_CHECKING:
+    from agentdeck.core.deck import Deck
 
+T = TypeVar("T")
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 users_app = typer.Typer(help="Users of the deck and their roles (admin, operator, viewer).")
@@ -32,28 +35,12 @@ def register(app: typer.Typer) -> None:
     app.add_typer(tokens_app, name="tokens")
 
 
-Remote = Callable[[DaemonClient], Awaitable[Any]]
-Local = Callable[["UserStore"], Awaitable[Any]]
+def on_deck(act: Callable[[Deck], Awaitable[T]]) -> T:
+    """``act`` on the deck this command gets (``opened_deck``), its answer."""
 
-
-def _either(remote: Remote, local: Local) -> Any:
-    async def go(settings: Settings) -> Any:
-        client = await connect(settings)
-        if client is not None:
-            try:
-                return await remote(client)
-            finally:
-                await client.aclose()
-        from agentdeck.daemon.home import ensure_token
-        from agentdeck.store.users import UserStore
-
-        async with opened_store(settings) as store:
-            users = UserStore(store)
-            # As the daemon would at its start: the token file's token stays the admin's.
-            file_token = ensure_token(settings)
-            if await users.bootstrap(file_token) is None:
-                await users.restore_file_token(file_token)
-            return await local(users)
+    async def go(settings: Settings) -> T:
+        async with opened_deck(settings) as deck:
+            return await act(deck)
 
     return run_async(go)
 
@@ -70,35 +57,26 @@ def users_add(
     """Add a user (then `agentdeck tokens create --user NAME` gives them a token)."""
     from agentdeck.core.roles import Role
 
-    parsed = Role.parse(role)
-    user = _either(
-        lambda c: c.call("POST", "/api/users", json={"name": name, "role": str(parsed)}),
-        lambda s: _dict(s.add_user(name, parsed)),
-    )
-    out.say(f"added {user['name']} ({user['role']})")
+    parsed = Role.parse(role)  # bad input: before anything
+    user = on_deck(lambda deck: deck.add_user(name, parsed))
+    out.say(f"added {user.name} ({user.role})")
 
 
 @users_app.command("list")
 def users_list(as_json: JsonOpt = False) -> None:
     """Users and their roles."""
-    users = _either(
-        lambda c: _key(c.call("GET", "/api/users"), "users"),
-        lambda s: _dicts(s.list_users()),
-    )
+    users = on_deck(lambda deck: deck.users())
     if as_json:
-        out.print_json(users)
+        out.print_json([u.to_dict() for u in users])
         return
     for u in users:
-        out.say(f"{u['name']:<24} {u['role']:<9} since {_when(u['created_at'])}")
+        out.say(f"{u.name:<24} {u.role:<9} since {_when(u.created_at)}")
 
 
 @users_app.command("remove")
 def users_remove(name: Annotated[str, typer.Argument(help="The user's name.")]) -> None:
     """Remove a user; their tokens are revoked at once (the last admin stays)."""
-    revoked = _either(
-        lambda c: _key(c.call("DELETE", f"/api/users/{name}"), "revoked_tokens"),
-        lambda s: s.remove_user(name),
-    )
+    revoked = on_deck(lambda deck: deck.remove_user(name))
     out.say(f"removed {name}; {len(revoked)} token(s) revoked")
 
 
@@ -116,21 +94,15 @@ def tokens_create(
     """Create a token. Its secret is printed this once: keep it."""
     from agentdeck.core.roles import parse_duration
 
-    lifetime = parse_duration(expires) if expires else None  # bad input: before anything
-    body = {"user": user, "name": name, "expires": expires}
-
-    async def local(s: UserStore) -> dict[str, Any]:
-        expires_at = time.time() + lifetime if lifetime else None
-        info, secret = await s.create_token(user or "admin", name=name, expires_at=expires_at)
-        return {**info.to_dict(), "token": secret}
-
-    made = _either(lambda c: c.call("POST", "/api/tokens", json=body), local)
+    if expires:
+        parse_duration(expires)  # bad input: before anything
+    info, secret = on_deck(lambda deck: deck.create_token(user, name=name, expires=expires))
     if as_json:
-        out.print_json(made)
+        out.print_json({**info.to_dict(), "token": secret})
         return
-    out.say(made["token"])
+    out.say(secret)
     out.say(
-        f"token {made['id']} for {made['user']}, expires {_when(made['expires_at'])}: "
+        f"token {info.id} for {info.user}, expires {_when(info.expires_at)}: "
         "this is the only time it is shown",
     )
 
@@ -141,21 +113,15 @@ def tokens_list(
     as_json: JsonOpt = False,
 ) -> None:
     """Tokens (never their secrets): id, user, name, expiry, revocation."""
-    params = {"user": user} if user else {}
-    tokens = _either(
-        lambda c: _key(c.call("GET", "/api/tokens", params=params), "tokens"),
-        lambda s: _dicts(s.list_tokens(user=user)),
-    )
+    tokens = on_deck(lambda deck: deck.tokens(user=user or None))
     if as_json:
-        out.print_json(tokens)
+        out.print_json([t.to_dict() for t in tokens])
         return
     for t in tokens:
         state = (
-            f"revoked {_when(t['revoked_at'])}"
-            if t["revoked_at"]
-            else (f"expires {_when(t['expires_at'])}")
+            f"revoked {_when(t.revoked_at)}" if t.revoked_at else f"expires {_when(t.expires_at)}"
         )
-        out.say(f"{t['id']:<12} {t['user']:<20} {t['name']:<20} {state}")
+        out.say(f"{t.id:<12} {t.user:<20} {t.name:<20} {state}")
 
 
 @tokens_app.command("revoke")
@@ -163,20 +129,5 @@ def tokens_revoke(
     ref: Annotated[str, typer.Argument(help="The token's id (or a prefix).")],
 ) -> None:
     """Revoke a token: it stops working at once, open streams and sessions included."""
-    info = _either(
-        lambda c: c.call("DELETE", f"/api/tokens/{ref}"), lambda s: _dict(s.revoke_token(ref))
-    )
-    out.say(f"revoked {info['id']} ({info['user']})")
-
-
-async def _key(call: Awaitable[Any], key: str) -> Any:
-    return (await call)[key]
-
-
-async def _dict(call: Awaitable[Any]) -> dict[str, Any]:
-    found: dict[str, Any] = (await call).to_dict()
-    return found
-
-
-async def _dicts(call: Awaitable[Any]) -> list[dict[str, Any]]:
-    return [item.to_dict() for item in await call]
+    info = on_deck(lambda deck: deck.revoke_token(ref))
+    out.say(f"revoked {info.id} ({info.user})")
