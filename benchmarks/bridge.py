@@ -32,8 +32,9 @@ from pydantic import SecretStr
 
 from _common import bundled_cli, clean_env, header, median, model_process
 from agentdeck.bridges.core import Bridge, BridgeConfig
-from agentdeck.bridges.daemon_client import Actor, DaemonClient
-from agentdeck.bridges.platform import Conversation, Incoming, Prompt
+from agentdeck.bridges.daemon import connect
+from agentdeck.bridges.platform import Actor, Conversation, Incoming, Prompt
+from agentdeck.core.deck import Deck as DeckInterface
 from agentdeck.daemon.deck import Deck
 from agentdeck.daemon.home import DaemonInfo
 from agentdeck.serve import serve
@@ -133,11 +134,11 @@ def bare_first_text(url: str, tmp: Path) -> float:
     return first
 
 
-async def turn_time(client: DaemonClient, agent_id: str) -> float:
+async def turn_time(deck: DeckInterface, agent_id: str) -> float:
     """The agent's own time for its last turn's first text: CLI and model."""
-    events = (await client.call("GET", "/api/events", agent=agent_id, limit=1000))["events"]
-    sent = [e["ts"] for e in events if e["type"] == "user_message_sent"][-1]
-    text = next(e["ts"] for e in events if e["type"] == "assistant_text" and e["ts"] >= sent)
+    events = await deck.events(agent_id=agent_id, limit=1000)
+    sent = [e.ts for e in events if e.type == "user_message_sent"][-1]
+    text = next(e.ts for e in events if e.type == "assistant_text" and e.ts >= sent)
     return float(text - sent)
 
 
@@ -157,7 +158,7 @@ async def bench(runs: int, followups: int, tmp: Path, url: str) -> None:
     stop = asyncio.Event()
     daemon = asyncio.create_task(serve(settings, on_ready=on_ready, stop=stop))
     info, token = await asyncio.wait_for(ready, 60)
-    client = DaemonClient(info.url, token)
+    client = connect(info.url, token)
     platform = TimedPlatform()
     channels = frozenset(f"c{i}" for i in range(runs))
     bridge = Bridge(
@@ -192,7 +193,7 @@ async def bench(runs: int, followups: int, tmp: Path, url: str) -> None:
     finally:
         serving.cancel()
         await asyncio.gather(serving, return_exceptions=True)
-        await client.close()
+        await client.aclose()
         stop.set()
         await daemon
     ratio = median(first) / median(bare)

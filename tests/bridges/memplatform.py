@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from agentdeck.bridges.core import Bridge, BridgeConfig
-from agentdeck.bridges.daemon_client import Actor, DaemonClient
-from agentdeck.bridges.platform import Conversation, Incoming, Prompt
+from agentdeck.bridges.daemon import connect
+from agentdeck.bridges.platform import Actor, Conversation, Incoming, Prompt
+from agentdeck.core.events import StoredEvent
 from tests.support.served import Served
 from tests.support.waiting import eventually
 
@@ -99,6 +100,11 @@ class MemoryPlatform:
         return [m for m in self.messages.values() if m.kind == "prompt"]
 
 
+def agent_event(i: int, type: str, data: dict[str, Any]) -> StoredEvent:
+    """The conversation's agent's event ``i``, as the daemon's feed gives it."""
+    return StoredEvent(id=i, agent_id="ag1", type=type, ts=float(i), data=data)
+
+
 _incoming_ids = itertools.count(1)
 
 
@@ -125,8 +131,8 @@ async def bridged(
     config.setdefault("channels", frozenset({CHANNEL.channel}))
     config.setdefault("approvers", frozenset({"role:deckhands"}))
     config.setdefault("edit_interval", 0.0)
-    client = DaemonClient(served.info.url, served.token)
-    bridge = Bridge(platform, client, state, BridgeConfig(**config))
+    deck = connect(served.info.url, served.token)
+    bridge = Bridge(platform, deck, state, BridgeConfig(**config))
     task = asyncio.create_task(bridge.run())
     try:
         async with asyncio.timeout(30):
@@ -141,7 +147,7 @@ async def bridged(
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-        await client.close()
+        await deck.aclose()
 
 
 def _async(probe: Any) -> Any:

@@ -25,17 +25,17 @@ import yaml
 from aiohttp import web
 from slack_sdk.web.async_client import AsyncWebClient
 
-from agentdeck.bridges.conversation import AgentEvent, ConversationWorker
+from agentdeck.bridges.conversation import ConversationWorker
 from agentdeck.bridges.core import Bridge, BridgeConfig
-from agentdeck.bridges.daemon_client import Actor, DaemonClient
+from agentdeck.bridges.daemon import connect
 from agentdeck.bridges.delivery import Retry, passes, retry_after
-from agentdeck.bridges.platform import Conversation
+from agentdeck.bridges.platform import Actor, Conversation
 from agentdeck.bridges.slack.app import Frontend, build_app
 from agentdeck.bridges.slack.platform import MESSAGE_LIMIT, SlackPlatform
 from agentdeck.bridges.state import ConversationState
 from agentdeck.bridges.text import open_fence
 from agentdeck.settings import Settings
-from tests.bridges.memplatform import CHANNEL, MemoryPlatform, bridged, settled
+from tests.bridges.memplatform import CHANNEL, MemoryPlatform, agent_event, bridged, settled
 from tests.bridges.slackfake import FakeSlack, deliver, message_event, serving_fake
 from tests.support.served import serving
 from tests.support.waiting import eventually
@@ -253,9 +253,9 @@ class FlakyPlatform(MemoryPlatform):
 
 def bridge_on(platform: MemoryPlatform, state: Path) -> Bridge:
     # Nothing here reaches the daemon: the worker is fed events, or its state.
-    client = DaemonClient("http://127.0.0.1:9", "unused")
+    deck = connect("http://127.0.0.1:9", "unused")
     config = BridgeConfig(channels=frozenset({CHANNEL.channel}), edit_interval=0, retry=FAST)
-    return Bridge(platform, client, state, config)
+    return Bridge(platform, deck, state, config)
 
 
 async def test_a_restart_with_sealed_chunks_delivers_them_once_the_platform_answers(
@@ -311,8 +311,8 @@ async def test_a_reply_chunk_refused_for_good_is_one_line_and_the_rest_goes_on(
     async with asyncio.TaskGroup() as tg:
         bridge._tg = tg
         worker = ConversationWorker(bridge, CHANNEL)
-        await worker._on_event(AgentEvent(1, "assistant_text", {"text": words}))
-        await worker._on_event(AgentEvent(2, "state_changed", {"old": "running", "new": "idle"}))
+        await worker._on_event(agent_event(1, "assistant_text", {"text": words}))
+        await worker._on_event(agent_event(2, "state_changed", {"old": "running", "new": "idle"}))
     said = platform.said()
     assert said and "line 0 of" not in said[0], "the refused first chunk is not posted"
     assert said[-1].endswith("line 11 of the answer")

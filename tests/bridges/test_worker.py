@@ -9,28 +9,29 @@ from pathlib import Path
 
 import pytest
 
-from agentdeck.bridges.conversation import AgentEvent, ConversationWorker
+from agentdeck.bridges.conversation import ConversationWorker
 from agentdeck.bridges.core import Bridge, BridgeConfig
-from agentdeck.bridges.daemon_client import DaemonClient
+from agentdeck.bridges.daemon import connect
 from agentdeck.bridges.platform import Conversation
 from agentdeck.bridges.state import ConversationState
 from agentdeck.bridges.text import open_fence
-from tests.bridges.memplatform import CHANNEL, MemoryPlatform
+from agentdeck.core.events import StoredEvent
+from tests.bridges.memplatform import CHANNEL, MemoryPlatform, agent_event
 
 pytestmark = pytest.mark.anyio
 
 
 def bridge_on(platform: MemoryPlatform, state: Path, interval: float) -> Bridge:
     # Nothing here reaches the daemon: the worker is fed events directly.
-    client = DaemonClient("http://127.0.0.1:9", "unused")
+    deck = connect("http://127.0.0.1:9", "unused")
     config = BridgeConfig(channels=frozenset({CHANNEL.channel}), edit_interval=interval)
-    bridge = Bridge(platform, client, state, config)
+    bridge = Bridge(platform, deck, state, config)
     bridge.state.conversations[CHANNEL.key] = ConversationState(agent_id="ag1", busy=True)
     return bridge
 
 
-def text(i: int, words: str) -> AgentEvent:
-    return AgentEvent(i, "assistant_text", {"text": words})
+def text(i: int, words: str) -> StoredEvent:
+    return agent_event(i, "assistant_text", {"text": words})
 
 
 async def test_the_reply_grows_in_one_message_and_edits_are_throttled(tmp_path: Path) -> None:
@@ -41,14 +42,14 @@ async def test_the_reply_grows_in_one_message_and_edits_are_throttled(tmp_path: 
         worker = ConversationWorker(bridge, CHANNEL)
         await worker._on_event(text(1, "One."))
         await worker._on_event(
-            AgentEvent(2, "tool_called", {"tool": "Bash", "input": {"command": "ls"}})
+            agent_event(2, "tool_called", {"tool": "Bash", "input": {"command": "ls"}})
         )
         await worker._on_event(text(3, "Two."))
         # The first event shows at once; the rest wait for the interval.
         [draft] = platform.messages.values()
         assert draft.text == "One." and draft.edits == 0
         # The turn's end shows everything, in the same message.
-        await worker._on_event(AgentEvent(4, "state_changed", {"old": "running", "new": "idle"}))
+        await worker._on_event(agent_event(4, "state_changed", {"old": "running", "new": "idle"}))
     assert [m.text for m in platform.messages.values()] == ["One.\n\n▸ Bash: ls\n\nTwo."]
     assert draft.edits == 1
     state = bridge.state.conversations[CHANNEL.key]
@@ -66,7 +67,7 @@ async def test_text_outgrowing_a_message_is_sealed_into_whole_code_blocks(tmp_pa
         # Sealed while the turn still runs: every message but the last is final.
         assert len(platform.messages) > 3
         await worker._on_event(text(2, "That is all."))
-        await worker._on_event(AgentEvent(3, "state_changed", {"old": "running", "new": "idle"}))
+        await worker._on_event(agent_event(3, "state_changed", {"old": "running", "new": "idle"}))
     said = platform.said()
     assert all(len(m) <= 120 and open_fence(m) is None for m in said)
     lines = [line for m in said for line in m.splitlines() if line.startswith("value_")]
@@ -91,7 +92,7 @@ async def test_a_restart_delivers_what_was_sealed_once_and_in_order(tmp_path: Pa
 
     again = Bridge(
         platform,
-        DaemonClient("http://127.0.0.1:9", "unused"),
+        connect("http://127.0.0.1:9", "unused"),
         state,
         BridgeConfig(channels=frozenset({CHANNEL.channel}), edit_interval=0),
     )

@@ -1,6 +1,6 @@
 """The chat commands, platform-neutral: ``/new``, ``/project``, ``/status``,
 ``/stop``, ``/resume``, ``/cost``, ``/approve``, ``/memory``. Each takes who
-asked and where, acts through the daemon's API, and returns the text to answer
+asked and where, acts through the daemon's deck (for that member), and returns the text to answer
 with. A platform only maps its own command syntax onto these."""
 
 from __future__ import annotations
@@ -8,12 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentdeck.bridges.platform import Conversation, Incoming
+from agentdeck.bridges.platform import Actor, Conversation, Incoming
 from agentdeck.errors import AgentdeckError
 
 if TYPE_CHECKING:
     from agentdeck.bridges.core import Bridge
-    from agentdeck.bridges.daemon_client import Actor
 
 NO_AGENT = "No agent in this conversation yet: say something, or use /new."
 
@@ -69,10 +68,10 @@ async def status(bridge: Bridge, conversation: Conversation) -> str:
     agent_id = bridge.conversation(conversation.key).agent_id
     if agent_id is None:
         return NO_AGENT
-    agent = await bridge.client.agent(agent_id)
-    line = f"{agent['name']} ({agent['id']}): {agent['state']}, {agent['turns']} turn(s)"
-    if agent.get("current_tool"):
-        line += f", using {agent['current_tool']}"
+    agent = await bridge.deck.get_agent(agent_id)
+    line = f"{agent.name} ({agent.id}): {agent.state}, {agent.turns} turn(s)"
+    if agent.current_tool:
+        line += f", using {agent.current_tool}"
     queued = len(bridge.conversation(conversation.key).queue)
     return line + (f"; {queued} message(s) queued" if queued else "")
 
@@ -82,7 +81,7 @@ async def stop(bridge: Bridge, actor: Actor, conversation: Conversation) -> str:
     if agent_id is None:
         return NO_AGENT
     try:
-        await bridge.client.interrupt(agent_id, actor=actor)
+        await bridge.deck_for(actor).interrupt(agent_id)
     except AgentdeckError as exc:
         return f"Not stopped: {exc.message}"
     bridge.record(actor, "stop", agent=agent_id)
@@ -94,7 +93,7 @@ async def resume(bridge: Bridge, actor: Actor, conversation: Conversation) -> st
     if agent_id is None:
         return NO_AGENT
     try:
-        await bridge.client.call("POST", f"/api/agents/{agent_id}/resume", body={}, actor=actor)
+        await bridge.deck_for(actor).resume(agent_id)
     except AgentdeckError as exc:
         return f"Not resumed: {exc.message}"
     bridge.conversation(conversation.key).busy = True
@@ -107,10 +106,10 @@ async def cost(bridge: Bridge, conversation: Conversation) -> str:
     agent_id = bridge.conversation(conversation.key).agent_id
     if agent_id is None:
         return NO_AGENT
-    agent = await bridge.client.agent(agent_id)
+    agent = await bridge.deck.get_agent(agent_id)
     return (
-        f"{agent['name']}: ${agent['cost_usd']:.4f}, "
-        f"{agent['input_tokens']} tokens in, {agent['output_tokens']} out"
+        f"{agent.name}: ${agent.cost_usd:.4f}, "
+        f"{agent.input_tokens} tokens in, {agent.output_tokens} out"
     )
 
 
@@ -129,7 +128,9 @@ def approve(bridge: Bridge, conversation: Conversation) -> str:
 async def memory(bridge: Bridge, query: str) -> str:
     if not query.strip():
         return "Search for what? /memory QUERY"
-    hits = (await bridge.client.call("GET", "/api/memory/search", q=query, limit=5))["hits"]
+    # Not on the Deck interface yet: the one client's call (its error mapping).
+    params = {"q": query, "limit": 5}
+    hits = (await bridge.deck.http.call("GET", "/api/memory/search", params=params))["hits"]
     if not hits:
         return f"Nothing remembered about {query!r}."
     return "\n".join(f"- {h['title']}: {h['snippet']}" for h in hits)

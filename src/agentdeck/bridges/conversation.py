@@ -15,20 +15,23 @@ reads in order, each chunk once, when the platform answers again.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentdeck.bridges import text as fmt
+from agentdeck.bridges.daemon import feed
 from agentdeck.bridges.delivery import Undeliverable, deliver, from_platform
 from agentdeck.bridges.platform import Conversation, Incoming
 from agentdeck.bridges.reconnect import short_error
 from agentdeck.bridges.state import ConversationState, Queued
-from agentdeck.core.agent import AgentState
-from agentdeck.errors import AgentdeckError
+from agentdeck.core.agent import AgentSpec, AgentState
+from agentdeck.core.events import StoredEvent
+from agentdeck.errors import AgentdeckError, ConfigError
 
 if TYPE_CHECKING:
     from agentdeck.bridges.host import BridgeHost
@@ -51,7 +54,7 @@ class ConversationWorker:
     def __init__(self, bridge: BridgeHost, conversation: Conversation) -> None:
         self.bridge = bridge
         self.conversation = conversation
-        self.inbox: asyncio.Queue[Incoming | AgentEvent | Flush] = asyncio.Queue()
+        self.inbox: asyncio.Queue[Incoming | StoredEvent | Flush] = asyncio.Queue()
         self._follower: asyncio.Task[None] | None = None
         self._last_show = float("-inf")  # the first text shows at once
         self._flush_due = False
@@ -67,8 +70,8 @@ class ConversationWorker:
 
     async def _pump(self, agent_id: str) -> None:
         try:
-            async for event in self.bridge.client.events(after=self.state.cursor, agent=agent_id):
-                self.inbox.put_nowait(AgentEvent(event.id, event.type, event.data))
+            async for event in feed(self.bridge.deck, after=self.state.cursor, agent_id=agent_id):
+                self.inbox.put_nowait(event)
         except AgentdeckError as exc:  # the agent is gone: this conversation alone stops
             logger.warning("%s: no more events of %s: %s", self.conversation.key, agent_id, exc)
 
@@ -80,7 +83,7 @@ class ConversationWorker:
             try:
                 if isinstance(item, Incoming):
                     await self._on_message(item)
-                elif isinstance(item, AgentEvent):
+                elif isinstance(item, StoredEvent):
                     await self._on_event(item)
                 else:
                     self._flush_due = False
@@ -107,20 +110,20 @@ class ConversationWorker:
             if message.uploads:
                 names = ", ".join(u.filename for u in message.uploads)
                 prompt += f"\n\n(Attached files are being saved under uploads/: {names})"
-            body = {**bridge.config.agent, "prompt": prompt, "keep_alive": True}
-            body.setdefault("name", f"{bridge.platform.name}-{self.conversation.key}")
+            fields = {**bridge.config.agent, "prompt": prompt}
+            fields.setdefault("name", f"{bridge.platform.name}-{self.conversation.key}")
             channel = bridge.state.conversations.get(self.conversation.channel)
             project = state.project or (channel.project if channel else None)
             if project:
-                body["cwd"] = project
-            if state.template:
-                body["agent"] = state.template
-            agent = await bridge.client.create_agent(body, actor=message.author)
-            state.agent_id, state.cursor, state.busy = agent["id"], 0, True
-            bridge._roots[agent["id"]] = self.conversation.key
+                fields["cwd"] = project
+            agent = await bridge.deck_for(message.author).create_agent(
+                spec_of(fields), keep_alive=True, template=state.template or bridge.config.template
+            )
+            state.agent_id, state.cursor, state.busy = agent.id, 0, True
+            bridge._roots[agent.id] = self.conversation.key
             bridge.save()
-            bridge.record(message.author, "started", agent=agent["id"])
-            self.follow(agent["id"])
+            bridge.record(message.author, "started", agent=agent.id)
+            self.follow(agent.id)
             await self._upload(message)
             await self._ack(message, TAKEN)
             return
@@ -134,7 +137,7 @@ class ConversationWorker:
             bridge.record(message.author, "queued", agent=state.agent_id)
             await self._ack(message, QUEUED)
             if bridge.config.on_busy == "interrupt":
-                await bridge.client.interrupt(state.agent_id, actor=message.author)
+                await bridge.deck_for(message.author).interrupt(state.agent_id)
             return
         await self._send(text, message.author.tag)
         bridge.record(message.author, "sent", agent=state.agent_id)
@@ -145,12 +148,9 @@ class ConversationWorker:
         agent_id = self.state.agent_id
         assert agent_id is not None
         saved = []
+        deck = self.bridge.deck_for(message.author)
         for upload in message.uploads:
-            saved.append(
-                await self.bridge.client.upload(
-                    agent_id, upload.filename, upload.data, actor=message.author
-                )
-            )
+            saved.append(await deck.upload(agent_id, upload.filename, upload.data))
             self.bridge.record(message.author, "uploaded", agent=agent_id, path=saved[-1])
         return saved
 
@@ -159,7 +159,7 @@ class ConversationWorker:
         self.state.busy = True
         self.bridge.save()
         try:
-            await self.bridge.client.send(self.state.agent_id, text, actor=actor)
+            await self.bridge.deck_for(actor).send(self.state.agent_id, text)
         except AgentdeckError:
             self.state.busy = False  # nothing was sent: the next message goes straight on
             self.bridge.save()
@@ -196,7 +196,7 @@ class ConversationWorker:
 
     # -- the agent's events ------------------------------------------------------------
 
-    async def _on_event(self, event: AgentEvent) -> None:
+    async def _on_event(self, event: StoredEvent) -> None:
         state = self.state
         if event.id <= state.cursor:
             return
@@ -335,12 +335,20 @@ class ConversationWorker:
 
 
 @dataclass(frozen=True)
-class AgentEvent:
-    id: int
-    type: str
-    data: dict[str, Any]
-
-
-@dataclass(frozen=True)
 class Flush:
     pass
+
+
+_SPEC_FIELDS = frozenset(f.name for f in dataclasses.fields(AgentSpec))
+
+
+def spec_of(fields: Mapping[str, Any]) -> AgentSpec:
+    """A new agent's spec from the bridge's defaults and the conversation's own. A
+    field no spec has is refused (``ConfigError``), never dropped: the agent would
+    run otherwise than configured."""
+    unknown = sorted(set(fields) - _SPEC_FIELDS)
+    if unknown:
+        raise ConfigError(
+            f"the bridge's agent defaults name no agent setting: {', '.join(unknown)}"
+        )
+    return AgentSpec.from_dict(dict(fields))

@@ -1,4 +1,5 @@
-"""The platform-neutral bridge: conversations ↔ agents, through the daemon's API.
+"""The platform-neutral bridge: conversations ↔ agents, through the daemon's deck
+(the Deck interface over its API, acting for the member who asked: ``daemon.py``).
 
 Each conversation has one worker (``conversation.py``) that takes, strictly in order, the members'
 messages and its agent's events (read from the daemon's stream, resumed after
@@ -27,10 +28,11 @@ from typing import Any, Literal
 
 from agentdeck.bridges import text as fmt
 from agentdeck.bridges.conversation import ConversationWorker
-from agentdeck.bridges.daemon_client import Actor, DaemonClient
+from agentdeck.bridges.daemon import feed
 from agentdeck.bridges.delivery import Undeliverable, deliver
 from agentdeck.bridges.host import BridgeConfig
 from agentdeck.bridges.platform import (
+    Actor,
     Conversation,
     Incoming,
     Platform,
@@ -43,6 +45,9 @@ from agentdeck.bridges.state import (
     OpenPrompt,
     StateFile,
 )
+from agentdeck.client.deck import RemoteDeck
+from agentdeck.core.approvals import GrantScope
+from agentdeck.core.deck import Deck
 from agentdeck.core.redact import scrub_value
 from agentdeck.errors import AgentdeckError
 
@@ -57,10 +62,10 @@ _PROMPT_EVENTS = frozenset(
 
 class Bridge:
     def __init__(
-        self, platform: Platform, client: DaemonClient, state_path: Path, config: BridgeConfig
+        self, platform: Platform, deck: RemoteDeck, state_path: Path, config: BridgeConfig
     ) -> None:
         self.platform = platform
-        self.client = client
+        self.deck = deck
         self.config = config
         self._file = StateFile(state_path)
         self._actions = state_path.with_name(state_path.stem + "-actions.jsonl")
@@ -81,6 +86,11 @@ class Bridge:
                     self._worker(key)
             tg.create_task(self._follow_prompts(), name="bridge-prompts")
             self.ready.set()
+
+    def deck_for(self, actor: Actor | str) -> Deck:
+        """The deck acting for a member (``Actor``, or its ``tag``): what they do
+        from chat is theirs in the daemon's audit log and ``answered_by``."""
+        return self.deck.acting_for(actor.tag if isinstance(actor, Actor) else actor)
 
     def save(self) -> None:
         """Written in the state file's own thread, newest last (``state.py``)."""
@@ -131,8 +141,12 @@ class Bridge:
             self.record(actor, "refused", request=request_id, wanted=decision)
             return "You may not answer approvals here: ask someone with the approver role."
         try:
-            await self.client.answer_approval(
-                request_id, decision, actor=actor, always=always, message=reason
+            # "Always" is for this agent (its session), never every agent of its profile.
+            await self.deck_for(actor).answer(
+                request_id,
+                decision,
+                message=reason or None,
+                remember=GrantScope.SESSION if always else None,
             )
         except AgentdeckError as exc:
             return f"Not answered: {exc.message}"
@@ -149,7 +163,7 @@ class Bridge:
         if not answer.strip():
             return "An empty answer is no answer."
         try:
-            await self.client.answer_ask(ask_id, answer, actor=actor)
+            await self.deck_for(actor).answer_ask(ask_id, answer)
         except AgentdeckError as exc:
             return f"Not answered: {exc.message}"
         self.record(actor, "answered", ask=ask_id)
@@ -181,11 +195,10 @@ class Bridge:
 
     async def _follow_prompts(self) -> None:
         if self.state.position is None:  # the first start: from now on
-            stats = await self.client.call("GET", "/api/stats")
-            self.state.position = int(stats["last_event_id"])
+            self.state.position = await self.deck.last_event_id()
             self.save()
         saved = self.state.position
-        async for event in self.client.events(after=self.state.position):
+        async for event in feed(self.deck, after=self.state.position):
             if event.type in _PROMPT_EVENTS:
                 # Posted (or refused for good) before the position passes it: a prompt
                 # waiting for the platform to answer again is not lost to a restart.
@@ -210,7 +223,7 @@ class Bridge:
         if agent_id in self._roots:
             return self._roots[agent_id]
         try:
-            parent = (await self.client.agent(agent_id)).get("parent_id")
+            parent = (await self.deck.get_agent(agent_id)).parent_id
         except AgentdeckError:
             return None
         found = await self._conversation_of(parent) if parent else None
@@ -274,6 +287,6 @@ class Bridge:
 
     async def _name(self, agent_id: str) -> str:
         try:
-            return str((await self.client.agent(agent_id))["name"])
+            return (await self.deck.get_agent(agent_id)).name
         except AgentdeckError:
             return agent_id

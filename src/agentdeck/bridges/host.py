@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from agentdeck.bridges.delivery import Retry
 
 if TYPE_CHECKING:
-    from agentdeck.bridges.daemon_client import Actor, DaemonClient
-    from agentdeck.bridges.platform import Platform
+    from agentdeck.bridges.platform import Actor, Platform
     from agentdeck.bridges.state import BridgeState, ConversationState
+    from agentdeck.core.deck import Deck
 
 
 @dataclass(frozen=True)
@@ -29,16 +29,25 @@ class BridgeConfig:
     on_busy: Literal["queue", "interrupt"] = "queue"
     edit_interval: float = 1.0
     attach_over: int = 1500  # characters of tool output shown as an attachment, not at all
-    agent: Mapping[str, Any] = field(default_factory=dict)  # POST /api/agents defaults
+    agent: Mapping[str, Any] = field(default_factory=dict)  # AgentSpec fields: new agents' defaults
+    template: str | None = None  # the agent template new agents start from
     retry: Retry = field(default_factory=Retry)  # waits between two tries of one post
 
 
 class BridgeHost(Protocol):
     platform: Platform
-    client: DaemonClient
     config: BridgeConfig
     state: BridgeState
     _roots: dict[str, str | None]  # agent -> conversation key (or None)
+
+    @property
+    def deck(self) -> Deck:
+        """The daemon's deck, as the bridge itself (reading, following events)."""
+        ...
+
+    def deck_for(self, actor: Actor | str) -> Deck:
+        """The daemon's deck acting for a member (``Actor``, or its ``tag``)."""
+        ...
 
     def save(self) -> None: ...
 

@@ -11,7 +11,21 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
-from agentdeck.bridges.daemon_client import Actor
+
+@dataclass(frozen=True)
+class Actor:
+    """A chat member, as the platform names them."""
+
+    platform: str
+    id: str
+    name: str
+    roles: frozenset[str] = frozenset()
+
+    @property
+    def tag(self) -> str:
+        """How the audit log names them: ``discord:1234:alice``."""
+        name = "".join(c for c in self.name if c.isprintable() and c not in ":\r\n")[:64]
+        return f"{self.platform}:{self.id}:{name or self.id}"
 
 
 @dataclass(frozen=True)

@@ -52,8 +52,6 @@ def bridge_config(settings: Settings, channels: Iterable[object]) -> BridgeConfi
         agent["cwd"] = str(settings.bridge_project.expanduser())
     if settings.bridge_profile:
         agent["profile"] = settings.bridge_profile
-    if settings.bridge_template:
-        agent["agent"] = settings.bridge_template
     if settings.bridge_scenario:
         agent["scenario"] = settings.bridge_scenario
     return BridgeConfig(
@@ -65,5 +63,6 @@ def bridge_config(settings: Settings, channels: Iterable[object]) -> BridgeConfi
         edit_interval=settings.bridge_edit_interval_seconds,
         attach_over=settings.bridge_attach_over,
         agent=agent,
+        template=settings.bridge_template or None,
         retry=Retry(max_delay=settings.bridge_retry_max_seconds),
     )

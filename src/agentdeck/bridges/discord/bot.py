@@ -19,9 +19,8 @@ from discord import app_commands
 
 from agentdeck.bridges import commands
 from agentdeck.bridges.core import Bridge
-from agentdeck.bridges.daemon_client import Actor
 from agentdeck.bridges.discord.platform import custom_id, parse_custom_id
-from agentdeck.bridges.platform import Conversation, Incoming, Upload
+from agentdeck.bridges.platform import Actor, Conversation, Incoming, Upload
 
 logger = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ import asyncio
 import contextlib
 import logging
 
+from agentdeck.bridges import daemon
 from agentdeck.bridges.core import Bridge
-from agentdeck.bridges.daemon_client import DaemonClient
 from agentdeck.bridges.host import BridgeConfig
 from agentdeck.bridges.reconnect import Backoff, reason
 from agentdeck.bridges.setup import bridge_config as shared_config
@@ -70,18 +70,18 @@ async def serve(settings: Settings) -> None:
 
     token = read_token(settings)
     config = bridge_config(settings)
-    client = DaemonClient.for_home(settings)
+    deck = daemon.for_home(settings)
     # discord.py reads its API's address from this class attribute only.
     discord.http.Route.BASE = settings.discord_api_url.rstrip("/")
     gateway = Gateway(token, Backoff.from_settings(settings))
     platform = DiscordPlatform(gateway.resolve)
-    bridge = Bridge(platform, client, settings.bridges_dir / "discord.json", config)
+    bridge = Bridge(platform, deck, settings.bridges_dir / "discord.json", config)
     gateway.attach(Frontend(bridge, frozenset(settings.discord_guilds)))
     logger.info(
         "Discord bridge: %d guild(s), %d channel(s), daemon at %s",
         len(settings.discord_guilds),
         len(config.channels),
-        client.url,
+        deck.http.url,
     )
     try:
         async with asyncio.TaskGroup() as tg:
@@ -93,4 +93,4 @@ async def serve(settings: Settings) -> None:
         with contextlib.suppress(Exception):
             await gateway.close()
         await platform.close()
-        await client.close()
+        await deck.aclose()

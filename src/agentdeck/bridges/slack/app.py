@@ -21,8 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from agentdeck.bridges import commands
 from agentdeck.bridges.core import Bridge
-from agentdeck.bridges.daemon_client import Actor
-from agentdeck.bridges.platform import Conversation, Incoming
+from agentdeck.bridges.platform import Actor, Conversation, Incoming
 from agentdeck.bridges.slack.platform import action_id, escape, parse_action_id
 
 logger = logging.getLogger(__name__)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
+from agentdeck.bridges import daemon
 from agentdeck.bridges.core import Bridge
-from agentdeck.bridges.daemon_client import DaemonClient
 from agentdeck.bridges.host import BridgeConfig
 from agentdeck.bridges.reconnect import Backoff, reason
 from agentdeck.bridges.setup import bridge_config as shared_config
@@ -90,12 +90,12 @@ async def serve(settings: Settings) -> None:
 
     bot_token, app_token = read_tokens(settings)
     config = bridge_config(settings)
-    client = DaemonClient.for_home(settings)
+    deck = daemon.for_home(settings)
     web = AsyncWebClient(token=bot_token, base_url=settings.slack_api_url)
-    bridge = Bridge(SlackPlatform(web), client, settings.bridges_dir / "slack.json", config)
+    bridge = Bridge(SlackPlatform(web), deck, settings.bridges_dir / "slack.json", config)
     socket = BoundedSocketModeClient(app_token, web, Backoff.from_settings(settings))
     handler = Handler(build_app(Frontend(bridge, web)), socket)
-    logger.info("Slack bridge: %d channel(s), daemon at %s", len(config.channels), client.url)
+    logger.info("Slack bridge: %d channel(s), daemon at %s", len(config.channels), deck.http.url)
     try:
         async with asyncio.TaskGroup() as tg:
             tg.create_task(bridge.run(), name="bridge")
@@ -105,4 +105,4 @@ async def serve(settings: Settings) -> None:
     finally:
         with contextlib.suppress(Exception):
             await handler.close_async()  # type: ignore[no-untyped-call]
-        await client.close()
+        await deck.aclose()

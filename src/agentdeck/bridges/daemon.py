@@ -1,0 +1,71 @@
+"""The bridge's way to the daemon: the Deck interface over its API (``RemoteDeck``),
+and its event feed, followed for ever.
+
+A bridge is a client like the CLI and the dashboard: it never opens the store or
+drives the runner. It says who it is (``X-Agentdeck-Client: bridge``) and, for what
+a chat member does, who did it (``RemoteDeck.acting_for``, the
+``X-Agentdeck-Actor`` header), so the daemon's audit log and ``answered_by`` name
+the member. The feed is resumed after the last event it gave, whatever broke it: a
+daemon that restarted, a stream the daemon dropped because the bridge fell behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agentdeck.client import locate
+from agentdeck.client.deck import RemoteDeck
+from agentdeck.client.http import DaemonHTTP
+from agentdeck.core.deck import Deck
+from agentdeck.core.events import StoredEvent
+from agentdeck.core.ports import SubscriptionDropped
+from agentdeck.errors import ConfigError, DaemonUnavailable
+
+logger = logging.getLogger(__name__)
+
+RECONNECT_SECONDS = 1.0
+REQUEST_SECONDS = 60.0
+CONNECT_SECONDS = 5.0
+
+
+def connect(url: str, token: str) -> RemoteDeck:
+    """The deck of the daemon at ``url``, on a bridge's connection of its own."""
+    http = DaemonHTTP(
+        url, token, client="bridge", read_seconds=REQUEST_SECONDS, connect_seconds=CONNECT_SECONDS
+    )
+    return RemoteDeck(http, owns_http=True)
+
+
+def for_home(home: Any) -> RemoteDeck:
+    """The deck of the daemon running for a home (an object with ``home_dir``)."""
+    found = locate.recorded(home.home_dir)
+    if found is None:
+        raise ConfigError(
+            f"no agentdeck daemon runs for {home.home_dir}",
+            hint="start it first: `agentdeck up`",
+        )
+    info, token = found
+    return connect(info.url, token)
+
+
+async def feed(
+    deck: Deck, *, after: int, agent_id: str | None = None
+) -> AsyncIterator[StoredEvent]:
+    """Events after ``after`` (of one agent, or all), for ever: a stream that broke,
+    ended or was dropped is followed again after the last event given. Any other
+    error (the agent is unknown) ends the feed."""
+    position = after
+    while True:
+        try:
+            async for batch in deck.follow(after=position, agent_id=agent_id):
+                for event in batch:
+                    position = event.id
+                    yield event
+        except DaemonUnavailable as exc:
+            logger.info("event stream broke at %d (%r); reconnecting", position, exc)
+        except SubscriptionDropped as exc:
+            logger.info("event stream dropped at %d (the bridge fell behind)", exc.position)
+        await asyncio.sleep(RECONNECT_SECONDS)
