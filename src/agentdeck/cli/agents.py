@@ -13,7 +13,7 @@ import typer
 
 from agentdeck.cli import reads, remote, remote_follow
 from agentdeck.cli.client import DaemonClient, connect
-from agentdeck.cli.context import opened, opened_orchestrator, opened_store, run_async
+from agentdeck.cli.context import opened, opened_store, run_async
 from agentdeck.cli.wire import wired
 from agentdeck.core.agent import Agent
 from agentdeck.settings import Settings
@@ -154,19 +154,14 @@ def kill(
 
 
 def _act(ref: str, action: str, done: str, as_json: bool, body: dict[str, object]) -> None:
-    if (d := remote.daemon()) is not None:
-        raise typer.Exit(remote.act(d, ref, action, body, as_json))
-
     async def go(settings: Settings) -> None:
-        if action == "interrupt":
-            async with opened(settings) as (store, runner):
-                from agentdeck.runner.steering import Steering
+        from agentdeck.cli.decks import opened_deck
 
-                a = await Steering(store, runner).interrupt(ref)
-        else:
-            async with opened_orchestrator(settings) as orchestration:
-                found = await orchestration.store.find_agent(ref)
-                a = await orchestration.kill_tree(found, children=bool(body.get("children", True)))
+        async with opened_deck(settings) as deck:
+            if action == "interrupt":
+                a = await deck.interrupt(ref)
+            else:
+                a = await deck.kill(ref, children=bool(body.get("children", True)))
         remote.say_agent(a.to_dict(), f"{done} {a.id} ({a.state})", as_json)
 
     run_async(go)

@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from agentdeck.cli import reads, remote
-from agentdeck.cli.context import opened_orchestrator, run_async
+from agentdeck.cli.context import run_async
 from agentdeck.cli.wire import wired
 from agentdeck.settings import Settings
 
@@ -39,12 +39,12 @@ def answer(
     as_json: JsonOpt = False,
 ) -> None:
     """Answer a worker's question; the worker goes on with the answer."""
-    if (d := remote.daemon()) is not None:
-        raise typer.Exit(remote.answer_ask(d, ref, text, as_json))
 
     async def go(settings: Settings) -> None:
-        async with opened_orchestrator(settings) as orchestration:
-            answered = await orchestration.inbox.answer(ref, text, by="user:cli")
+        from agentdeck.cli.decks import opened_deck
+
+        async with opened_deck(settings) as deck:
+            answered = await deck.answer_ask(ref, text)
         remote.say_answered_ask(answered.to_dict(), as_json)
 
     run_async(go)
