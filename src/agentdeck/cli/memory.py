@@ -1,7 +1,7 @@
 """``agentdeck memory search / show / forget``: what earlier sessions left behind.
 
-Through the daemon's API when one runs for this home, else straight on the
-store. Projects are stored as absolute directories, so ``--project`` takes any
+On the deck (``cli.decks``): the daemon's when one runs for this home, else one
+opened here. Projects are stored as absolute directories, so ``--project`` takes any
 path and resolves it.
 """
 
@@ -15,19 +15,14 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from agentdeck.cli import remote
-from agentdeck.cli.client import connect
-from agentdeck.cli.context import console, opened_store, run_async
+from agentdeck.cli.context import console, run_async
+from agentdeck.cli.decks import opened_deck
+from agentdeck.cli.remote import print_hits
+from agentdeck.core.knowledge import MAX_SEARCH_LIMIT, MemoryRecord, record_to_dict
 from agentdeck.core.memory import MemoryHit
 from agentdeck.errors import UsageError
 from agentdeck.memory.projects import project_of
 from agentdeck.settings import Settings
-from agentdeck.web.schemas_memory import (
-    MAX_SEARCH_LIMIT,
-    MemoryRecord,
-    record_from_dict,
-    record_to_dict,
-)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 ProjectOpt = Annotated[
@@ -60,16 +55,12 @@ def search(
 ) -> None:
     """Full-text search over observations and session summaries, best first."""
     where = project_dir(project)
-    if (d := remote.daemon()) is not None:
-        raise typer.Exit(remote.memory_search(d, query, where, limit, as_json))
 
     async def go(settings: Settings) -> list[MemoryHit]:
-        async with opened_store(settings) as store:
-            from agentdeck.store.memory import MemoryStore
+        async with opened_deck(settings) as deck:
+            return await deck.memory_search(query, project=where, limit=limit)
 
-            return await MemoryStore(store).search(query, project=where, limit=limit)
-
-    remote.print_hits(query, [h.to_dict() for h in run_async(go)], as_json)
+    print_hits(query, [h.to_dict() for h in run_async(go)], as_json)
 
 
 @memory_app.command("show")
@@ -80,17 +71,8 @@ def show(
     """One record, whole: a tool call with its output, or a session's summary."""
 
     async def go(settings: Settings) -> MemoryRecord:
-        client = await connect(settings)
-        if client is not None:
-            try:
-                data = await client.call("GET", f"/api/memory/{memory_id}")
-            finally:
-                await client.aclose()
-            return record_from_dict(data)
-        async with opened_store(settings) as store:
-            from agentdeck.store.memory import MemoryStore
-
-            return await MemoryStore(store).get(memory_id)
+        async with opened_deck(settings) as deck:
+            return await deck.memory_record(memory_id)
 
     record = run_async(go)
     if as_json:
@@ -123,23 +105,8 @@ def forget(
         typer.confirm(f"Forget every memory record of {what}?", abort=True)
 
     async def go(settings: Settings) -> int:
-        client = await connect(settings)
-        if client is not None:
-            try:
-                if memory_id is not None:
-                    data = await client.call("DELETE", f"/api/memory/{memory_id}")
-                else:
-                    selector = {"session": session} if session else {"project": where or ""}
-                    data = await client.call("DELETE", "/api/memory", params=selector)
-            finally:
-                await client.aclose()
-            return int(data["forgotten"])
-        async with opened_store(settings) as store:
-            from agentdeck.store.memory import MemoryStore
-
-            return await MemoryStore(store).forget(
-                memory_id=memory_id, session_id=session, project=where
-            )
+        async with opened_deck(settings) as deck:
+            return await deck.forget_memory(memory_id=memory_id, session_id=session, project=where)
 
     forgotten = run_async(go)
     if as_json:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agentdeck.cli import verdict
 from agentdeck.cli.context import console
+
+if TYPE_CHECKING:
+    from agentdeck.core.knowledge import ProfileSummary
+    from agentdeck.settings import Settings
 
 policy_app = typer.Typer(
     help=(
@@ -58,8 +62,12 @@ def check(
 @policy_app.command("profiles")
 def profiles() -> None:
     """List the built-in profiles and their default decisions."""
-    from agentdeck.governance.profiles import builtin_profile_names, load_profile
+    from agentdeck.cli.context import run_async
+    from agentdeck.cli.decks import opened_deck
 
-    for name in builtin_profile_names():
-        p = load_profile(name)
-        console.print(f"{name}\tdefault {p.default}\t{p.description}", markup=False)
+    async def go(settings: Settings) -> list[ProfileSummary]:
+        async with opened_deck(settings) as deck:
+            return await deck.policy_profiles()
+
+    for p in run_async(go):
+        console.print(f"{p.name}\tdefault {p.default}\t{p.description}", markup=False)

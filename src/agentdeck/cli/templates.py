@@ -1,8 +1,9 @@
 """``agentdeck agents list / show / validate``: agent templates.
 
 Templates are Claude Code agent files (``.claude/agents/*.md``) of the project,
-the user, and agentdeck's built-in catalog; they are read from disk here, with
-or without a daemon (``agentdeck run --agent NAME`` starts one).
+the user, and agentdeck's built-in catalog; ``list`` and ``show`` ask the deck (the
+daemon's when one runs), ``validate`` checks files here (``agentdeck run --agent
+NAME`` starts one).
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from agentdeck.cli.context import console, console_err, load_settings
+from agentdeck.cli.context import console, console_err, load_settings, run_async
+from agentdeck.cli.decks import opened_deck
 from agentdeck.core.summary import short
 from agentdeck.errors import PolicyError, TemplateError, UsageError
 
 if TYPE_CHECKING:
+    from agentdeck.core.knowledge import TemplateCatalog
     from agentdeck.core.templates import Template
     from agentdeck.settings import Settings
 
@@ -48,15 +51,16 @@ def _project(project: Path | None) -> Path:
 def list_templates(project: ProjectOpt = None, as_json: JsonOpt = False) -> None:
     """The templates an agent started here can use; a project's override the user's,
     which override the built-in ones."""
-    from agentdeck.orchestration.templates import catalog
+    where = str(_project(project))
 
-    found = catalog(load_settings(), _project(project))
-    templates = sorted(found.templates.values(), key=lambda t: t.name)
+    async def go(settings: Settings) -> TemplateCatalog:
+        async with opened_deck(settings) as deck:
+            return await deck.templates(where)
+
+    found = run_async(go)
+    templates = found.templates
     if as_json:
-        data = {
-            "templates": [t.to_dict() for t in templates],
-            "invalid": [e.message for e in found.invalid],
-        }
+        data = {"templates": [t.to_dict() for t in templates], "invalid": list(found.invalid)}
         console.print_json(json.dumps(data))
         return
     table = Table(box=None, pad_edge=False)
@@ -68,8 +72,8 @@ def list_templates(project: ProjectOpt = None, as_json: JsonOpt = False) -> None
             name.append(" (orchestrator)", style="dim")
         table.add_row(name, t.scope, ", ".join(t.tools) or "all", short(t.description, 70))
     console.print(table)
-    for error in found.invalid:
-        console_err.print(Text(f"invalid, not usable: {error.message}", style="yellow"))
+    for message in found.invalid:
+        console_err.print(Text(f"invalid, not usable: {message}", style="yellow"))
 
 
 @agents_app.command("show")
@@ -79,9 +83,13 @@ def show_template(
     as_json: JsonOpt = False,
 ) -> None:
     """One template: where it comes from, its settings and its prompt."""
-    from agentdeck.orchestration.templates import resolve
+    where = str(_project(project))
 
-    template = resolve(load_settings(), name, _project(project))
+    async def go(settings: Settings) -> Template:
+        async with opened_deck(settings) as deck:
+            return await deck.template(name, where)
+
+    template = run_async(go)
     if as_json:
         console.print_json(json.dumps(template.to_dict()))
         return

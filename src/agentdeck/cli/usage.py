@@ -2,9 +2,9 @@
 daily budgets of users and projects).
 
 ``usage`` asks the daemon when one runs (the quick path answers that), else
-reads the database. ``budgets`` reads and writes the database directly (WAL:
-safe beside a running daemon), whose runner reads the budgets each time an
-agent starts: a new budget holds from the next agent on.
+reads the database. ``budgets`` go through the deck (``cli.decks``: the daemon's
+API when one runs, else the deck opened here), whose runner reads the budgets each
+time an agent starts: a new budget holds from the next agent on.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import typer
 
 from agentdeck.cli import out, remote
 from agentdeck.cli.context import opened_store, run_async
+from agentdeck.cli.decks import opened_deck
 from agentdeck.cli.usage_out import print_budgets, print_usage
 from agentdeck.cli.usage_out import usage as remote_usage
 from agentdeck.core.usage import (
@@ -96,13 +97,8 @@ def budgets_ls(as_json: JsonOpt = False) -> None:
     """The budgets, with what each user or project spent today (UTC)."""
 
     async def go(settings: Settings) -> list[Budget]:
-        import time
-
-        from agentdeck.core.guardrails import day_start
-        from agentdeck.store.usage import UsageStore
-
-        async with opened_store(settings) as store:
-            return await UsageStore(store).budgets(today=day_start(time.time()))
+        async with opened_deck(settings) as deck:
+            return await deck.budgets()
 
     found = run_async(go)
     if as_json:
@@ -125,10 +121,8 @@ def budgets_set(
     scope, name = _scope(user, project)
 
     async def go(settings: Settings) -> Budget:
-        from agentdeck.store.usage import UsageStore
-
-        async with opened_store(settings) as store:
-            return await UsageStore(store).set_budget(scope, name, daily_usd)
+        async with opened_deck(settings) as deck:
+            return await deck.set_budget(scope, name, daily_usd)
 
     budget = run_async(go)
     out.say(f"{budget.scope} {budget.name}: ${budget.daily_usd:.2f} a day")
@@ -140,10 +134,8 @@ def budgets_rm(user: UserOpt = None, project: ProjectOpt = None) -> None:
     scope, name = _scope(user, project)
 
     async def go(settings: Settings) -> None:
-        from agentdeck.store.usage import UsageStore
-
-        async with opened_store(settings) as store:
-            await UsageStore(store).remove_budget(scope, name)
+        async with opened_deck(settings) as deck:
+            await deck.remove_budget(scope, name)
 
     run_async(go)
     out.say(f"{scope} {name}: no budget")
