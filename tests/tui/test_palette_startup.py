@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from textual.command import CommandList
 
+from agentdeck.core.knowledge import TemplateCatalog
+from agentdeck.core.templates import Template
 from agentdeck.tui.app import DeckApp
 from tests.support.waiting import eventually
 from tests.tui.given import GivenDeck, Offline
@@ -28,11 +30,13 @@ class SlowDeck(Offline):
         self.reads: list[str] = []
         self.http = self
 
+    async def templates(self, project: str | None = None) -> TemplateCatalog:
+        self.reads.append("templates")
+        await self.gate.wait()
+        reviewer = Template(name="reviewer", description="reads a change", prompt="review")
+        return TemplateCatalog(templates=(reviewer,))
+
     async def call(self, method: str, path: str, **kw: Any) -> dict[str, Any]:
-        if path == "/api/templates":
-            self.reads.append("templates")
-            await self.gate.wait()
-            return {"templates": [{"name": "reviewer", "description": "reads a change"}]}
         agent_id = path.split("/")[3]
         self.reads.append(f"checkpoints {agent_id}")
         await self.gate.wait()

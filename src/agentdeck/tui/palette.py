@@ -31,6 +31,7 @@ from textual.widgets import Label, Static
 from agentdeck.client.deck.base import api_path
 from agentdeck.core.agent import AgentSpec
 from agentdeck.core.deck import Deck
+from agentdeck.core.memory import MemoryHit
 from agentdeck.errors import AgentdeckError
 from agentdeck.tui.screens import Confirm, Prompt
 from agentdeck.tui.steering import SteeringActions
@@ -80,14 +81,14 @@ def diff_body(diff: dict[str, Any]) -> Any:
     return Group(head, Text(""), Syntax(patch, "diff", theme="ansi_dark", word_wrap=True))
 
 
-def hits_body(query: str, hits: list[dict[str, Any]]) -> Text:
+def hits_body(query: str, hits: list[MemoryHit]) -> Text:
     if not hits:
         return Text(f"nothing in memory matches {query!r}")
     out = Text()
     for hit in hits:
-        out.append(f"{hit.get('title')}\n", style="bold")
-        out.append(f"  {hit.get('kind')} · {hit.get('project')} · {hit.get('id')}\n", style="dim")
-        out.append(f"  {hit.get('snippet')}\n\n")
+        out.append(f"{hit.title}\n", style="bold")
+        out.append(f"  {hit.kind} · {hit.project} · {hit.id}\n", style="dim")
+        out.append(f"  {hit.snippet}\n\n")
     return out
 
 
@@ -121,12 +122,11 @@ class DeckCommands(Provider):
             ("search memory…", partial(ask_memory, app), "full-text search of what agents noted")
         ]
         try:
-            remote = await app.link.remote()
-            for template in (await remote.http.call("GET", "/api/templates"))["templates"]:
-                name = str(template["name"])
+            for template in (await (await app.link.deck()).templates()).templates:
+                name = template.name
                 commands.append(
                     (f"start an agent: {name}", partial(ask_start, app, name),
-                     str(template.get("description") or "a new agent from this template"))
+                     template.description or "a new agent from this template")
                 )  # fmt: skip
         except AgentdeckError as exc:
             logger.info("no templates for the palette: %s", exc)
@@ -211,9 +211,7 @@ def ask_memory(app: SteeringActions) -> None:
 
         async def read() -> None:
             try:
-                remote = await app.link.remote()
-                params = {"q": query, "limit": MEMORY_HITS}
-                hits = (await remote.http.call("GET", "/api/memory/search", params=params))["hits"]
+                hits = await (await app.link.deck()).memory_search(query, limit=MEMORY_HITS)
             except AgentdeckError as exc:
                 app.notify(f"memory search: {exc.message}", severity="error")
                 return
