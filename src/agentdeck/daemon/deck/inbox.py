@@ -51,9 +51,16 @@ class Inbox(DeckParts):
         answered = await governor.answer(
             approval.id, decision, by=by, message=message, remember=remember
         )
-        if not waited:
+        if not waited and not await self._waited_elsewhere(answered):
             await self._report(answered)
         return answered
+
+    async def _waited_elsewhere(self, approval: Approval) -> bool:
+        """Whether another process (an ``agentdeck run`` beside an embedded deck)
+        supervises the agent: it reads the answer from the store, nothing to report."""
+        from agentdeck.runner.steering import owned_elsewhere
+
+        return owned_elsewhere(await self._store.get_agent(approval.agent_id))
 
     async def _report(self, approval: Approval) -> None:
         verb = "approved" if approval.state.allows else "denied"
