@@ -30,14 +30,20 @@ async def test_run_waits_for_an_answer_from_another_terminal(tmp_path: Path, ans
         done = deck(env, answer, str(approval["id"]), *extra, "--json")
         assert done.code == 0, done.err
         assert done.json()["state"] == ("allowed" if answer == "approve" else "denied")
+        # The run waiting for it has the answer: nothing is kept to tell its agent
+        # "while you were stopped" when it is next resumed.
+        shown = deck(env, "show", str(approval["agent_id"]), "--json")
+        assert "reports" not in shown.json()["extra"]
         out, err = run.communicate(timeout=60)
     finally:
         if run.poll() is None:
             run.kill()
             run.communicate()
     assert run.returncode == 0, err
-    cwd = Path(json.loads(out)["agent"]["cwd"])
+    agent = json.loads(out)["agent"]
+    cwd = Path(agent["cwd"])
     assert (cwd / "made.txt").exists() is (answer == "approve")
+    assert "reports" not in deck(env, "show", agent["id"], "--json").json()["extra"]
     assert "approval needed" not in err
     again = deck(env, "approve", str(approval["id"]))
     assert again.code == 1 and "cannot answer it again" in again.err

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from agentdeck.cli import reads, remote
-from agentdeck.cli.context import opened_store, run_async
+from agentdeck.cli.context import run_async
 from agentdeck.cli.wire import wired
 from agentdeck.core.approvals import GrantScope
 from agentdeck.settings import Settings
@@ -60,21 +60,13 @@ def deny(
 def _answer(
     ref: str, decision: str, message: str | None, remember: GrantScope | None, as_json: bool
 ) -> None:
-    if (d := remote.daemon()) is not None:
-        raise typer.Exit(
-            remote.answer_approval(
-                d, ref, decision, message, None if remember is None else str(remember), as_json
-            )
-        )
-
     async def go(settings: Settings) -> None:
-        # No daemon: answer in the store; the waiting `agentdeck run` sees it.
-        async with opened_store(settings) as store:
-            from agentdeck.governance.governor import Governor
+        from agentdeck.cli.decks import opened_deck
 
-            answered = await Governor(store, settings).answer(
-                ref, decision, by="user:cli", message=message, remember=remember
-            )
+        # No daemon: the Deck embedded answers in the store; the waiting `agentdeck
+        # run` sees it there.
+        async with opened_deck(settings) as deck:
+            answered = await deck.answer(ref, decision, message=message, remember=remember)
         remote.say_answered(answered.to_dict(), as_json)
 
     run_async(go)
