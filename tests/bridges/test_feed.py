@@ -4,7 +4,8 @@ daemon drops, each followed again after the last event given: nothing lost,
 nothing twice, in order. On the real daemon (a fixed port, so the restarted one
 is at the same address), the real CLI and the scripted model.
 
-And the view that acts for a chat member shares the bridge's connection."""
+And the view that acts for a chat member shares the bridge's connection, and names
+a member whatever their name is written in."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ import pytest
 
 from agentdeck.bridges import daemon
 from agentdeck.bridges.daemon import connect, feed
+from agentdeck.bridges.platform import Actor
+from agentdeck.bridges.text import _who, resolved_text
 from agentdeck.client.deck import RemoteDeck
 from agentdeck.core.agent import AgentSpec
 from agentdeck.core.events import StoredEvent
@@ -163,3 +166,31 @@ def _async(probe: Any) -> Any:
         return probe()
 
     return run
+
+
+async def test_a_member_named_beyond_ascii_acts_and_is_named_in_full(settings: Any) -> None:
+    """An HTTP header carries ASCII only: the name goes percent-encoded (it was a
+    UnicodeEncodeError on every call of a member named Zoë), and chat shows it whole."""
+    zoe = Actor("memory", "3", "Zoë 渡辺 100%")
+    async with serving(settings) as served:
+        deck = connect(served.info.url, served.token)
+        try:
+            await deck.acting_for(zoe.tag).create_agent(AgentSpec(prompt="hi", scenario="chat"))
+        finally:
+            await deck.aclose()
+    [started] = [e for e in await _audit(settings) if e.tool == "chat:start"]
+    assert started.answered_by == "user:bridge:memory:3:Zo%C3%AB %E6%B8%A1%E8%BE%BA 100%25"
+    assert resolved_text("Allow?", "allow", started.answered_by, None).endswith(
+        "Allowed by Zoë 渡辺 100%."
+    )
+
+
+def test_a_members_tag_stays_within_what_the_daemon_takes() -> None:
+    """The daemon names a member only from a printable header of 200 characters
+    at most: a long name beyond ASCII is cut, never an escape in two."""
+    for name in ("渡" * 200, "a" * 300, "é" * 70 + "%" * 70):
+        tag = Actor("discord", "123456789012345678", name).tag
+        assert len(tag) <= 200 and tag.isascii() and tag.isprintable(), tag
+        shown = _who(f"user:bridge:{tag}")
+        assert shown and name.startswith(shown), (tag, shown)
+    assert Actor("slack", "U1", "\n:").tag == "slack:U1:U1"

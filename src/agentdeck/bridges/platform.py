@@ -10,6 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
+from urllib.parse import quote
+
+NAME_ROOM = 120  # characters of a member's name in their tag, encoded
+_AS_IS = "".join(chr(c) for c in range(0x20, 0x7F) if chr(c) != "%")  # printable ASCII
 
 
 @dataclass(frozen=True)
@@ -23,9 +27,18 @@ class Actor:
 
     @property
     def tag(self) -> str:
-        """How the audit log names them: ``discord:1234:alice``."""
+        """How the audit log names them: ``discord:1234:alice``. It travels in an HTTP
+        header, which carries ASCII only: a name beyond it is percent-encoded
+        (``Zo%C3%AB``, shown whole in chat by ``text``), and cut whole characters
+        at a time to ``NAME_ROOM``, within the 200 the daemon takes."""
         name = "".join(c for c in self.name if c.isprintable() and c not in ":\r\n")[:64]
-        return f"{self.platform}:{self.id}:{name or self.id}"
+        encoded = ""
+        for c in name:
+            part = quote(c, safe=_AS_IS)
+            if len(encoded) + len(part) > NAME_ROOM:
+                break
+            encoded += part
+        return f"{self.platform}:{self.id}:{encoded or self.id}"
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 TOOL_MARK = "▸"
 DETAIL_LIMIT = 120  # characters of a tool call's detail on its line
@@ -217,7 +218,7 @@ def _who(by: str | None) -> str:
     other answerers as they are."""
     if not by:
         return "someone"
-    if by.startswith("user:bridge:"):
-        return by.rsplit(":", 1)[-1] or by
+    if by.startswith("user:bridge:"):  # the name as the member's tag carries it
+        return unquote(by.rsplit(":", 1)[-1]) or by
     channel, _, user = by.removeprefix("user:").partition(":")
     return f"{user} via {channel}" if user else channel
