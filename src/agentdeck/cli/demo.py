@@ -147,7 +147,7 @@ async def _merge_when_done(deck: Deck, agent_id: str) -> None:
             break
         await asyncio.sleep(0.2)
     try:
-        entry = await deck.merge(agent, test=MERGE_TEST, by="demo")
+        entry = await deck.merge(agent.id, test=MERGE_TEST, by="demo")
     except AgentdeckError as exc:
         console.print(f"  could not merge {agent.name}'s branch: {exc.message}")
         return

@@ -52,6 +52,20 @@ class Checkpoint:
             "skipped": list(self.skipped),
         }
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Checkpoint:
+        return cls(
+            n=int(data["n"]),
+            commit=data["commit"],
+            ts=float(data["ts"]),
+            tool=data["tool"],
+            tool_use_id=data["tool_use_id"],
+            summary=data["summary"],
+            files=[ChangedFile(_status(f["status"]), f["path"]) for f in data["files"]],
+            counts={str(k): int(v) for k, v in data["counts"].items()},
+            skipped=list(data["skipped"]),
+        )
+
 
 @dataclass(frozen=True)
 class Rewind:
@@ -75,6 +89,18 @@ class Rewind:
             "patch": self.patch,
             "undo": self.undo,
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Rewind:
+        return cls(
+            to=int(data["to"]),
+            dry_run=bool(data["dry_run"]),
+            restored=list(data["restored"]),
+            removed=list(data["removed"]),
+            kept=list(data["kept"]),
+            patch=data["patch"],
+            undo=None if data["undo"] is None else int(data["undo"]),
+        )
 
 
 def one_line(text: str, limit: int = 200) -> str:

@@ -66,6 +66,10 @@ def guarded_reason(branch: str, paths: list[str], repo: str) -> str:
     )
 
 
+# The entry's fields an outcome (``worktrees.merge.MergeOutcome``) has too.
+_OUTCOME_FIELDS = frozenset({"branch", "target", "strategy", "reason", "commit", "test"})
+
+
 @dataclass(frozen=True)
 class MergeEntry:
     id: str
@@ -97,6 +101,14 @@ class MergeEntry:
         values["state"] = MergeState(values["state"])
         values["outcome"] = dict(values.get("outcome") or {})
         return cls(**values)
+
+    @classmethod
+    def from_result(cls, data: dict[str, Any]) -> MergeEntry:
+        """The entry ``result()`` showed (what an API caller reads back): the
+        outcome's fields are those beside the entry's, its test as shown."""
+        own = {f.name for f in fields(cls)} - _OUTCOME_FIELDS
+        outcome = {k: v for k, v in data.items() if k not in own} if "attempts" in data else {}
+        return cls.from_dict({**data, "outcome": outcome})
 
     @property
     def landed(self) -> bool:

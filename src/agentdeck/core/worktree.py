@@ -200,3 +200,61 @@ def parse_start(out: str) -> Start | None:
     if not full.startswith("refs/heads/") or not short or short.startswith("-"):
         return None
     return Start(top, git_dir, commit, short)
+
+
+@dataclass(frozen=True)
+class WorktreeDiff:
+    """What an agent in a worktree changed, against where it started (``against``,
+    a commit): per file, and the patch (scrubbed of secrets, like the event log;
+    empty when only the files were asked for)."""
+
+    agent_id: str
+    branch: str
+    base: str  # the branch it started from
+    against: str
+    files: list[FileChange]
+    patch: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "agent_id": self.agent_id,
+            "branch": self.branch,
+            "base": self.base,
+            "against": self.against,
+            "files": [{"path": f.path, "added": f.added, "removed": f.removed} for f in self.files],
+            "patch": self.patch,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> WorktreeDiff:
+        return cls(
+            agent_id=data["agent_id"],
+            branch=data["branch"],
+            base=data["base"],
+            against=data["against"],
+            files=[FileChange(f["path"], f["added"], f["removed"]) for f in data["files"]],
+            patch=data["patch"],
+        )
+
+
+_REF_FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]")
+MAX_BRANCH = 255
+
+
+def branch_problem(name: str) -> str | None:
+    """What makes ``name`` no branch git would make (``git check-ref-format
+    --branch``'s rules, and no leading ``-`` that a git command would read as an
+    option); None for a good name."""
+    if not name:
+        return "it is empty"
+    if len(name) > MAX_BRANCH:
+        return f"it is longer than {MAX_BRANCH} characters"
+    if _REF_FORBIDDEN.search(name):
+        return "it holds a space, a control character or one of ~^:?*[\\"
+    if name.startswith(("-", "/")) or name.endswith(("/", ".", ".lock")):
+        return "it starts with - or /, or ends with /, . or .lock"
+    if ".." in name or "//" in name or "@{" in name or name == "@":
+        return "it holds .., //, @{ or is @"
+    if any(part.startswith(".") or part.endswith(".lock") for part in name.split("/")):
+        return "a part of it starts with . or ends with .lock"
+    return None

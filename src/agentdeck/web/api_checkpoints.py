@@ -7,7 +7,6 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import Field
 
-from agentdeck.core.patch_scrub import scrub_patch
 from agentdeck.daemon.deck import Deck
 from agentdeck.web.api import AgentRef
 from agentdeck.web.auth import channel_of
@@ -41,8 +40,5 @@ async def agent_rewind(request: Request, ref: AgentRef, body: RewindIn) -> dict[
     and oversize files left alone. A checkpoint is taken first (``undo``). 409 while
     the agent works; a ``rewind`` notice and an audit entry record it."""
     deck: Deck = request.app.state.deck
-    agent = await deck.get_agent(ref)
-    done = await deck.rewind(agent, to=body.to, dry_run=body.dry_run, by=channel_of(request))
-    out = done.to_dict()
-    out["patch"] = scrub_patch(done.patch)  # a viewer like the event log: no secrets
-    return out
+    done = await deck.rewind(ref, to=body.to, dry_run=body.dry_run, by=channel_of(request))
+    return done.to_dict()

@@ -8,7 +8,6 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import Field
 
 from agentdeck.core.merge_queue import MergeState
-from agentdeck.core.patch_scrub import scrub_patch
 from agentdeck.daemon.deck import Deck
 from agentdeck.web.api import AgentRef
 from agentdeck.web.auth import channel_of
@@ -31,12 +30,7 @@ async def agent_diff(
     for a binary file) and as a patch (scrubbed of secrets, like the event log),
     against the commit it started from. 400 for an agent without a worktree."""
     deck: Deck = request.app.state.deck
-    agent = await deck.get_agent(ref)
-    worktree = deck.worktree_of(agent)
-    changes = await deck.diff(worktree, against=against, patch=not stat)
-    found = changes.to_dict(agent, worktree)
-    found["patch"] = scrub_patch(changes.patch)  # a viewer like the event log: no secrets
-    return found
+    return (await deck.diff(ref, against=against, patch=not stat)).to_dict()
 
 
 class MergeIn(Body):
@@ -67,9 +61,8 @@ async def agent_merge(
     tests (with the output's tail), nothing to merge, a required sandbox this
     machine cannot give. Either way a ``merge`` notice and an audit entry record it."""
     deck: Deck = request.app.state.deck
-    agent = await deck.get_agent(ref)
     entry = await deck.merge(
-        agent, into=body.into, strategy=body.strategy, test=body.test, by=channel_of(request),
+        ref, into=body.into, strategy=body.strategy, test=body.test, by=channel_of(request),
         wait=wait,
     )  # fmt: skip
     if not wait:
@@ -90,8 +83,7 @@ async def list_merges(
     """Entries newest first: what waits (``queued``), what is being merged, and how
     the others ended."""
     deck: Deck = request.app.state.deck
-    agent_id = (await deck.get_agent(agent)).id if agent else None
-    found = await deck.merges(states=state or None, agent_id=agent_id, limit=limit)
+    found = await deck.merges(states=state or None, agent_id=agent or None, limit=limit)
     return {"merges": [e.result() for e in found]}
 
 

@@ -48,7 +48,7 @@ async def rewind_preview(request: Request, agent_id: str, to: int) -> HTMLRespon
     deck = deck_of(request)
     try:
         agent = await deck.get_agent(agent_id)
-        plan = await deck.rewind(agent, to=to, dry_run=True, by=actor_label(request, "web"))
+        plan = await deck.rewind(agent.id, to=to, dry_run=True, by=actor_label(request, "web"))
     except NotFound as exc:
         return render("not_found.html", status_code=404, what=exc.message)
     except AgentdeckError as exc:
@@ -67,7 +67,7 @@ async def rewind_agent(request: Request, agent_id: str) -> Response:
         return form_error(request, "say which checkpoint to rewind to", htmx_status=200)
     try:
         agent = await deck.get_agent(agent_id)
-        await deck.rewind(agent, to=to, by=actor_label(request, "web"))
+        await deck.rewind(agent.id, to=to, by=actor_label(request, "web"))
     except AgentdeckError as exc:
         return form_error(request, exc.message, htmx_status=200)
     return redirect(request, f"/agents/{agent.id}#agent-checkpoints")

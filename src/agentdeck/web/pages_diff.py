@@ -45,7 +45,7 @@ async def diff_html(deck: Deck, agent: Agent) -> str:
     if worktree is None:
         return ""
     try:
-        changes = await deck.diff(worktree)
+        changes = await deck.diff(agent.id)
     except WorktreeError as exc:
         return render_text("_agent_diff.html", agent=agent, worktree=worktree, error=str(exc))
     patch, cut = await highlighted_in_thread(changes.patch)

@@ -51,9 +51,8 @@ async def merge_agent(request: Request, agent_id: str) -> Response:
     deck = deck_of(request)
     form = await form_of(request)
     try:
-        agent = await deck.get_agent(agent_id)
         await deck.merge(
-            agent,
+            agent_id,
             into=form.get("into", "").strip() or None,
             strategy=cast(Strategy, form.get("strategy", "merge")),  # the queue checks it
             test=form.get("test", "").strip() or None,
