@@ -443,3 +443,39 @@ async def test_always_allows_the_same_call_again_for_this_agent_only(
     assert len(platform.prompts()) == 1, "the second call was allowed by the grant"
     assert answered["remember"] == "session"
     assert texts(platform).count("▸ Bash: touch made.txt") == 2
+
+
+async def test_memory_finds_what_an_agent_of_the_chat_did(
+    settings: Settings, tmp_path: Path
+) -> None:
+    from agentdeck.bridges import commands
+
+    play = scenario(
+        tmp_path,
+        "remember",
+        [
+            {"reply": [{"tool_use": {"name": "Bash", "input": {"command": "echo zebrafish"}}}]},
+            {"reply": [{"text": "Echoed."}]},
+        ],
+    )
+    platform = MemoryPlatform()
+    defaults = {"scenario": play, "allow": ["Bash(echo *)"]}
+    async with (
+        serving(settings) as served,
+        bridged(served, platform, tmp_path / "b.json", agent=defaults) as bridge,
+    ):
+        assert await commands.memory(bridge, "  ") == "Search for what? /memory QUERY"
+        assert await commands.memory(bridge, "zebrafish") == "Nothing remembered about 'zebrafish'."
+        await bridge.handle(message(platform, "echo it"))
+        agent = await agent_of(served, bridge)
+        await settled(served, agent["id"], 1)
+
+        async def found() -> str | None:
+            said = await commands.memory(bridge, "zebrafish")
+            return said if said.startswith("- ") else None
+
+        said = await eventually(found, timeout=30, what="the observation")
+        # Punctuation is no search syntax: a hostile query is an answer, not an error.
+        odd = await commands.memory(bridge, 'zebra" OR * NEAR(')
+    assert "Bash(echo zebrafish)" in said, said
+    assert odd.startswith(("- ", "Nothing remembered")), odd

@@ -128,9 +128,7 @@ def approve(bridge: Bridge, conversation: Conversation) -> str:
 async def memory(bridge: Bridge, query: str) -> str:
     if not query.strip():
         return "Search for what? /memory QUERY"
-    # Not on the Deck interface yet: the one client's call (its error mapping).
-    params = {"q": query, "limit": 5}
-    hits = (await bridge.deck.http.call("GET", "/api/memory/search", params=params))["hits"]
+    hits = await bridge.deck.memory_search(query, limit=5)
     if not hits:
         return f"Nothing remembered about {query!r}."
-    return "\n".join(f"- {h['title']}: {h['snippet']}" for h in hits)
+    return "\n".join(f"- {h.title}: {h.snippet}" for h in hits)
