@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from agentdeck.cli.agents import AgentArg, JsonOpt, find
-from agentdeck.cli.client import connect
-from agentdeck.cli.context import opened, run_async
+from agentdeck.cli.agents import AgentArg, JsonOpt
+from agentdeck.cli.context import run_async
+from agentdeck.cli.decks import opened_deck
 from agentdeck.settings import Settings
 
 if TYPE_CHECKING:  # the checkpoint model loads when a command needs it
@@ -29,14 +29,13 @@ def checkpoints(agent: AgentArg, as_json: JsonOpt = False) -> None:
     the tool calls before it changed. `agentdeck rewind ID --to N` goes back to one."""
 
     async def go(settings: Settings) -> None:
-        from agentdeck.worktrees.checkpoints import Checkpoints
-
-        found = await find(settings, agent)
-        listed = await Checkpoints(settings.checkpoints_dir).list_checkpoints(found.id)
+        async with opened_deck(settings) as deck:
+            listed = await deck.checkpoints(agent)
+            name = "" if listed or as_json else (await deck.get_agent(agent)).name
         if as_json:
             print(json.dumps([c.to_dict() for c in listed], indent=2))
         elif not listed:
-            print(f"{found.name} has no checkpoints yet (one is taken before each tool call "
+            print(f"{name} has no checkpoints yet (one is taken before each tool call "
                   "that can change files)")  # fmt: skip
         else:
             print("\n".join(timeline_line(c) for c in listed))
@@ -72,20 +71,8 @@ def rewind(
     undoes this. Not while the agent works."""
 
     async def go(settings: Settings) -> None:
-        client = await connect(settings)
-        if client is not None:
-            try:
-                body = {"to": to, "dry_run": dry_run}
-                done: dict[str, Any] = await client.call(
-                    "POST", f"/api/agents/{agent}/rewind", json=body
-                )
-            finally:
-                await client.aclose()
-        else:
-            async with opened(settings) as (store, runner):
-                found = await store.find_agent(agent)
-                result = await runner.rewind(found, to=to, dry_run=dry_run)
-                done = result.to_dict()
+        async with opened_deck(settings) as deck:
+            done = (await deck.rewind(agent, to=to, dry_run=dry_run)).to_dict()
         if as_json:
             print(json.dumps(done, indent=2))
             return

@@ -1,8 +1,8 @@
 """The CLI's asynchronous way to a running daemon: ``agentdeck.client.http`` with
 the home's token, and the few calls the CLI's event-loop commands make by name.
 
-For the commands that live in an event loop (merges, worktrees, the orchestrator's
-MCP server); the steering commands take ``agentdeck.client.quick``'s quicker path.
+For the commands that live in an event loop (worktrees, the orchestrator's MCP
+server); the steering commands take ``agentdeck.client.quick``'s quicker path.
 
 ``connect(settings)`` finds the daemon of this home, or returns None when there
 is none (then commands run embedded). A daemon that holds the home but does not
@@ -32,17 +32,6 @@ class DaemonClient(DaemonHTTP):
 
     async def get_agent(self, ref: str) -> Agent:
         return Agent.from_dict(await self.call("GET", f"/api/agents/{ref}"))
-
-    async def merge(
-        self, ref: str, *, into: str | None, strategy: str, test: str | None, wait: bool = True
-    ) -> dict[str, Any]:
-        body = {"into": into, "strategy": strategy, "test": test}
-        outcome: dict[str, Any] = await self.call(
-            "POST", f"/api/agents/{ref}/merge", json=body, params={"wait": wait},
-            # A merge waits for its turn in the queue and for its tests: no read limit.
-            no_read_limit=wait,
-        )  # fmt: skip
-        return outcome
 
 
 async def connect(settings: Settings) -> DaemonClient | None:

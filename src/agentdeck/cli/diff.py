@@ -5,20 +5,16 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Annotated, cast
+from typing import Annotated, cast
 
 import typer
 
-from agentdeck.cli.agents import AgentArg, JsonOpt, find
-from agentdeck.cli.client import connect
-from agentdeck.cli.context import opened, run_async
-from agentdeck.core.agent import Agent
-from agentdeck.core.worktree import STRATEGIES, Strategy, Worktree
+from agentdeck.cli.agents import AgentArg, JsonOpt
+from agentdeck.cli.context import run_async
+from agentdeck.cli.decks import opened_deck
+from agentdeck.core.worktree import STRATEGIES, Strategy, WorktreeDiff
 from agentdeck.errors import UsageError
 from agentdeck.settings import Settings
-
-if TYPE_CHECKING:  # git's adapter loads when a command needs it, not at start-up
-    from agentdeck.worktrees import Diff
 
 
 def register(app: typer.Typer) -> None:
@@ -44,26 +40,21 @@ def diff(
     Coloured in a terminal, plain when piped."""
 
     async def go(settings: Settings) -> None:
-        from agentdeck.worktrees import Worktrees, worktree_of
-
-        found = await find(settings, agent)
-        worktree = worktree_of(found)
-        color = sys.stdout.isatty() and not as_json
-        changes = await Worktrees(settings.worktrees_dir).diff(
-            worktree, against=against, patch=not stat, color=color
-        )
+        async with opened_deck(settings) as deck:
+            changes = await deck.diff(agent, against=against, patch=not stat)
+            name = (await deck.get_agent(changes.agent_id)).name if stat and not as_json else ""
         if as_json:
-            print(json.dumps(changes.to_dict(found, worktree), indent=2))
+            print(json.dumps(changes.to_dict(), indent=2))
         elif stat:
-            print(stat_text(found, worktree, changes))
+            print(stat_text(name, changes))
         else:
-            sys.stdout.write(changes.patch)
+            sys.stdout.write(colored(changes.patch) if sys.stdout.isatty() else changes.patch)
 
     run_async(go)
 
 
-def stat_text(agent: Agent, worktree: Worktree, changes: Diff) -> str:
-    lines = [f"{agent.name} on {worktree.branch}, against {changes.against[:12]}"]
+def stat_text(name: str, changes: WorktreeDiff) -> str:
+    lines = [f"{name} on {changes.branch}, against {changes.against[:12]}"]
     width = max((len(f.path) for f in changes.files), default=0)
     for f in changes.files:
         counts = "binary" if f.added is None else f"+{f.added} -{f.removed}"
@@ -73,6 +64,37 @@ def stat_text(agent: Agent, worktree: Worktree, changes: Diff) -> str:
     n = len(changes.files)
     lines.append(f"{n} file{'' if n == 1 else 's'} changed, +{added} -{removed}")
     return "\n".join(lines)
+
+
+# git's own colours for a diff (color.diff.*'s defaults): what `git diff` shows.
+_META, _FRAG, _OLD, _NEW, _RESET = "\x1b[1m", "\x1b[36m", "\x1b[31m", "\x1b[32m", "\x1b[m"
+_META_STARTS = (
+    "diff ", "index ", "--- ", "+++ ", "new file mode", "deleted file mode", "old mode",
+    "new mode", "similarity index", "rename from", "rename to", "Binary files",
+)  # fmt: skip
+
+
+def colored(patch: str) -> str:
+    """``patch`` coloured for a terminal as git colours it: file headers bold, hunk
+    headers cyan, removed lines red, added lines green."""
+    out: list[str] = []
+    in_hunk = False
+    for line in patch.split("\n"):
+        if line.startswith("diff "):
+            in_hunk = False
+        if not in_hunk and line.startswith(_META_STARTS):
+            out.append(f"{_META}{line}{_RESET}")
+        elif line.startswith("@@"):
+            in_hunk = True
+            head, sep, rest = line.partition(" @@")
+            out.append(f"{_FRAG}{head}{sep}{_RESET}{rest}" if sep else f"{_FRAG}{line}{_RESET}")
+        elif in_hunk and line.startswith("-"):
+            out.append(f"{_OLD}{line}{_RESET}")
+        elif in_hunk and line.startswith("+"):
+            out.append(f"{_NEW}{line}{_RESET}")
+        else:
+            out.append(line)
+    return "\n".join(out)
 
 
 def merge(
@@ -108,26 +130,11 @@ def merge(
         raise UsageError(f"--strategy must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
 
     async def go(settings: Settings) -> int:
-        client = await connect(settings)
-        if client is not None:
-            try:
-                outcome = await client.merge(
-                    agent, into=into, strategy=strategy, test=test, wait=not no_wait
-                )
-            finally:
-                await client.aclose()
-        elif no_wait:
-            raise UsageError(
-                "--no-wait needs the daemon to merge after this command ends",
-                hint="`agentdeck up` starts it; or merge without --no-wait",
+        async with opened_deck(settings) as deck:
+            entry = await deck.merge(
+                agent, into=into, strategy=cast(Strategy, strategy), test=test, wait=not no_wait
             )
-        else:
-            async with opened(settings) as (store, runner):
-                found = await store.find_agent(agent)
-                entry = await runner.merge(
-                    found, into=into, strategy=cast(Strategy, strategy), test=test
-                )
-                outcome = entry.result()
+        outcome = entry.result()
         if as_json:
             print(json.dumps(outcome, indent=2))
         elif outcome["state"] == "queued":

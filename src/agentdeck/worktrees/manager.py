@@ -36,16 +36,6 @@ class Diff:
     files: list[FileChange] = field(default_factory=list)
     patch: str = ""
 
-    def to_dict(self, agent: Agent, worktree: Worktree) -> dict[str, object]:
-        return {
-            "agent_id": agent.id,
-            "branch": worktree.branch,
-            "base": worktree.base,
-            "against": self.against,
-            "files": [{"path": f.path, "added": f.added, "removed": f.removed} for f in self.files],
-            "patch": self.patch,
-        }
-
 
 def worktree_of(agent: Agent) -> Worktree:
     """The agent's worktree; an agent working in a plain directory has none."""
