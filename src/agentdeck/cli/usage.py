@@ -14,11 +14,10 @@ from typing import Annotated
 
 import typer
 
-from agentdeck.cli import out, remote
-from agentdeck.cli.context import opened_store, run_async
+from agentdeck.cli import out
+from agentdeck.cli.context import run_async
 from agentdeck.cli.decks import opened_deck
 from agentdeck.cli.usage_out import print_budgets, print_usage
-from agentdeck.cli.usage_out import usage as remote_usage
 from agentdeck.core.usage import (
     Bucket,
     Budget,
@@ -57,26 +56,11 @@ def usage(
     as_json: JsonOpt = False,
 ) -> None:
     """Cost and tokens over time, with the daily fleet cap and the budgets."""
-    if (d := remote.daemon()) is not None:
-        raise typer.Exit(remote_usage(d, str(by), since, str(bucket), as_json))
     seconds = parse_since(since)
 
     async def go(settings: Settings) -> UsageReport:
-        import time
-
-        from agentdeck.governance.profiles import load_profile
-        from agentdeck.store.usage import UsageStore, report
-
-        cap = load_profile(settings.profile).budgets.daily_usd
-        async with opened_store(settings) as store:
-            return await report(
-                UsageStore(store),
-                since_seconds=seconds,
-                bucket=bucket,
-                by=by,
-                daily_cap_usd=cap,
-                now=time.time(),
-            )
+        async with opened_deck(settings) as deck:
+            return await deck.usage(since_seconds=seconds, bucket=bucket, by=by)
 
     print_usage(run_async(go), since=since, as_json=as_json)
 
