@@ -30,7 +30,7 @@ from agentdeck.bridges import text as fmt
 from agentdeck.bridges.conversation import ConversationWorker
 from agentdeck.bridges.daemon import feed
 from agentdeck.bridges.delivery import Undeliverable, deliver
-from agentdeck.bridges.host import BridgeConfig
+from agentdeck.bridges.host import ActingDeck, BridgeConfig
 from agentdeck.bridges.platform import (
     Actor,
     Conversation,
@@ -45,7 +45,6 @@ from agentdeck.bridges.state import (
     OpenPrompt,
     StateFile,
 )
-from agentdeck.client.deck import RemoteDeck
 from agentdeck.core.approvals import GrantScope
 from agentdeck.core.deck import Deck
 from agentdeck.core.redact import scrub_value
@@ -62,7 +61,7 @@ _PROMPT_EVENTS = frozenset(
 
 class Bridge:
     def __init__(
-        self, platform: Platform, deck: RemoteDeck, state_path: Path, config: BridgeConfig
+        self, platform: Platform, deck: ActingDeck, state_path: Path, config: BridgeConfig
     ) -> None:
         self.platform = platform
         self.deck = deck

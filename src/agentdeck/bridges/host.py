@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agentdeck.bridges.delivery import Retry
+from agentdeck.core.deck import Deck
 
 if TYPE_CHECKING:
     from agentdeck.bridges.platform import Actor, Platform
     from agentdeck.bridges.state import BridgeState, ConversationState
-    from agentdeck.core.deck import Deck
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,17 @@ class BridgeConfig:
     agent: Mapping[str, Any] = field(default_factory=dict)  # AgentSpec fields: new agents' defaults
     template: str | None = None  # the agent template new agents start from
     retry: Retry = field(default_factory=Retry)  # waits between two tries of one post
+
+
+class ActingDeck(Deck, Protocol):
+    """The daemon's deck as a bridge holds it (``daemon.connect``: a ``RemoteDeck``):
+    the Deck interface, and the same deck acting for a chat member, so that the
+    daemon's audit log and ``answered_by`` name them. Who acts is never an argument
+    of the interface itself."""
+
+    def acting_for(self, tag: str) -> Deck:
+        """This deck, every call on it for the member ``tag`` (``Actor.tag``)."""
+        ...
 
 
 class BridgeHost(Protocol):
