@@ -65,5 +65,5 @@ class ChangeOps(Protocol):
     async def merge_entry(self, ref: str) -> MergeEntry: ...
 
     async def cancel_merge(self, ref: str) -> MergeEntry:
-        """Take a ``queued`` entry out of the queue (``InvalidState`` otherwise)."""
+        """Take a ``queued`` entry out of the queue (``Refused`` otherwise: 409)."""
         ...

@@ -101,7 +101,7 @@ class Changes(DeckParts):
         return await self._runner.merges.records.find(ref)
 
     async def cancel_merge(self, ref: str, *, by: str = LOCAL_ACTOR) -> MergeEntry:
-        """Take a ``queued`` entry out of the queue (``InvalidState`` otherwise)."""
+        """Take a ``queued`` entry out of the queue (``Refused`` otherwise: 409)."""
         return await self._runner.merges.cancel(ref, by=by)
 
     async def checkpoints(self, ref: str) -> list[Checkpoint]:
