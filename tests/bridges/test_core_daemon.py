@@ -479,3 +479,54 @@ async def test_memory_finds_what_an_agent_of_the_chat_did(
         odd = await commands.memory(bridge, 'zebra" OR * NEAR(')
     assert "Bash(echo zebrafish)" in said, said
     assert odd.startswith(("- ", "Nothing remembered")), odd
+
+
+async def test_status_stop_resume_and_cost_act_for_the_member_who_asked(
+    settings: Settings, tmp_path: Path
+) -> None:
+    from agentdeck.bridges import commands
+
+    work, defaults = gated(
+        tmp_path,
+        [
+            {"reply": [{"tool_use": {"name": "Bash", "input": {"command": WAIT_FOR_GO}}}]},
+            {"reply": [{"text": "Gate passed."}]},
+            {"reply": [{"text": "Resumed."}]},
+        ],
+    )
+    platform = MemoryPlatform()
+    async with (
+        serving(settings) as served,
+        bridged(served, platform, tmp_path / "b.json", agent=defaults) as bridge,
+    ):
+        assert await commands.status(bridge, CHANNEL) == commands.NO_AGENT
+        await bridge.handle(message(platform, "wait at the gate"))
+        agent = await agent_of(served, bridge)
+
+        async def using_bash() -> str | None:
+            said = await commands.status(bridge, CHANNEL)
+            return said if said.endswith("using Bash") else None
+
+        status = await eventually(using_bash, timeout=60, what="the agent in its Bash call")
+        assert await commands.stop(bridge, MALLORY, CHANNEL) == "Stopping the current turn."
+        stopped = await settled(served, agent["id"], 1)
+        cost = await commands.cost(bridge, CHANNEL)
+        # A live agent is not resumed (it takes a message); an ended one is.
+        refused = await commands.resume(bridge, ALICE, CHANNEL)
+        async with served.api() as api:
+            killed = await api.post(f"/api/agents/{agent['id']}/kill", json={})
+        assert killed.status_code == 200, killed.text
+        await settled(served, agent["id"], 1)
+        resumed = await commands.resume(bridge, ALICE, CHANNEL)
+        busy = bridge.state.conversations[CHANNEL.key].busy
+    assert status == f"{agent['name']} ({agent['id']}): running, 0 turn(s), using Bash"
+    name = agent["name"]
+    assert cost == (
+        f"{name}: ${stopped['cost_usd']:.4f}, "
+        f"{stopped['input_tokens']} tokens in, {stopped['output_tokens']} out"
+    )
+    assert refused.startswith("Not resumed: ") and "cannot resume a live agent" in refused
+    assert resumed == "Resuming." and busy
+    acts = [(e.tool, e.answered_by) for e in await _audit(settings) if e.agent_id == agent["id"]]
+    assert ("chat:interrupt", "user:bridge:memory:2:mallory") in acts
+    assert ("chat:resume", "user:bridge:memory:1:alice") in acts
