@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import cast
 
-from agentdeck.client.deck import RemoteDeck
 from agentdeck.core.deck import Deck
 from agentdeck.core.events import StoredEvent
 from agentdeck.errors import DaemonUnavailable
@@ -37,6 +36,3 @@ class GivenDeck(DeckLink):
 
     async def deck(self) -> Deck:
         return cast(Deck, self.given)
-
-    async def remote(self) -> RemoteDeck:
-        return cast(RemoteDeck, self.given)

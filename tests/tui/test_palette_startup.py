@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from textual.command import CommandList
 
+from agentdeck.core.checkpoint import Checkpoint
 from agentdeck.core.knowledge import TemplateCatalog
 from agentdeck.core.templates import Template
 from agentdeck.tui.app import DeckApp
@@ -28,7 +29,6 @@ class SlowDeck(Offline):
     def __init__(self) -> None:
         self.gate = asyncio.Event()
         self.reads: list[str] = []
-        self.http = self
 
     async def templates(self, project: str | None = None) -> TemplateCatalog:
         self.reads.append("templates")
@@ -36,11 +36,11 @@ class SlowDeck(Offline):
         reviewer = Template(name="reviewer", description="reads a change", prompt="review")
         return TemplateCatalog(templates=(reviewer,))
 
-    async def call(self, method: str, path: str, **kw: Any) -> dict[str, Any]:
-        agent_id = path.split("/")[3]
-        self.reads.append(f"checkpoints {agent_id}")
+    async def checkpoints(self, ref: str) -> list[Checkpoint]:
+        self.reads.append(f"checkpoints {ref}")
         await self.gate.wait()
-        return {"checkpoints": [{"n": 1, "summary": "Edit calc.py"}]}
+        return [Checkpoint(n=1, commit="c0", ts=0.0, tool="Edit", tool_use_id="t1",
+                           summary="Edit calc.py")]  # fmt: skip
 
 
 async def _hits(pilot: Any) -> list[str] | None:

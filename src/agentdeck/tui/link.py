@@ -102,11 +102,6 @@ class DeckLink:
 
     async def deck(self) -> Deck:
         """The daemon's deck (``DaemonUnavailable`` when none runs)."""
-        return await self.remote()
-
-    async def remote(self) -> RemoteDeck:
-        """The same deck as the API client it is: for the palette's calls that the
-        Deck interface does not have yet."""
         endpoint = self.locator()
         if self._deck is None or endpoint != self._endpoint:
             if self._deck is not None:

@@ -28,10 +28,9 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
-from agentdeck.client.deck.base import api_path
 from agentdeck.core.agent import AgentSpec
-from agentdeck.core.deck import Deck
 from agentdeck.core.memory import MemoryHit
+from agentdeck.core.worktree import WorktreeDiff
 from agentdeck.errors import AgentdeckError
 from agentdeck.tui.screens import Confirm, Prompt
 from agentdeck.tui.steering import SteeringActions
@@ -67,18 +66,16 @@ class Reading(ModalScreen[None]):
         self.dismiss(None)
 
 
-def diff_body(diff: dict[str, Any]) -> Any:
+def diff_body(diff: WorktreeDiff) -> Any:
     """The files an agent changed (lines added and removed) and its patch."""
     lines = []
-    for f in diff.get("files") or []:
-        added, removed = f.get("added"), f.get("removed")
-        counts = "binary" if added is None else f"+{added} -{removed}"
-        lines.append(f"{escape(str(f.get('path')))}  [dim]{counts}[/]")
+    for f in diff.files:
+        counts = "binary" if f.added is None else f"+{f.added} -{f.removed}"
+        lines.append(f"{escape(f.path)}  [dim]{counts}[/]")
     head = Text.from_markup("\n".join(lines) or "no changes")
-    patch = str(diff.get("patch") or "")
-    if not patch:
+    if not diff.patch:
         return head
-    return Group(head, Text(""), Syntax(patch, "diff", theme="ansi_dark", word_wrap=True))
+    return Group(head, Text(""), Syntax(diff.patch, "diff", theme="ansi_dark", word_wrap=True))
 
 
 def hits_body(query: str, hits: list[MemoryHit]) -> Text:
@@ -137,14 +134,12 @@ class DeckCommands(Provider):
                  "what it changed in its worktree")
             )  # fmt: skip
             try:
-                remote = await app.link.remote()
-                path = api_path("agents", row.id, "checkpoints")
-                checkpoints = (await remote.http.call("GET", path))["checkpoints"]
+                checkpoints = await (await app.link.deck()).checkpoints(row.id)
             except AgentdeckError as exc:
                 logger.info("no checkpoints for the palette: %s", exc)
                 checkpoints = []
             for point in reversed(checkpoints):  # the newest first
-                n, what = int(point["n"]), str(point.get("summary") or point.get("tool"))
+                n, what = point.n, point.summary or str(point.tool)
                 commands.append(
                     (f"rewind {row.name} to checkpoint {n}: before {what}",
                      partial(ask_rewind, app, row.id, row.name, n),
@@ -178,13 +173,11 @@ def ask_start(app: SteeringActions, template: str) -> None:
 def show_diff(app: SteeringActions, agent_id: str, name: str) -> None:
     async def read() -> None:
         try:
-            remote = await app.link.remote()
-            diff = await remote.http.call("GET", api_path("agents", agent_id, "diff"))
+            diff = await (await app.link.deck()).diff(agent_id)
         except AgentdeckError as exc:
             app.notify(f"diff of {name}: {exc.message}", severity="error")
             return
-        branch = diff.get("branch") or ""
-        app.push_screen(Reading(f"diff of {name} {branch}".strip(), diff_body(diff)))
+        app.push_screen(Reading(f"diff of {name} {diff.branch}".strip(), diff_body(diff)))
 
     app._spawn(read, group="palette")
 
@@ -192,15 +185,9 @@ def show_diff(app: SteeringActions, agent_id: str, name: str) -> None:
 def ask_rewind(app: SteeringActions, agent_id: str, name: str, n: int) -> None:
     def confirmed(yes: bool | None) -> None:
         if yes:
-            app._do(f"rewound {name} to checkpoint {n}", partial(_rewind, app, agent_id, n))
+            app._do(f"rewound {name} to checkpoint {n}", lambda deck: deck.rewind(agent_id, to=n))
 
     app.push_screen(Confirm(f"Put {name}'s files back as they were at checkpoint {n}?"), confirmed)
-
-
-async def _rewind(app: SteeringActions, agent_id: str, n: int, deck: Deck) -> object:
-    remote = await app.link.remote()
-    path = api_path("agents", agent_id, "rewind")
-    return await remote.http.call("POST", path, json={"to": n})
 
 
 def ask_memory(app: SteeringActions) -> None:
