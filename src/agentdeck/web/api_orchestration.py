@@ -10,10 +10,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request
 from pydantic import BaseModel, Field
 
-from agentdeck.core.agent import AgentSource
 from agentdeck.core.asks import AskState
 from agentdeck.daemon.deck import Deck
-from agentdeck.errors import NotFound, UsageError
 from agentdeck.web.auth import channel_of
 from agentdeck.web.schemas import AgentOut, Body, errors
 
@@ -119,17 +117,8 @@ async def deck_tool(
     args: dict[str, Any],
 ) -> ToolOut:
     deck = _deck(request)
-    agent = await deck.get_agent(ref)
-    if agent.source is not AgentSource.EXTERNAL:
-        # agentdeck's own agents have the tools in their own process, scoped to them.
-        raise UsageError(
-            f"{agent.id} is run by agentdeck: only a hand-started session "
-            "(POST /api/agents/external) uses the deck's tools through the API"
-        )
-    if tool not in deck.deck_tools():
-        raise NotFound("deck tool", tool, hint=f"tools: {', '.join(deck.deck_tools())}")
     call = asyncio.ensure_future(
-        deck.call_deck_tool(agent.id, tool, args, wait_cap=HTTP_WAIT_CAP_SECONDS)
+        deck.call_deck_tool(ref, tool, args, wait_cap=HTTP_WAIT_CAP_SECONDS)
     )
     # A caller that went away (Esc in Claude Code) must not have a wait's questions
     # and notes used up for a result nobody reads: the call is cancelled.

@@ -4,9 +4,7 @@ orchestrator tools for hand-started sessions, uploads into a workspace."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from agentdeck.core.agent import Agent
 from agentdeck.core.policy_profile import Profile
 from agentdeck.daemon.deck.parts import DeckParts
 from agentdeck.daemon.home import read_token
@@ -50,22 +48,3 @@ class Lookups(DeckParts):
         number); the path it got, relative to the workspace."""
         agent = await self._store.find_agent(ref)
         return str(save_upload(Path(agent.cwd), name, data))
-
-    async def external_agent(self, session_id: str, project: str, pid: int | None) -> Agent:
-        """The agent of a hand-started Claude Code session (made if new)."""
-        return await self._orchestration.external_parent(session_id, project, pid)
-
-    @staticmethod
-    def deck_tools() -> tuple[str, ...]:
-        """The orchestrator tools a hand-started session calls through the API."""
-        from agentdeck.orchestration.tools import ORCHESTRATOR_TOOLS
-
-        return tuple(ORCHESTRATOR_TOOLS)
-
-    async def call_deck_tool(
-        self, agent_id: str, tool: str, args: dict[str, Any], *, wait_cap: float | None = None
-    ) -> tuple[str, bool]:
-        """One orchestrator tool call as ``agent_id``: its text, and whether it failed."""
-        from agentdeck.orchestration.tools import call_tool
-
-        return await call_tool(self._orchestration, agent_id, tool, args, wait_cap=wait_cap)
