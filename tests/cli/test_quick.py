@@ -167,8 +167,12 @@ async def test_the_quick_path_says_what_the_typer_path_says(served_env: dict[str
         ("policy", "check", "--profile", "strict", "Read(~/.ssh/id_rsa)"),
         ("policy", "check", "--profile", "nope", "Bash(ls)"),
         ("kill", "q"), ("ls", "--state", "bogus"),
+        # an empty ref names nothing (its path would be the list's): NotFound, no traceback
+        ("show", ""), ("logs", ""), ("interrupt", ""), ("kill", ""), ("send", "", "hi"),
+        ("resume", ""), ("approve", ""), ("deny", ""), ("answer", "", "x"),
     ):  # fmt: skip
         quick_run, slow = deck(env, *args), typer_path(env, *args)
+        assert "Traceback" not in quick_run.err, args
         assert (quick_run.code, quick_run.out, quick_run.err) == (
             slow.returncode, slow.stdout, slow.stderr
         ), args  # fmt: skip

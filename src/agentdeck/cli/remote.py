@@ -16,7 +16,7 @@ import time
 
 from agentdeck import jsontext
 from agentdeck.cli import out
-from agentdeck.client.quick import Daemon, connect
+from agentdeck.client.quick import Daemon, api_path, connect
 from agentdeck.errors import UsageError
 from agentdeck.homedir import home_path
 
@@ -169,10 +169,10 @@ def send(d: Daemon, agent: str, text: str, as_json: bool, no_wait: bool = False)
     say it was sent, or queued behind the turn in progress."""
     from agentdeck.cli.remote_follow import AnswerTo, follow, turn_running
 
-    found = d.get(f"/api/agents/{agent}")
+    found = d.get(api_path("agents", agent))
     mark = _last_event_id(d)
     running = turn_running(d, found, mark)
-    sent = d.post(f"/api/agents/{found['id']}/messages", {"text": text})
+    sent = d.post(api_path("agents", found["id"], "messages"), {"text": text})
     if no_wait:
         said = "queued for" if running else "sent to"
         say_agent(sent, f"{said} {sent['id']} ({sent['state']})", as_json)
@@ -184,9 +184,9 @@ def send(d: Daemon, agent: str, text: str, as_json: bool, no_wait: bool = False)
 def resume(d: Daemon, agent: str, text: str | None, fork: bool, as_json: bool) -> int:
     from agentdeck.cli.remote_follow import follow
 
-    found = d.get(f"/api/agents/{agent}")
+    found = d.get(api_path("agents", agent))
     mark = 0 if fork else _last_event_id(d)
-    resumed = d.post(f"/api/agents/{found['id']}/resume", {"text": text, "fork": fork})
+    resumed = d.post(api_path("agents", found["id"], "resume"), {"text": text, "fork": fork})
     return follow(d, resumed["id"], after=mark, as_json=as_json, until_turn=True)
 
 
@@ -198,7 +198,7 @@ def _last_event_id(d: Daemon) -> int:
 def act(d: Daemon, agent: str, action: str, body: dict[str, Any], as_json: bool) -> int:
     """interrupt / kill: the agent as it is afterwards."""
     done = {"interrupt": "interrupted", "kill": "killed"}[action]
-    acted = d.post(f"/api/agents/{agent}/{action}", body)
+    acted = d.post(api_path("agents", agent, action), body)
     say_agent(acted, f"{done} {acted['id']} ({acted['state']})", as_json)
     return 0
 
@@ -290,7 +290,7 @@ def answer_approval(
         "scope": remember or "persistent",
         "message": message,
     }
-    say_answered(d.post(f"/api/approvals/{ref}", body), as_json)
+    say_answered(d.post(api_path("approvals", ref), body), as_json)
     return 0
 
 
@@ -309,7 +309,7 @@ def print_asks(items: list[dict[str, Any]], as_json: bool) -> None:
 
 
 def answer_ask(d: Daemon, ref: str, text: str, as_json: bool) -> int:
-    say_answered_ask(d.post(f"/api/asks/{ref}", {"answer": text}), as_json)
+    say_answered_ask(d.post(api_path("asks", ref), {"answer": text}), as_json)
     return 0
 
 

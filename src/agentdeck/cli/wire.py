@@ -152,11 +152,13 @@ class DaemonWire:
         return list(self.daemon.get("/api/tree", {"limit": limit})["agents"])
 
     def get_agent(self, ref: str) -> Record:
-        if not ref:  # its path would be the list's
+        if not ref:  # what the peek says (core.agent.find_agent)
             from agentdeck.errors import NotFound
 
             raise NotFound("agent", ref, hint="use an id, an id prefix of 4+ characters, or a name")
-        found: Record = self.daemon.get(f"/api/agents/{ref}")
+        from agentdeck.client.quick import api_path
+
+        found: Record = self.daemon.get(api_path("agents", ref))
         return found
 
     def events(

@@ -262,6 +262,20 @@ class _Response:
             yield self._file.read()
 
 
+_NOUNS = {"agents": "agent", "approvals": "approval request", "asks": "question"}
+
+
+def api_path(kind: str, ref: str, action: str | None = None) -> str:
+    """``/api/<kind>/<ref>[/<action>]``. An empty ref names nothing (its path would
+    be the list's, or no route): ``NotFound``, as ``RemoteDeck`` says it."""
+    if not ref:
+        from agentdeck.errors import NotFound
+
+        raise NotFound(_NOUNS[kind], ref)
+    path = f"/api/{kind}/{ref}"
+    return f"{path}/{action}" if action else path
+
+
 def connect(home_dir: str | Path) -> Daemon | None:
     """The daemon of this home, or None if none runs."""
     found = locate.find(home_dir)
