@@ -530,3 +530,49 @@ async def test_status_stop_resume_and_cost_act_for_the_member_who_asked(
     acts = [(e.tool, e.answered_by) for e in await _audit(settings) if e.agent_id == agent["id"]]
     assert ("chat:interrupt", "user:bridge:memory:2:mallory") in acts
     assert ("chat:resume", "user:bridge:memory:1:alice") in acts
+
+
+def write_template(project: Path, name: str, tools: str) -> None:
+    agents = project / ".claude" / "agents"
+    agents.mkdir(parents=True, exist_ok=True)
+    front = f"name: {name}\ndescription: {name} of the chat\ntools: {tools}"
+    (agents / f"{name}.md").write_text(f"---\n{front}\n---\nYou are the {name}.\n")
+
+
+async def test_new_agents_start_from_the_bridges_template_or_the_conversations_own(
+    settings: Settings, tmp_path: Path
+) -> None:
+    from agentdeck.bridges import commands
+
+    work = tmp_path / "work"
+    write_template(work, "reviewer", "Read")
+    write_template(work, "writer", "Read, Edit")
+    play = scenario(tmp_path, "hi", [{"reply": [{"text": "Hi."}]}, {"reply": [{"text": "Hi."}]}])
+    platform = MemoryPlatform()
+    thread = Conversation(CHANNEL.channel, "t1")
+    defaults = {"scenario": play, "cwd": str(work)}
+    async with (
+        serving(settings) as served,
+        bridged(
+            served, platform, tmp_path / "b.json", agent=defaults, template="reviewer"
+        ) as bridge,
+    ):
+        await bridge.handle(message(platform, "review it"))
+        reviewer = await agent_of(served, bridge)
+        assert await commands.new(bridge, ALICE, thread, "", "writer") == (
+            "Ready: the first message here starts the agent (writer)."
+        )
+        await bridge.handle(message(platform, "write it", conversation=thread))
+        writer = await agent_of(served, bridge, thread)
+    assert (reviewer["spec"]["template"], reviewer["spec"]["tools"]) == ("reviewer", ["Read"])
+    assert (writer["spec"]["template"], writer["spec"]["tools"]) == ("writer", ["Read", "Edit"])
+
+
+def test_agent_defaults_that_name_no_agent_setting_are_refused() -> None:
+    from agentdeck.bridges.conversation import spec_of
+    from agentdeck.errors import ConfigError
+
+    spec = spec_of({"prompt": "hi", "scenario": "chat", "allow": ["Bash"]})
+    assert (spec.prompt, spec.scenario, spec.allow) == ("hi", "chat", ("Bash",))
+    with pytest.raises(ConfigError, match="agent defaults name no agent setting: agent, colour"):
+        spec_of({"prompt": "hi", "agent": "reviewer", "colour": "red"})

@@ -59,11 +59,12 @@ def test_a_bridge_that_would_serve_nothing_is_refused(tmp_path: Path) -> None:
             discord_channels=[100, 200],
             bridge_approvers=["role:deckhands", "42"],
             bridge_scenario="chat",
+            bridge_template="reviewer",
         )
     )
     assert config.channels == {"100", "200"}
     assert config.approvers == {"role:deckhands", "42"}
-    assert config.agent == {"scenario": "chat"}
+    assert config.agent == {"scenario": "chat"} and config.template == "reviewer"
 
 
 def test_the_settings_log_shows_the_token_as_stars(tmp_path: Path) -> None:
