@@ -44,12 +44,11 @@ def mcp(
     ] = "",
 ) -> None:
     """Serve memory over stdio as an MCP server: tools memory_search (short index
-    entries) and memory_get (whole records). Reads the store directly; logs go to
-    stderr, stdout is the protocol."""
+    entries) and memory_get (whole records). Reads through the running daemon, or
+    the deck opened in this process when none runs; logs go to stderr, stdout is
+    the protocol."""
     if not orchestrate:
-        from agentdeck.memory.mcp_server import serve
-
-        run_async(serve)
+        run_async(serve_memory)
         return
 
     async def go(settings: Settings) -> None:
@@ -58,3 +57,13 @@ def mcp(
         await serve_orchestrate(settings, session_id=session_id, project=project)
 
     run_async(go)
+
+
+async def serve_memory(settings: Settings) -> None:
+    """Memory over stdin/stdout, on the deck ``cli.decks`` gives, until the client
+    closes stdin."""
+    from agentdeck.cli.decks import opened_deck
+    from agentdeck.memory.mcp_server import build_server
+
+    async with opened_deck(settings) as deck:
+        await build_server(deck).run_stdio_async()

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+
 class DeckLink:
     """The daemon's deck and the agent to act as, found on first use (the daemon may
     start after Claude Code started this server)."""
@@ -143,18 +144,17 @@ def add_orchestrator_tools(server: FastMCP, link: DeckLink) -> None:
 
 
 async def serve(settings: Settings, *, session_id: str, project: str) -> None:
-    """Memory and the orchestrator's tools over stdio, until the client closes stdin."""
+    """Memory and the orchestrator's tools over stdio, until the client closes stdin.
+    Memory is the deck's ``cli.decks`` gives now; the tools find the daemon on first
+    use."""
+    from agentdeck.cli.decks import opened_deck
     from agentdeck.memory.mcp_server import build_server
-    from agentdeck.store.memory import MemoryStore
-    from agentdeck.store.store import Store
 
-    settings.ensure_home()
-    store = Store.open(settings.db_path, batch_size=settings.event_batch_size)
     link = DeckLink(settings, session_id, project)
     try:
-        server = build_server(MemoryStore(store))
-        add_orchestrator_tools(server, link)
-        await server.run_stdio_async()
+        async with opened_deck(settings) as deck:
+            server = build_server(deck)
+            add_orchestrator_tools(server, link)
+            await server.run_stdio_async()
     finally:
         await link.close()
-        await store.close()

@@ -26,8 +26,7 @@ from agentdeck.memory.projects import project_of
 if TYPE_CHECKING:
     from mcp.server.fastmcp import FastMCP
 
-    from agentdeck.settings import Settings
-    from agentdeck.store.memory import MemoryStore
+    from agentdeck.core.deck import KnowledgeOps
 
 logger = logging.getLogger(__name__)
 
@@ -115,7 +114,9 @@ def tool_error(message: str) -> Exception:
     return ToolError(message)
 
 
-def build_server(memory: MemoryStore) -> FastMCP:
+def build_server(memory: KnowledgeOps) -> FastMCP:
+    """The memory tools over ``memory``: the deck's knowledge (the daemon's through
+    its API when one runs, else the deck opened in this process)."""
     server = new_server("agentdeck-memory", INSTRUCTIONS)
 
     @server.tool(structured_output=False)  # text only: no JSON copy of it
@@ -130,7 +131,7 @@ def build_server(memory: MemoryStore) -> FastMCP:
         directory (absolute, or relative to this server's working directory).
         """
         limit = max(1, min(limit, MAX_LIMIT))
-        hits = await memory.search(query, project=resolve_project(project), limit=limit)
+        hits = await memory.memory_search(query, project=resolve_project(project), limit=limit)
         logger.info("memory_search %r: %d hits", query, len(hits))
         return search_text(query, hits)
 
@@ -144,7 +145,7 @@ def build_server(memory: MemoryStore) -> FastMCP:
         unknown: list[str] = []
         for memory_id in wanted[:MAX_GET]:
             try:
-                records.append(await memory.get(memory_id))
+                records.append(await memory.memory_record(memory_id))
             except NotFound:
                 unknown.append(memory_id)
         text = get_text(records, unknown)
@@ -153,17 +154,3 @@ def build_server(memory: MemoryStore) -> FastMCP:
         return text
 
     return server
-
-
-async def serve(settings: Settings) -> None:
-    """Serve memory over stdin/stdout until the client closes stdin."""
-    from agentdeck.store.memory import MemoryStore
-    from agentdeck.store.store import Store
-
-    settings.ensure_home()
-    store = Store.open(settings.db_path, batch_size=settings.event_batch_size)
-    try:
-        logger.info("memory MCP server on %s", settings.db_path)
-        await build_server(MemoryStore(store)).run_stdio_async()
-    finally:
-        await store.close()
