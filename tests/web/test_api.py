@@ -155,6 +155,21 @@ async def test_stats(daemon: RunningDaemon, api: httpx.AsyncClient) -> None:
     assert stats["cost_usd"] == pytest.approx(0.75)
     assert stats["input_tokens"] == 120 and stats["output_tokens"] == 120
     assert stats["last_event_id"] == await daemon.deck._store.last_event_id()
+    assert isinstance(stats["refused_transitions"], dict)  # this process's: see below
+
+
+async def test_stats_show_a_refused_transition(
+    daemon: RunningDaemon, api: httpx.AsyncClient
+) -> None:
+    """An illegal state change is never written, but it is counted where a person
+    looks: the daemon's stats (this process's count, as the daemon's is its own)."""
+    from agentdeck.core.lifecycle import REFUSALS
+
+    agent = await seed(daemon, "ended", AgentState.DONE)
+    before = REFUSALS.as_dict().get("done -> running", 0)
+    REFUSALS.note(agent, AgentState.RUNNING)  # what transition() does for an illegal one
+    stats = (await api.get("/api/stats")).json()
+    assert stats["refused_transitions"]["done -> running"] == before + 1
 
 
 async def test_unknown_agent_is_404_json(api: httpx.AsyncClient) -> None:

@@ -305,4 +305,6 @@ async def events(
 @router.get("/stats", response_model=StatsOut, summary="Agents by state, cost and token totals")
 async def stats(request: Request) -> StatsOut:
     deck = _deck(request)
-    return StatsOut.of(await deck.stats(), subscribers=deck.followers)
+    return StatsOut.of(
+        await deck.stats(), subscribers=deck.followers, refused=deck.refused_transitions
+    )

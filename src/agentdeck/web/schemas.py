@@ -259,9 +259,16 @@ class StatsOut(BaseModel):
     last_event_id: int
     pending_commands: int
     subscribers: int = Field(description="Live event subscribers (SSE streams and others).")
+    refused_transitions: dict[str, int] = Field(
+        default_factory=dict,
+        description="Illegal agent state changes the daemon refused (never written), by "
+        "'old -> new': any is a bug to report.",
+    )
 
     @classmethod
-    def of(cls, stats: StoreStats, *, subscribers: int) -> StatsOut:
+    def of(
+        cls, stats: StoreStats, *, subscribers: int, refused: dict[str, int] | None = None
+    ) -> StatsOut:
         return cls(
             agents=stats.agents,
             agents_by_state=dict(stats.agents_by_state),
@@ -273,6 +280,7 @@ class StatsOut(BaseModel):
             last_event_id=stats.last_event_id,
             pending_commands=stats.pending_commands,
             subscribers=subscribers,
+            refused_transitions=refused or {},
         )
 
 

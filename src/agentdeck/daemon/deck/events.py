@@ -51,6 +51,12 @@ class Events(DeckParts):
     async def stats(self) -> StoreStats:
         return await self._store.stats()
 
+    @property
+    def refused_transitions(self) -> dict[str, int]:
+        """Illegal agent state changes asked for in this process and refused (never
+        written), by ``old -> new``: a non-zero count is a bug to report."""
+        return self._runner.refused_transitions
+
     async def audit(self, record: AuditRecord) -> AuditEntry:
         """One more entry in the audit log's hash chain."""
         return await self._store.append_audit(record)
