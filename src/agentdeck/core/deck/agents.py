@@ -49,7 +49,8 @@ class AgentOps(Protocol):
         ...
 
     async def interrupt(self, ref: str) -> Agent:
-        """Stop the current turn (``InvalidState`` if the agent runs none)."""
+        """Stop the current turn (an idle agent has none: nothing changes);
+        ``InvalidState`` for an agent that has ended."""
         ...
 
     async def kill(self, ref: str, *, children: bool = True) -> Agent:
