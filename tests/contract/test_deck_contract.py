@@ -323,4 +323,9 @@ async def test_a_workers_question_is_answered(deck: Deck, tmp_path: Path) -> Non
     assert done.extra["last_result"] == "GOT-IT"
     with pytest.raises(InvalidState):  # answered once
         await deck.answer_ask(ask.id, "ANSWER-again")
+    # No states named: every state (the in-process deck gave the pending ones only).
+    assert ask.id in [a.id for a in await deck.asks(agent_id=agent.id)]
+    assert ask.id not in [
+        a.id for a in await deck.asks(states=[AskState.PENDING], agent_id=agent.id)
+    ]
     await deck.kill(agent.id)

@@ -12,6 +12,7 @@ from pathlib import Path
 from agentdeck.cli.context import console
 from agentdeck.cli.daemon import banner
 from agentdeck.core.agent import AgentSpec, AgentState
+from agentdeck.core.asks import AskState
 from agentdeck.daemon.deck import Deck
 from agentdeck.daemon.home import DaemonInfo
 from agentdeck.errors import AgentdeckError, ConfigError
@@ -112,7 +113,7 @@ async def _auto_answer(deck: Deck, after: float) -> None:
     while True:
         await asyncio.sleep(1.0)
         now = time.time()
-        for ask in await deck.asks():
+        for ask in await deck.asks(states=[AskState.PENDING]):
             if now - ask.created_at >= after:
                 with contextlib.suppress(AgentdeckError):
                     await deck.answer_ask(

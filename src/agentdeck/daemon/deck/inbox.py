@@ -88,11 +88,12 @@ class Inbox(DeckParts):
         agent_id: str | None = None,
         limit: int = 100,
     ) -> list[Ask]:
-        """Questions in ``states``; ``agent_id`` names the asker as a ref does
-        (``NotFound`` for none)."""
+        """Questions in ``states`` (None: every state, as the interface says);
+        ``agent_id`` names the asker as a ref does (``NotFound`` for none)."""
         inbox = self._orchestration.inbox
+        wanted = states or list(AskState)
         return await self._of_agent(
-            agent_id, lambda a: inbox.list_questions(states=states, agent_id=a, limit=limit)
+            agent_id, lambda a: inbox.list_questions(states=wanted, agent_id=a, limit=limit)
         )
 
     async def asks_to(self, agent_id: str, *, limit: int = 50) -> list[Ask]:
