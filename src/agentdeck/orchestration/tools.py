@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
-
-from claude_agent_sdk import SdkMcpTool, create_sdk_mcp_server
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentdeck import __version__
 from agentdeck.core.agent import Agent
@@ -27,6 +25,9 @@ from agentdeck.orchestration.waits import Waits
 from agentdeck.runner.callbacks import held
 from agentdeck.settings import Settings
 from agentdeck.worktrees import worktree_of
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import SdkMcpTool
 
 
 class ToolsHost(Orchestration, Protocol):
@@ -405,6 +406,10 @@ def deck_server(orch: ToolsHost, agent: Agent) -> dict[str, Any]:
     """The ``deck`` server for ``agent``: the SDK config, plus Claude Code's
     timeout for one call of its tools (so a shorter MCP_TOOL_TIMEOUT in the
     environment does not cut a long wait)."""
+    # Here, not at module level: the SDK (and all of mcp with it) is imported when a
+    # session is given its tools, not with the deck (tests/runner/test_lazy_sdk.py).
+    from claude_agent_sdk import SdkMcpTool
+
     table = handlers(orch, agent.id)
 
     def stopping() -> bool:
@@ -426,5 +431,7 @@ def deck_server(orch: ToolsHost, agent: Agent) -> dict[str, Any]:
 def deck_config(settings: Settings, tools: list[SdkMcpTool[Any]]) -> dict[str, Any]:
     """The ``deck`` server's SDK config with these tools: ``spawn_config``'s, and
     the server's instance (which Claude Code's command line leaves out)."""
+    from claude_agent_sdk import create_sdk_mcp_server
+
     server = create_sdk_mcp_server(SERVER, version=__version__, tools=tools)
     return {**spawn_config(settings), **server}

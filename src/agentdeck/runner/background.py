@@ -15,7 +15,8 @@ with its result), while a background task runs, or while the turn that reports
 a finished one is still owed. (Claude Code waits for its background tasks before
 it exits whether its input is open or not, a shell that never ends included:
 keeping it open costs no wait of its own.) Pure: no I/O, fed one message at a
-time.
+time. It imports the SDK at module level: only a session imports it, when it is
+made (``SessionState``), never the runner.
 """
 
 from __future__ import annotations

@@ -16,9 +16,11 @@ import asyncio
 import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from claude_agent_sdk.types import HookMatcher
+if TYPE_CHECKING:
+    from claude_agent_sdk.types import HookMatcher
+
 
 T = TypeVar("T")
 Stopping = Callable[[], bool]

@@ -6,6 +6,9 @@ append plus the changes to apply to the agent row. Oversize tool output is
 handed to a ``PayloadSink`` and cut in the event: scrubbed whole first (unless the
 sink keeps raw payloads, then the part around the cut), so the cut never splits a
 secret the scrubber would have seen whole. ``Store.record`` scrubs the events.
+
+It imports the SDK's message classes (and so the SDK, and mcp) at module level:
+only a session imports it, when it is made (``SessionState``), never the runner.
 """
 
 from __future__ import annotations
@@ -116,6 +119,10 @@ class MessageMapper:
         self.session_id: str | None = None
         self._running_tools: dict[str, str] = {}
         self._process_cost = 0.0  # the CLI's running total, per process
+
+    def heavy(self, message: object) -> bool:
+        """Whether mapping ``message`` is worth a worker thread (``is_heavy``)."""
+        return is_heavy(message, self.output_limit)
 
     def map(self, message: object) -> Mapped:
         out = Mapped()

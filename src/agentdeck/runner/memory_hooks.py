@@ -14,9 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any, cast
-
-from claude_agent_sdk.types import HookCallback, HookContext, HookInput, HookJSONOutput, HookMatcher
+from typing import TYPE_CHECKING, Any, cast
 
 from agentdeck.core.agent import Agent
 from agentdeck.core.events import Event, ToolCalled, ToolReturned
@@ -24,6 +22,15 @@ from agentdeck.core.worktree import Worktree
 from agentdeck.errors import AgentdeckError
 from agentdeck.memory.projects import project_of
 from agentdeck.memory.service import Memory
+
+if TYPE_CHECKING:
+    from claude_agent_sdk.types import (
+        HookCallback,
+        HookContext,
+        HookInput,
+        HookJSONOutput,
+        HookMatcher,
+    )
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +52,8 @@ class SessionMemory:
         self._denied: set[str] = set()
 
     def hooks(self) -> dict[str, list[HookMatcher]]:
+        from claude_agent_sdk.types import HookMatcher  # when its session starts
+
         def matcher(callback: HookCallback) -> list[HookMatcher]:
             return [
                 HookMatcher(matcher=None, hooks=[callback], timeout=MEMORY_HOOK_TIMEOUT_SECONDS)

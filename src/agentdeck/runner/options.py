@@ -4,21 +4,22 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
-
-from claude_agent_sdk.types import (
-    CanUseTool,
-    ClaudeAgentOptions,
-    HookCallback,
-    HookMatcher,
-    SystemPromptPreset,
-)
+from typing import TYPE_CHECKING, Any
 
 from agentdeck.core.agent import AgentSpec
 from agentdeck.errors import CLINotFound
 from agentdeck.runner import sdk_private
 from agentdeck.runner.callbacks import Stopping, held, held_hooks
 from agentdeck.settings import Settings
+
+if TYPE_CHECKING:
+    from claude_agent_sdk.types import (
+        CanUseTool,
+        ClaudeAgentOptions,
+        HookCallback,
+        HookMatcher,
+        SystemPromptPreset,
+    )
 
 
 def resolve_cli(settings: Settings) -> Path:
@@ -92,6 +93,10 @@ def build_options(
 ) -> ClaudeAgentOptions:
     """The SDK's options for one agent; with ``stopping``, no callback answers a
     process that is being stopped (``callbacks.held``)."""
+    # Here, not at module level: the runner imports this module, and a deck opened
+    # for one command starts no Claude Code (the SDK imports all of mcp).
+    from claude_agent_sdk.types import ClaudeAgentOptions
+
     if stopping is not None:
         can_use_tool = held(stopping, can_use_tool) if can_use_tool else None
         pre_tool = held(stopping, pre_tool) if pre_tool else None
@@ -137,6 +142,8 @@ def _hooks(
     timeout: float,
     extra: dict[str, list[HookMatcher]] | None,
 ) -> dict[Any, list[HookMatcher]] | None:
+    from claude_agent_sdk.types import HookMatcher
+
     hooks: dict[Any, list[HookMatcher]] = dict(extra or {})
     if pre_tool is not None:
         # The policy sees every tool call first. A failing or timed-out hook must

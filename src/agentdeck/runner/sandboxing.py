@@ -19,9 +19,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
-
-from claude_agent_sdk.types import ClaudeAgentOptions
+from typing import TYPE_CHECKING, Any
 
 from agentdeck.core.events import Event, SandboxBlocked, ToolReturned
 from agentdeck.core.sandbox import NetworkMode, SandboxMode, SandboxSpec, absolute, blocked_writes
@@ -29,6 +27,9 @@ from agentdeck.errors import SandboxUnavailable
 from agentdeck.sandbox.confine import Confinement, endpoint_of
 from agentdeck.sandbox.support import support
 from agentdeck.settings import Settings
+
+if TYPE_CHECKING:
+    from claude_agent_sdk.types import ClaudeAgentOptions
 
 logger = logging.getLogger(__name__)
 ROOT_BASH_NOTICE = (

@@ -21,8 +21,7 @@ import logging
 import os
 import time
 from pathlib import Path
-
-from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
+from typing import TYPE_CHECKING
 
 from agentdeck.core.agent import AgentState
 from agentdeck.core.events import ErrorOccurred, Notice
@@ -42,6 +41,9 @@ from agentdeck.runner.session_state import (
 )
 from agentdeck.runner.session_steering import SessionSteering
 from agentdeck.worktrees.admin import confine
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
 
 __all__ = [
     "ABORT_GRACE_SECONDS",

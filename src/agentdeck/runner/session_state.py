@@ -14,18 +14,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Sequence
-from typing import Any, cast
-
-from claude_agent_sdk import ClaudeSDKClient, ResultMessage
-from claude_agent_sdk.types import (
-    HookContext,
-    HookInput,
-    HookJSONOutput,
-    PermissionResult,
-    PermissionResultAllow,
-    PermissionResultDeny,
-    ToolPermissionContext,
-)
+from typing import TYPE_CHECKING, Any, cast
 
 from agentdeck.core.agent import Agent, AgentState
 from agentdeck.core.events import Event, SandboxBlocked
@@ -35,16 +24,26 @@ from agentdeck.core.redact import scrub
 from agentdeck.governance.governor import Governor
 from agentdeck.memory.service import Memory
 from agentdeck.runner import sandboxing, sdk_private
-from agentdeck.runner.background import BackgroundTasks
 from agentdeck.runner.checkpointing import SessionCheckpoints
 from agentdeck.runner.extension import SessionExtension
-from agentdeck.runner.mapping import MessageMapper, PayloadSink
 from agentdeck.runner.memory_hooks import SessionMemory
 from agentdeck.runner.warm import Warm, WarmPool
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 from agentdeck.worktrees import Worktrees
 from agentdeck.worktrees.checkpoints import Checkpoints
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import ClaudeSDKClient, ResultMessage
+    from claude_agent_sdk.types import (
+        HookContext,
+        HookInput,
+        HookJSONOutput,
+        PermissionResult,
+        ToolPermissionContext,
+    )
+
+    from agentdeck.runner.mapping import PayloadSink
 
 logger = logging.getLogger(__name__)
 
@@ -105,6 +104,12 @@ class SessionState:
         warm: Warm | None = None,
         warm_pool: WarmPool | None = None,
     ) -> None:
+        # The SDK (and all of mcp with it) is imported once a session is made, not
+        # with the runner: a deck opened for one command starts none (its test:
+        # tests/runner/test_lazy_sdk.py).
+        from agentdeck.runner.background import BackgroundTasks
+        from agentdeck.runner.mapping import MessageMapper
+
         self.fleet = fleet
         # A process started ahead for it (its id and workspace are the warm one's).
         self._warm = warm
@@ -227,6 +232,8 @@ class SessionState:
         self, tool: str, tool_input: dict[str, Any], context: ToolPermissionContext
     ) -> PermissionResult:
         """Claude Code asks when its own rules need a prompt: the Governor answers."""
+        from claude_agent_sdk.types import PermissionResultAllow, PermissionResultDeny
+
         outcome = await self.governor.authorize(
             self.agent, tool, tool_input, context.tool_use_id, waiting=self._waiting
         )

@@ -9,9 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
-
-from claude_agent_sdk import ResultMessage
+from typing import TYPE_CHECKING, Any
 
 from agentdeck.core.agent import AgentState
 from agentdeck.core.events import Notice, UserMessageSent
@@ -19,6 +17,9 @@ from agentdeck.errors import InvalidState
 from agentdeck.runner import procs, sdk_private
 from agentdeck.runner.session_state import ABORT_GRACE_SECONDS
 from agentdeck.runner.session_stream import SessionStream
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import ResultMessage
 
 logger = logging.getLogger(__name__)
 

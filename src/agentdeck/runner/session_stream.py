@@ -23,7 +23,6 @@ from agentdeck.core.worktree import Worktree
 from agentdeck.errors import WorktreeError
 from agentdeck.runner import sandboxing
 from agentdeck.runner.budgets import warnings_due
-from agentdeck.runner.mapping import is_heavy
 from agentdeck.runner.session_exit import SessionExit
 from agentdeck.runner.session_state import (
     _INTERRUPTED_REASONS,
@@ -53,7 +52,7 @@ class SessionStream(SessionExit):
 
     async def _on_message(self, message: object) -> None:
         self._background_tasks.see(message)
-        if is_heavy(message, self._mapper.output_limit):  # scrubs megabytes: off the loop
+        if self._mapper.heavy(message):  # scrubs megabytes: off the loop
             mapped = await anyio.to_thread.run_sync(self._mapper.map, message)
         else:
             mapped = self._mapper.map(message)

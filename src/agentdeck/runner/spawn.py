@@ -20,14 +20,16 @@ import contextlib
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-
-from claude_agent_sdk.types import ClaudeAgentOptions
+from typing import TYPE_CHECKING
 
 from agentdeck.core.agent import AgentSpec
 from agentdeck.core.sandbox import SandboxSpec
 from agentdeck.runner import sandboxing
 from agentdeck.runner.warm import Warm
 from agentdeck.settings import Settings
+
+if TYPE_CHECKING:
+    from claude_agent_sdk.types import ClaudeAgentOptions
 
 
 def _unclaimed(host: str, port: int) -> None:

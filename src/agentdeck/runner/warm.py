@@ -26,14 +26,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from claude_agent_sdk.types import ClaudeAgentOptions
-
 from agentdeck.core.agent import AgentSpec
 from agentdeck.runner import procs, sdk_private
 from agentdeck.runner.sandboxing import Sandboxing
 from agentdeck.sandbox.proxy import Blocked
 
 if TYPE_CHECKING:
+    from claude_agent_sdk.types import ClaudeAgentOptions
+
     from agentdeck.runner.sdk_private import Transport
 
 logger = logging.getLogger(__name__)
