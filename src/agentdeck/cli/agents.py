@@ -12,10 +12,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentdeck.cli import reads, remote, remote_follow
-from agentdeck.cli.client import DaemonClient, connect
-from agentdeck.cli.context import opened, opened_store, run_async
+from agentdeck.cli.context import opened, run_async
 from agentdeck.cli.wire import wired
-from agentdeck.core.agent import Agent
 from agentdeck.settings import Settings
 
 if TYPE_CHECKING:
@@ -36,16 +34,6 @@ def register(app: typer.Typer) -> None:
         ("resume", resume),
     ):
         app.command(name)(fn)
-
-
-async def find(settings: Settings, ref: str) -> Agent:
-    """The agent ``ref`` names (id, id prefix or name), through the daemon if it runs."""
-    client = await connect(settings)
-    if client is not None:
-        async with _closing(client):
-            return await client.get_agent(ref)
-    async with opened_store(settings) as store:
-        return await store.find_agent(ref)
 
 
 def ls(
@@ -191,14 +179,3 @@ def resume(
     from agentdeck.cli.ending import watch
 
     raise typer.Exit(run_async(lambda settings: watch("resume", lambda e: work(settings, e))))
-
-
-class _closing:
-    def __init__(self, client: DaemonClient) -> None:
-        self.client = client
-
-    async def __aenter__(self) -> DaemonClient:
-        return self.client
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.client.aclose()

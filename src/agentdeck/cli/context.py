@@ -15,7 +15,6 @@ from agentdeck.settings import Settings
 if TYPE_CHECKING:  # the SDK and SQLAlchemy load only when a command needs them
     from agentdeck.orchestration.service import Orchestrator
     from agentdeck.runner.runner import Runner
-    from agentdeck.store.peek import Peek
     from agentdeck.store.store import Store
 
 console = out.console()
@@ -76,26 +75,6 @@ async def opened_orchestrator(settings: Settings) -> AsyncIterator[Orchestrator]
     async with opened(settings) as (_store, runner):
         assert isinstance(runner.extension, Orchestrator)
         yield runner.extension
-
-
-def peeked(fn: Callable[[Peek], int]) -> int:
-    """``fn`` on a read-only look at the database (``store.peek``), which is made or
-    migrated first when it needs to be (the quick path steps aside then)."""
-    from agentdeck.store.peek import Peek
-
-    settings = load_settings()
-    db = Peek.open(settings.db_path)
-    if db is None:
-
-        async def migrate(settings: Settings) -> None:
-            async with opened_store(settings):
-                pass
-
-        asyncio.run(migrate(settings))
-        db = Peek.open(settings.db_path)
-        assert db is not None, "the store left the database below its head"
-    with db:
-        return fn(db)
 
 
 # Set by a command that closed everything it opened (the store flushed and closed,

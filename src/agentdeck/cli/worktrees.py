@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentdeck.cli.agents import JsonOpt, find
+from agentdeck.cli.agents import JsonOpt
 from agentdeck.cli.context import console, run_async
 from agentdeck.core.agent import Agent
 from agentdeck.core.worktree import Worktree
@@ -30,19 +30,25 @@ def register(app: typer.Typer) -> None:
 
 
 async def _listed(settings: Settings) -> list[tuple[Agent | None, Standing]]:
-    """Every worktree under AGENTDECK_HOME/worktrees, with its agent if it still has one."""
+    """Every worktree under AGENTDECK_HOME/worktrees, with its agent if it still has one
+    (asked of the deck: the daemon's when one runs)."""
+    from agentdeck.cli.decks import opened_deck
     from agentdeck.worktrees import found_on_disk, standing
 
-    rows = []
-    for agent_id, described in (await found_on_disk(settings.worktrees_dir)).items():
-        try:
-            agent: Agent | None = await find(settings, agent_id)
-        except NotFound:
-            agent = None
-        worktree = described
-        if agent is not None:
-            worktree = Worktree.from_extra(agent.extra) or described
-        rows.append((agent, await standing(worktree)))
+    rows: list[tuple[Agent | None, Standing]] = []
+    found = await found_on_disk(settings.worktrees_dir)
+    if not found:
+        return rows
+    async with opened_deck(settings) as deck:
+        for agent_id, described in found.items():
+            try:
+                agent: Agent | None = await deck.get_agent(agent_id)
+            except NotFound:
+                agent = None
+            worktree = described
+            if agent is not None:
+                worktree = Worktree.from_extra(agent.extra) or described
+            rows.append((agent, await standing(worktree)))
     return rows
 
 
