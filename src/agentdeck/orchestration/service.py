@@ -465,11 +465,7 @@ class Orchestrator:
         """What an agent resumed after a restart is told, if it was waiting."""
         waiting = agent.extra.get("waiting_for")
         if waiting:
-            return (
-                "agentdeck restarted while you were waiting for your child agents "
-                f"({', '.join(str(w) for w in waiting)}). They keep their state and their "
-                "work: call wait_for_agents again to go on waiting for them."
-            )
+            return texts.restarted_waiting([str(w) for w in waiting])
         asking = agent.extra.get("asking")
         if asking:
             try:
@@ -477,11 +473,7 @@ class Orchestrator:
             except NotFound:
                 return None
             if ask.state.is_open:
-                return (
-                    f"agentdeck restarted while you waited for an answer to your question "
-                    f"({ask.id}). It is still open: call ask_orchestrator(question, "
-                    f"request_id={ask.id!r}) to wait for its answer."
-                )
+                return texts.restarted_asking(ask.id)
         return None  # an answer that came meanwhile is among its reports
 
     async def note(self, agent: Agent, message: str) -> None:
@@ -498,13 +490,10 @@ class Orchestrator:
             found = await self.store.agent_for_session(session_id, AgentSource.EXTERNAL)
             if found is not None:
                 return found
-            return await self._new_external(session_id, project, pid)
-
-    async def _new_external(self, session_id: str, project: str, pid: int | None) -> Agent:
-        now = time.time()
-        agent = external_agent(
-            new_agent_id(now), session_id, project, now=now, state=AgentState.RUNNING, pid=pid
-        )
-        reason = "a hand-started Claude Code session orchestrates through agentdeck mcp"
-        await self.store.record(spawned_events(agent, reason), agent)
-        return agent
+            now = time.time()
+            agent = external_agent(
+                new_agent_id(now), session_id, project, now=now, state=AgentState.RUNNING, pid=pid
+            )
+            reason = "a hand-started Claude Code session orchestrates through agentdeck mcp"
+            await self.store.record(spawned_events(agent, reason), agent)
+            return agent

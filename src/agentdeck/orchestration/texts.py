@@ -139,3 +139,21 @@ def question_for_parent(ask: Ask, asker: Agent) -> str:
 
 def notes_preamble(lines: Sequence[str]) -> str:
     return "\n".join(["Notes from your workers since your last turn:", *lines])
+
+
+def restarted_waiting(children: Sequence[str]) -> str:
+    """What an orchestrator resumed after a restart mid-wait is told."""
+    return (
+        "agentdeck restarted while you were waiting for your child agents "
+        f"({', '.join(children)}). They keep their state and their "
+        "work: call wait_for_agents again to go on waiting for them."
+    )
+
+
+def restarted_asking(ask_id: str) -> str:
+    """What a worker resumed after a restart while it waited for an answer is told."""
+    return (
+        f"agentdeck restarted while you waited for an answer to your question "
+        f"({ask_id}). It is still open: call ask_orchestrator(question, "
+        f"request_id={ask_id!r}) to wait for its answer."
+    )
