@@ -87,3 +87,20 @@ print("after a start:", "claude_agent_sdk" in sys.modules and "mcp" in sys.modul
         "the agent said: Hello! I am the scripted model. Ask me anything.",
         "after a start: True",
     ]
+
+
+def test_the_daemon_s_deck_imports_the_sdk_as_it_opens(tmp_path: Path) -> None:
+    # Not on its loop when its first agent starts, while it serves others (~1 s).
+    code = """
+from agentdeck.daemon.compose import open_deck
+
+async def main() -> None:
+    deck = await open_deck(settings)
+    try:
+        print("claude_agent_sdk" in sys.modules and "mcp" in sys.modules)
+    finally:
+        await deck.close()
+
+asyncio.run(main())
+"""
+    assert run(code, tmp_path) == "True"

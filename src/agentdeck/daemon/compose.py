@@ -19,6 +19,7 @@ from agentdeck.memory.service import Memory
 from agentdeck.notify.config import load_targets
 from agentdeck.notify.service import Notifier
 from agentdeck.orchestration.service import Orchestrator
+from agentdeck.runner import sdk_private
 from agentdeck.runner.budgets import DailyBudgets
 from agentdeck.runner.merge_queue import MergeQueue
 from agentdeck.runner.payloads import PayloadStore
@@ -73,6 +74,11 @@ async def open_deck(settings: Settings, *, embedded: bool = False) -> Deck:
     notification targets, and its agents stop (not suspend) when it closes."""
     # A bad notification config stops the start, before anything is opened.
     targets = [] if embedded else load_targets(settings)
+    if not embedded:
+        # The daemon starts Claude Codes: it imports the SDK (and all of mcp, ~1 s)
+        # now, not on its loop as its first agent starts. One command imports it
+        # only if it starts one (nothing else of the deck imports it).
+        sdk_private.finish()
     store = open_store(settings)
     try:
         runner = build_runner(store, settings, warm_pool=0 if embedded else settings.warm_pool)
