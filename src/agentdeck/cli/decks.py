@@ -7,9 +7,10 @@ daemon's own ``Deck``, embedded: no API, no warm pool, no notifications) and clo
 it on the way out, stopping what it started. A command is written once against
 the interface and does not know which it got.
 
-The read commands of the quick path (``cli.quick``: ``ls``, ``show``, ``logs``,
-the inbox lists) answer from the daemon's JSON or a read-only look at the database
-instead: building the core records costs a command ~35 ms of imports.
+The read commands of the quick path (``ls``, ``show``, ``logs``, the inbox lists,
+``queue``) are written against the same reads in wire form instead (``cli.wire``:
+the daemon's JSON or a read-only look at the database, chosen in ``wire.wire()``):
+building the core records costs a command ~35 ms of imports.
 """
 
 from __future__ import annotations
