@@ -15,7 +15,7 @@ import pytest
 from playwright.async_api import Page, expect
 
 from agentdeck.core.agent import AgentSpec
-from agentdeck.core.asks import Ask
+from agentdeck.core.asks import Ask, AskState
 from tests.support.waiting import eventually
 
 from .conftest import RunningDaemon
@@ -80,7 +80,7 @@ async def test_the_tree_and_the_asks_inbox_live(daemon: RunningDaemon, page: Pag
     await expect(answered.first).to_contain_text("user:web")
 
     # The other one is answered elsewhere (the API): the card turns over live.
-    other: list[Ask] = await deck.asks()
+    other: list[Ask] = await deck.asks(states=[AskState.PENDING])
     assert [a.text for a in other] == ["QUESTION-B: which format?"]
     await deck.answer_ask(other[0].id, "ANSWER-FROM-API: JSON", by="user:api")
     await expect(answered).to_have_count(2, timeout=LIVE)
