@@ -194,3 +194,31 @@ def test_a_members_tag_stays_within_what_the_daemon_takes() -> None:
         shown = _who(f"user:bridge:{tag}")
         assert shown and name.startswith(shown), (tag, shown)
     assert Actor("slack", "U1", "\n:").tag == "slack:U1:U1"
+
+
+class _OneBatchThenSilence:
+    """The Deck's follow, at its seam: one batch, then nothing; says when closed."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    async def follow(
+        self, *, after: int, agent_id: str | None = None, heartbeat: float = 15.0
+    ) -> AsyncIterator[list[StoredEvent]]:
+        try:
+            yield [StoredEvent(id=after + 1, agent_id="a1", type="notice", ts=0.0, data={})]
+            await asyncio.Event().wait()
+        finally:
+            self.closed = True
+
+
+async def test_closing_the_feed_closes_its_stream_at_once() -> None:
+    """A bridge that stops mid-event closes the feed; the stream under it closes then,
+    not when the collector finds it (with the loop gone by then, its connection was
+    an unclosed transport warned about in whatever test ran next)."""
+    deck = _OneBatchThenSilence()
+    events = feed(deck, after=0)
+    first = await anext(events)
+    assert first.id == 1 and not deck.closed
+    await events.aclose()
+    assert deck.closed

@@ -15,6 +15,7 @@ reads in order, each chunk once, when the platform answers again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import time
@@ -69,9 +70,11 @@ class ConversationWorker:
             self._follower = self.bridge._spawn(self._pump(agent_id), f"bridge-follow-{agent_id}")
 
     async def _pump(self, agent_id: str) -> None:
+        events = feed(self.bridge.deck, after=self.state.cursor, agent_id=agent_id)
         try:
-            async for event in feed(self.bridge.deck, after=self.state.cursor, agent_id=agent_id):
-                self.inbox.put_nowait(event)
+            async with contextlib.aclosing(events):
+                async for event in events:
+                    self.inbox.put_nowait(event)
         except AgentdeckError as exc:  # the agent is gone: this conversation alone stops
             logger.warning("%s: no more events of %s: %s", self.conversation.key, agent_id, exc)
 

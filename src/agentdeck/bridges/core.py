@@ -18,6 +18,7 @@ answered (or that nobody did before the timeout).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -197,25 +198,27 @@ class Bridge:
             self.state.position = await self.deck.last_event_id()
             self.save()
         saved = self.state.position
-        async for event in feed(self.deck, after=self.state.position):
-            if event.type in _PROMPT_EVENTS:
-                # Posted (or refused for good) before the position passes it: a prompt
-                # waiting for the platform to answer again is not lost to a restart.
-                try:
-                    await self._on_prompt_event(event.agent_id, event.type, event.data)
-                except Undeliverable:
-                    pass  # said in its one log line
-                except AgentdeckError as exc:
-                    logger.warning("could not show %s %d: %s", event.type, event.id, exc)
-                except Exception:  # a bug: the bridge serves on
-                    logger.exception("prompt event %d failed", event.id)
-                self.state.position = event.id
-            else:
-                self.state.position = event.id
-                if event.id - saved < POSITION_SAVE_EVERY:
-                    continue  # other agents' chatter: the position is saved now and then
-            self.save()
-            saved = event.id
+        events = feed(self.deck, after=self.state.position)
+        async with contextlib.aclosing(events):  # stopped mid-prompt: its stream closes now
+            async for event in events:
+                if event.type in _PROMPT_EVENTS:
+                    # Posted (or refused for good) before the position passes it: a prompt
+                    # waiting for the platform to answer again is not lost to a restart.
+                    try:
+                        await self._on_prompt_event(event.agent_id, event.type, event.data)
+                    except Undeliverable:
+                        pass  # said in its one log line
+                    except AgentdeckError as exc:
+                        logger.warning("could not show %s %d: %s", event.type, event.id, exc)
+                    except Exception:  # a bug: the bridge serves on
+                        logger.exception("prompt event %d failed", event.id)
+                    self.state.position = event.id
+                else:
+                    self.state.position = event.id
+                    if event.id - saved < POSITION_SAVE_EVERY:
+                        continue  # other agents' chatter: the position is saved now and then
+                self.save()
+                saved = event.id
 
     async def _conversation_of(self, agent_id: str) -> str | None:
         """The conversation whose agent this is, or started it (however deep)."""

@@ -12,9 +12,10 @@ daemon that restarted, a stream the daemon dropped because the bridge fell behin
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncGenerator
+from typing import Any, cast
 
 from agentdeck.client import locate
 from agentdeck.client.deck import RemoteDeck
@@ -53,17 +54,22 @@ def for_home(home: Any) -> RemoteDeck:
 
 async def feed(
     deck: Deck, *, after: int, agent_id: str | None = None
-) -> AsyncIterator[StoredEvent]:
+) -> AsyncGenerator[StoredEvent]:
     """Events after ``after`` (of one agent, or all), for ever: a stream that broke,
     ended or was dropped is followed again after the last event given. Any other
-    error (the agent is unknown) ends the feed."""
+    error (the agent is unknown) ends the feed. Close it (``contextlib.aclosing``)
+    when done: its stream is closed then, not when the collector finds it."""
     position = after
     while True:
         try:
-            async for batch in deck.follow(after=position, agent_id=agent_id):
-                for event in batch:
-                    position = event.id
-                    yield event
+            stream = cast(
+                AsyncGenerator[list[StoredEvent]], deck.follow(after=position, agent_id=agent_id)
+            )
+            async with contextlib.aclosing(stream):
+                async for batch in stream:
+                    for event in batch:
+                        position = event.id
+                        yield event
         except DaemonUnavailable as exc:
             logger.info("event stream broke at %d (%r); reconnecting", position, exc)
         except SubscriptionDropped as exc:
