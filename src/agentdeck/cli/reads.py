@@ -11,7 +11,6 @@ the records' ``to_dict()`` (``cli.remote``'s and ``cli.render``'s renderers).
 from __future__ import annotations
 
 from agentdeck.cli import out, remote
-from agentdeck.cli.remote_follow import print_event
 from agentdeck.cli.wire import ALL_AGENTS, EVENT_PAGE
 from agentdeck.errors import UsageError
 
@@ -44,6 +43,8 @@ def show(deck: WireDeck, agent: str, as_json: bool) -> int:
 
 
 def logs(deck: WireDeck, agent: str, follow: bool, as_json: bool) -> int:
+    from agentdeck.cli.remote_follow import print_event  # the log's commands alone need it
+
     found = deck.get_agent(agent)
     after = 0
     while batch := deck.events(after=after, agent_id=found["id"], limit=EVENT_PAGE):

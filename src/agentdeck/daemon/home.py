@@ -10,7 +10,6 @@ import os
 
 from agentdeck import jsontext
 from agentdeck.errors import AgentdeckError, ConfigError
-from agentdeck.files import atomic_write
 
 TYPE_CHECKING = False  # not typing's: its import costs the quick path ~10 ms
 if TYPE_CHECKING:
@@ -129,6 +128,8 @@ def info_path(settings: Home) -> Path:
 
 
 def write_info(settings: Home, info: DaemonInfo) -> None:
+    from agentdeck.files import atomic_write  # the daemon writes; every client reads
+
     atomic_write(_at(settings, "daemon.json"), jsontext.dumps(info._asdict()))
 
 
