@@ -68,10 +68,12 @@ async def start() -> str:
     deck = await open_deck(settings, embedded=True)
     try:
         agent = await deck.create_agent(AgentSpec(prompt="hello", name="lazy", scenario="chat"))
-        async with asyncio.timeout(120):
-            while (agent := await deck.get_agent(agent.id)).state is not AgentState.IDLE:
+        async with asyncio.timeout(120):  # woken by each of its events, not by a clock
+            async for _batch in deck.follow(after=0, agent_id=agent.id, heartbeat=1.0):
+                agent = await deck.get_agent(agent.id)
+                if agent.state is AgentState.IDLE:
+                    break
                 assert agent.state in (AgentState.STARTING, AgentState.RUNNING), agent
-                await asyncio.sleep(0.05)
         return str(agent.extra["last_result"])
     finally:
         await deck.close()
