@@ -10,6 +10,7 @@ stream, read by ``sse``. A daemon that does not answer is ``DaemonUnavailable``.
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -45,9 +46,21 @@ class DaemonHTTP:
             timeout=httpx.Timeout(read_seconds, connect=connect_seconds),
             headers={"Authorization": f"Bearer {token}", "X-Agentdeck-Client": client},
         )
+        self._also: dict[str, str] = {}  # sent with every call (``sending``)
+        self._owns_connection = True
+
+    def sending(self, headers: Mapping[str, str]) -> DaemonHTTP:
+        """The same connection (none is opened), every call and stream also sending
+        ``headers`` (over the caller's own); closing it leaves the connection to
+        this one."""
+        view = copy.copy(self)
+        view._also = {**self._also, **headers}
+        view._owns_connection = False
+        return view
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        if self._owns_connection:
+            await self._http.aclose()
 
     async def call(
         self,
@@ -63,7 +76,8 @@ class DaemonHTTP:
         """One API call: the JSON answer (None for an empty one), or the daemon's
         error as the class it raised. ``timeout`` (seconds) replaces the client's
         own; ``no_read_limit`` is for a call that waits its turn (a merge)."""
-        kwargs: dict[str, Any] = {"json": json, "params": params, "headers": headers}
+        sent = {**(headers or {}), **self._also}
+        kwargs: dict[str, Any] = {"json": json, "params": params, "headers": sent}
         if no_read_limit:
             kwargs["timeout"] = httpx.Timeout(None, connect=self.connect_seconds)
         elif timeout is not None:
@@ -96,7 +110,7 @@ class DaemonHTTP:
         (``Last-Event-ID``): its events as they come, until the daemon ends it. Any
         failure of the connection is ``DaemonUnavailable``; a stream silent for
         ``read_seconds`` (None: for ever) has failed."""
-        headers = {"Last-Event-ID": str(after), "Accept": "text/event-stream"}
+        headers = {"Last-Event-ID": str(after), "Accept": "text/event-stream", **self._also}
         timeout = httpx.Timeout(
             connect=self.connect_seconds, read=read_seconds, write=10.0, pool=self.connect_seconds
         )

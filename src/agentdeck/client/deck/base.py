@@ -49,42 +49,9 @@ class RemoteBase:
         for (``X-Agentdeck-Actor``). The daemon takes the name only from a bridge's
         connection (``client="bridge"``) and audits it as ``user:bridge:<tag>``;
         closing the view leaves the connection open."""
-        return type(self)(_ActingFor(self.http, tag))
+        return type(self)(self.http.sending({"X-Agentdeck-Actor": tag}))
 
     # -- agents -----------------------------------------------------------------------
-
-
-class _ActingFor(DaemonHTTP):
-    """``http``'s connection and settings (no second one is opened), each call with
-    ``X-Agentdeck-Actor: <tag>``; ``aclose`` leaves the connection to its owner."""
-
-    def __init__(self, http: DaemonHTTP, tag: str) -> None:
-        vars(self).update(vars(http))  # not super().__init__(), which opens a connection
-        self._actor = {"X-Agentdeck-Actor": tag}
-
-    async def call(
-        self,
-        method: str,
-        path: str,
-        *,
-        json: Any = None,
-        params: Mapping[str, Any] | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-        no_read_limit: bool = False,
-    ) -> Any:
-        return await super().call(
-            method,
-            path,
-            json=json,
-            params=params,
-            headers={**(headers or {}), **self._actor},
-            timeout=timeout,
-            no_read_limit=no_read_limit,
-        )
-
-    async def aclose(self) -> None:
-        pass
 
 
 # The spec's fields the API takes (``AgentCreate``), beside ``keep_alive`` and ``agent``.
