@@ -1,11 +1,9 @@
 """The CLI's asynchronous way to a running daemon: ``agentdeck.client.http`` with
-the home's token, and the few calls the CLI's event-loop commands make by name.
-
-For the commands that live in an event loop (worktrees, the orchestrator's MCP
-server); the steering commands take ``agentdeck.client.quick``'s quicker path.
+the home's token, checked to answer. ``cli.decks`` builds the RemoteDeck on it (the
+quick path takes ``agentdeck.client.quick`` instead).
 
 ``connect(settings)`` finds the daemon of this home, or returns None when there
-is none (then commands run embedded). A daemon that holds the home but does not
+is none (then the deck opens embedded). A daemon that holds the home but does not
 answer is an error, not a reason to run a second supervisor beside it.
 """
 
@@ -15,7 +13,6 @@ from typing import Any
 
 from agentdeck.client import quick
 from agentdeck.client.http import DaemonHTTP
-from agentdeck.core.agent import Agent
 from agentdeck.daemon.home import DaemonInfo
 from agentdeck.settings import Settings
 
@@ -29,9 +26,6 @@ class DaemonClient(DaemonHTTP):
         # Short: a daemon that cannot answer this quickly is hung.
         data: dict[str, Any] = await self.call("GET", "/healthz", timeout=5.0)
         return data
-
-    async def get_agent(self, ref: str) -> Agent:
-        return Agent.from_dict(await self.call("GET", f"/api/agents/{ref}"))
 
 
 async def connect(settings: Settings) -> DaemonClient | None:

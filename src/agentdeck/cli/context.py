@@ -13,7 +13,6 @@ from agentdeck.cli import out
 from agentdeck.settings import Settings
 
 if TYPE_CHECKING:  # the SDK and SQLAlchemy load only when a command needs them
-    from agentdeck.orchestration.service import Orchestrator
     from agentdeck.runner.runner import Runner
     from agentdeck.store.store import Store
 
@@ -65,16 +64,6 @@ async def opened(settings: Settings) -> AsyncIterator[tuple[Store, Runner]]:
                 await runner.shutdown()
             finally:
                 orchestration.close()
-
-
-@contextlib.asynccontextmanager
-async def opened_orchestrator(settings: Settings) -> AsyncIterator[Orchestrator]:
-    """The agent tree's operations on an embedded store and runner."""
-    from agentdeck.orchestration.service import Orchestrator
-
-    async with opened(settings) as (_store, runner):
-        assert isinstance(runner.extension, Orchestrator)
-        yield runner.extension
 
 
 # Set by a command that closed everything it opened (the store flushed and closed,
