@@ -3,7 +3,7 @@ PYTHON ?= python3
 UV := $(PYTHON) -m uv
 RUN := $(UV) run --frozen
 
-.PHONY: setup browser sandbox terminal demo test lint bench clean
+.PHONY: setup browser sandbox terminal postgres demo test lint bench clean
 
 setup:
 	@$(PYTHON) -m uv --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet "uv>=0.5"
@@ -31,12 +31,19 @@ terminal:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux; \
 	  else echo "note: install tmux to run the terminal UI's end-to-end test (it is skipped without it)"; fi; }
 
+# PostgreSQL's server binaries: the store's suite and the multi-host tests start a
+# private cluster in a temporary directory (tests/support/pgcluster.py), no service.
+postgres:
+	@command -v pg_ctl >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; \
+	  else echo "note: install Debian's postgresql to run the PostgreSQL tests (they are skipped without it)"; fi; }
+
 # The suite runs on two processes (pytest-xdist, a test module to each at a time, its
 # module fixtures built once): ~15 min instead of ~28 here. TEST_WORKERS=0 runs it in
 # one process (e.g. to debug a test with -s or pdb).
 TEST_WORKERS ?= 2
 
-test: setup browser sandbox terminal
+test: setup browser sandbox terminal postgres
 	$(RUN) pytest -n $(TEST_WORKERS) --dist loadscope
 
 lint: setup
