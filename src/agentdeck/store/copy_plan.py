@@ -1,0 +1,262 @@
+"""What ``store.copy`` copies, and the two ends it copies between.
+
+The tables are discovered, never listed: every table of ``schema.metadata`` plus
+the full-text table (outside the metadata). A table the copier cannot copy
+faithfully (no primary key, a column type it does not know) raises here, so a
+schema change that needs the copier's attention fails its test at once instead
+of copying wrongly. The source is opened read-only; every check that can refuse
+runs before anything is written.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from agentdeck.errors import StoreError, UsageError
+from agentdeck.store import migrate
+from agentdeck.store.schema import MEMORY_FTS, is_index_table, metadata
+
+# Column types whose values go from SQLite to PostgreSQL unchanged through
+# SQLAlchemy; any other type needs a thought first.
+_KNOWN_TYPES = (sa.Text, sa.String, sa.Integer, sa.Float, sa.Boolean, sa.JSON)
+
+# Tables SQLite or Alembic keep for themselves: not data.
+_BOOKKEEPING = frozenset({"alembic_version", "sqlite_sequence"})
+
+# The full-text rows as data: ``rowid`` is what ``observations.fts_rowid`` and
+# ``summaries.fts_rowid`` point at, so it is copied as it is.
+memory_fts = sa.Table(
+    MEMORY_FTS,
+    sa.MetaData(),
+    sa.Column("rowid", sa.BigInteger, primary_key=True, autoincrement=True),
+    sa.Column("title", sa.Text),
+    sa.Column("body", sa.Text),
+    sa.Column("scope", sa.Text),
+    sa.Column("memory_id", sa.Text),
+)
+
+
+@dataclass(frozen=True)
+class TablePlan:
+    """How one table is copied: keyset pages in primary-key order."""
+
+    table: sa.Table
+
+    @property
+    def name(self) -> str:
+        return self.table.name
+
+    @property
+    def key(self) -> tuple[sa.Column[Any], ...]:
+        return tuple(self.table.primary_key.columns)
+
+    @property
+    def serial(self) -> sa.Column[Any] | None:
+        """The id the database allocates (a sequence on PostgreSQL), if any."""
+        key = self.key
+        if len(key) == 1 and isinstance(key[0].type, sa.Integer) and key[0].autoincrement:
+            return key[0]
+        return None
+
+    def key_of(self, row: Any) -> tuple[Any, ...]:
+        return tuple(row[c.name] for c in self.key)
+
+
+def plan(tables: Sequence[sa.Table] | None = None) -> list[TablePlan]:
+    """Every table to copy, parents before children; ``StoreError`` naming a table
+    the copier does not know how to copy."""
+    chosen = list(metadata.sorted_tables) if tables is None else list(tables)
+    plans = []
+    for table in [*chosen, memory_fts] if tables is None else chosen:
+        if not table.primary_key.columns:
+            raise StoreError(f"the copier does not know how to copy table {table.name}: no key")
+        for column in table.c:
+            if not isinstance(column.type, _KNOWN_TYPES):
+                raise StoreError(
+                    f"the copier does not know how to copy {table.name}.{column.name} "
+                    f"({column.type!r})"
+                )
+        plans.append(TablePlan(table))
+    return plans
+
+
+def page(
+    conn: Connection, plan: TablePlan, after: tuple[Any, ...] | None, limit: int
+) -> list[dict[str, Any]]:
+    """The next ``limit`` rows after the key ``after``, in key order."""
+    stmt = sa.select(*plan.table.c)
+    if after is not None:
+        stmt = stmt.where(sa.tuple_(*plan.key) > sa.tuple_(*after))
+    stmt = stmt.order_by(*plan.key).limit(limit)
+    return [dict(r) for r in conn.execute(stmt).mappings()]
+
+
+def pages(conn: Connection, plan: TablePlan, limit: int) -> Iterator[list[dict[str, Any]]]:
+    after: tuple[Any, ...] | None = None
+    while True:
+        rows = page(conn, plan, after, limit)
+        if not rows:
+            return
+        yield rows
+        after = plan.key_of(rows[-1])
+
+
+def count(conn: Connection, table: sa.Table) -> int:
+    return int(conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one())
+
+
+# --- the source: a SQLite file, read-only, one snapshot ---------------------------
+
+
+def open_source(db_path: Path) -> Engine:
+    """A read-only engine on the home's database, after the checks that refuse
+    a file that is missing, empty, not SQLite, damaged, or not at head."""
+    db_path = Path(db_path).expanduser().absolute()
+    if not db_path.is_file():
+        raise StoreError(
+            f"no database at {db_path}: nothing to copy",
+            hint="set AGENTDECK_HOME to the home whose deck you mean to copy",
+        )
+    if db_path.stat().st_size == 0:
+        raise StoreError(f"the database {db_path} is empty: nothing to copy")
+    uri = f"file:{quote(str(db_path))}?mode=ro"
+
+    def connect() -> sqlite3.Connection:
+        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        conn.isolation_level = None  # we BEGIN ourselves: one snapshot for the copy
+        return conn
+
+    engine = sa.create_engine("sqlite+pysqlite://", creator=connect, poolclass=sa.pool.StaticPool)
+    sa.event.listen(engine, "begin", lambda conn: conn.exec_driver_sql("BEGIN"))
+    try:
+        with engine.begin() as conn:
+            problems = conn.exec_driver_sql("PRAGMA quick_check").scalars().all()
+            if [str(p) for p in problems] != ["ok"]:
+                raise StoreError(
+                    f"the database {db_path} is damaged: {'; '.join(map(str, problems[:3]))}",
+                    hint="`agentdeck doctor` says more; nothing was copied",
+                )
+            revision = migrate.current_revision(conn)
+    except sa.exc.DBAPIError as exc:
+        engine.dispose()
+        raise StoreError(
+            f"cannot read the database {db_path}: {exc.orig}",
+            hint="is it an agentdeck database? nothing was copied",
+        ) from exc
+    except StoreError:
+        engine.dispose()
+        raise
+    if revision != migrate.HEAD:
+        engine.dispose()
+        if revision is None:
+            raise StoreError(f"{db_path} holds no agentdeck database: nothing to copy")
+        raise StoreError(
+            f"the database {db_path} is at schema revision {revision}, this agentdeck's is "
+            f"{migrate.HEAD}",
+            hint="open it once with this version (e.g. `agentdeck ls`) to migrate it, then copy",
+        )
+    return engine
+
+
+def unknown_tables(conn: Connection, plans: Sequence[TablePlan]) -> list[str]:
+    """Tables in the source that are neither planned nor bookkeeping."""
+    names = conn.exec_driver_sql(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+    ).scalars()
+    planned = {p.name for p in plans}
+    return sorted(
+        n for n in names if n not in planned and n not in _BOOKKEEPING and not is_index_table(n)
+    )
+
+
+def largest_ids(conn: Connection) -> dict[str, int]:
+    """SQLite's largest id ever given per AUTOINCREMENT table (above max(id) after a delete)."""
+    rows = conn.exec_driver_sql("SELECT name, seq FROM sqlite_sequence").all()
+    return {str(name): int(seq) for name, seq in rows}
+
+
+# --- the target: PostgreSQL at head -------------------------------------------------
+
+
+def target_url(url: str) -> sa.URL:
+    """The PostgreSQL URL, with psycopg 3 as the driver; ``UsageError`` otherwise
+    (naming what is accepted, never echoing the URL: it may hold a password)."""
+    accepted = "postgresql+psycopg://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
+    try:
+        parsed = sa.engine.make_url(url.strip())
+    except (sa.exc.ArgumentError, ValueError):
+        raise UsageError(f"--to is not a database URL; accepted: {accepted}") from None
+    if parsed.get_backend_name() not in ("postgresql", "postgres"):
+        raise UsageError(
+            f"--to names a {parsed.get_backend_name()} database: the copy goes into PostgreSQL; "
+            f"accepted: {accepted}"
+        )
+    if parsed.drivername not in ("postgresql", "postgres", "postgresql+psycopg"):
+        raise UsageError(f"--to names the driver {parsed.drivername}; accepted: {accepted}")
+    if not parsed.database:
+        raise UsageError(f"--to names no database; accepted: {accepted}")
+    return parsed.set(drivername="postgresql+psycopg")
+
+
+def shown(url: sa.URL) -> str:
+    return url.render_as_string(hide_password=True)
+
+
+def open_target(url: sa.URL, *, connect_timeout: int = 10) -> Engine:
+    """An engine on the target, connected once (``StoreError`` when it cannot be)."""
+    engine = sa.create_engine(
+        url, connect_args={"connect_timeout": connect_timeout}, poolclass=sa.pool.NullPool
+    )
+    try:
+        with engine.connect() as conn:
+            conn.exec_driver_sql("SELECT 1")
+    except sa.exc.DBAPIError as exc:
+        engine.dispose()
+        raise StoreError(
+            f"cannot reach {shown(url)}: {reason(exc, url)}",
+            hint="check the host, port, database and credentials; nothing was copied",
+        ) from exc
+    return engine
+
+
+def check_target_schema(conn: Connection, url: sa.URL, plans: Sequence[TablePlan]) -> bool:
+    """True when the target holds no tables at all (the schema is to be created);
+    else it must be at this agentdeck's revision with every planned table."""
+    inspector = sa.inspect(conn)
+    names = set(inspector.get_table_names())
+    revision = migrate.current_revision(conn)
+    if revision is None and not names:
+        return True
+    if revision != migrate.HEAD:
+        raise StoreError(
+            f"{shown(url)} is at schema revision {revision or 'none (other tables)'}, "
+            f"this agentdeck's is {migrate.HEAD}",
+            hint="copy into an empty database, or one this version created; nothing was copied",
+        )
+    missing = sorted(p.name for p in plans if p.name not in names)
+    if missing:
+        raise StoreError(
+            f"{shown(url)} lacks the tables {', '.join(missing)}",
+            hint="copy into an empty database; nothing was copied",
+        )
+    return False
+
+
+def reason(exc: BaseException, url: sa.URL | None = None) -> str:
+    """The database's own words, first line, with any password taken out."""
+    text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    first = text[0] if text else type(exc).__name__
+    if url is not None and url.password:
+        first = first.replace(str(url.password), "***")
+    return first
+
+
+Progress = Callable[[str, int], None]
