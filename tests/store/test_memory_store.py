@@ -1,7 +1,11 @@
+"""Memory's store and search, every test that uses ``memory`` (or ``small``)
+on SQLite and on PostgreSQL: the same records, the same rankings, the same
+snippets. Where the engines truly differ, the test says which and why."""
+
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from collections.abc import AsyncIterator
+from typing import Any, cast
 
 import pytest
 
@@ -12,6 +16,7 @@ from agentdeck.store.memory import MAX_LIMIT, MemoryStore
 from agentdeck.store.memory_search import _TitleWords
 
 from .conftest import sqlite_rows
+from .memory_backends import PgMemoryHost
 
 pytestmark = pytest.mark.anyio
 
@@ -19,9 +24,34 @@ PROJECT = "/work/alpha"
 OTHER = "/work/beta"
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @pytest.fixture
-def memory(store: Store) -> MemoryStore:
-    return MemoryStore(store)
+async def host(backend: str, request: pytest.FixtureRequest) -> AsyncIterator[Store]:
+    """The store memory lives in: a SQLite one, or on PostgreSQL a fresh
+    database on the test cluster."""
+    if backend == "sqlite":
+        db_path = request.getfixturevalue("db_path")
+        store = Store.open(db_path)
+        try:
+            yield store
+        finally:
+            await store.close()
+        assert sqlite_rows(db_path, "PRAGMA integrity_check") == [("ok",)]
+        return
+    pg = PgMemoryHost(request.getfixturevalue("pg_url"))
+    try:
+        yield cast(Store, pg)
+    finally:
+        await pg.close()
+
+
+@pytest.fixture
+def memory(host: Store) -> MemoryStore:
+    return MemoryStore(host)
 
 
 _serial = iter(range(1, 10**6))
@@ -70,8 +100,13 @@ def summary(
     )
 
 
-def index_rows(db_path: Path) -> list[str]:
-    return sorted(r[0] for r in sqlite_rows(db_path, "SELECT memory_id FROM memory_fts"))
+async def index_rows(memory: MemoryStore) -> list[str]:
+    """The memory ids in the full-text index, read as the store reads."""
+
+    def query(conn: Any) -> list[str]:
+        return sorted(conn.exec_driver_sql("SELECT memory_id FROM memory_fts").scalars())
+
+    return await memory.store._read(query)
 
 
 async def ids(memory: MemoryStore, query: str, **kwargs: Any) -> list[str]:
@@ -93,14 +128,12 @@ async def test_an_observation_round_trips(memory: MemoryStore) -> None:
     assert await memory.get(o.id) == o
 
 
-async def test_an_observation_delivered_twice_is_kept_once(
-    memory: MemoryStore, db_path: Path
-) -> None:
+async def test_an_observation_delivered_twice_is_kept_once(memory: MemoryStore) -> None:
     o = obs("Bash(make)", "built")
     await memory.add_observation(o)
     await memory.add_observation(o)
     assert (await memory.stats())["observations"] == 1
-    assert index_rows(db_path) == [o.id]
+    assert await index_rows(memory) == [o.id]
 
 
 async def test_a_summary_round_trips(memory: MemoryStore) -> None:
@@ -155,7 +188,7 @@ async def test_stats_count_records_and_projects(memory: MemoryStore) -> None:
 
 
 async def test_a_later_summary_replaces_the_sessions_earlier_one_keeping_its_id(
-    memory: MemoryStore, db_path: Path
+    memory: MemoryStore,
 ) -> None:
     first = await memory.save_summary(summary("migrate the quokka database"))
     later = summary("migrate the wombat database", final_message="all green")
@@ -168,7 +201,7 @@ async def test_a_later_summary_replaces_the_sessions_earlier_one_keeping_its_id(
     # reindexed: the old text is gone from search, the new one is found
     assert await memory.search("quokka") == []
     assert await ids(memory, "wombat") == [first.id]
-    assert index_rows(db_path) == [first.id]
+    assert await index_rows(memory) == [first.id]
 
 
 # --- search ---------------------------------------------------------------------
@@ -273,6 +306,17 @@ async def test_an_empty_or_punctuation_only_query_finds_nothing(
         "x" * 5000,
         " ".join(f"w{n}" for n in range(200)),
         "héllo wörld 日本語",
+        # tsquery's syntax (PostgreSQL)
+        "hello & world | !say",
+        "hello:* <-> world:AB",
+        "!(hello)",
+        "'hello':*",
+        "hello <2> world",
+        "\\' \\\\ ''",
+        "hel\x00lo wor\x00ld",
+        "y" * 10_000,
+        "é" * 1500 + "*",
+        " ".join(["hello*"] * 3000),
     ],
 )
 async def test_fts_syntax_in_a_query_is_taken_as_text_and_never_raises(
@@ -284,12 +328,14 @@ async def test_fts_syntax_in_a_query_is_taken_as_text_and_never_raises(
     assert (await memory.stats())["observations"] == 1
 
 
-async def test_operator_words_are_matched_as_words(memory: MemoryStore) -> None:
+async def test_operator_words_are_matched_as_words(memory: MemoryStore, backend: str) -> None:
     o = obs("Bash(grep NEAR)", "AND OR NOT")
     await memory.add_observation(o)
     await memory.add_observation(obs("Bash(ls)", "other"))
     assert await ids(memory, "NEAR AND") == [o.id]
-    assert await ids(memory, '"not"') == [o.id]
+    # FTS5 indexes every word; PostgreSQL's english configuration leaves stop
+    # words ("and", "not") out of the index, so alone they find nothing there.
+    assert await ids(memory, '"not"') == ([o.id] if backend == "sqlite" else [])
 
 
 async def test_the_limit_is_capped_and_must_be_positive(memory: MemoryStore) -> None:
@@ -324,8 +370,8 @@ async def test_a_prefix_shorter_than_three_characters_is_taken_as_a_word(
 
 
 @pytest.fixture
-def small(store: Store) -> MemoryStore:
-    return MemoryStore(store, candidates=3)
+def small(host: Store) -> MemoryStore:
+    return MemoryStore(host, candidates=3)
 
 
 async def test_common_words_rank_the_newest_candidates_title_first(small: MemoryStore) -> None:
@@ -435,30 +481,28 @@ def test_title_words_forget_their_answers_past_the_memo_size() -> None:
 # --- forget ---------------------------------------------------------------------
 
 
-async def test_forget_one_record_removes_it_from_search(memory: MemoryStore, db_path: Path) -> None:
+async def test_forget_one_record_removes_it_from_search(memory: MemoryStore) -> None:
     keep = obs("Bash(ls)", "mongoose")
     gone = obs("Bash(ls)", "mongoose")
     await memory.add_observation(keep)
     await memory.add_observation(gone)
     assert await memory.forget(memory_id=gone.id) == 1
     assert await ids(memory, "mongoose") == [keep.id]
-    assert index_rows(db_path) == [keep.id]
+    assert await index_rows(memory) == [keep.id]
     with pytest.raises(NotFound):
         await memory.get(gone.id)
     with pytest.raises(NotFound):
         await memory.forget(memory_id=gone.id)
 
 
-async def test_forget_a_summary_by_id(memory: MemoryStore, db_path: Path) -> None:
+async def test_forget_a_summary_by_id(memory: MemoryStore) -> None:
     s = await memory.save_summary(summary("tapir"))
     assert await memory.forget(memory_id=s.id) == 1
     assert await memory.search("tapir") == []
-    assert index_rows(db_path) == []
+    assert await index_rows(memory) == []
 
 
-async def test_forget_a_session_removes_its_observations_and_summary(
-    memory: MemoryStore, db_path: Path
-) -> None:
+async def test_forget_a_session_removes_its_observations_and_summary(memory: MemoryStore) -> None:
     other = obs("Bash(ls)", "gecko", session_id="s2")
     await memory.add_observation(obs("Bash(ls)", "gecko", session_id="s1"))
     await memory.add_observation(obs("Bash(ls)", "gecko", session_id="s1"))
@@ -466,18 +510,18 @@ async def test_forget_a_session_removes_its_observations_and_summary(
     await memory.save_summary(summary("gecko", session_id="s1"))
     assert await memory.forget(session_id="s1") == 3
     assert await ids(memory, "gecko") == [other.id]
-    assert index_rows(db_path) == [other.id]
+    assert await index_rows(memory) == [other.id]
     assert await memory.forget(session_id="s1") == 0
 
 
-async def test_forget_a_project(memory: MemoryStore, db_path: Path) -> None:
+async def test_forget_a_project(memory: MemoryStore) -> None:
     other = obs("Bash(ls)", "ibis", project=OTHER)
     await memory.add_observation(obs("Bash(ls)", "ibis"))
     await memory.save_summary(summary("ibis"))
     await memory.add_observation(other)
     assert await memory.forget(project=PROJECT) == 2
     assert await ids(memory, "ibis") == [other.id]
-    assert index_rows(db_path) == [other.id]
+    assert await index_rows(memory) == [other.id]
     assert await memory.stats() == {"observations": 1, "summaries": 0, "projects": 1}
 
 
@@ -498,3 +542,15 @@ async def test_forget_needs_exactly_one_selector_and_deletes_nothing_otherwise(
 async def test_forget_an_id_of_the_wrong_shape_is_not_found(memory: MemoryStore) -> None:
     with pytest.raises(NotFound):
         await memory.forget(memory_id="agent-123")
+
+
+async def test_tsquery_operators_in_a_query_are_separators_between_words(
+    memory: MemoryStore,
+) -> None:
+    o = obs("Bash(echo hello)", "hello world")
+    await memory.add_observation(o)
+    await memory.add_observation(obs("Bash(ls)", "goodbye"))
+    # not "hello AND NOT world": the words hello and world, both in the record
+    assert await ids(memory, "hello & !world") == [o.id]
+    assert await ids(memory, "(hello) <-> 'world':*") == [o.id]
+    assert await ids(memory, "wor:*") == [o.id]  # an unfinished word, tried as a prefix

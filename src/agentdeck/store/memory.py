@@ -1,16 +1,18 @@
-"""Memory in the store: observations, session summaries and their FTS5 index
-(migration 0003). Writes go through the store's one write path; a record and
-its index row are written, replaced and deleted in the same transaction.
-Search, and how the index is laid out for it, is in ``memory_search``.
+"""Memory in the store: observations, session summaries and their full-text
+index (migration 0003). Writes go through the store's one write path; a record
+and its index row are written, replaced and deleted in the same transaction.
+
+The index and search differ by backend, and only they: SQLite's FTS5 table
+(``memory_search``) or PostgreSQL's tsvector table (``memory_search_pg``),
+chosen in one place, ``backend``, by the connection's dialect.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -24,14 +26,41 @@ from agentdeck.core.memory import (
     render_summary,
 )
 from agentdeck.errors import NotFound, UsageError
-from agentdeck.store import memory_search
-from agentdeck.store.memory_search import CANDIDATES, scope_text
+from agentdeck.store import memory_search, memory_search_pg
+from agentdeck.store.memory_search import CANDIDATES
 from agentdeck.store.schema import observations, summaries
 from agentdeck.store.store import Store
 
 MAX_LIMIT = 100
 
 _HIT_NOUN = "memory record"
+
+
+class IndexBackend(Protocol):
+    """What a backend's index module gives: ``memory_search`` (SQLite, FTS5)
+    and ``memory_search_pg`` (PostgreSQL, tsvector)."""
+
+    def index(self, conn: Connection, memory_id: str, project: str, title: str, body: str) -> int:
+        """Write a record's index row; returns its rowid."""
+
+    def unindex(self, conn: Connection, rowids: Sequence[int]) -> None:
+        """Delete index rows."""
+
+    def search(
+        self, conn: Connection, query: str, *, project: str | None, limit: int, cap: int
+    ) -> list[MemoryHit]:
+        """Ranked hits, at most ``limit``, from the newest ``cap`` matches."""
+
+
+_BACKENDS: dict[str, IndexBackend] = {
+    "sqlite": memory_search,
+    "postgresql": memory_search_pg,
+}
+
+
+def backend(conn: Connection) -> IndexBackend:
+    """The index and search of ``conn``'s database (the one place that chooses)."""
+    return _BACKENDS[conn.dialect.name]
 
 
 def observation_text(obs: Observation) -> tuple[str, str]:
@@ -65,7 +94,9 @@ class MemoryStore:
             ).first()
             if exists is not None:  # delivered twice: keep the first
                 return
-            row["fts_rowid"] = _index(conn, observation.id, observation.project, title, body)
+            row["fts_rowid"] = backend(conn).index(
+                conn, observation.id, observation.project, title, body
+            )
             conn.execute(sa.insert(observations).values(row))
 
         await self.store._write(op)
@@ -85,9 +116,10 @@ class MemoryStore:
             row = dataclasses.asdict(kept)
             for name in ("files_changed", "commands", "errors"):
                 row[name] = list(row[name])
+            index = backend(conn)
             if earlier is not None:
-                _unindex(conn, [earlier.fts_rowid])
-            row["fts_rowid"] = _index(conn, kept.id, kept.project, title, body)
+                index.unindex(conn, [earlier.fts_rowid])
+            row["fts_rowid"] = index.index(conn, kept.id, kept.project, title, body)
             if earlier is None:
                 conn.execute(sa.insert(summaries).values(row))
             else:
@@ -105,9 +137,11 @@ class MemoryStore:
         if limit < 1:
             raise UsageError(f"a search limit must be at least 1, not {limit}")
         limit = min(limit, MAX_LIMIT)
-        run = functools.partial(
-            memory_search.search, query=query, project=project, limit=limit, cap=self.candidates
-        )
+        cap = self.candidates
+
+        def run(conn: Connection) -> list[MemoryHit]:
+            return backend(conn).search(conn, query, project=project, limit=limit, cap=cap)
+
         return await self.store._read(run)
 
     async def get(self, memory_id: str) -> Observation | SessionSummary:
@@ -155,7 +189,7 @@ class MemoryStore:
             count = 0
             for table, where in zip((observations, summaries), wheres, strict=True):
                 rowids = list(conn.execute(sa.select(table.c.fts_rowid).where(where)).scalars())
-                _unindex(conn, rowids)
+                backend(conn).unindex(conn, rowids)
                 count += conn.execute(sa.delete(table).where(where)).rowcount
             return count
 
@@ -212,24 +246,6 @@ class MemoryStore:
             }
 
         return await self.store._read(query)
-
-
-# --- the index ----------------------------------------------------------------
-
-
-def _index(conn: Connection, memory_id: str, project: str, title: str, body: str) -> int:
-    result = conn.exec_driver_sql(
-        "INSERT INTO memory_fts (title, body, scope, memory_id) VALUES (?, ?, ?, ?)",
-        (title, body, scope_text(memory_id, project), memory_id),
-    )
-    rowid = result.lastrowid
-    assert rowid is not None
-    return int(rowid)
-
-
-def _unindex(conn: Connection, rowids: Sequence[int]) -> None:
-    if rowids:
-        conn.exec_driver_sql("DELETE FROM memory_fts WHERE rowid = ?", [(r,) for r in rowids])
 
 
 # --- rows -----------------------------------------------------------------------

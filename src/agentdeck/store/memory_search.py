@@ -85,6 +85,35 @@ def quoted_terms(words: Sequence[str], *, prefix: bool) -> list[str]:
     return quoted
 
 
+def attempts(words: Sequence[str], prefix: bool) -> list[tuple[bool, bool]]:
+    """The searches to try in turn, as ``(any_word, last_word_as_prefix)``:
+    every word; then any word; then the last word as a prefix (perhaps it is
+    unfinished). Both backends answer with the first that finds something."""
+    tried = [(False, prefix)]
+    if len(words) > 1:
+        tried.append((True, prefix))  # no record has every word: any will do
+    if not prefix and len(words[-1]) >= MIN_PREFIX:
+        tried.append((len(words) > 1, True))  # perhaps the last word is unfinished
+    return tried
+
+
+def index(conn: Connection, memory_id: str, project: str, title: str, body: str) -> int:
+    """Write a record's index row; returns its rowid (the record's ``fts_rowid``)."""
+    result = conn.exec_driver_sql(
+        "INSERT INTO memory_fts (title, body, scope, memory_id) VALUES (?, ?, ?, ?)",
+        (title, body, scope_text(memory_id, project), memory_id),
+    )
+    rowid = result.lastrowid
+    assert rowid is not None
+    return int(rowid)
+
+
+def unindex(conn: Connection, rowids: Sequence[int]) -> None:
+    """Delete index rows (a record forgotten or its summary replaced)."""
+    if rowids:
+        conn.exec_driver_sql("DELETE FROM memory_fts WHERE rowid = ?", [(r,) for r in rowids])
+
+
 def in_project(expr: str, project: str | None) -> str:
     """``expr`` limited to one project's records: one more term to intersect."""
     if project is None:
@@ -95,18 +124,12 @@ def in_project(expr: str, project: str | None) -> str:
 def search(
     conn: Connection, query: str, *, project: str | None, limit: int, cap: int = CANDIDATES
 ) -> list[MemoryHit]:
-    """Every word first; then any word; then the last word as a prefix (perhaps
-    it is unfinished). The first of these that finds something is the answer."""
+    """Ranked hits for ``query`` (see ``attempts`` for which searches are tried)."""
     words, prefix = query_terms(query)
     if not words:
         return []
-    attempts = [(False, prefix)]
-    if len(words) > 1:
-        attempts.append((True, prefix))  # no record has every word: any will do
-    if not prefix and len(words[-1]) >= MIN_PREFIX:
-        attempts.append((len(words) > 1, True))  # perhaps the last word is unfinished
     newest: dict[str, list[int]] = {}  # each word's newest matches, shared by the attempts
-    for any_word, as_prefix in attempts:
+    for any_word, as_prefix in attempts(words, prefix):
         terms = quoted_terms(words, prefix=as_prefix)
         hits = _search(conn, terms, any_word, project, limit, cap, newest)
         if hits:

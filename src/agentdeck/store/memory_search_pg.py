@@ -1,0 +1,300 @@
+"""Memory search on PostgreSQL, over the ``memory_fts`` table of migration 0003
+there: each row's ``tsv`` is generated from its ``title`` (weight A, english),
+``body`` (B, english) and ``scope`` (D, simple: the project's token and the
+summaries' token), under a GIN index.
+
+The same search as SQLite's (``memory_search``), the same attempts (every
+word, any word, the last word as a prefix) and the same bounded cost: only
+the newest ``cap`` matches are ranked. Each is scored as there: per word, its
+IDF (its document frequency estimated from how far back its newest ``cap``
+matches reach) times how well the record holds it, here ``ts_rank`` with
+title weighing ``TITLE_WEIGHT`` times body and scope nothing; a summary
+times ``SUMMARY_BOOST``. Snippets are ``ts_headline``'s, marked ``[`` ``]``
+with ``…`` where text was cut, as FTS5's snippet() gives them.
+
+A query's text never becomes tsquery syntax: its words are the letters and
+digits ``query_terms`` extracts, normalised by the database's own english
+configuration (``to_tsvector``, which parses no operators), and each lexeme
+is written quoted into a tsquery passed as a parameter, restricted to the
+weights searched (``:AB``, so a word never matches a record's scope). What
+the engines do differently: PostgreSQL's english configuration drops stop
+words (``the``, ``not``...) from the index, so such a word is never found
+here (FTS5 keeps every word), and its stemmer is Snowball's, not Porter's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from agentdeck.core.memory import MemoryHit, MemoryKind, kind_of
+from agentdeck.store.memory_search import (
+    BODY_WEIGHT,
+    MIN_PREFIX,
+    SNIPPET_TOKENS,
+    SUMMARY_BOOST,
+    SUMMARY_TOKEN,
+    TITLE_WEIGHT,
+    attempts,
+    project_token,
+    query_terms,
+    scope_text,
+)
+
+CONFIG = "english"
+# A longer word is in no tsvector (to_tsvector leaves it out) nor a valid tsquery.
+MAX_WORD_BYTES = 2046
+# ts_rank's weights, in its order D, C, B, A: scope never scores, a body
+# counts BODY_WEIGHT / TITLE_WEIGHT of a title. A word once in a title ranks
+# 1 / RANK_SCALE, so scores are on SQLite's scale (TITLE_WEIGHT times its IDF).
+RANK_WEIGHTS = [0.0, 0.0, BODY_WEIGHT / TITLE_WEIGHT, 1.0]
+RANK_SCALE = TITLE_WEIGHT * 1.64493406685  # ts_rank divides by pi^2 / 6
+_OPEN, _CLOSE = "\ue000", "\ue001"
+HEADLINE_OPTIONS = (
+    f'StartSel="{_OPEN}", StopSel="{_CLOSE}", MaxWords={SNIPPET_TOKENS}, '
+    "MinWords=4, ShortWord=0, MaxFragments=1"
+)
+
+
+@dataclass(frozen=True)
+class _Term:
+    """One word of the query as tsquery text: ``match`` within title and body
+    (weights A and B), ``plain`` for ts_headline (whose text has no weights)."""
+
+    match: str
+    plain: str
+
+
+def index(conn: Connection, memory_id: str, project: str, title: str, body: str) -> int:
+    """Write a record's index row (``tsv`` is generated); returns its rowid."""
+    row = {
+        "title": _text(title),
+        "body": _text(body),
+        "scope": scope_text(memory_id, project),
+        "memory_id": memory_id,
+    }
+    return int(conn.execute(_INSERT, row).scalar_one())
+
+
+def unindex(conn: Connection, rowids: Sequence[int]) -> None:
+    """Delete index rows."""
+    if rowids:
+        conn.execute(_DELETE, {"rowids": [int(r) for r in rowids]})
+
+
+def search(
+    conn: Connection, query: str, *, project: str | None, limit: int, cap: int
+) -> list[MemoryHit]:
+    """Ranked hits for ``query`` (see ``memory_search.attempts``)."""
+    words, prefix = query_terms(query)
+    words = [w for w in words if len(w.encode()) <= MAX_WORD_BYTES]
+    if not words:
+        return []
+    lexemes = _lexemes(conn, words)
+    reach: dict[str, tuple[int, int]] = {}  # each term's newest matches, shared
+    for any_word, as_prefix in attempts(words, prefix):
+        terms = _terms(words, lexemes, as_prefix=as_prefix)
+        hits = _search(conn, terms, any_word, project, limit, cap, reach)
+        if hits:
+            return hits
+    return []
+
+
+def _lexemes(conn: Connection, words: list[str]) -> list[list[str]]:
+    """Each word's lexemes under the english configuration (none for a stop
+    word; more than one only where its parser splits a word)."""
+    rows = conn.execute(_LEXEMES, {"words": words}).all()
+    found = {int(n): list(lexemes or ()) for n, lexemes in rows}
+    return [found.get(n, []) for n in range(1, len(words) + 1)]
+
+
+def _terms(words: list[str], lexemes: list[list[str]], *, as_prefix: bool) -> list[_Term]:
+    """The query's words as tsquery texts; a stop word is left out (it is in no
+    record's index) unless it is the prefix, which is then taken as typed. A
+    prefix shorter than ``MIN_PREFIX`` is taken as a word, as on SQLite."""
+    terms: list[_Term] = []
+    last = len(words) - 1
+    for n, (word, found) in enumerate(zip(words, lexemes, strict=True)):
+        star = as_prefix and n == last and len(word) >= MIN_PREFIX
+        if star and not found:
+            found = [word]
+        if not found:
+            continue
+        suffix = ":*" if star else ":"
+        quoted = [_quoted(lexeme) for lexeme in found]
+        terms.append(
+            _Term(
+                match=_all(f"{q}{suffix}AB" for q in quoted),
+                plain=_all(f"{q}{suffix}" if star else q for q in quoted),
+            )
+        )
+    return terms
+
+
+def _search(
+    conn: Connection,
+    terms: list[_Term],
+    any_word: bool,
+    project: str | None,
+    limit: int,
+    cap: int,
+    reach: dict[str, tuple[int, int]],
+) -> list[MemoryHit]:
+    if not terms:
+        return []
+    unknown = [t.match for t in terms if t.match not in reach]
+    if unknown:
+        rows = conn.execute(_REACH, {"queries": unknown, "cap": cap}).all()
+        for n, count, floor in rows:
+            reach[unknown[int(n) - 1]] = (int(count), int(floor or 0))
+    counts = [reach[t.match][0] for t in terms]
+    if not any(counts) or (not any_word and not all(counts)):
+        return []  # a word found nowhere: no need to look for records with all
+    joined = (" | " if any_word else " & ").join(f"( {t.match} )" for t in terms)
+    scoped = joined if project is None else f"{_scope(project_token(project))} & ( {joined} )"
+    params = {
+        "query": scoped,
+        "words": [t.match for t in terms],
+        "weights": RANK_WEIGHTS,
+        "cap": cap,
+    }
+    rows = conn.execute(_CANDIDATES, params).all()
+    if not rows:
+        return []
+    docs = max(1, int(conn.execute(_LAST_ROWID).scalar() or 1))
+    idfs = [_idf(*reach[t.match], docs=docs, cap=cap) for t in terms]
+    scores: dict[int, float] = {}
+    ids: dict[int, str] = {}
+    for rowid, memory_id, ranks in rows:
+        score = sum(idf * float(r) * RANK_SCALE for idf, r in zip(idfs, ranks, strict=True))
+        if kind_of(memory_id) is MemoryKind.SUMMARY:
+            score *= SUMMARY_BOOST
+        scores[int(rowid)], ids[int(rowid)] = score, str(memory_id)
+    best = sorted(scores, key=lambda r: (-scores[r], -r))[:limit]
+    plain = (" | " if any_word else " & ").join(f"( {t.plain} )" for t in terms)
+    return _hits(conn, best, scores, plain)
+
+
+def _idf(count: int, floor: int, *, docs: int, cap: int) -> float:
+    """bm25's IDF of a word with ``count`` of its newest matches seen (at most
+    ``cap``), the oldest of them at rowid ``floor``."""
+    df = count if count < cap else cap * docs / max(1, docs - floor + 1)
+    return math.log(1 + (docs - df + 0.5) / (df + 0.5))
+
+
+def _hits(
+    conn: Connection, best: list[int], scores: dict[int, float], plain: str
+) -> list[MemoryHit]:
+    """The shown hits: headlines (ts_headline parses a row's text again, so
+    only for these) and where each record came from."""
+    params = {"rowids": best, "query": plain, "options": HEADLINE_OPTIONS}
+    texts = {int(row[0]): row[1:] for row in conn.execute(_HEADLINES, params)}
+    records = _records(conn, [str(texts[r][0]) for r in best if r in texts])
+    hits: list[MemoryHit] = []
+    for rowid in best:
+        if rowid not in texts or texts[rowid][0] not in records:
+            continue  # not a record's row (never written so; a hit needs both)
+        memory_id, title, body, title_line, body_line = texts[rowid]
+        project, session_id, ts = records[memory_id]
+        kind = kind_of(memory_id)
+        assert kind is not None
+        snippet = _snippet(body_line, body) if _OPEN in body_line else _snippet(title_line, title)
+        hits.append(
+            MemoryHit(
+                id=memory_id,
+                kind=kind,
+                project=project,
+                session_id=session_id,
+                ts=ts,
+                title=title,
+                snippet=snippet,
+                score=scores[rowid],
+            )
+        )
+    return hits
+
+
+def _snippet(headline: str, text: str) -> str:
+    """ts_headline's words as FTS5's snippet() gives them: matches in ``[ ]``,
+    ``…`` where the text goes on before or after."""
+    bare = headline.replace(_OPEN, "").replace(_CLOSE, "")
+    marked = headline.replace(_OPEN, "[").replace(_CLOSE, "]")
+    whole = text.strip()
+    if bare.strip() and not whole.startswith(bare.strip()):
+        marked = "…" + marked
+    if bare.strip() and not whole.endswith(bare.strip()):
+        marked += "…"
+    return marked
+
+
+def _records(conn: Connection, memory_ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+    """``memory_id -> (project, session_id, ts)``, from the table of each kind."""
+    found: dict[str, tuple[Any, ...]] = {}
+    for kind, stmt in ((MemoryKind.OBSERVATION, _OBSERVED), (MemoryKind.SUMMARY, _SUMMED)):
+        wanted = [i for i in memory_ids if kind_of(i) is kind]
+        if wanted:
+            found.update({row[0]: tuple(row[1:]) for row in conn.execute(stmt, {"ids": wanted})})
+    return found
+
+
+def _quoted(lexeme: str) -> str:
+    """A lexeme as a quoted tsquery operand: whatever it holds is one lexeme."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _all(parts: Any) -> str:
+    listed = list(parts)
+    return listed[0] if len(listed) == 1 else "( " + " & ".join(listed) + " )"
+
+
+def _scope(token: str) -> str:
+    return f"{_quoted(token)}:D"
+
+
+def _text(value: str) -> str:
+    """PostgreSQL's text holds no NUL character: the index copy goes without."""
+    return value.replace("\x00", "") if "\x00" in value else value
+
+
+assert SUMMARY_TOKEN.isalnum()  # a scope token is one lexeme in the simple configuration
+
+_INSERT = sa.text(
+    "INSERT INTO memory_fts (title, body, scope, memory_id) "
+    "VALUES (:title, :body, :scope, :memory_id) RETURNING rowid"
+)
+_DELETE = sa.text("DELETE FROM memory_fts WHERE rowid = ANY(:rowids)")
+_LEXEMES = sa.text(
+    f"SELECT w.n, tsvector_to_array(to_tsvector('{CONFIG}', w.word)) "
+    "FROM unnest(CAST(:words AS text[])) WITH ORDINALITY AS w(word, n)"
+)
+# Each term's newest ``cap`` matches: how many (up to cap) and the oldest's rowid.
+_REACH = sa.text(
+    "SELECT q.n, r.count, r.floor "
+    "FROM unnest(CAST(:queries AS text[])) WITH ORDINALITY AS q(query, n) "
+    "CROSS JOIN LATERAL ("
+    "  SELECT count(*) AS count, min(m.rowid) AS floor FROM ("
+    "    SELECT rowid FROM memory_fts WHERE tsv @@ CAST(q.query AS tsquery) "
+    "    ORDER BY rowid DESC LIMIT :cap) AS m) AS r"
+)
+# The newest ``cap`` matches, each with every word's ts_rank in it.
+_CANDIDATES = sa.text(
+    "SELECT c.rowid, c.memory_id, ARRAY("
+    "  SELECT ts_rank(CAST(:weights AS real[]), c.tsv, CAST(w.query AS tsquery)) "
+    "  FROM unnest(CAST(:words AS text[])) WITH ORDINALITY AS w(query, n) ORDER BY w.n) "
+    "FROM (SELECT rowid, memory_id, tsv FROM memory_fts "
+    "  WHERE tsv @@ CAST(:query AS tsquery) ORDER BY rowid DESC LIMIT :cap) AS c"
+)
+_LAST_ROWID = sa.text("SELECT max(rowid) FROM memory_fts")
+_HEADLINES = sa.text(
+    "SELECT rowid, memory_id, title, body, "
+    f"  ts_headline('{CONFIG}', title, CAST(:query AS tsquery), :options), "
+    f"  ts_headline('{CONFIG}', body, CAST(:query AS tsquery), :options) "
+    "FROM memory_fts WHERE rowid = ANY(:rowids)"
+)
+_OBSERVED = sa.text("SELECT id, project, session_id, ts FROM observations WHERE id = ANY(:ids)")
+_SUMMED = sa.text("SELECT id, project, session_id, ts FROM summaries WHERE id = ANY(:ids)")
