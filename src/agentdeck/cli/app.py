@@ -22,6 +22,7 @@ from agentdeck.cli import (
     checkpoints,
     context,
     daemon,
+    db,
     demo_command,
     diff,
     doctor,
@@ -74,6 +75,7 @@ bridge.register(app)
 tui.register(app)
 team.register(app)
 usage.register(app)
+db.register(app)
 
 
 def main() -> None:
