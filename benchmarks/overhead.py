@@ -386,7 +386,7 @@ def teardown_seconds(bench: Bench, *, freeze: bool) -> float:
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     code = (
         "import sys, time, gc\n"
-        "import agentdeck.cli.run, agentdeck.cli.follow, agentdeck.runner.runner\n"
+        "import agentdeck.cli.run, agentdeck.cli.steer, agentdeck.runner.runner\n"
         "import agentdeck.store.store, agentdeck.store.migrate\n"
         + ("gc.freeze()\n" if freeze else "")
         + "print(time.time(), flush=True)\n"

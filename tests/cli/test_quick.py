@@ -125,7 +125,7 @@ def test_without_a_daemon_run_embeds_the_agent_without_the_typer_app(tmp_path: P
     )  # fmt: skip
     assert code == 0, errors
     assert {"typer", "agentdeck.cli.app", "agentdeck.cli.run"}.isdisjoint(modules)
-    assert {"agentdeck.cli.embedded", "agentdeck.cli.early"} <= modules
+    assert {"agentdeck.cli.run_agent", "agentdeck.cli.early"} <= modules
     slow = typer_path(env, "run", "--scenario", "chat", "--name", "t", "Hello! Who are you?")
     assert slow.returncode == 0, slow.stderr
     agents = json.loads(deck(env, "ls", "--json").out)

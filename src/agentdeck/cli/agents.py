@@ -1,18 +1,22 @@
 """Steering commands: ls, show, logs, send, interrupt, kill, resume.
 
-Each goes through the daemon when one runs for this home (``remote``, which the
-quick path calls too), and works embedded (straight on the store, with a local
-runner) when none does.
+The reads are written once against the wire (``cli.reads``); the acts against
+the Deck (``cli.decks``: the daemon's when one runs for this home, else this
+command's own, which runs what it resumes in this process); ``send`` and
+``resume`` follow the agent with ``cli.steer``. (The quick path answers the same
+commands from the daemon's JSON when one runs: ``cli.quick``.)
 """
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agentdeck.cli import reads, remote, remote_follow
-from agentdeck.cli.context import opened, run_async
+from agentdeck.cli.context import run_async
+from agentdeck.cli.ending import watch
 from agentdeck.cli.wire import wired
 from agentdeck.settings import Settings
 
@@ -85,38 +89,26 @@ def send(
 ) -> None:
     """Send a follow-up and follow the turn that answers it (a busy agent answers
     what it was asked before first). A finished agent is resumed with it."""
-    if (d := remote.daemon()) is not None:
-        raise typer.Exit(remote.send(d, agent, text, as_json, no_wait))
 
     async def work(settings: Settings, ending: Ending) -> int:
-        from agentdeck.cli.follow import follow_answer, follow_session, turn_running
+        from agentdeck.cli import steer
+        from agentdeck.cli.decks import opened_deck
 
-        async with opened(settings) as (store, runner):
-            from agentdeck.runner.steering import Steering
-
-            ending.supervise(runner)  # SIGTERM/SIGHUP stop the agent it resumes
-            try:
-                # Where the log stands before it is sent: the answer comes after.
-                mark = await store.last_event_id()
-                running = await turn_running(store, await store.find_agent(agent), mark)
-                taken = await Steering(store, runner).send(agent, text)
-                if taken is not None:  # another process (an `agentdeck run`) runs it
-                    if no_wait:
-                        said = "queued for" if running else "sent to"
-                        remote.say_agent(
-                            taken.to_dict(), f"{said} {taken.id} ({taken.state})", as_json
-                        )
-                        return 0
-                    return await follow_answer(
-                        store, taken.id, after=mark, answer=remote_follow.AnswerTo(running),
-                        as_json=as_json, poll=settings.command_poll_seconds,
-                    )  # fmt: skip
-                session = next(iter(runner.sessions.values()))
-                return await follow_session(store, session, as_json=as_json)
-            finally:
-                await ending.stopped()
-
-    from agentdeck.cli.ending import watch
+        async with opened_deck(settings, ending=ending) as deck:
+            found = await deck.get_agent(agent)
+            mark = await deck.last_event_id()  # where the log stands: the answer comes after
+            running = await steer.turn_running(deck, found, mark)
+            sent = await deck.send(found.id, text)
+            # An agent this process now runs (no daemon) is followed all the same:
+            # leaving would stop it.
+            if no_wait and sent.owner_pid != os.getpid():
+                said = "queued for" if running else "sent to"
+                remote.say_agent(sent.to_dict(), f"{said} {sent.id} ({sent.state})", as_json)
+                return 0
+            answer = remote_follow.AnswerTo(running)
+            return await steer.follow(
+                deck, found.id, after=mark, as_json=as_json, until_turn=True, answer=answer
+            )
 
     raise typer.Exit(run_async(lambda settings: watch("send", lambda e: work(settings, e))))
 
@@ -162,20 +154,17 @@ def resume(
     as_json: JsonOpt = False,
 ) -> None:
     """Resume a finished agent's Claude session in a new process."""
-    if (d := remote.daemon()) is not None:
-        raise typer.Exit(remote.resume(d, agent, text, fork, as_json))
 
     async def work(settings: Settings, ending: Ending) -> int:
-        from agentdeck.cli.follow import follow_session
+        from agentdeck.cli import steer
+        from agentdeck.cli.decks import opened_deck
 
-        async with opened(settings) as (store, runner):
-            ending.supervise(runner)  # SIGTERM/SIGHUP stop the agent it resumes
-            try:
-                session = await runner.resume(agent, text, fork=fork)
-                return await follow_session(store, session, as_json=as_json)
-            finally:
-                await ending.stopped()
-
-    from agentdeck.cli.ending import watch
+        async with opened_deck(settings, ending=ending) as deck:
+            found = await deck.get_agent(agent)
+            mark = 0 if fork else await deck.last_event_id()
+            resumed = await deck.resume(found.id, text, fork=fork)
+            return await steer.follow(
+                deck, resumed.id, after=mark, as_json=as_json, until_turn=True
+            )
 
     raise typer.Exit(run_async(lambda settings: watch("resume", lambda e: work(settings, e))))

@@ -1,4 +1,5 @@
-"""What every command needs: settings, the store, a runner; one event loop."""
+"""What every command needs: settings, logging, one event loop (and the store alone
+for the few that read it directly; the others open a Deck: ``cli.decks``)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,7 @@ from typing import TYPE_CHECKING, TypeVar
 from agentdeck.cli import out
 from agentdeck.settings import Settings
 
-if TYPE_CHECKING:  # the SDK and SQLAlchemy load only when a command needs them
-    from agentdeck.runner.runner import Runner
+if TYPE_CHECKING:  # SQLAlchemy loads only when a command needs it
     from agentdeck.store.store import Store
 
 console = out.console()
@@ -47,23 +47,6 @@ async def opened_store(settings: Settings) -> AsyncIterator[Store]:
         yield store
     finally:
         await store.close()
-
-
-@contextlib.asynccontextmanager
-async def opened(settings: Settings) -> AsyncIterator[tuple[Store, Runner]]:
-    """The store and a runner; every agent the runner started is stopped on exit."""
-    from agentdeck.daemon.compose import build_orchestration, build_runner
-
-    async with opened_store(settings) as store:
-        runner = build_runner(store, settings)
-        orchestration = build_orchestration(store, runner, settings)
-        try:
-            yield store, runner
-        finally:
-            try:
-                await runner.shutdown()
-            finally:
-                orchestration.close()
 
 
 # Set by a command that closed everything it opened (the store flushed and closed,

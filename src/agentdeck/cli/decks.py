@@ -15,36 +15,107 @@ building the core records costs a command ~35 ms of imports.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from agentdeck.cli.early import Early
+    from agentdeck.cli.ending import Ending
     from agentdeck.client.deck import RemoteDeck
+    from agentdeck.core.agent import AgentSpec
     from agentdeck.core.deck import Deck
     from agentdeck.settings import Settings
 
 
 @contextlib.asynccontextmanager
-async def opened_deck(settings: Settings) -> AsyncIterator[Deck]:
+async def opened_deck(
+    settings: Settings,
+    *,
+    ending: Ending | None = None,
+    booting: tuple[AgentSpec, str | None] | None = None,
+) -> AsyncIterator[Deck]:
     """The daemon's deck if one runs for ``settings.home_dir``, else one in this
-    process, closed (its agents stopped, its log flushed) when the block ends."""
-    from agentdeck.cli.client import connect
+    process, closed (its agents stopped, its log flushed) when the block ends.
 
-    client = await connect(settings)
-    if client is not None:
-        from agentdeck.client.deck import RemoteDeck
+    For a command that supervises the agents of its own deck: ``ending`` (its stop
+    signals) stops them when a signal comes; ``booting`` (the spec and template of
+    the agent it is about to create) spawns that agent's Claude Code before the
+    deck opens, for the deck to adopt (``cli.early``: it boots meanwhile). What a
+    daemon runs is the daemon's: neither applies to it."""
+    from agentdeck.client import quick
 
-        async with RemoteDeck(client, owns_http=True) as remote:
-            yield remote
-        return
-    from agentdeck.daemon.compose import open_deck
+    if quick.connect(settings.home_dir) is not None:  # a file read: no HTTP imported
+        from agentdeck.cli.client import connect
 
-    local = await open_deck(settings, embedded=True)
+        client = await connect(settings)
+        if client is not None:
+            from agentdeck.client.deck import RemoteDeck
+
+            async with RemoteDeck(client, owns_http=True) as remote:
+                yield remote
+            return
+    early = await _spawn_early(settings, *booting) if booting is not None else None
     try:
-        yield local
+        from agentdeck.cli.importing import importing
+
+        with importing():  # the SDK, the store, the runner, orchestration, in one go
+            from agentdeck.daemon.compose import open_deck
+            from agentdeck.runner import sdk_private
+
+            sdk_private.finish()
+        local = await open_deck(settings, embedded=True)
+    except BaseException:
+        if early is not None:  # never handed over: it must not outlive the command
+            await _to_the_end(early.close())
+        raise
+    try:
+        if early is not None:
+            local.adopt(early.warm, early.model)  # the runner's now: it stops it unclaimed
+        if ending is not None:
+            ending.supervise(local)  # SIGTERM/SIGHUP stop its agents from now on
+        try:
+            yield local
+        finally:
+            if ending is not None:
+                await ending.stopped()  # while the store is open: the agents say so
     finally:
         await local.close()
+
+
+async def _spawn_early(settings: Settings, spec: AgentSpec, template: str | None) -> Early | None:
+    """Claude Code for the agent of ``spec`` (from ``template``) as the deck will
+    create it, spawned now (``cli.early``); None when it cannot be."""
+    from dataclasses import replace
+
+    from agentdeck.cli.importing import importing
+    from agentdeck.core.usage import LOCAL_OWNER
+    from agentdeck.runner import sdk_private
+
+    # What spawns Claude Code: the SDK's options and transport, not yet the rest of
+    # the SDK (and all of mcp with it), nor the store (imported while it boots).
+    sdk_private.defer()
+    with importing():
+        from agentdeck.cli.early import spawn
+    if template:  # as the embedded deck's create_agent makes the spec (the same order)
+        from agentdeck.core.templates import apply_template
+        from agentdeck.orchestration.templates import resolve
+
+        spec = apply_template(resolve(settings, template, spec.project or spec.cwd), spec)
+    if spec.owner is None:
+        spec = replace(spec, owner=LOCAL_OWNER)
+    return await spawn(settings, spec)
+
+
+async def _to_the_end(work: Awaitable[None]) -> None:
+    """``work`` run to its end even if this task is cancelled meanwhile (a signal):
+    what it stops must not outlive the process."""
+    task = asyncio.ensure_future(work)
+    while not task.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(task)
+    task.result()
 
 
 async def daemon_deck(settings: Settings) -> RemoteDeck:

@@ -26,16 +26,19 @@ import contextlib
 import logging
 import signal
 from collections.abc import Awaitable, Callable, Iterator
-from typing import TYPE_CHECKING, TypeVar
+from typing import Protocol, TypeVar
 
 from agentdeck.runner import procs
-
-if TYPE_CHECKING:
-    from agentdeck.runner.runner import Runner
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+
+class Stoppable(Protocol):
+    """What a stop signal stops: this command's own deck (``Deck.stop_now``)."""
+
+    async def stop_now(self, reason: str) -> None: ...
 
 
 def exit_code(sig: int) -> int:
@@ -50,7 +53,7 @@ class Ending:
         self.command = command
         self.caught: signal.Signals | None = None
         self._task: asyncio.Task[object] | None = None
-        self._runner: Runner | None = None
+        self._runner: Stoppable | None = None
         self._stopping: asyncio.Future[None] | None = None
 
     @property
@@ -63,8 +66,8 @@ class Ending:
         name = self.caught.name if self.caught is not None else "a stop signal"
         return f"stopped: agentdeck {self.command} got {name}"
 
-    def supervise(self, runner: Runner) -> None:
-        """The runner whose agents a signal stops from now on."""
+    def supervise(self, runner: Stoppable) -> None:
+        """What runs the agents a signal stops from now on (this command's deck)."""
         self._runner = runner
         if self.caught is not None and self._stopping is None:
             self._stop_runner(runner)
@@ -105,7 +108,7 @@ class Ending:
         elif self._task is not None:
             self._task.cancel()  # what it began (an early Claude Code) stops with it
 
-    def _stop_runner(self, runner: Runner) -> None:
+    def _stop_runner(self, runner: Stoppable) -> None:
         self._stopping = asyncio.ensure_future(runner.stop_now(self.reason))
 
 

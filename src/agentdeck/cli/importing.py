@@ -1,5 +1,5 @@
 """Importing the app's modules quickly: ``importing`` (a module of its own, so that
-``cli.embedded`` uses it without importing the ``cli`` package back)."""
+``cli.decks`` uses it without importing the ``cli`` package back)."""
 
 from __future__ import annotations
 

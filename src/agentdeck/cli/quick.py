@@ -105,9 +105,9 @@ def _run(agent: str | None, as_json: bool, **kw: Any) -> int:
         return remote.run(d, spec, agent, as_json)
     # Embedded: here rather than in the Typer app, whose import would delay the
     # spawn of Claude Code (cli.early) by ~0.3 s.
-    from agentdeck.cli.embedded import run_embedded
+    from agentdeck.cli.run_agent import run_agent
 
-    code = run_embedded(spec, agent, as_json)
+    code = run_agent(spec, agent, as_json)
     from agentdeck.cli.context import exit_now
 
     exit_now(code)  # when everything was closed: no interpreter teardown

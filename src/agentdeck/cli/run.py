@@ -77,8 +77,6 @@ def run(
         append_system_prompt=append_system_prompt, max_turns=max_turns,
         budget_usd=budget_usd, scenario=scenario, profile=profile, worktree=worktree, base=base,
     )  # fmt: skip
-    if (d := remote.daemon()) is not None:
-        raise typer.Exit(remote.run(d, spec, agent, as_json))
-    from agentdeck.cli.embedded import run_embedded
+    from agentdeck.cli.run_agent import run_agent
 
-    raise typer.Exit(run_embedded(spec, agent, as_json))
+    raise typer.Exit(run_agent(spec, agent, as_json))

@@ -38,6 +38,18 @@ def owned_elsewhere(agent: Agent) -> bool:
     )
 
 
+def supervisor_gone(agent: Agent) -> bool:
+    """Whether the agent's row says it runs under another process that ended (killed
+    before it could record the end): nobody will answer it until it is reconciled."""
+    return (
+        agent.state.is_live
+        and agent.source is not AgentSource.EXTERNAL
+        and agent.owner_pid is not None
+        and agent.owner_pid != os.getpid()
+        and not procs.runs_since(agent.owner_pid, agent.updated_at)
+    )
+
+
 def ensure_steerable(agent: Agent, action: str) -> None:
     """Hand-started sessions only report to the deck; their terminal steers them."""
     if agent.source is AgentSource.EXTERNAL:

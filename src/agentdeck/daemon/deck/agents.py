@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from agentdeck.core.agent import Agent, AgentSpec, AgentState
 from agentdeck.core.events import Notice
+from agentdeck.core.usage import LOCAL_OWNER
 from agentdeck.daemon.deck.parts import DeckParts
 from agentdeck.errors import UsageError
 from agentdeck.orchestration.templates import resolve as resolve_template
@@ -23,7 +25,9 @@ class Agents(DeckParts):
 
             found = resolve_template(self.settings, template, spec.project or spec.cwd)
             spec = apply_template(found, spec)
-        session = await self._runner.start(spec, keep_alive=keep_alive)
+        if self._embedded and spec.owner is None:
+            spec = replace(spec, owner=LOCAL_OWNER)  # no daemon, no users: the machine's
+        session = await self._runner.start(spec, keep_alive=keep_alive and not self._embedded)
         return session.agent
 
     async def spawn(
@@ -86,7 +90,8 @@ class Agents(DeckParts):
         return [*roots, *await self.descendants([a.id for a in roots])]
 
     async def send(self, ref: str, text: str) -> Agent:
-        """A follow-up; a finished agent is resumed with it (kept alive)."""
+        """A follow-up; a finished agent is resumed with it (kept alive by a daemon;
+        embedded, its process ends with the turn, as the command that runs it does)."""
         if not text:
             raise UsageError("a message needs text", hint="write the message to send")
         agent = await self._store.find_agent(ref)
@@ -94,7 +99,7 @@ class Agents(DeckParts):
         if self._runner.live(agent.id) is None and not owned_elsewhere(agent):
             if agent.state.is_live:
                 agent = await reconcile_stale(self._store, agent)
-            session = await self._runner.resume(agent.id, text, keep_alive=True)
+            session = await self._runner.resume(agent.id, text, keep_alive=not self._embedded)
             return session.agent
         taken = await self._steering.send(agent.id, text)
         return taken if taken is not None else await self.get_agent(agent.id)
@@ -110,12 +115,13 @@ class Agents(DeckParts):
         return await self._orchestration.kill_tree(agent)
 
     async def resume(self, ref: str, text: str | None = None, *, fork: bool = False) -> Agent:
-        """Continue a finished agent's session with ``text`` (None: ask it to continue)."""
+        """Continue a finished agent's session with ``text`` (None: ask it to continue);
+        kept alive by a daemon, one turn embedded (as ``send``)."""
         if text is not None and not text:
             raise UsageError(
                 "a message to resume with needs text", hint="leave it out to ask it to continue"
             )
-        session = await self._runner.resume(ref, text, fork=fork, keep_alive=True)
+        session = await self._runner.resume(ref, text, fork=fork, keep_alive=not self._embedded)
         return session.agent
 
     async def archive(self, ref: str, archived: bool = True) -> Agent:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from agentdeck.core.agent import Agent, AgentState
 from agentdeck.core.roles import User
@@ -27,6 +28,10 @@ from agentdeck.settings import Settings
 from agentdeck.store.memory import MemoryStore
 from agentdeck.store.store import Store
 from agentdeck.store.usage import UsageStore
+
+if TYPE_CHECKING:
+    from agentdeck.mockmodel import MockModel
+    from agentdeck.runner.warm import Warm
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +93,18 @@ class Deck(Agents, Inbox, Changes, Events, Knowledge, Team, Orchestration, Looku
             await self._notifier.stop()
             await self._hub.stop()
             await self._store.close()
+
+    # -- one command's own (an embedded deck: the CLI without a daemon) ----------------
+
+    def adopt(self, warm: Warm, model: MockModel | None = None) -> None:
+        """A Claude Code process the command spawned before the deck opened
+        (``cli.early``), offered to the agent it was spawned for."""
+        self._runner.adopt(warm, model)
+
+    async def stop_now(self, reason: str) -> None:
+        """Every agent of this deck stops now, left ``interrupted`` (a stop signal
+        to the command: ``cli.ending``)."""
+        await self._runner.stop_now(reason)
 
     # -- serving ---------------------------------------------------------------------
 

@@ -40,6 +40,7 @@ class DeckParts:
     _orchestration: Orchestrator
     _notifier: Notifier
     _usage_records: UsageStore
+    _embedded: bool  # one command's deck (the CLI without a daemon), not a daemon's
 
     async def _agent_id(self, ref: str) -> str:
         """The id of the agent ``ref`` names (``NotFound`` for none, as the API
