@@ -1,6 +1,7 @@
 """Memory search latency at a million observations.
 
     .venv/bin/python benchmarks/memory_search.py [--observations 1000000] [--db PATH]
+    .venv/bin/python benchmarks/memory_search.py --database postgresql+psycopg://... [...]
 
 Builds (once; reused while the file exists and matches ``--observations``) a
 database of realistic observations (tools, commands, file paths, errors and
@@ -12,6 +13,12 @@ The fixture is bulk-loaded straight through a sqlite3 connection in big
 transactions (the store's schema, migrated by ``Store.open``; index rows made
 by the store's own text functions), not through ``MemoryStore.add_observation``
 one call at a time: that would take an hour and measure the writer, not search.
+
+With ``--database URL`` the same fixture (same seed, same rows) goes into that
+PostgreSQL database instead (migrated by ``Store.open(URL)``, loaded with COPY,
+then VACUUM ANALYZE), reused while it holds ``--observations`` rows, and the
+same queries run through the same ``MemoryStore.search``. The database must be
+empty or a fixture of this benchmark: ``--rebuild`` empties memory's tables.
 """
 
 from __future__ import annotations
@@ -26,6 +33,9 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
 
 from _common import MIB, header, percentile
 from agentdeck.core.memory import Observation, SessionSummary
@@ -171,14 +181,14 @@ def observations(vocab: Vocabulary, total: int) -> Iterator[Observation]:
             n += 1
 
 
-def build(db: Path, total: int) -> float:
-    """Create the fixture; returns the build time in seconds."""
-    started = time.perf_counter()
-    asyncio.run(_migrate(db))
+Rows = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]
+
+
+def fixture_rows(total: int) -> Iterator[tuple[str, Rows]]:
+    """The fixture in chunks, ``(table, (index rows, record rows))``: rows of
+    ``observations`` then of ``summaries``, each with its ``memory_fts`` rows
+    (``rowid, title, body, scope, memory_id``); JSON columns as JSON text."""
     vocab = Vocabulary(random.Random(SEED))
-    conn = sqlite3.connect(db, isolation_level=None)
-    conn.execute("PRAGMA synchronous=OFF")
-    conn.execute("PRAGMA cache_size=-262144")
     rowid = 0
     last: dict[str, Observation] = {}  # each session's last observation
     first: dict[str, Observation] = {}
@@ -187,7 +197,6 @@ def build(db: Path, total: int) -> float:
         chunk = list(itertools.islice(rows, CHUNK))
         if not chunk:
             break
-        conn.execute("BEGIN")
         fts, obs = [], []
         for o in chunk:
             rowid += 1
@@ -210,14 +219,9 @@ def build(db: Path, total: int) -> float:
             )
             first.setdefault(o.session_id, o)
             last[o.session_id] = o
-        conn.executemany(
-            "INSERT INTO memory_fts (rowid, title, body, scope, memory_id) VALUES (?,?,?,?,?)", fts
-        )
-        conn.executemany("INSERT INTO observations VALUES (?,?,?,?,?,?,?,?,?,?,?)", obs)
-        conn.execute("COMMIT")
-        print(f"  … {rowid:,} observations", flush=True)
-    conn.execute("BEGIN")
+        yield "observations", (fts, obs)
     rng = vocab.rng
+    fts, sums = [], []
     for n, (session_id, o) in enumerate(last.items()):
         rowid += 1
         words = vocab.sample_words(30)
@@ -234,12 +238,8 @@ def build(db: Path, total: int) -> float:
             request=f"{first[session_id].input_summary}: " + " ".join(words[20:]),
         )
         title, body = summary_text(summary)
-        conn.execute(
-            "INSERT INTO memory_fts (rowid, title, body, scope, memory_id) VALUES (?,?,?,?,?)",
-            (rowid, title, body, scope_text(summary.id, summary.project), summary.id),
-        )
-        conn.execute(
-            "INSERT INTO summaries VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        fts.append((rowid, title, body, scope_text(summary.id, summary.project), summary.id))
+        sums.append(
             (
                 summary.id,
                 summary.project,
@@ -252,17 +252,73 @@ def build(db: Path, total: int) -> float:
                 summary.request,
                 None,
                 rowid,
-            ),
+            )
         )
-    conn.execute("COMMIT")
+    yield "summaries", (fts, sums)
+
+
+def build(db: Path, total: int) -> float:
+    """Create the fixture; returns the build time in seconds."""
+    started = time.perf_counter()
+    asyncio.run(_migrate(db))
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("PRAGMA synchronous=OFF")
+    conn.execute("PRAGMA cache_size=-262144")
+    for table, (fts, records) in fixture_rows(total):
+        conn.execute("BEGIN")
+        conn.executemany(
+            "INSERT INTO memory_fts (rowid, title, body, scope, memory_id) VALUES (?,?,?,?,?)", fts
+        )
+        marks = ",".join("?" * len(records[0]))
+        conn.executemany(f"INSERT INTO {table} VALUES ({marks})", records)
+        conn.execute("COMMIT")
+        print(f"  … {fts[-1][0]:,} records", flush=True)
     conn.execute("ANALYZE")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
     return time.perf_counter() - started
 
 
-async def _migrate(db: Path) -> None:
-    store = Store.open(db)
+# The columns in the order ``fixture_rows`` gives them.
+_COLUMNS = {
+    "memory_fts": "rowid, title, body, scope, memory_id",
+    "observations": "id, project, session_id, agent_id, ts, tool, input_summary, "
+    "output_excerpt, files, is_error, fts_rowid",
+    "summaries": "id, project, session_id, agent_id, ts, files_changed, commands, errors, "
+    "final_message, request, model_summary, fts_rowid",
+}
+
+
+def build_postgres(url: str, total: int) -> float:
+    """The same fixture in a PostgreSQL database, with COPY; returns seconds."""
+    import psycopg
+
+    started = time.perf_counter()
+    asyncio.run(_migrate(url))
+    with psycopg.connect(_libpq(url), autocommit=True) as conn:
+        conn.execute("TRUNCATE memory_fts, observations, summaries")
+        for table, (fts, records) in fixture_rows(total):
+            with conn.transaction(), conn.cursor() as cur:
+                for name, rows in (("memory_fts", fts), (table, records)):
+                    with cur.copy(f"COPY {name} ({_COLUMNS[name]}) FROM STDIN") as copy:
+                        for row in rows:
+                            copy.write_row(row)
+            print(f"  … {fts[-1][0]:,} records", flush=True)
+        conn.execute(
+            "SELECT setval(pg_get_serial_sequence('memory_fts', 'rowid'), max(rowid)) "
+            "FROM memory_fts"
+        )
+        conn.execute("VACUUM ANALYZE memory_fts, observations, summaries")
+    return time.perf_counter() - started
+
+
+def _libpq(url: str) -> str:
+    """A SQLAlchemy ``postgresql+psycopg://`` URL as libpq takes it."""
+    return sa.make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+async def _migrate(target: Path | str) -> None:
+    store = Store.open(target)
     await store.close()
 
 
@@ -283,11 +339,11 @@ def queries(rng: random.Random, vocab: Vocabulary) -> dict[str, list[str]]:
     }
 
 
-async def measure(db: Path, seed: int) -> dict[str, list[float]]:
+async def measure(target: Path | str, seed: int) -> dict[str, list[float]]:
     vocab = Vocabulary(random.Random(SEED))
     rng = random.Random(seed)
     classes = queries(rng, vocab)
-    store = Store.open(db)
+    store = Store.open(target)
     memory = MemoryStore(store)
     timings: dict[str, list[float]] = {}
     try:
@@ -316,30 +372,69 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--observations", type=int, default=1_000_000)
     parser.add_argument("--db", type=Path, help="fixture path (kept and reused)")
+    parser.add_argument(
+        "--database",
+        metavar="URL",
+        help="a PostgreSQL database (postgresql+psycopg://...) to hold the fixture instead",
+    )
     parser.add_argument("--rebuild", action="store_true", help="build the fixture afresh")
     parser.add_argument("--seed", type=int, default=1, help="which queries are drawn")
     args = parser.parse_args()
-    db = args.db or Path(tempfile.gettempdir()) / f"agentdeck-memory-{args.observations}.db"
-    header(f"memory search: {args.observations:,} observations")
-    if args.rebuild or not _fixture_ok(db, args.observations):
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{db}{suffix}").unlink(missing_ok=True)
-        print(f"  building {db} (bulk insert through sqlite3, big transactions)")
-        seconds = build(db, args.observations)
-        print(f"  built in {seconds:.0f} s")
+    target: Path | str
+    if args.database:
+        target = args.database
+        where = sa.make_url(args.database).render_as_string(hide_password=True)
+        header(f"memory search: {args.observations:,} observations, PostgreSQL {where}")
+        if args.rebuild or not _pg_fixture_ok(args.database, args.observations):
+            print("  building (COPY into the migrated database)")
+            print(f"  built in {build_postgres(args.database, args.observations):.0f} s")
+        else:
+            print("  reusing the database's fixture (--rebuild to build afresh)")
+        n_obs, n_sum, size = _pg_counts(args.database)
     else:
-        print(f"  reusing {db} (--rebuild to build afresh)")
-    counts = sqlite3.connect(db).execute(
-        "SELECT (SELECT count(*) FROM observations), (SELECT count(*) FROM summaries)"
-    )
-    n_obs, n_sum = counts.fetchone()
-    print(
-        f"  {n_obs:,} observations, {n_sum:,} summaries; "
-        f"database {db.stat().st_size / MIB:,.0f} MiB"
-    )
-    asyncio.run(measure(db, args.seed + 1000))  # warm the page cache and the pool
-    timings = asyncio.run(measure(db, args.seed))
+        db = args.db or Path(tempfile.gettempdir()) / f"agentdeck-memory-{args.observations}.db"
+        target = db
+        header(f"memory search: {args.observations:,} observations")
+        if args.rebuild or not _fixture_ok(db, args.observations):
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{db}{suffix}").unlink(missing_ok=True)
+            print(f"  building {db} (bulk insert through sqlite3, big transactions)")
+            seconds = build(db, args.observations)
+            print(f"  built in {seconds:.0f} s")
+        else:
+            print(f"  reusing {db} (--rebuild to build afresh)")
+        counts = sqlite3.connect(db).execute(
+            "SELECT (SELECT count(*) FROM observations), (SELECT count(*) FROM summaries)"
+        )
+        n_obs, n_sum = counts.fetchone()
+        size = db.stat().st_size
+    print(f"  {n_obs:,} observations, {n_sum:,} summaries; database {size / MIB:,.0f} MiB")
+    asyncio.run(measure(target, args.seed + 1000))  # warm the page cache and the pool
+    timings = asyncio.run(measure(target, args.seed))
     report(timings)
+
+
+def _pg_counts(url: str) -> tuple[int, int, int]:
+    import psycopg
+
+    with psycopg.connect(_libpq(url)) as conn:
+        row = conn.execute(
+            "SELECT (SELECT count(*) FROM observations), (SELECT count(*) FROM summaries), "
+            "pg_database_size(current_database())"
+        ).fetchone()
+    assert row is not None
+    return int(row[0]), int(row[1]), int(row[2])
+
+
+def _pg_fixture_ok(url: str, total: int) -> bool:
+    import psycopg
+
+    try:
+        with psycopg.connect(_libpq(url)) as conn:
+            row = conn.execute("SELECT count(*) FROM observations").fetchone()
+    except psycopg.Error:
+        return False
+    return row is not None and row[0] == total
 
 
 def _fixture_ok(db: Path, total: int) -> bool:
