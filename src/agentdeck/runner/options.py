@@ -134,6 +134,9 @@ def build_options(
         fork_session=fork,
         # A tool may print megabytes on one stream-json line.
         max_buffer_size=MAX_LINE_BYTES,
+        # The text as it is written, for live followers (never stored: the hub
+        # coalesces it; the final text is one event as before).
+        include_partial_messages=True,
     )
 
 
