@@ -22,6 +22,7 @@ from agentdeck.core.events import AssistantText, CostUpdated, Event
 from agentdeck.core.memory import Observation, SessionSummary
 from agentdeck.core.roles import Role
 from agentdeck.store import Store
+from agentdeck.store.copy_plan import base_type
 from agentdeck.store.memory import MemoryStore
 from agentdeck.store.schema import metadata
 from agentdeck.store.users import UserStore
@@ -112,7 +113,7 @@ async def _fill(db: Path, *, agents: int, events: int, audit: int, batch: int) -
 
 
 def _value(column: sa.Column[Any], n: int) -> Any:
-    kind = column.type
+    kind = base_type(column)
     if isinstance(kind, sa.JSON):
         return {"n": n, "said": "ok"}
     if isinstance(kind, sa.Boolean):

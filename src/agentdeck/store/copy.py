@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import Connection
 
 from agentdeck.core.audit import ChainVerifier, VerifyResult
@@ -209,25 +208,43 @@ def _copy(
     batch: int,
     on_table: Callable[[TableCopied], None] | None,
 ) -> list[TableCopied]:
+    """Each page goes in through ``COPY`` into a temporary table, then one
+    ``INSERT ... SELECT ... ON CONFLICT DO NOTHING`` (its row count is what was
+    new): ~3x the rows/s of a multi-row ``INSERT``, whose parameters psycopg parses."""
     done = []
+    quote = dst.dialect.identifier_preparer.quote
+    raw = dst.connection.driver_connection
+    assert raw is not None
     for plan in plans:
-        copied = total = 0
-        stmt = (
-            pg_insert(plan.table)
-            .on_conflict_do_nothing(index_elements=list(plan.key))
-            .returning(*plan.key)
+        name, stage = quote(plan.name), quote(f"copy_{plan.name}")
+        columns = ", ".join(quote(c.name) for c in plan.table.c)
+        key = ", ".join(quote(c.name) for c in plan.key)
+        dst.exec_driver_sql(
+            f"CREATE TEMPORARY TABLE {stage} ON COMMIT DROP AS "
+            f"SELECT {columns} FROM {name} WITH NO DATA"
         )
-        for rows in copy_plan.pages(src, plan, batch):
+        copied = total = 0
+        for rows in copy_plan.raw_pages(src, plan, batch):
             total += len(rows)
             try:
-                copied += len(dst.execute(stmt, rows).all())
-            except sa.exc.DBAPIError as exc:
+                with raw.cursor() as cur:
+                    with cur.copy(f"COPY {stage} ({columns}) FROM STDIN") as pipe:
+                        for row in rows:
+                            pipe.write_row(row)
+                    cur.execute(
+                        f"INSERT INTO {name} ({columns}) SELECT {columns} FROM {stage} "
+                        f"ON CONFLICT ({key}) DO NOTHING"
+                    )
+                    copied += max(cur.rowcount, 0)
+                    cur.execute(f"TRUNCATE {stage}")
+            except Exception as exc:  # psycopg's own errors: below SQLAlchemy here
+                if not type(exc).__module__.startswith("psycopg"):
+                    raise
                 raise StoreError(
-                    f"PostgreSQL refused a row of {plan.name} (between keys "
-                    f"{_key_text(plan.key_of(rows[0]))} and {_key_text(plan.key_of(rows[-1]))}): "
-                    f"{copy_plan.reason(exc)}",
+                    f"PostgreSQL refused a row of {plan.name}: {copy_plan.reason(exc)}",
                     hint="nothing was written (the copy is one transaction)",
                 ) from exc
+        dst.exec_driver_sql(f"DROP TABLE {stage}")
         table = TableCopied(plan.name, copied=copied, present=total - copied, total=total)
         done.append(table)
         if on_table is not None:

@@ -79,7 +79,7 @@ def plan(tables: Sequence[sa.Table] | None = None) -> list[TablePlan]:
         if not table.primary_key.columns:
             raise StoreError(f"the copier does not know how to copy table {table.name}: no key")
         for column in table.c:
-            if not isinstance(column.type, _KNOWN_TYPES):
+            if not isinstance(base_type(column), _KNOWN_TYPES):
                 raise StoreError(
                     f"the copier does not know how to copy {table.name}.{column.name} "
                     f"({column.type!r})"
@@ -107,6 +107,35 @@ def pages(conn: Connection, plan: TablePlan, limit: int) -> Iterator[list[dict[s
             return
         yield rows
         after = plan.key_of(rows[-1])
+
+
+def raw_pages(conn: Connection, plan: TablePlan, limit: int) -> Iterator[list[tuple[Any, ...]]]:
+    """The rows as tuples in column order, JSON as the text it is stored as (what
+    ``COPY`` takes), a page at a time in key order."""
+    columns = [sa.type_coerce(c, sa.Text) if _is_json(c) else c for c in plan.table.c]
+    at = [list(plan.table.c).index(c) for c in plan.key]
+    after: tuple[Any, ...] | None = None
+    while True:
+        stmt = sa.select(*columns)
+        if after is not None:
+            stmt = stmt.where(sa.tuple_(*plan.key) > sa.tuple_(*after))
+        rows = [tuple(r) for r in conn.execute(stmt.order_by(*plan.key).limit(limit))]
+        if not rows:
+            return
+        yield rows
+        after = tuple(rows[-1][i] for i in at)
+
+
+def base_type(column: sa.Column[Any]) -> sa.types.TypeEngine[Any]:
+    """The column's type under any ``TypeDecorator`` (the store's ``JSONDocument``)."""
+    kind: sa.types.TypeEngine[Any] = column.type
+    while isinstance(kind, sa.types.TypeDecorator):
+        kind = kind.impl_instance
+    return kind
+
+
+def _is_json(column: sa.Column[Any]) -> bool:
+    return isinstance(base_type(column), sa.JSON)
 
 
 def count(conn: Connection, table: sa.Table) -> int:
