@@ -4,6 +4,7 @@ snippets. Where the engines truly differ, the test says which and why."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any, cast
 
@@ -554,3 +555,25 @@ async def test_tsquery_operators_in_a_query_are_separators_between_words(
     assert await ids(memory, "hello & !world") == [o.id]
     assert await ids(memory, "(hello) <-> 'world':*") == [o.id]
     assert await ids(memory, "wor:*") == [o.id]  # an unfinished word, tried as a prefix
+
+
+async def test_a_record_holding_nul_characters_is_kept(memory: MemoryStore, backend: str) -> None:
+    # A tool's output may hold NUL; PostgreSQL's text and JSON cannot: there
+    # the record is kept without them (it was refused whole), on SQLite as it is.
+    o = obs("Bash(cat a\x00.bin)", "the ar\x00madillo\x00 crashed", files=("a\x00.bin",))
+    s = summary("clean the ar\x00madillo", errors=("E\x00",))
+    await memory.add_observation(o)
+    stored = await memory.save_summary(s)
+    if backend == "sqlite":
+        assert (await memory.get(o.id), await memory.get(stored.id)) == (o, s)
+    else:
+        assert await memory.get(o.id) == dataclasses.replace(
+            o,
+            input_summary="Bash(cat a.bin)",
+            output_excerpt="the armadillo crashed",
+            files=("a.bin",),
+        )
+        assert await memory.get(stored.id) == dataclasses.replace(
+            s, request="clean the armadillo", errors=("E",)
+        )
+        assert {h.id for h in await memory.search("armadillo")} == {o.id, s.id}

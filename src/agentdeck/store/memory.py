@@ -46,6 +46,9 @@ class IndexBackend(Protocol):
     def unindex(self, conn: Connection, rowids: Sequence[int]) -> None:
         """Delete index rows."""
 
+    def storable(self, row: dict[str, Any]) -> dict[str, Any]:
+        """A record's row as this database can hold it."""
+
     def search(
         self, conn: Connection, query: str, *, project: str | None, limit: int, cap: int
     ) -> list[MemoryHit]:
@@ -97,7 +100,7 @@ class MemoryStore:
             row["fts_rowid"] = backend(conn).index(
                 conn, observation.id, observation.project, title, body
             )
-            conn.execute(sa.insert(observations).values(row))
+            conn.execute(sa.insert(observations).values(backend(conn).storable(row)))
 
         await self.store._write(op)
 
@@ -120,10 +123,11 @@ class MemoryStore:
             if earlier is not None:
                 index.unindex(conn, [earlier.fts_rowid])
             row["fts_rowid"] = index.index(conn, kept.id, kept.project, title, body)
+            values = index.storable(row)
             if earlier is None:
-                conn.execute(sa.insert(summaries).values(row))
+                conn.execute(sa.insert(summaries).values(values))
             else:
-                conn.execute(sa.update(summaries).where(summaries.c.id == kept.id).values(row))
+                conn.execute(sa.update(summaries).where(summaries.c.id == kept.id).values(values))
             return kept
 
         stored: SessionSummary = await self.store._write(op)

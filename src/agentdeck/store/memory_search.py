@@ -108,6 +108,11 @@ def index(conn: Connection, memory_id: str, project: str, title: str, body: str)
     return int(rowid)
 
 
+def storable(row: dict[str, Any]) -> dict[str, Any]:
+    """A record's row as SQLite holds it: as it is."""
+    return row
+
+
 def unindex(conn: Connection, rowids: Sequence[int]) -> None:
     """Delete index rows (a record forgotten or its summary replaced)."""
     if rowids:

@@ -84,6 +84,20 @@ def index(conn: Connection, memory_id: str, project: str, title: str, body: str)
     return int(conn.execute(_INSERT, row).scalar_one())
 
 
+def storable(row: dict[str, Any]) -> dict[str, Any]:
+    """A record's row as PostgreSQL can hold it: its text (and JSON) holds no
+    NUL character, which a tool's output may carry; those go, the rest stays."""
+    return {name: _stored(value) for name, value in row.items()}
+
+
+def _stored(value: Any) -> Any:
+    if isinstance(value, str):
+        return _text(value)
+    if isinstance(value, list):
+        return [_stored(v) for v in value]
+    return value
+
+
 def unindex(conn: Connection, rowids: Sequence[int]) -> None:
     """Delete index rows."""
     if rowids:
