@@ -577,3 +577,13 @@ async def test_a_record_holding_nul_characters_is_kept(memory: MemoryStore, back
             s, request="clean the armadillo", errors=("E",)
         )
         assert {h.id for h in await memory.search("armadillo")} == {o.id, s.id}
+
+
+async def test_a_snippet_of_a_long_text_marks_where_it_was_cut(memory: MemoryStore) -> None:
+    before = " ".join(f"lead{n}" for n in range(30))
+    after = " ".join(f"tail{n}" for n in range(30))
+    await memory.add_observation(obs("Bash(make)", f"{before} the pangolin broke {after}"))
+    (hit,) = await memory.search("pangolin")
+    assert "[pangolin]" in hit.snippet
+    assert hit.snippet.startswith("…") and hit.snippet.endswith("…")
+    assert len(hit.snippet.split()) <= 16  # a few words around the match, not the text
