@@ -114,11 +114,15 @@ class PgCluster:
             self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop")
 
     def restart(self) -> None:
-        """Stop and start the server on the same port (clients must reconnect)."""
+        """Stop and start the server on the same port (clients must reconnect).
+        With its log file, as ``start``: a server left writing to our pipes would
+        keep ``_run`` waiting for their end until its timeout."""
         self._run(
             str(self.bindir / "pg_ctl"),
             "-D",
             str(self.data),
+            "-l",
+            str(self.base / "server.log"),
             "-m",
             "fast",
             "-w",
