@@ -10,6 +10,12 @@ nothing ourselves.
 Each subscriber has a bounded queue. One that falls behind is dropped — with the
 id it had reached, so it can resume from the log (``Last-Event-ID``) — instead of
 slowing the others or the runner.
+
+The hub is also the runner's ``PartialSink``: the text being written, coalesced
+(``daemon.partials``), goes to the subscribers that asked for it
+(``follow_partial``) in order with the events, and is never stored. A partial edit
+finds no room in a queue half full: it is left out (the final event shows the
+text), never a reason to drop anyone.
 """
 
 from __future__ import annotations
@@ -19,12 +25,17 @@ import contextlib
 import itertools
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
+from typing import cast
 
 from agentdeck.core.events import StoredEvent
+from agentdeck.core.partial import PartialText
 from agentdeck.core.ports import SubscriptionDropped as SubscriptionDropped  # re-exported
+from agentdeck.daemon.partials import PartialCoalescer
 from agentdeck.store.store import Store
 
 logger = logging.getLogger(__name__)
+
+FeedItem = StoredEvent | PartialText
 
 
 class Subscription:
@@ -34,17 +45,20 @@ class Subscription:
         position: int,
         max_batches: int,
         accept: Callable[[StoredEvent], bool] | None,
+        partial: Callable[[PartialText], bool] | None = None,
     ) -> None:
         self._hub = hub
         self.position = position  # the last event id handed to the subscriber
         self._accept = accept
-        self._queue: asyncio.Queue[list[StoredEvent]] = asyncio.Queue(max_batches)
+        self._partial = partial  # which partial edits it wants (None: none)
+        self._queue: asyncio.Queue[list[FeedItem]] = asyncio.Queue(max_batches)
         self.dropped = False
+        self.partials_left_out = 0
 
     def _offer(self, events: Sequence[StoredEvent]) -> None:
         if self.dropped:
             return
-        wanted = [e for e in events if self._accept is None or self._accept(e)]
+        wanted: list[FeedItem] = [e for e in events if self._accept is None or self._accept(e)]
         if not wanted:
             return
         try:
@@ -53,13 +67,21 @@ class Subscription:
             self.dropped = True
             logger.info("dropping a slow subscriber at event %d", self.position)
 
+    def _offer_partial(self, edit: PartialText) -> None:
+        if self.dropped or self._partial is None or not self._partial(edit):
+            return
+        if self._queue.qsize() * 2 >= (self._queue.maxsize or 2):
+            self.partials_left_out += 1  # room kept for the events it must not miss
+            return
+        self._queue.put_nowait([edit])
+
     def _end(self) -> None:
         """The hub stops: wake a waiting subscriber so it notices at once."""
         self.dropped = True
         with contextlib.suppress(asyncio.QueueFull):
             self._queue.put_nowait([])
 
-    async def next_batch(self, timeout: float | None = None) -> list[StoredEvent]:
+    async def next_batch(self, timeout: float | None = None) -> list[FeedItem]:
         """The next events (possibly empty at ``timeout``); raises when dropped."""
         if self.dropped and self._queue.empty():
             raise SubscriptionDropped(self.position)
@@ -72,7 +94,8 @@ class Subscription:
             return []
         if not batch:  # the hub's wake-up at stop
             raise SubscriptionDropped(self.position)
-        self.position = batch[-1].id
+        if isinstance(batch[-1], StoredEvent):
+            self.position = batch[-1].id
         return batch
 
     def close(self) -> None:
@@ -91,6 +114,22 @@ class EventHub:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
         self._unsubscribe: Callable[[], None] | None = None
+        self.partials = PartialCoalescer(self._fan_out_partial)
+
+    # -- the runner's PartialSink ------------------------------------------
+
+    def write(self, agent_id: str, block: str, delta: str, parent_tool_use_id: str | None) -> None:
+        # Kept even when no one follows it (one who comes mid-block sees it whole),
+        # sent only to those who do.
+        live = any(s._partial is not None for s in self._subscribers)
+        self.partials.write(agent_id, block, delta, parent_tool_use_id, send=live)
+
+    def end(self, agent_id: str) -> None:
+        self.partials.end(agent_id)
+
+    def _fan_out_partial(self, edit: PartialText) -> None:
+        for sub in list(self._subscribers):
+            sub._offer_partial(edit)
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -103,6 +142,7 @@ class EventHub:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+        self.partials.close()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -112,9 +152,14 @@ class EventHub:
             sub._end()
         self._subscribers.clear()
 
-    def subscribe(self, accept: Callable[[StoredEvent], bool] | None = None) -> Subscription:
-        """Live events after ``self.position`` (read older ones from the store first)."""
-        sub = Subscription(self, self.position, self.max_batches, accept)
+    def subscribe(
+        self,
+        accept: Callable[[StoredEvent], bool] | None = None,
+        partial: Callable[[PartialText], bool] | None = None,
+    ) -> Subscription:
+        """Live events after ``self.position`` (read older ones from the store first);
+        with ``partial``, the partial edits it accepts between them."""
+        sub = Subscription(self, self.position, self.max_batches, accept, partial)
         self._subscribers.add(sub)
         return sub
 
@@ -127,6 +172,13 @@ class EventHub:
     ) -> AsyncIterator[list[StoredEvent]]:
         """``follow`` on this hub: the ``EventFeed`` the notifier and streams read."""
         return follow(self, after=after, agent_id=agent_id, heartbeat=heartbeat)
+
+    def follow_partial(
+        self, *, after: int, agent_id: str | None = None, heartbeat: float = 15.0
+    ) -> AsyncIterator[list[FeedItem]]:
+        """``follow`` with the partial edits of the text being written between the
+        events (of ``agent_id``'s, or every agent's)."""
+        return _follow(self, after=after, agent_id=agent_id, heartbeat=heartbeat, partial=True)
 
     def _on_commit(self, events: Sequence[StoredEvent]) -> None:  # the writer thread
         loop = self._loop
@@ -174,7 +226,7 @@ def _contiguous(events: list[StoredEvent]) -> bool:
     return all(b.id == a.id + 1 for a, b in itertools.pairwise(events))
 
 
-async def follow(
+def follow(
     hub: EventHub,
     *,
     after: int,
@@ -185,7 +237,25 @@ async def follow(
     """Events after ``after`` from the log, then live; an empty list every
     ``heartbeat`` seconds of silence. Raises ``SubscriptionDropped`` for a
     subscriber that fell behind (it resumes from the id it reached)."""
-    sub = hub.subscribe(None if agent_id is None else (lambda e: e.agent_id == agent_id))
+    # No partial edits are asked for: every item is an event.
+    return cast(
+        AsyncIterator[list[StoredEvent]],
+        _follow(hub, after=after, agent_id=agent_id, heartbeat=heartbeat, page=page),
+    )
+
+
+async def _follow(
+    hub: EventHub,
+    *,
+    after: int,
+    agent_id: str | None = None,
+    heartbeat: float = 15.0,
+    page: int = 1000,
+    partial: bool = False,
+) -> AsyncIterator[list[FeedItem]]:
+    mine = None if agent_id is None else (lambda e: e.agent_id == agent_id)
+    edits = (mine or _every) if partial else None
+    sub = hub.subscribe(mine, edits)
     try:
         cursor = after
         live_from = sub.position
@@ -195,16 +265,22 @@ async def follow(
             if not batch:
                 break
             cursor = batch[-1].id
-            yield batch
+            old: list[FeedItem] = list(batch)
+            yield old
         cursor = max(cursor, live_from)
         while True:
             try:
-                batch = await sub.next_batch(timeout=heartbeat)
+                items = await sub.next_batch(timeout=heartbeat)
             except SubscriptionDropped:
                 raise SubscriptionDropped(cursor) from None
-            batch = [e for e in batch if e.id > cursor]
-            if batch:
-                cursor = batch[-1].id
-            yield batch
+            fresh = [e for e in items if not isinstance(e, StoredEvent) or e.id > cursor]
+            for item in fresh:
+                if isinstance(item, StoredEvent):
+                    cursor = item.id
+            yield fresh
     finally:
         sub.close()
+
+
+def _every(_: object) -> bool:
+    return True

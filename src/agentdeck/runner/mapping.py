@@ -70,11 +70,22 @@ _NOTICE_SUBTYPES = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class Delta:
+    """Text being written (a partial message's ``text_delta``): never an event."""
+
+    block: str  # its message id and block index
+    text: str
+    parent_tool_use_id: str | None = None
+
+
 @dataclass
 class Mapped:
     events: list[Event] = field(default_factory=list)
     changes: dict[str, Any] = field(default_factory=dict)
     result: ResultMessage | None = None
+    partial: bool = False  # a partial message (nothing to commit)
+    delta: Delta | None = None  # its new text
 
 
 def is_heavy(message: object, output_limit: int) -> bool:
@@ -119,6 +130,8 @@ class MessageMapper:
         self.session_id: str | None = None
         self._running_tools: dict[str, str] = {}
         self._process_cost = 0.0  # the CLI's running total, per process
+        # The id of the message being written, by subagent (None: the agent's own).
+        self._streaming: dict[str | None, str] = {}
 
     def heavy(self, message: object) -> bool:
         """Whether mapping ``message`` is worth a worker thread (``is_heavy``)."""
@@ -135,8 +148,31 @@ class MessageMapper:
         elif isinstance(message, SystemMessage):
             self._system(message, out)
         elif isinstance(message, StreamEvent):
-            pass  # partial deltas: not requested, not logged
+            out.partial = True
+            out.delta = self._stream(message)
         return out
+
+    def _stream(self, msg: StreamEvent) -> Delta | None:
+        """The new text of a partial message (its other deltas, thinking or a tool
+        call's input, are shown whole by their message)."""
+        event = msg.event
+        kind = event.get("type")
+        if kind == "message_start":
+            message = event.get("message")
+            found = message.get("id") if isinstance(message, dict) else None
+            self._streaming[msg.parent_tool_use_id] = str(found or msg.uuid)
+            return None
+        if kind != "content_block_delta":
+            return None
+        delta = event.get("delta")
+        if not isinstance(delta, dict) or delta.get("type") != "text_delta":
+            return None
+        text = delta.get("text")
+        if not isinstance(text, str) or not text:
+            return None
+        message_id = self._streaming.get(msg.parent_tool_use_id, msg.session_id)
+        block = f"{message_id}:{event.get('index', 0)}"
+        return Delta(block=block, text=text, parent_tool_use_id=msg.parent_tool_use_id)
 
     # -- per message kind ------------------------------------------------
 

@@ -18,6 +18,7 @@ import anyio.to_thread
 from agentdeck.core.agent import AgentState
 from agentdeck.core.event_scrub import scrubbed_head
 from agentdeck.core.events import Event, Notice
+from agentdeck.core.partial import PartialSink
 from agentdeck.core.redact import scrub
 from agentdeck.core.worktree import Worktree
 from agentdeck.errors import WorktreeError
@@ -35,6 +36,9 @@ logger = logging.getLogger(__name__)
 
 class SessionStream(SessionExit):
     """Reads the session's messages until its process ends."""
+
+    # Where the text being written goes (the daemon's event hub), set by the runner.
+    partials: PartialSink | None = None
 
     async def _read(self) -> None:
         assert self._client is not None
@@ -56,6 +60,13 @@ class SessionStream(SessionExit):
             mapped = await anyio.to_thread.run_sync(self._mapper.map, message)
         else:
             mapped = self._mapper.map(message)
+        if mapped.partial:  # text being written: shown live, never committed
+            if mapped.delta is not None and self.partials is not None:
+                d = mapped.delta
+                self.partials.write(self.agent.id, d.block, d.text, d.parent_tool_use_id)
+            return
+        if mapped.events and self.partials is not None:
+            self.partials.end(self.agent.id)  # the whole message: its event shows it
         changes: dict[str, Any] = dict(mapped.changes)
         result = mapped.result
         if result is not None:
