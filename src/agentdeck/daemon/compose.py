@@ -84,6 +84,7 @@ async def open_deck(settings: Settings, *, embedded: bool = False) -> Deck:
         runner = build_runner(store, settings, warm_pool=0 if embedded else settings.warm_pool)
         hub = EventHub(store)
         await hub.start()
+        runner.partials = hub  # the text being written, live (never stored)
         parts = Collaborators(
             steering=Steering(store, runner),
             hooks=HookBridge(store, runner.governor, runner.memory),

@@ -269,6 +269,7 @@ class AgentCreation(RunnerWarm):
             warm=warm,
             warm_pool=self.warm,
         )
+        session.partials = self.partials
         if self._closing:  # created as the runner stops: it stops at its first step
             session.refuse_start(suspend=self._suspending)
         self.sessions[agent.id] = session

@@ -21,6 +21,7 @@ from agentdeck.core.agent import Agent
 from agentdeck.core.checkpoint import Rewind
 from agentdeck.core.lifecycle import REFUSALS
 from agentdeck.core.merge_queue import MergeEntry
+from agentdeck.core.partial import PartialSink
 from agentdeck.core.worktree import Strategy
 from agentdeck.errors import AgentProcessError, NotFound, Refused, ShuttingDown
 from agentdeck.governance.governor import Governor
@@ -99,6 +100,8 @@ class RunnerBase:
         # The deck's MCP tools, tree budgets, notes: orchestration's, attached by the
         # composition root (``attach``).
         self.extension: SessionExtension | None = None
+        # Where its sessions hand the text being written (the daemon's event hub).
+        self.partials: PartialSink | None = None
         self._launching: set[asyncio.Task[None]] = set()
         self.merges = parts.merges
         self.warm = parts.warm
