@@ -188,10 +188,10 @@ def _search(
         rows = _newest(conn, _CANDIDATES, params, cap, prefix)
     if not rows:
         return []
-    docs = max(1, int(conn.execute(_LAST_ROWID).scalar() or 1))
+    docs = max(1, int(rows[0][3] or 1))
     idfs = [_idf(*reach[t.match], docs=docs, cap=cap) for t in terms]
     scores: dict[int, float] = {}
-    for rowid, memory_id, ranks in rows:
+    for rowid, memory_id, ranks, _last in rows:
         score = sum(idf * float(r) * RANK_SCALE for idf, r in zip(idfs, ranks, strict=True))
         if kind_of(memory_id) is MemoryKind.SUMMARY:
             score *= SUMMARY_BOOST
@@ -276,12 +276,12 @@ def _snippet(headline: str, text: str) -> str:
 
 def _records(conn: Connection, memory_ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
     """``memory_id -> (project, session_id, ts)``, from the table of each kind."""
-    found: dict[str, tuple[Any, ...]] = {}
-    for kind, stmt in ((MemoryKind.OBSERVATION, _OBSERVED), (MemoryKind.SUMMARY, _SUMMED)):
-        wanted = [i for i in memory_ids if kind_of(i) is kind]
-        if wanted:
-            found.update({row[0]: tuple(row[1:]) for row in conn.execute(stmt, {"ids": wanted})})
-    return found
+    wanted = {
+        kind: [i for i in memory_ids if kind_of(i) is kind]
+        for kind in (MemoryKind.OBSERVATION, MemoryKind.SUMMARY)
+    }
+    params = {"observed": wanted[MemoryKind.OBSERVATION], "summed": wanted[MemoryKind.SUMMARY]}
+    return {row[0]: tuple(row[1:]) for row in conn.execute(_RECORDS, params)}
 
 
 def _quoted(lexeme: str) -> str:
@@ -328,20 +328,23 @@ _REACH = _over(
     "SELECT rowid FROM {source} WHERE tsv @@ CAST(:query AS tsquery) ORDER BY rowid DESC LIMIT :cap"
 )
 _CUSTOM_PLANS = sa.text("SELECT set_config('plan_cache_mode', 'force_custom_plan', true)")
-# The newest ``cap`` matches, each with every word's ts_rank in it.
+# The newest ``cap`` matches, each with every word's ts_rank in it (and the last rowid).
 _CANDIDATES = _over(
     "SELECT c.rowid, c.memory_id, ARRAY("
     "  SELECT ts_rank(CAST(:weights AS real[]), c.tsv, CAST(w.query AS tsquery)) "
-    "  FROM unnest(CAST(:words AS text[])) WITH ORDINALITY AS w(query, n) ORDER BY w.n) "
+    "  FROM unnest(CAST(:words AS text[])) WITH ORDINALITY AS w(query, n) ORDER BY w.n), "
+    "  (SELECT max(rowid) FROM memory_fts) "
     "FROM (SELECT rowid, memory_id, tsv FROM {source} "
     "  WHERE tsv @@ CAST(:query AS tsquery) ORDER BY rowid DESC LIMIT :cap) AS c"
 )
-_LAST_ROWID = sa.text("SELECT max(rowid) FROM memory_fts")
 _HEADLINES = sa.text(
     "SELECT rowid, memory_id, title, body, "
     f"  ts_headline('{CONFIG}', title, CAST(:query AS tsquery), :options), "
     f"  ts_headline('{CONFIG}', body, CAST(:query AS tsquery), :options) "
     "FROM memory_fts WHERE rowid = ANY(:rowids)"
 )
-_OBSERVED = sa.text("SELECT id, project, session_id, ts FROM observations WHERE id = ANY(:ids)")
-_SUMMED = sa.text("SELECT id, project, session_id, ts FROM summaries WHERE id = ANY(:ids)")
+_RECORDS = sa.text(
+    "SELECT id, project, session_id, ts FROM observations WHERE id = ANY(:observed) "
+    "UNION ALL "
+    "SELECT id, project, session_id, ts FROM summaries WHERE id = ANY(:summed)"
+)
