@@ -149,6 +149,34 @@ def test_a_target_with_another_decks_data_is_refused_before_anything_is_written(
     assert {p.name: rows(target, p.table) for p in plan()} == before
 
 
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ('UPDATE events SET data = \'{"text": "elsewhere"}\' WHERE id = 5', "events 5"),
+        ("UPDATE audit SET hash = repeat('0', 64) WHERE id = 3", "audit 3"),
+        ("UPDATE agents SET archived = true WHERE id = 'a0001'", "agents 'a0001'"),
+        (
+            "UPDATE usage_hours SET results = 99 WHERE hour = (SELECT min(hour) FROM usage_hours)",
+            "usage_hours (",
+        ),
+    ],
+)
+def test_one_row_that_differs_refuses_the_copy_and_changes_nothing(
+    home_db: Path, target: str, change: str, named: str
+) -> None:
+    copy_database(home_db, target)
+    engine = sa.create_engine(target)
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql(change)
+    finally:
+        engine.dispose()
+    before = {p.name: rows(target, p.table) for p in plan()}
+    with pytest.raises(StoreError, match=re.escape(f"already holds other data: {named}")):
+        copy_database(home_db, target)
+    assert {p.name: rows(target, p.table) for p in plan()} == before
+
+
 def test_a_row_the_home_lacks_is_refused_too(home_db: Path, target: str) -> None:
     engine = sa.create_engine(target)
     try:
@@ -156,7 +184,7 @@ def test_a_row_the_home_lacks_is_refused_too(home_db: Path, target: str) -> None
             conn.execute(sa.insert(events).values(id=999, agent_id="zz", type="x", ts=T0, data={}))
     finally:
         engine.dispose()
-    with pytest.raises(StoreError, match="events 999 is not in this home"):
+    with pytest.raises(StoreError, match="events holds 1 row this home does not have"):
         copy_database(home_db, target)
     assert counts(target)["events"] == 1
 

@@ -35,8 +35,6 @@ from agentdeck.store import copy_plan, migrate
 from agentdeck.store.copy_plan import TablePlan
 
 BATCH_ROWS = 5000
-# Keys compared per query (an IN list, within SQLite's limit on parameters).
-_COMPARE_KEYS = 500
 
 
 @dataclass(frozen=True)
@@ -114,9 +112,7 @@ def copy_database(
             created = _prepare(dst_engine, target_url, plans)
             with src_engine.begin() as src, dst_engine.begin() as dst:
                 source_chain = _check_source(src, source, plans)
-                if not created:
-                    refuse_foreign(src, dst, plans, target_url)
-                tables = _copy(src, dst, plans, batch, on_table)
+                tables = _copy(src, dst, plans, batch, target_url, on_table)
                 _set_sequences(src, dst, plans)
                 chain = _check(dst, tables, source_chain, target_url)
         except sa.exc.DBAPIError as exc:
@@ -173,83 +169,98 @@ def _check_source(src: Connection, source: Path, plans: Sequence[TablePlan]) -> 
     return chain
 
 
-def refuse_foreign(
-    src: Connection, dst: Connection, plans: Sequence[TablePlan], url: sa.URL
-) -> None:
-    """Every row already in the target equals the source's row of the same key."""
-    for plan in plans:
-        for rows in copy_plan.pages(dst, plan, BATCH_ROWS):
-            for start in range(0, len(rows), _COMPARE_KEYS):
-                chunk = rows[start : start + _COMPARE_KEYS]
-                keys = [plan.key_of(r) for r in chunk]
-                theirs = {
-                    plan.key_of(r): r
-                    for r in src.execute(
-                        sa.select(*plan.table.c).where(sa.tuple_(*plan.key).in_(keys))
-                    ).mappings()
-                }
-                for row in chunk:
-                    key = plan.key_of(row)
-                    mine = theirs.get(key)
-                    if mine is None or dict(mine) != row:
-                        what = "is not in this home" if mine is None else "differs from this home's"
-                        raise StoreError(
-                            f"{copy_plan.shown(url)} already holds other data: {plan.name} "
-                            f"{_key_text(key)} {what} (another deck's data, or this home "
-                            "changed since it was copied)",
-                            hint="copy into an empty database; nothing was copied",
-                        )
-
-
 def _copy(
     src: Connection,
     dst: Connection,
     plans: Sequence[TablePlan],
     batch: int,
+    url: sa.URL,
     on_table: Callable[[TableCopied], None] | None,
 ) -> list[TableCopied]:
-    """Each page goes in through ``COPY`` into a temporary table, then one
-    ``INSERT ... SELECT ... ON CONFLICT DO NOTHING`` (its row count is what was
-    new): ~3x the rows/s of a multi-row ``INSERT``, whose parameters psycopg parses."""
     done = []
-    quote = dst.dialect.identifier_preparer.quote
-    raw = dst.connection.driver_connection
-    assert raw is not None
     for plan in plans:
-        name, stage = quote(plan.name), quote(f"copy_{plan.name}")
-        columns = ", ".join(quote(c.name) for c in plan.table.c)
-        key = ", ".join(quote(c.name) for c in plan.key)
-        dst.exec_driver_sql(
-            f"CREATE TEMPORARY TABLE {stage} ON COMMIT DROP AS "
-            f"SELECT {columns} FROM {name} WITH NO DATA"
-        )
-        copied = total = 0
-        for rows in copy_plan.raw_pages(src, plan, batch):
-            total += len(rows)
-            try:
-                with raw.cursor() as cur:
-                    with cur.copy(f"COPY {stage} ({columns}) FROM STDIN") as pipe:
-                        for row in rows:
-                            pipe.write_row(row)
-                    cur.execute(
-                        f"INSERT INTO {name} ({columns}) SELECT {columns} FROM {stage} "
-                        f"ON CONFLICT ({key}) DO NOTHING"
-                    )
-                    copied += max(cur.rowcount, 0)
-                    cur.execute(f"TRUNCATE {stage}")
-            except Exception as exc:  # psycopg's own errors: below SQLAlchemy here
-                if not type(exc).__module__.startswith("psycopg"):
-                    raise
-                raise StoreError(
-                    f"PostgreSQL refused a row of {plan.name}: {copy_plan.reason(exc)}",
-                    hint="nothing was written (the copy is one transaction)",
-                ) from exc
-        dst.exec_driver_sql(f"DROP TABLE {stage}")
-        table = TableCopied(plan.name, copied=copied, present=total - copied, total=total)
+        table = _copy_table(src, dst, plan, batch, url)
         done.append(table)
         if on_table is not None:
             on_table(table)
     return done
+
+
+def _copy_table(
+    src: Connection, dst: Connection, plan: TablePlan, batch: int, url: sa.URL
+) -> TableCopied:
+    """Each page goes in by ``COPY`` into a temporary table, is compared there with
+    the rows of the same keys already in the target (any difference refuses the
+    copy), and is inserted by one ``INSERT ... SELECT ... ON CONFLICT DO NOTHING``,
+    whose row count is what was new. (A multi-row ``INSERT`` ran at a third of the
+    rows/s: psycopg spent half its time parsing the parameters.)"""
+    quote = dst.dialect.identifier_preparer.quote
+    raw = dst.connection.driver_connection
+    assert raw is not None
+    name, stage = quote(plan.name), quote(f"copy_{plan.name}")
+    columns = ", ".join(quote(c.name) for c in plan.table.c)
+    key = ", ".join(quote(c.name) for c in plan.key)
+    # json has no equality (jsonb has, and normalises): compare as jsonb
+    differs = " OR ".join(
+        f"s.{quote(c.name)}::jsonb IS DISTINCT FROM t.{quote(c.name)}::jsonb"
+        if copy_plan.is_json(c)
+        else f"s.{quote(c.name)} IS DISTINCT FROM t.{quote(c.name)}"
+        for c in plan.table.c
+        if not c.primary_key
+    )
+    before = copy_plan.count(dst, plan.table)
+    dst.exec_driver_sql(
+        f"CREATE TEMPORARY TABLE {stage} ON COMMIT DROP AS "
+        f"SELECT {columns} FROM {name} WITH NO DATA"
+    )
+    copied = total = 0
+    for rows in copy_plan.raw_pages(src, plan, batch):
+        total += len(rows)
+        try:
+            with raw.cursor() as cur:
+                with cur.copy(f"COPY {stage} ({columns}) FROM STDIN") as pipe:
+                    for row in rows:
+                        pipe.write_row(row)
+                if before:
+                    cur.execute(
+                        f"SELECT {', '.join(f's.{quote(c.name)}' for c in plan.key)} "
+                        f"FROM {stage} s JOIN {name} t USING ({key}) WHERE {differs} LIMIT 1"
+                    )
+                    clash = cur.fetchone()
+                    if clash is not None:
+                        raise _foreign(
+                            url, f"{plan.name} {_key_text(clash)} differs from this home's"
+                        )
+                cur.execute(
+                    f"INSERT INTO {name} ({columns}) SELECT {columns} FROM {stage} "
+                    f"ON CONFLICT ({key}) DO NOTHING"
+                )
+                copied += max(cur.rowcount, 0)
+                cur.execute(f"TRUNCATE {stage}")
+        except StoreError:
+            raise
+        except Exception as exc:  # psycopg's own errors: below SQLAlchemy here
+            if not type(exc).__module__.startswith("psycopg"):
+                raise
+            raise StoreError(
+                f"PostgreSQL refused a row of {plan.name}: {copy_plan.reason(exc)}",
+                hint="nothing was written (the copy is one transaction)",
+            ) from exc
+    dst.exec_driver_sql(f"DROP TABLE {stage}")
+    present = total - copied
+    if present != before:
+        extra = before - present
+        rows_ = "row" if extra == 1 else "rows"
+        raise _foreign(url, f"{plan.name} holds {extra} {rows_} this home does not have")
+    return TableCopied(plan.name, copied=copied, present=present, total=total)
+
+
+def _foreign(url: sa.URL, what: str) -> StoreError:
+    return StoreError(
+        f"{copy_plan.shown(url)} already holds other data: {what} (another deck's data, "
+        "or this home changed since it was copied)",
+        hint="copy into an empty database; nothing was copied",
+    )
 
 
 def _set_sequences(src: Connection, dst: Connection, plans: Sequence[TablePlan]) -> None:

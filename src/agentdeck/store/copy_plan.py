@@ -88,31 +88,10 @@ def plan(tables: Sequence[sa.Table] | None = None) -> list[TablePlan]:
     return plans
 
 
-def page(
-    conn: Connection, plan: TablePlan, after: tuple[Any, ...] | None, limit: int
-) -> list[dict[str, Any]]:
-    """The next ``limit`` rows after the key ``after``, in key order."""
-    stmt = sa.select(*plan.table.c)
-    if after is not None:
-        stmt = stmt.where(sa.tuple_(*plan.key) > sa.tuple_(*after))
-    stmt = stmt.order_by(*plan.key).limit(limit)
-    return [dict(r) for r in conn.execute(stmt).mappings()]
-
-
-def pages(conn: Connection, plan: TablePlan, limit: int) -> Iterator[list[dict[str, Any]]]:
-    after: tuple[Any, ...] | None = None
-    while True:
-        rows = page(conn, plan, after, limit)
-        if not rows:
-            return
-        yield rows
-        after = plan.key_of(rows[-1])
-
-
 def raw_pages(conn: Connection, plan: TablePlan, limit: int) -> Iterator[list[tuple[Any, ...]]]:
     """The rows as tuples in column order, JSON as the text it is stored as (what
     ``COPY`` takes), a page at a time in key order."""
-    columns = [sa.type_coerce(c, sa.Text) if _is_json(c) else c for c in plan.table.c]
+    columns = [sa.type_coerce(c, sa.Text) if is_json(c) else c for c in plan.table.c]
     at = [list(plan.table.c).index(c) for c in plan.key]
     after: tuple[Any, ...] | None = None
     while True:
@@ -134,7 +113,7 @@ def base_type(column: sa.Column[Any]) -> sa.types.TypeEngine[Any]:
     return kind
 
 
-def _is_json(column: sa.Column[Any]) -> bool:
+def is_json(column: sa.Column[Any]) -> bool:
     return isinstance(base_type(column), sa.JSON)
 
 
