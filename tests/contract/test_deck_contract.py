@@ -207,6 +207,8 @@ async def test_an_unknown_agents_log_and_questions_are_not_found(deck: Deck) -> 
             await deck.events_before(agent_id=ref)
         with pytest.raises(NotFound):
             await deck.asks(agent_id=ref)
+        with pytest.raises(NotFound):  # was an empty list: no agent and no request alike
+            await deck.approvals(agent_id=ref)
 
 
 # -- the inbox ----------------------------------------------------------------------------

@@ -21,8 +21,12 @@ class Inbox(DeckParts):
         agent_id: str | None = None,
         limit: int = 100,
     ) -> list[Approval]:
-        return await self._runner.governor.approvals.list_approvals(
-            states=states, agent_id=agent_id, limit=limit
+        """Requests in ``states`` (None: every state); ``agent_id`` names the agent as a
+        ref does (``NotFound`` for none)."""
+        approvals = self._runner.governor.approvals
+        return await self._of_agent(
+            agent_id,
+            lambda a: approvals.list_approvals(states=states, agent_id=a, limit=limit),
         )
 
     async def approval(self, ref: str) -> Approval:
