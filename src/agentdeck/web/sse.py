@@ -6,6 +6,13 @@ reconnecting with ``Last-Event-ID`` (browsers do it by themselves; ``retry:``
 tells them how soon); without it the stream starts at the live position.
 Silence is broken by ``: ping`` comments every ``heartbeat`` seconds.
 
+With ``partial=true`` the stream also carries the assistant's text as it is
+written: ``event: partial`` / ``data: <core.partial.PartialText as JSON>``, at
+most ten a second per agent, between the events. They have no ``id:`` (nothing
+is stored: a reconnecting client resumes after the last event, and sees the text
+whole in its ``assistant_text``); a client that does not know the name ignores
+it (``EventSource.onmessage`` never sees a named event).
+
 A client that reads too slowly is dropped by the hub instead of slowing the
 others: it gets ``event: dropped`` with the position to resume from, and the
 response ends. ``close_streams(app)`` ends every stream at shutdown (uvicorn
@@ -27,6 +34,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from agentdeck.core.events import StoredEvent
+from agentdeck.core.partial import PartialText
 from agentdeck.core.ports import SubscriptionDropped
 from agentdeck.daemon.deck import Deck
 from agentdeck.web.schemas import errors
@@ -50,10 +58,13 @@ class EventStreams:
         self._cache: OrderedDict[int, bytes] = OrderedDict()
         self._cache_size = cache_size
 
-    def encode(self, events: Sequence[StoredEvent]) -> bytes:
+    def encode(self, events: Sequence[StoredEvent | PartialText]) -> bytes:
         """SSE messages for ``events``; each is serialised once for all clients."""
         parts = []
         for event in events:
+            if isinstance(event, PartialText):
+                parts.append(encode_partial(event))
+                continue
             chunk = self._cache.get(event.id)
             if chunk is None:
                 chunk = encode_event(event)
@@ -67,6 +78,11 @@ class EventStreams:
 def encode_event(event: StoredEvent) -> bytes:
     data = json.dumps(event.to_dict(), separators=(",", ":"), ensure_ascii=False)
     return f"id: {event.id}\nevent: {event.type}\ndata: {data}\n\n".encode()
+
+
+def encode_partial(edit: PartialText) -> bytes:
+    data = json.dumps(edit.to_dict(), separators=(",", ":"), ensure_ascii=False)
+    return f"event: {PartialText.type}\ndata: {data}\n\n".encode()
 
 
 def event_streams(state: object) -> EventStreams:
@@ -94,8 +110,10 @@ class EventStreamResponse(Response):
         after: int,
         agent_id: str | None,
         heartbeat: float,
+        partial: bool = False,
     ) -> None:
         self.status_code = 200
+        self.partial = partial
         self.background = None
         self.deck = deck
         self.streams = streams
@@ -135,9 +153,10 @@ class EventStreamResponse(Response):
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
 
         await write(f"retry: {RETRY_MS}\n\n".encode())
+        follow = self.deck.follow_partial if self.partial else self.deck.follow
         stream = cast(
-            AsyncGenerator[list[StoredEvent], None],
-            self.deck.follow(after=self.after, agent_id=self.agent_id, heartbeat=self.heartbeat),
+            AsyncGenerator[list[StoredEvent | PartialText], None],
+            follow(after=self.after, agent_id=self.agent_id, heartbeat=self.heartbeat),
         )
         try:
             async with contextlib.aclosing(stream):
@@ -181,6 +200,13 @@ async def stream(
         int | None,
         Header(alias="last-event-id", ge=0, description="Resume after this id; wins over after."),
     ] = None,
+    partial: Annotated[
+        bool,
+        Query(
+            description="Also the assistant's text as it is written (`event: partial`, "
+            "no id, never stored), at most ten a second per agent."
+        ),
+    ] = False,
 ) -> EventStreamResponse:
     deck: Deck = request.app.state.deck
     agent_id = (await deck.get_agent(agent)).id if agent else None
@@ -195,4 +221,5 @@ async def stream(
         after=start,
         agent_id=agent_id,
         heartbeat=float(getattr(request.app.state, "sse_heartbeat", HEARTBEAT_SECONDS)),
+        partial=partial,
     )

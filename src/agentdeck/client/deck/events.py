@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 
 from agentdeck.client.deck.base import EVENT_PAGE, RemoteBase, event_of, field, with_agent
 from agentdeck.core.events import StoredEvent
+from agentdeck.core.partial import PartialText
 from agentdeck.core.ports import SubscriptionDropped
 
 
@@ -59,4 +60,21 @@ class RemoteEvents(RemoteBase):
                 data = json.loads(message.data)
                 if message.kind == "dropped":
                     raise SubscriptionDropped(int(data["position"]))
-                yield [event_of(data)]
+                if message.kind != PartialText.type:  # not asked for; a daemon may add
+                    yield [event_of(data)]
+
+    async def follow_partial(
+        self, *, after: int, agent_id: str | None = None, heartbeat: float = 15.0
+    ) -> AsyncIterator[list[StoredEvent | PartialText]]:
+        """``follow``, the stream asked for the text being written as well."""
+        params = with_agent({"partial": "true"}, agent_id)
+        async with self.http.event_stream(after=after, params=params) as stream:
+            yield []
+            async for message in stream:
+                data = json.loads(message.data)
+                if message.kind == "dropped":
+                    raise SubscriptionDropped(int(data["position"]))
+                if message.kind == PartialText.type:
+                    yield [PartialText.from_dict(data)]
+                else:
+                    yield [event_of(data)]

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from typing import Protocol
 
 from agentdeck.core.events import StoredEvent
+from agentdeck.core.partial import PartialText
 
 
 class EventOps(Protocol):
@@ -36,4 +37,12 @@ class EventOps(Protocol):
         ``heartbeat`` is how often an in-process follower gets an empty batch in
         silence (a remote one may get none). A follower that fell too far behind
         gets ``core.ports.SubscriptionDropped`` with the id to resume from."""
+        ...
+
+    def follow_partial(
+        self, *, after: int, agent_id: str | None = None, heartbeat: float = 15.0
+    ) -> AsyncIterator[list[StoredEvent | PartialText]]:
+        """``follow``, with the assistant's text as it is written between the events
+        (``core.partial.PartialText`` edits: never stored, at most ten a second per
+        agent, some left out for a follower that reads slowly)."""
         ...

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 
 from agentdeck.core.audit import AuditEntry, AuditRecord
 from agentdeck.core.events import StoredEvent
+from agentdeck.core.partial import PartialText
 from agentdeck.daemon.deck.parts import DeckParts
 from agentdeck.store.reads import StoreStats
 
@@ -47,6 +48,12 @@ class Events(DeckParts):
     ) -> AsyncIterator[list[StoredEvent]]:
         """Events after ``after`` from the log, then live (``core.ports.EventFeed``)."""
         return self._hub.follow(after=after, agent_id=agent_id, heartbeat=heartbeat)
+
+    def follow_partial(
+        self, *, after: int, agent_id: str | None = None, heartbeat: float = 15.0
+    ) -> AsyncIterator[list[StoredEvent | PartialText]]:
+        """``follow`` with the text being written between the events."""
+        return self._hub.follow_partial(after=after, agent_id=agent_id, heartbeat=heartbeat)
 
     async def stats(self) -> StoreStats:
         return await self._store.stats()
