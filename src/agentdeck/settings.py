@@ -10,11 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agentdeck.errors import ConfigError
 from agentdeck.homedir import DEFAULT_HOME
+from agentdeck.settings_database import hide_password, normalise
 from agentdeck.settings_home import HomeLayout
 
 
@@ -24,6 +25,12 @@ class Settings(HomeLayout, BaseSettings):
     home: Path = Field(
         default=Path(DEFAULT_HOME),
         description="Where the database, token, workspaces, payloads and logs live.",
+    )
+    database_url: str | None = Field(
+        default=None,
+        description="The deck's store in PostgreSQL: postgresql+psycopg://USER[:PASSWORD]@HOST"
+        "[:PORT]/DATABASE (needs `pip install 'agentdeck[postgres]'`). Unset: the SQLite "
+        "file in the home. Shown and logged with its password hidden.",
     )
     host: str = Field(default="127.0.0.1", description="Address the daemon binds to.")
     port: int = Field(default=8765, description="Port the daemon listens on.")
@@ -420,6 +427,16 @@ class Settings(HomeLayout, BaseSettings):
         "letter at once (reason: queue full), so a slow target never holds anything up.",
     )
 
+    @field_validator("database_url")
+    @classmethod
+    def _database_url(cls, value: str | None) -> str | None:
+        return normalise(value) if value else None
+
+    @property
+    def database(self) -> Path | str:
+        """What ``Store.open`` opens: the PostgreSQL URL when set, else the home's file."""
+        return self.database_url or self.db_path
+
     @classmethod
     def load(cls) -> Settings:
         """Read the environment once; a bad value is a ``ConfigError`` naming its
@@ -442,5 +459,7 @@ class Settings(HomeLayout, BaseSettings):
             value = getattr(self, name)
             if isinstance(value, SecretStr):
                 value = "***" if value.get_secret_value() else ""
+            if name == "database_url" and value:
+                value = hide_password(value)
             out[name] = str(value) if isinstance(value, Path) else value
         return out

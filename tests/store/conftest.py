@@ -21,19 +21,73 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "sqlite_only(why): a store test of something only SQLite has (a PRAGMA, the "
+        "disk-full reserve, the file): run on SQLite only, skipped on PostgreSQL saying why",
+    )
+
+
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     return tmp_path / "home" / "agentdeck.db"
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """Each store test runs on both backends (PostgreSQL: a fresh database on the
+    process's private cluster, ``tests/support/pgcluster.py``)."""
+    marker = request.node.get_closest_marker("sqlite_only")
+    if request.param == "postgres" and marker is not None:
+        pytest.skip(f"SQLite only: {marker.args[0] if marker.args else 'SQLite-specific'}")
+    return str(request.param)
+
+
 @pytest.fixture
-async def store(db_path: Path) -> AsyncIterator[Store]:
-    s = Store.open(db_path)
+def target(backend: str, db_path: Path, request: pytest.FixtureRequest) -> Path | str:
+    """What ``Store.open`` takes: the SQLite file, or a fresh PostgreSQL URL."""
+    if backend == "postgres":
+        return str(request.getfixturevalue("pg_url"))
+    return db_path
+
+
+@pytest.fixture
+async def store(target: Path | str) -> AsyncIterator[Store]:
+    s = Store.open(target)
+    s._test_target = target  # type: ignore[attr-defined]  # for db_rows
     try:
         yield s
     finally:
         await s.close()
-    assert sqlite_rows(db_path, "PRAGMA integrity_check") == [("ok",)]
+    if isinstance(target, Path):
+        assert sqlite_rows(target, "PRAGMA integrity_check") == [("ok",)]
+    else:
+        assert db_rows(target, "SELECT count(*) FROM alembic_version") == [(1,)]
+
+
+def db_rows(
+    where: Store | Path | str, sql: str, params: tuple[Any, ...] = ()
+) -> list[tuple[Any, ...]]:
+    """Run ``sql`` (``?`` placeholders) through a plain connection of its own, on
+    either backend, and commit: what another process would see (or do)."""
+    target = getattr(where, "_test_target", where)
+    if isinstance(target, Store):  # one a test opened itself on a file
+        target = target.db_path
+    if isinstance(target, Path):
+        conn = sqlite3.connect(target, timeout=30)
+        try:
+            with conn:
+                cur = conn.execute(sql, params)
+                return cur.fetchall()
+        finally:
+            conn.close()
+    import psycopg
+
+    url = str(target).replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(url) as pg:
+        cur = pg.execute(sql.replace("?", "%s"), params)  # type: ignore[arg-type]
+        return [tuple(r) for r in cur.fetchall()] if cur.description else []
 
 
 def sqlite_rows(db_path: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:

@@ -1,8 +1,6 @@
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
-from pathlib import Path
 
 import pytest
 
@@ -11,7 +9,7 @@ from agentdeck.core.events import StateChanged, StoredEvent
 from agentdeck.errors import NotFound, StoreError, UsageError
 from agentdeck.store import Store
 
-from .conftest import Collector, make_agent, sqlite_rows, text
+from .conftest import Collector, db_rows, make_agent, text
 
 pytestmark = pytest.mark.anyio
 
@@ -37,7 +35,7 @@ async def test_save_and_get_round_trip(store: Store) -> None:
     changed = agent.with_changes(state=AgentState.IDLE, turns=4, updated_at=2000.0)
     await store.save_agent(changed)
     assert await store.get_agent(agent.id) == changed
-    assert sqlite_rows(store.db_path, "SELECT count(*) FROM agents") == [(1,)]
+    assert db_rows(store, "SELECT count(*) FROM agents") == [(1,)]
 
 
 async def test_unknown_agent_is_not_found(store: Store) -> None:
@@ -50,18 +48,14 @@ async def test_unknown_agent_is_not_found(store: Store) -> None:
         await store.set_archived("nope")
 
 
-async def test_record_commits_agent_and_events_together(store: Store, db_path: Path) -> None:
+async def test_record_commits_agent_and_events_together(store: Store) -> None:
     agent = make_agent("a1", state=AgentState.STARTING)
     await store.save_agent(agent)
     seen: list[tuple[str, ...]] = []
     collector = Collector()
 
     def check(events: Sequence[StoredEvent]) -> None:
-        conn = sqlite3.connect(db_path, timeout=30)
-        try:
-            seen.extend(conn.execute("SELECT state FROM agents WHERE id = 'a1'").fetchall())
-        finally:
-            conn.close()
+        seen.extend(db_rows(store, "SELECT state FROM agents WHERE id = 'a1'"))
         collector(events)
 
     store.subscribe(check)

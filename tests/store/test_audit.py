@@ -4,7 +4,6 @@ Store instances, streamed verification, and tampering through plain sqlite3."""
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from agentdeck.core.audit import GENESIS, AuditDecision, AuditProblem, AuditReco
 from agentdeck.core.events import CostUpdated, Event, StateChanged
 from agentdeck.store import Store
 
-from .conftest import sqlite_rows
+from .conftest import db_rows
 
 pytestmark = pytest.mark.anyio
 
@@ -38,13 +37,8 @@ async def fill(store: Store, n: int, agent_id: str = "a1") -> None:
     await asyncio.gather(*(store.append_audit(decision(i, agent_id)) for i in range(n)))
 
 
-def tamper(db_path: Path, sql: str, params: tuple[object, ...] = ()) -> None:
-    conn = sqlite3.connect(db_path, timeout=30)
-    try:
-        with conn:
-            conn.execute(sql, params)
-    finally:
-        conn.close()
+def tamper(store: Store, sql: str, params: tuple[object, ...] = ()) -> None:
+    db_rows(store, sql, params)
 
 
 async def test_append_returns_the_chained_entry(store: Store) -> None:
@@ -53,7 +47,7 @@ async def test_append_returns_the_chained_entry(store: Store) -> None:
     assert (first.id, first.prev_hash) == (1, GENESIS)
     assert (second.id, second.prev_hash) == (2, first.hash)
     assert await store.read_audit() == [first, second]
-    assert sqlite_rows(store.db_path, "SELECT id, hash FROM audit ORDER BY id") == [
+    assert db_rows(store, "SELECT id, hash FROM audit ORDER BY id") == [
         (1, first.hash),
         (2, second.hash),
     ]
@@ -104,7 +98,7 @@ K = 417
 
 async def broken(store: Store, sql: str, params: tuple[object, ...] = ()) -> tuple[int, str]:
     await fill(store, N)
-    tamper(store.db_path, sql, params)
+    tamper(store, sql, params)
     result = await store.verify_audit(page_size=100)
     assert not result.ok and result.entry_id is not None and result.problem is not None
     return result.entry_id, str(result.problem)
@@ -142,18 +136,12 @@ async def test_deleting_the_first_entry_is_reported(store: Store) -> None:
 async def test_swapped_entries_are_reported(store: Store) -> None:
     await fill(store, N)
     cols = "ts, agent_id, tool, input_digest, decision, rule, reason, answered_by, prev_hash, hash"
-    conn = sqlite3.connect(store.db_path, timeout=30)
-    try:
-        with conn:
-            rows = {
-                i: conn.execute(f"SELECT {cols} FROM audit WHERE id = ?", (i,)).fetchone()
-                for i in (K, K + 5)
-            }
-            sets = ", ".join(f"{c} = ?" for c in cols.split(", "))
-            for i, j in ((K, K + 5), (K + 5, K)):
-                conn.execute(f"UPDATE audit SET {sets} WHERE id = ?", (*rows[j], i))
-    finally:
-        conn.close()
+    rows = {
+        i: db_rows(store, f"SELECT {cols} FROM audit WHERE id = ?", (i,))[0] for i in (K, K + 5)
+    }
+    sets = ", ".join(f"{c} = ?" for c in cols.split(", "))
+    for i, j in ((K, K + 5), (K + 5, K)):
+        tamper(store, f"UPDATE audit SET {sets} WHERE id = ?", (*rows[j], i))
     result = await store.verify_audit(page_size=100)
     assert (result.entry_id, result.problem) == (K, AuditProblem.EDITED)
 
@@ -182,7 +170,7 @@ async def test_a_forged_tail_entry_with_a_valid_own_hash_but_wrong_link(store: S
 
 async def test_appends_after_a_break_still_chain_onto_the_head(store: Store) -> None:
     await fill(store, 3)
-    tamper(store.db_path, "DELETE FROM audit WHERE id = 2")
+    tamper(store, "DELETE FROM audit WHERE id = 2")
     entry = await store.append_audit(decision(9))
     assert entry.id == 4 and entry.prev_hash == (await store.read_audit(after=2))[0].hash
     result = await store.verify_audit()
@@ -227,9 +215,12 @@ def history() -> list[Event]:
     ]
 
 
-def drop_deltas(db_path: Path) -> None:
+def drop_deltas(store: Store) -> None:
     """Make the log look like one written before CostUpdated carried delta_usd."""
-    tamper(db_path, "UPDATE events SET data = json_remove(data, '$.delta_usd')")
+    if store.has_file:
+        tamper(store, "UPDATE events SET data = json_remove(data, '$.delta_usd')")
+    else:
+        tamper(store, "UPDATE events SET data = data - 'delta_usd'")
 
 
 @pytest.mark.parametrize("legacy", [False, True], ids=["delta_usd", "running-totals"])
@@ -249,7 +240,7 @@ async def test_spend_since_sums_what_each_turn_cost(
 ) -> None:
     await store.append(history())
     if legacy:
-        drop_deltas(store.db_path)
+        drop_deltas(store)
     assert await store.spend_since(since) == pytest.approx(expected)
 
 
@@ -257,7 +248,7 @@ async def test_old_running_totals_take_a_drop_without_a_start_as_a_new_process(
     store: Store,
 ) -> None:
     await store.append([spent("x", 1, 0.5), spent("x", 2, 0.2), spent("x", 3, 0.3)])
-    drop_deltas(store.db_path)
+    drop_deltas(store)
     assert await store.spend_since(0) == pytest.approx(0.5 + 0.3)
     assert await store.spend_since(2) == pytest.approx(0.2 + 0.1)
 
@@ -266,13 +257,13 @@ async def test_old_running_totals_find_a_baseline_far_back(store: Store) -> None
     # Many state changes between the last pre-window cost and the window.
     noise = [running("y", 5 + i / 1000) for i in range(250)]
     await store.append([starting("y", 1), spent("y", 2, 1.0), *noise, spent("y", 10, 1.5)])
-    drop_deltas(store.db_path)
+    drop_deltas(store)
     assert await store.spend_since(9) == pytest.approx(0.5)
 
 
 async def test_a_mixed_log_counts_each_turn_once(store: Store) -> None:
     await store.append([starting("z", 1), spent("z", 2, 0.2), spent("z", 3, 0.5)])
-    drop_deltas(store.db_path)  # the first two were written by an older agentdeck
+    drop_deltas(store)  # the first two were written by an older agentdeck
     await store.append([spent("z", 4, 0.9, 0.4)])
     assert await store.spend_since(0) == pytest.approx(0.9)
     assert await store.spend_since(3) == pytest.approx(0.3 + 0.4)

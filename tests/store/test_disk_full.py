@@ -20,9 +20,12 @@ from agentdeck.store import Store
 from agentdeck.store.reserve import Reserve
 from tests.support.fulldisk import fill, small_disk
 
-from .conftest import Collector, make_agent, sqlite_rows, text
+from .conftest import Collector, db_rows, make_agent, text
 
-pytestmark = pytest.mark.anyio
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.sqlite_only("the disk-full reserve is SQLite's; PostgreSQL manages its own disk"),
+]
 
 BIG = "lorem ipsum " * 80_000  # ~1 MB: never fits in what the WAL already holds
 
@@ -75,7 +78,7 @@ async def test_sqlite_full_fails_every_waiting_caller_and_the_writer_goes_on(
     stored = await store.record([big("a2")], make_agent("a2", state=AgentState.ERROR))
     assert [e.agent_id for e in await store.read(after=stored[0].id - 2)] == ["a3", "a2"]
     assert (await store.get_agent("a2")).state == AgentState.ERROR
-    assert sqlite_rows(store.db_path, "SELECT count(*) FROM events") == [(3,)]
+    assert db_rows(store, "SELECT count(*) FROM events") == [(3,)]
 
 
 async def test_an_end_that_does_not_fit_is_written_once_there_is_room_unless_superseded(
@@ -145,7 +148,7 @@ async def test_a_full_disk_keeps_room_for_an_agents_last_state(
         assert not reserve.exists()
         assert "the room kept for agents' last states (512 KiB) is used now" in caplog.text
         assert (await store.get_agent("a1")).state == AgentState.ERROR  # read back
-        assert sqlite_rows(store.db_path, "SELECT state FROM agents") == [("error",)]
+        assert db_rows(store, "SELECT state FROM agents") == [("error",)]
 
         # What room it freed stays for the other agents' ends: the rest is refused.
         with pytest.raises(DiskFull, match="room left on its disk is kept for agents' last"):
@@ -162,7 +165,7 @@ async def test_a_full_disk_keeps_room_for_an_agents_last_state(
         assert reserve.stat().st_blocks * 512 >= 512 * 1024
     finally:
         await store.close()
-    assert sqlite_rows(store.db_path, "PRAGMA integrity_check") == [("ok",)]
+    assert db_rows(store, "PRAGMA integrity_check") == [("ok",)]
 
 
 def test_the_reserve_leaves_nothing_behind_on_a_full_disk(disk: Path) -> None:

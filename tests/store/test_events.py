@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -11,7 +10,7 @@ from agentdeck.core.events import AssistantText, Event, StoredEvent, ToolCalled,
 from agentdeck.errors import StoreError
 from agentdeck.store import Store
 
-from .conftest import Collector, sqlite_rows, text
+from .conftest import Collector, db_rows, sqlite_rows, text
 
 pytestmark = pytest.mark.anyio
 
@@ -104,21 +103,15 @@ async def test_batch_keeps_submission_order(db_path: Path) -> None:
         assert [s.id for s in stored] == sorted(s.id for s in stored)
 
 
-async def test_subscriber_sees_only_committed_events_in_id_order(
-    store: Store, db_path: Path
-) -> None:
+async def test_subscriber_sees_only_committed_events_in_id_order(store: Store) -> None:
     missing: list[int] = []
     collector = Collector()
 
     def check_committed(events: Sequence[StoredEvent]) -> None:
         # A separate connection, as another process would use: the rows must be there.
-        conn = sqlite3.connect(db_path, timeout=30)
-        try:
-            for e in events:
-                if conn.execute("SELECT 1 FROM events WHERE id = ?", (e.id,)).fetchone() is None:
-                    missing.append(e.id)
-        finally:
-            conn.close()
+        for e in events:
+            if not db_rows(store, "SELECT 1 FROM events WHERE id = ?", (e.id,)):
+                missing.append(e.id)
         collector(events)
 
     unsubscribe = store.subscribe(check_committed)
@@ -177,9 +170,7 @@ async def test_ids_continue_after_reopen(db_path: Path) -> None:
         assert await store.last_event_id() == 4
 
 
-async def test_events_are_scrubbed_before_they_are_written_or_handed_out(
-    store: Store, db_path: Path
-) -> None:
+async def test_events_are_scrubbed_before_they_are_written_or_handed_out(store: Store) -> None:
     key = "sk-ant-api03-" + "Hk2" * 30
     collector = Collector()
     unsubscribe = store.subscribe(collector)
@@ -192,11 +183,7 @@ async def test_events_are_scrubbed_before_they_are_written_or_handed_out(
     stored = await store.append([small, large])
     await collector.wait_count(2)
     unsubscribe()
-    conn = sqlite3.connect(db_path)
-    try:
-        raw = " ".join(row[0] for row in conn.execute("SELECT data FROM events"))
-    finally:
-        conn.close()
+    raw = " ".join(str(row[0]) for row in db_rows(store, "SELECT data FROM events"))
     for seen in (str([s.data for s in stored]), str([e.data for e in collector.events]), raw):
         assert key not in seen and seen.count("[REDACTED:") == 2
     assert stored[0].data["tool_use_id"] == "t1" and stored[0].data["tool"] == "Bash"

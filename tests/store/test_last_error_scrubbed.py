@@ -17,11 +17,14 @@ from agentdeck.store import Store
 from tests.runner.test_scrubbing import SECRETS_TXT, leaked
 from tests.support.deckcli import deck, deck_env
 
-from .conftest import make_agent, sqlite_rows
+from .conftest import db_rows, make_agent
 
 pytestmark = pytest.mark.anyio
 
 
+@pytest.mark.sqlite_only(
+    "`show` runs the CLI on the home's file (PostgreSQL: in the contract tests)"
+)
 async def test_a_last_error_is_kept_scrubbed_whoever_writes_it(
     store: Store, tmp_path: Path
 ) -> None:
@@ -31,7 +34,7 @@ async def test_a_last_error_is_kept_scrubbed_whoever_writes_it(
     failed = ErrorOccurred(agent_id=recorded.id, ts=1.0, kind="spawn", message="it failed")
     await store.record([failed], recorded.with_changes(last_error=f"stream failed: {SECRETS_TXT}"))
 
-    rows = sqlite_rows(store.db_path, "SELECT last_error FROM agents ORDER BY id")
+    rows = db_rows(store, "SELECT last_error FROM agents ORDER BY id")
     assert len(rows) == 2 and all("[REDACTED:" in r[0] for r in rows), rows
     assert leaked(json.dumps(rows)) == []
     for agent in await store.list_agents():

@@ -27,7 +27,10 @@ from tests.runner.test_scrubbing import SECRETS_TXT, leaked
 from .conftest import make_agent, text
 from .test_asks_and_tree import ask
 
-pytestmark = pytest.mark.anyio
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.sqlite_only("the quick path reads the SQLite file with sqlite3"),
+]
 
 
 def approval(approval_id: str, state: ApprovalState, at: float) -> Approval:

@@ -25,6 +25,7 @@ async def test_tail_of_one_agent_pages_backwards(store: Store) -> None:
     assert await store.read_tail(agent_id="nobody") == []
 
 
+@pytest.mark.sqlite_only("reads SQLite's EXPLAIN QUERY PLAN")
 async def test_tail_query_uses_the_agent_index(store: Store, db_path: Path) -> None:
     await store.append([text("a1", 0)])
     plan = sqlite_rows(

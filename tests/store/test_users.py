@@ -27,6 +27,7 @@ async def test_bootstrap_gives_the_token_file_token_to_a_first_admin(store: Stor
     assert await users.authenticate("another-token-0123456789abcdef") is None
 
 
+@pytest.mark.sqlite_only("reads the database's files, every byte of them")
 async def test_tokens_are_stored_hashed_only(store: Store, db_path: Path) -> None:
     users = UserStore(store)
     await users.add_user("alice", Role.OPERATOR)

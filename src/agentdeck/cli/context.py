@@ -42,7 +42,7 @@ async def opened_store(settings: Settings) -> AsyncIterator[Store]:
     from agentdeck.store.store import Store
 
     settings.ensure_home()
-    store = Store.open(settings.db_path, batch_size=settings.event_batch_size)
+    store = Store.open(settings.database, batch_size=settings.event_batch_size)
     try:
         yield store
     finally:

@@ -36,9 +36,10 @@ from agentdeck.worktrees.checkpoints import Checkpoints
 
 
 def open_store(settings: Settings) -> Store:
-    """The home's store (made or migrated to the schema's head)."""
+    """The deck's store (made or migrated to the schema's head): the home's file,
+    or the PostgreSQL database of ``AGENTDECK_DATABASE_URL``."""
     settings.ensure_home()
-    return Store.open(settings.db_path, batch_size=settings.event_batch_size)
+    return Store.open(settings.database, batch_size=settings.event_batch_size)
 
 
 def build_runner(store: Store, settings: Settings, *, warm_pool: int = 0) -> Runner:

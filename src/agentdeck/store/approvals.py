@@ -81,7 +81,10 @@ def _to_grant(row: Any) -> GrantRecord:
 class ApprovalStore:
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._stamp = Path(f"{store.db_path}.grants")
+        # A file next to the database tells every process on it that the grants
+        # changed. PostgreSQL has no such file (its processes may be on several
+        # hosts): there a copy lives GRANTS_MAX_AGE at most.
+        self._stamp = Path(f"{store.db_path}.grants") if store.has_file else None
         # (grant_key, agent_id) -> (the stamp's token when read, when, the grants)
         self._grants: dict[tuple[str, str], tuple[str | None, float, list[GrantRecord]]] = {}
 
@@ -186,6 +189,8 @@ class ApprovalStore:
         """A fresh token in the stamp file, replaced whole: every process's copy
         of the grants is read again."""
         self._grants.clear()
+        if self._stamp is None:
+            return
         try:
             atomic_write(self._stamp, secrets.token_hex(16), mode=0o600)
         except OSError as exc:  # other processes read again within GRANTS_MAX_AGE
@@ -194,6 +199,8 @@ class ApprovalStore:
     def _stamp_token(self) -> str | None:
         """The stamp's token: ``None`` if no grant was ever stamped, a token no copy
         holds if it cannot be read (then every call reads the table)."""
+        if self._stamp is None:
+            return None
         try:
             return self._stamp.read_text()
         except FileNotFoundError:

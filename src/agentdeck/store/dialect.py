@@ -1,154 +1,163 @@
-"""The dialect seam: everything SQLite-specific lives here.
+"""The dialect seam: what differs between SQLite and PostgreSQL lives behind it.
 
-The rest of the store is portable SQLAlchemy Core. SQLite gets:
+``dialect_sqlite`` (a file in the home: WAL, ``BEGIN IMMEDIATE``, PRAGMAs) and
+``dialect_postgres`` (a ``postgresql+psycopg://`` URL: a pool, an advisory write
+lock, reconnects) each give an engine for the writer and one for the reads, the
+hot event insert and an integrity check; this module picks one by the target
+(``Path`` or URL) or by the connection's dialect. The rest of the store, and
+everything outside it, is portable SQLAlchemy Core and never asks which it is.
 
-- WAL journal, ``synchronous=NORMAL`` (durable at checkpoint, never corrupt),
-  a ``busy_timeout`` so a second process waits for the write lock instead of
-  failing, and foreign keys on.
-- Explicit transactions: pysqlite's own implicit ``BEGIN`` handling is switched
-  off and we emit ``BEGIN IMMEDIATE`` for the write engine (take the write lock
-  up front, so two writers queue on ``busy_timeout`` rather than deadlocking on
-  a lock upgrade) and a plain deferred ``BEGIN`` for readers (a consistent
-  snapshot per read).
-- Read connections are ``query_only``: the writer thread is the only writer.
-- Event inserts: one DBAPI ``executemany`` (a RETURNING insert sorted by
-  parameter order degrades to one statement per row on SQLite), ids read back
-  under the write lock: see ``insert_returning_ids``.
-
-A PostgreSQL port replaces this module (and the ``TABLE_KWARGS``), nothing else.
+Where a feature truly differs, the backend says so: the disk-full reserve
+(``store.reserve``) and the CLI's quick reads (``store.peek``) are SQLite's only.
 """
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from collections.abc import Sequence
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.functions import FunctionElement
 
-BUSY_TIMEOUT_MS = 30_000
+from agentdeck.settings_database import is_database_url
+from agentdeck.store import dialect_sqlite
+from agentdeck.store.dialect_sqlite import BUSY_TIMEOUT_MS as BUSY_TIMEOUT_MS
 
-# Table options: AUTOINCREMENT so an id is never reused, even after deletes.
+Target = Path | str  # a SQLite file, or a PostgreSQL URL
+
+# Table options: AUTOINCREMENT on SQLite so an id is never reused, even after
+# deletes (a PostgreSQL sequence never gives one twice anyway).
 TABLE_KWARGS: dict[str, Any] = {"sqlite_autoincrement": True}
-
-_dumps = partial(json.dumps, separators=(",", ":"), ensure_ascii=False)
-
-
-def _json_dumps(value: Any) -> str:
-    """JSON as UTF-8 text. A lone surrogate (JSON may carry ``\\ud800``; SQLite
-    cannot store it) becomes U+FFFD instead of failing the whole batch."""
-    text = _dumps(value)
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
+# An id the database allocates: INTEGER (the rowid) on SQLite, bigint on PostgreSQL.
+ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 
-def database_url(db_path: Path) -> sa.URL:
-    return sa.URL.create("sqlite+pysqlite", database=str(db_path))
+class JSONDocument(sa.types.TypeDecorator[Any]):
+    """A JSON column: JSON text on SQLite, ``jsonb`` on PostgreSQL. (Not
+    ``with_variant``: that loads SQLAlchemy's PostgreSQL dialect, ~50 ms, into
+    every command that opens a SQLite store.)"""
+
+    impl = sa.JSON
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
+        if dialect.name == "postgresql":
+            from sqlalchemy.dialects.postgresql import JSONB
+
+            return dialect.type_descriptor(JSONB())
+        return dialect.type_descriptor(sa.JSON())
 
 
-def _configure(dbapi_conn: sqlite3.Connection, *, writer: bool) -> None:
-    # We issue BEGIN ourselves (see the "begin" listener).
-    dbapi_conn.isolation_level = None
-    cur = dbapi_conn.cursor()
-    try:
-        if writer:
-            # Persistent for the file; fails with "file is not a database" early.
-            cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        cur.execute("PRAGMA synchronous=NORMAL")
-        cur.execute("PRAGMA foreign_keys=ON")
-        if not writer:
-            cur.execute("PRAGMA query_only=ON")
-    finally:
-        cur.close()
+JSON = JSONDocument()
 
 
-# Reads run in anyio worker threads (40 by default): up to as many connections,
-# so a reader never waits on the pool; 8 stay open between bursts.
-READ_POOL_SIZE = 8
-READ_POOL_OVERFLOW = 32
+def is_postgres(target: Target) -> bool:
+    return is_database_url(target)
 
 
-def create_engine(db_path: Path, *, writer: bool) -> Engine:
+def database_url(target: Target) -> sa.URL | str:
+    if is_postgres(target):
+        return str(target)
+    return dialect_sqlite.database_url(Path(target))
+
+
+def create_engine(target: Target, *, writer: bool) -> Engine:
     """An engine for the write connection (``writer=True``) or the read pool."""
-    engine = sa.create_engine(
-        database_url(db_path),
-        json_serializer=_json_dumps,
-        pool_size=1 if writer else READ_POOL_SIZE,
-        max_overflow=0 if writer else READ_POOL_OVERFLOW,
-        connect_args={"check_same_thread": False},
-    )
+    if is_postgres(target):
+        from agentdeck.store import dialect_postgres
 
-    @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
-        _configure(dbapi_conn, writer=writer)
+        return dialect_postgres.create_engine(str(target), writer=writer)
+    return dialect_sqlite.create_engine(Path(target), writer=writer)
 
-    begin = "BEGIN IMMEDIATE" if writer else "BEGIN"
 
-    @event.listens_for(engine, "begin")
-    def _on_begin(conn: Connection) -> None:
-        conn.exec_driver_sql(begin)
-
-    return engine
+def _pg(conn: Connection) -> bool:
+    return conn.dialect.name == "postgresql"
 
 
 def insert_returning_ids(
     conn: Connection, table: sa.Table, rows: Sequence[dict[str, Any]]
 ) -> list[int]:
-    """Insert ``rows`` into ``table`` (integer AUTOINCREMENT ``id``) and return
-    the ids the database gave them, in the order of ``rows``.
+    """Insert ``rows`` (integer ``id`` allocated by the database) and return the
+    ids, in the order of ``rows``."""
+    if _pg(conn):
+        from agentdeck.store import dialect_postgres
 
-    The hot path of the event log, so it skips SQLAlchemy's per-row parameter
-    processing: one DBAPI ``executemany`` (JSON columns dumped here, compact).
-    Inside our ``BEGIN IMMEDIATE`` transaction no other connection can write,
-    and AUTOINCREMENT gives each new row ``max(largest id ever, max(id)) + 1``,
-    so the rows get consecutive ids in parameter order, the last of which is
-    ``last_insert_rowid()``. (A PostgreSQL port would use
-    ``insert().returning(id, sort_by_parameter_order=True)``.)
-    """
-    if not rows:
-        return []
-    names = list(rows[0])
-    json_cols = {c.name for c in table.c if isinstance(c.type, sa.JSON)}
-    params = [
-        tuple(_json_dumps(row[n]) if n in json_cols else row[n] for n in names) for row in rows
-    ]
-    sql = "INSERT INTO {} ({}) VALUES ({})".format(
-        table.name, ", ".join(names), ", ".join("?" * len(names))
-    )
-    conn.exec_driver_sql(sql, params)
-    last = int(conn.exec_driver_sql("SELECT last_insert_rowid()").scalar_one())
-    return list(range(last - len(rows) + 1, last + 1))
+        return dialect_postgres.insert_returning_ids(conn, table, rows)
+    return dialect_sqlite.insert_returning_ids(conn, table, rows)
 
 
 def integrity_check(conn: Connection) -> str:
-    """``"ok"`` or SQLite's list of problems, one per line."""
-    rows = conn.exec_driver_sql("PRAGMA integrity_check").scalars().all()
-    return "\n".join(str(r) for r in rows)
+    """``"ok"``, or the problems found, one per line."""
+    if _pg(conn):
+        from agentdeck.store import dialect_postgres
+
+        return dialect_postgres.integrity_check(conn)
+    return dialect_sqlite.integrity_check(conn)
 
 
 def is_busy_error(exc: BaseException) -> bool:
-    """The write lock was held longer than ``busy_timeout``."""
-    orig = getattr(exc, "orig", exc)
-    return isinstance(orig, sqlite3.OperationalError) and "locked" in str(orig)
+    """SQLite's write lock was held longer than ``busy_timeout``."""
+    return dialect_sqlite.is_busy_error(exc)
 
 
-def time_bucket(ts: sa.ColumnElement[Any], seconds: int) -> sa.ColumnElement[Any]:
-    """The start of the ``seconds``-long bucket ``ts`` (epoch seconds) falls in.
-    SQLite's CAST truncates, which is the floor for the positive times we hold
-    (a PostgreSQL port: ``floor(ts / seconds) * seconds``, as its CAST rounds)."""
-    return sa.cast(ts / seconds, sa.Integer) * seconds
+def is_disconnect(exc: BaseException) -> bool:
+    """PostgreSQL's connection was lost or cannot be made now (never on SQLite)."""
+    orig = getattr(exc, "orig", None)
+    if not type(orig).__module__.startswith("psycopg"):
+        return False
+    from agentdeck.store import dialect_postgres
+
+    return dialect_postgres.is_disconnect(exc)
 
 
-def json_number(column: sa.ColumnElement[Any], key: str) -> sa.ColumnElement[Any]:
+class time_bucket(FunctionElement[Any]):
+    """``time_bucket(ts, seconds)``: the start of the ``seconds``-long bucket ``ts``
+    (epoch seconds) falls in. SQLite's CAST truncates, the floor for the positive
+    times we hold; PostgreSQL's CAST rounds, so it gets ``floor``."""
+
+    name = "time_bucket"
+    inherit_cache = True
+
+    def __init__(self, ts: sa.ColumnElement[Any], seconds: int) -> None:
+        super().__init__(ts, sa.literal(seconds, sa.Integer))
+
+
+@compiles(time_bucket)
+def _time_bucket_sqlite(element: time_bucket, compiler: SQLCompiler, **kw: Any) -> str:
+    ts, seconds = list(element.clauses)
+    return compiler.process(sa.cast(ts / seconds, sa.Integer) * seconds, **kw)
+
+
+@compiles(time_bucket, "postgresql")
+def _time_bucket_pg(element: time_bucket, compiler: SQLCompiler, **kw: Any) -> str:
+    ts, seconds = list(element.clauses)
+    return compiler.process(sa.func.floor(ts / seconds) * seconds, **kw)
+
+
+class json_number(FunctionElement[Any]):
     """A number in a JSON object column, 0 when absent."""
-    return sa.func.coalesce(sa.cast(sa.func.json_extract(column, f"$.{key}"), sa.Float), 0.0)
+
+    name = "json_number"
+    inherit_cache = True
+
+    def __init__(self, column: sa.ColumnElement[Any], key: str) -> None:
+        super().__init__(column, sa.literal(key, sa.Text))
+
+
+@compiles(json_number)
+def _json_number_sqlite(element: json_number, compiler: SQLCompiler, **kw: Any) -> str:
+    column, key = list(element.clauses)
+    path = "$." + str(key.value)
+    value = sa.cast(sa.func.json_extract(column, path), sa.Float)
+    return compiler.process(sa.func.coalesce(value, 0.0), **kw)
+
+
+@compiles(json_number, "postgresql")
+def _json_number_pg(element: json_number, compiler: SQLCompiler, **kw: Any) -> str:
+    column, key = list(element.clauses)
+    value = sa.cast(sa.func.jsonb_extract_path_text(column, key), sa.Float)
+    return compiler.process(sa.func.coalesce(value, 0.0), **kw)

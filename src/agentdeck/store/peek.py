@@ -8,17 +8,23 @@ creates or migrates it. Rows become the same domain objects as the store's
 (``rows``, the records' ``from_dict``), and an agent is found by the same rule
 (``core.agent.find_agent``); what approvals, asks and merges say is scrubbed as
 the store reads it (``SAID``: a row an older version wrote raw is shown scrubbed).
+
+SQLite only: when ``AGENTDECK_DATABASE_URL`` is set the store is in PostgreSQL and
+the home's file, if any, is stale; ``Peek.open`` then returns None, so the caller
+goes the long way (which opens the PostgreSQL store).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentdeck.core.agent import find_agent
+from agentdeck.settings_database import url_in
 from agentdeck.store.head import HEAD
 from agentdeck.store.rows import SAID as SAID  # what the store reads scrubbed, by table
 from agentdeck.store.rows import row_to_agent, row_to_event, said_scrubbed
@@ -53,8 +59,11 @@ class Peek:
         self._conn = conn
 
     @classmethod
-    def open(cls, db_path: Path) -> Peek | None:
-        """A read-only connection, or None when the database is missing or not at head."""
+    def open(cls, db_path: Path, environ: Mapping[str, str] | None = None) -> Peek | None:
+        """A read-only connection, or None when the database is missing or not at
+        head, or the store is not this file (a database URL is set)."""
+        if url_in(os.environ if environ is None else environ):
+            return None
         if not db_path.is_file():
             return None
         try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from agentdeck.store.dialect import TABLE_KWARGS
+from agentdeck.store.dialect import ID, JSON, TABLE_KWARGS
 
 metadata = sa.MetaData(
     naming_convention={
@@ -28,7 +28,7 @@ agents = sa.Table(
     sa.Column("name", sa.Text, nullable=False),
     sa.Column("state", sa.Text, nullable=False),
     sa.Column("source", sa.Text, nullable=False),
-    sa.Column("spec", sa.JSON, nullable=False),
+    sa.Column("spec", JSON, nullable=False),
     sa.Column("cwd", sa.Text, nullable=False),
     sa.Column("session_id", sa.Text, nullable=True),
     sa.Column("cost_usd", sa.Float, nullable=False),
@@ -39,7 +39,7 @@ agents = sa.Table(
     sa.Column("last_error", sa.Text, nullable=True),
     sa.Column("pid", sa.Integer, nullable=True),
     sa.Column("owner_pid", sa.Integer, nullable=True),
-    sa.Column("extra", sa.JSON, nullable=False),
+    sa.Column("extra", JSON, nullable=False),
     sa.Column("archived", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Column("created_at", sa.Float, nullable=False),
     sa.Column("updated_at", sa.Float, nullable=False),
@@ -61,11 +61,11 @@ agents = sa.Table(
 events = sa.Table(
     "events",
     metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("id", ID, primary_key=True, autoincrement=True),
     sa.Column("agent_id", sa.Text, nullable=False),
     sa.Column("type", sa.Text, nullable=False),
     sa.Column("ts", sa.Float, nullable=False),
-    sa.Column("data", sa.JSON, nullable=False),
+    sa.Column("data", JSON, nullable=False),
     sa.Index(None, "agent_id", "id"),
     sa.Index(None, "type", "ts"),  # migration 0008: spend and usage over a period
     **TABLE_KWARGS,
@@ -76,10 +76,10 @@ events = sa.Table(
 commands = sa.Table(
     "commands",
     metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("id", ID, primary_key=True, autoincrement=True),
     sa.Column("agent_id", sa.Text, nullable=False),
     sa.Column("kind", sa.Text, nullable=False),
-    sa.Column("payload", sa.JSON, nullable=False),
+    sa.Column("payload", JSON, nullable=False),
     sa.Column("created_at", sa.Float, nullable=False),
     sa.Column("claimed_at", sa.Float, nullable=True),
     sa.Column("claimed_by", sa.Text, nullable=True),
@@ -95,7 +95,7 @@ approvals = sa.Table(
     sa.Column("id", sa.Text, primary_key=True),
     sa.Column("agent_id", sa.Text, nullable=False),
     sa.Column("tool", sa.Text, nullable=False),
-    sa.Column("input", sa.JSON, nullable=False),
+    sa.Column("input", JSON, nullable=False),
     sa.Column("tool_use_id", sa.Text, nullable=True),
     sa.Column("rule", sa.Text, nullable=True),
     sa.Column("reason", sa.Text, nullable=False),
@@ -116,7 +116,7 @@ approvals = sa.Table(
 grants = sa.Table(
     "grants",
     metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("id", ID, primary_key=True, autoincrement=True),
     sa.Column("grant_key", sa.Text, nullable=False),
     sa.Column("rule", sa.Text, nullable=False),
     sa.Column("decision", sa.Text, nullable=False),
@@ -134,7 +134,7 @@ grants = sa.Table(
 audit = sa.Table(
     "audit",
     metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("id", ID, primary_key=True, autoincrement=True),
     sa.Column("ts", sa.Float, nullable=False),
     sa.Column("agent_id", sa.Text, nullable=False),
     sa.Column("tool", sa.Text, nullable=False),
@@ -191,7 +191,7 @@ merges = sa.Table(
     sa.Column("owner_pid", sa.Integer, nullable=True),
     sa.Column("reason", sa.Text, nullable=True),
     sa.Column("commit", sa.Text, nullable=True),
-    sa.Column("outcome", sa.JSON, nullable=False),
+    sa.Column("outcome", JSON, nullable=False),
     sa.Index(None, "state", "enqueued_at"),
     sa.Index(None, "agent_id"),
 )
@@ -205,7 +205,7 @@ notify_dead = sa.Table(
     sa.Column("id", sa.Text, primary_key=True),
     sa.Column("target", sa.Text, nullable=False),
     sa.Column("kind", sa.Text, nullable=False),
-    sa.Column("payload", sa.JSON, nullable=False),
+    sa.Column("payload", JSON, nullable=False),
     sa.Column("reason", sa.Text, nullable=False),
     sa.Column("attempts", sa.Integer, nullable=False),
     sa.Column("state", sa.Text, nullable=False),
@@ -228,7 +228,7 @@ observations = sa.Table(
     sa.Column("tool", sa.Text, nullable=False),
     sa.Column("input_summary", sa.Text, nullable=False),
     sa.Column("output_excerpt", sa.Text, nullable=False),
-    sa.Column("files", sa.JSON, nullable=False),
+    sa.Column("files", JSON, nullable=False),
     sa.Column("is_error", sa.Boolean, nullable=False),
     sa.Column("fts_rowid", sa.Integer, nullable=False),
     sa.Index(None, "project", "ts"),
@@ -243,9 +243,9 @@ summaries = sa.Table(
     sa.Column("session_id", sa.Text, nullable=False),
     sa.Column("agent_id", sa.Text, nullable=True),
     sa.Column("ts", sa.Float, nullable=False),
-    sa.Column("files_changed", sa.JSON, nullable=False),
-    sa.Column("commands", sa.JSON, nullable=False),
-    sa.Column("errors", sa.JSON, nullable=False),
+    sa.Column("files_changed", JSON, nullable=False),
+    sa.Column("commands", JSON, nullable=False),
+    sa.Column("errors", JSON, nullable=False),
     sa.Column("final_message", sa.Text, nullable=False),
     sa.Column("request", sa.Text, nullable=False),
     sa.Column("model_summary", sa.Text, nullable=True),
@@ -260,14 +260,27 @@ summaries = sa.Table(
 # the index intersects, never a per-row lookup; ``memory_id`` maps a hit back.
 # It keeps its own copy of the text (no external content): the records' text
 # primary keys have no stable integer rowid to point at, and snippet() reads
-# the copy by rowid. FTS5 tables are not SQLAlchemy tables: created with
-# ``observations`` (the fresh-database path) and by migration 0003, which
-# spells the same statement out; a test compares the two.
+# the copy by rowid. Not SQLAlchemy tables: created with ``observations`` (the
+# fresh-database path) and by migration 0003, which spells the same statements
+# out; a test compares the two. SQLite: an FTS5 virtual table. PostgreSQL: a
+# table with a stored, weighted ``tsvector`` and a GIN index on it.
 MEMORY_FTS = "memory_fts"
 MEMORY_FTS_DDL = (
     "CREATE VIRTUAL TABLE memory_fts USING fts5("
     "title, body, scope, memory_id UNINDEXED, "
     "tokenize = 'porter unicode61', prefix = '3 4 5')"
+)
+MEMORY_FTS_PG_DDL = (
+    "CREATE TABLE memory_fts ("
+    "rowid BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, "
+    "title TEXT NOT NULL DEFAULT '', body TEXT NOT NULL DEFAULT '', "
+    "scope TEXT NOT NULL DEFAULT '', memory_id TEXT NOT NULL, "
+    "tsv tsvector GENERATED ALWAYS AS ("
+    "setweight(to_tsvector('english', title), 'A') || "
+    "setweight(to_tsvector('english', body), 'B') || "
+    "setweight(to_tsvector('simple', scope), 'D')) STORED)",
+    "CREATE INDEX ix_memory_fts_tsv ON memory_fts USING GIN (tsv)",
+    "CREATE INDEX ix_memory_fts_memory_id ON memory_fts (memory_id)",
 )
 # The shadow tables FTS5 creates for it, which reflection sees as tables.
 MEMORY_FTS_SHADOWS = tuple(
@@ -276,7 +289,11 @@ MEMORY_FTS_SHADOWS = tuple(
 
 
 def _create_memory_fts(_table: sa.Table, connection: sa.Connection, **_kw: object) -> None:
-    connection.exec_driver_sql(MEMORY_FTS_DDL)
+    if connection.dialect.name == "postgresql":
+        for statement in MEMORY_FTS_PG_DDL:
+            connection.exec_driver_sql(statement)
+    else:
+        connection.exec_driver_sql(MEMORY_FTS_DDL)
 
 
 def _drop_memory_fts(_table: sa.Table, connection: sa.Connection, **_kw: object) -> None:

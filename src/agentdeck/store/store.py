@@ -1,5 +1,7 @@
 """``Store``: the event log, the agent board and the steering queue in one
-SQLite file. Implements ``EventLog``, ``AgentRepository`` and ``CommandQueue``.
+database: a SQLite file (the default) or PostgreSQL (a ``postgresql+psycopg://``
+URL; ``store.dialect`` holds what differs). Implements ``EventLog``,
+``AgentRepository`` and ``CommandQueue``.
 
 Threading model: every write goes through one ``Writer`` thread (batched, one
 transaction per batch); every read runs in a worker thread on a separate,
@@ -9,9 +11,9 @@ them at start-up, or through ``anyio.to_thread.run_sync``). Async methods
 must be awaited on an asyncio loop.
 
 A full disk fails writes with ``DiskFull`` (and the log says what was not
-written); the store keeps a little room in reserve (``store.reserve``) for the
-writes marked essential, an agent's last state, so the board can say why it
-ended. Reads go on working.
+written); on SQLite the store keeps a little room in reserve (``store.reserve``)
+for the writes marked essential, an agent's last state, so the board can say why
+it ended. Reads go on working.
 
 Every event is scrubbed (``core.event_scrub``: secrets redacted, ``<private>``
 parts dropped) before it is written or handed to a subscriber, whoever wrote it;
@@ -39,7 +41,8 @@ from agentdeck.core.audit import AuditEntry, AuditRecord, ChainVerifier, VerifyR
 from agentdeck.core.event_scrub import LARGE_TEXT, scrub_event, text_weight
 from agentdeck.core.events import Event, StoredEvent
 from agentdeck.core.ports import Command, Subscriber
-from agentdeck.errors import NotFound, StoreError
+from agentdeck.errors import NotFound, StoreError, UsageError
+from agentdeck.settings_database import describe, hide_password, is_database_url, normalise
 from agentdeck.store import audit, dialect, migrate, reads, writes
 from agentdeck.store.reads import StoreStats
 from agentdeck.store.reserve import Reserve
@@ -57,13 +60,16 @@ CLOSE_TIMEOUT_SECONDS = 30.0
 class Store:
     def __init__(
         self,
-        db_path: Path,
+        db_path: Path | None,
         write_engine: Engine,
         read_engine: Engine,
         writer: Writer,
+        *,
+        name: str | None = None,
     ):
         """Use ``Store.open``."""
-        self.db_path = db_path
+        self._db_path = db_path
+        self.name = name or str(db_path)  # what messages call it: never a password
         self._write_engine = write_engine
         self._read_engine = read_engine
         self._writer = writer
@@ -71,15 +77,40 @@ class Store:
 
     # --- lifecycle ----------------------------------------------------------
 
+    @property
+    def db_path(self) -> Path:
+        """The SQLite file; ``StoreError`` for a store in PostgreSQL (no file)."""
+        if self._db_path is None:
+            raise StoreError(f"the store is the {self.name}: it has no file")
+        return self._db_path
+
+    @property
+    def has_file(self) -> bool:
+        """Whether the store is a file in the home (SQLite), so that files next to
+        it (stamps, the reserve) are seen by every process that uses it."""
+        return self._db_path is not None
+
     @classmethod
-    def open(cls, db_path: Path, *, batch_size: int = 500) -> Store:
-        """Create the parent directory, migrate to head, start the writer.
+    def open(cls, target: Path | str, *, batch_size: int = 500) -> Store:
+        """Open the SQLite file ``target`` (a path), or the PostgreSQL database
+        ``target`` names (a ``postgresql+psycopg://`` URL): migrate to head, start
+        the writer.
 
         Synchronous (a few milliseconds; migrations on first use). Raises
-        ``StoreError`` naming the file when it cannot be created, is not a
-        database, or cannot be migrated; nothing is left running then.
+        ``StoreError`` naming the file, or the server and database (never a
+        password), when it cannot be reached, created, or migrated, or is not
+        an agentdeck database; nothing is left running then. A URL of another
+        kind is a ``UsageError`` saying which forms are accepted.
         """
-        db_path = Path(db_path).expanduser().absolute()
+        if is_database_url(target):
+            try:
+                url = normalise(str(target))
+            except ValueError as exc:
+                raise UsageError(
+                    str(exc), hint="set AGENTDECK_DATABASE_URL to such a URL"
+                ) from None
+            return cls._open_postgres(url, batch_size=batch_size)
+        db_path = Path(target).expanduser().absolute()
         try:
             db_path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -106,6 +137,32 @@ class Store:
         writer.start()
         logger.info("store open: %s", db_path)
         return cls(db_path, write_engine, read_engine, writer)
+
+    @classmethod
+    def _open_postgres(cls, url: str, *, batch_size: int) -> Store:
+        name = describe(url)
+        write_engine = dialect.create_engine(url, writer=True)
+        read_engine = dialect.create_engine(url, writer=False)
+        try:
+            migrate.upgrade(write_engine)
+            conn = write_engine.connect()
+        except (sa.exc.SQLAlchemyError, OSError) as exc:
+            write_engine.dispose()
+            read_engine.dispose()
+            raise StoreError(
+                f"cannot open the {name}: {_hidden(_reason(exc), url)}",
+                hint="check that the server runs and is reachable, that the database "
+                "exists and that the user may use it (AGENTDECK_DATABASE_URL)",
+            ) from None
+        writer = Writer(
+            conn,
+            batch_size=batch_size,
+            where=name,
+            reconnect=dialect.is_disconnect,
+        )
+        writer.start()
+        logger.info("store open: %s", hide_password(url))
+        return cls(None, write_engine, read_engine, writer, name=name)
 
     async def close(self) -> None:
         """Commit everything submitted before the call, stop the writer (bounded
@@ -365,7 +422,9 @@ class Store:
     # --- maintenance ----------------------------------------------------------
 
     def integrity_check(self) -> str:
-        """``"ok"`` when the file is sound. Blocking."""
+        """``"ok"`` when the database is sound, else its problems one per line
+        (SQLite: ``PRAGMA integrity_check``; PostgreSQL: the schema's tables and
+        id sequences, see ``dialect_postgres``). Blocking."""
         with self._read_engine.connect() as conn:
             return dialect.integrity_check(conn)
 
@@ -384,7 +443,7 @@ class Store:
             with self._read_engine.connect() as conn:
                 return query(conn)
         except sa.exc.SQLAlchemyError as exc:
-            raise StoreError(f"reading {self.db_path} failed: {_reason(exc)}") from exc
+            raise StoreError(f"reading {self.name} failed: {_reason(exc)}") from exc
 
 
 def _find_agent(conn: Connection, ref: str) -> Agent:
@@ -408,3 +467,9 @@ async def _scrubbed(events: Sequence[Event]) -> list[Event]:
 def _reason(exc: BaseException) -> str:
     orig = getattr(exc, "orig", None)
     return str(orig if orig is not None else exc)
+
+
+def _hidden(text: str, url: str) -> str:
+    """``text`` with the URL's password, should a driver ever repeat it, hidden."""
+    password = sa.make_url(url).password
+    return text.replace(password, "***") if password else text

@@ -22,6 +22,13 @@ is told ``DiskFull`` all the same) and written once there is room (looked for
 every ``RETRY_SECONDS``, after each write that lands, and at stop), unless a
 later write of the same agent's row has landed first: a newer state wins. The
 thread goes on either way: writes succeed once there is room again.
+
+On PostgreSQL the connection can be lost (a server restart, the network): a batch
+that fails so is tried again, whole, on a new connection, until
+``RECONNECT_SECONDS`` have passed (then its callers get ``StoreError`` naming the
+server). If the connection was lost while COMMIT was on its way, the batch's first
+event id says whether it landed (ids come from a sequence: no other transaction
+holds them), so a batch is never written twice nor lost.
 """
 
 from __future__ import annotations
@@ -30,10 +37,12 @@ import asyncio
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from agentdeck.core.events import StoredEvent
@@ -49,6 +58,8 @@ logger = logging.getLogger(__name__)
 
 FULL_HINT = "free space on its disk; agentdeck writes again once there is room"
 RETRY_SECONDS = 2.0
+RECONNECT_SECONDS = 60.0
+_BACKOFF_SECONDS = (0.05, 0.1, 0.2, 0.5, 1.0)
 _STOP = object()
 _Outcome = tuple[WorkItem, WorkResult | None, BaseException | None]
 
@@ -62,9 +73,13 @@ class Writer:
         name: str = "agentdeck-writer",
         path: Path | None = None,
         reserve: Reserve | None = None,
+        where: str | None = None,
+        reconnect: Callable[[BaseException], bool] | None = None,
     ):
         self._conn = conn
         self._path = path
+        self._where = where or (str(path) if path is not None else "the database")
+        self._lost = reconnect  # "the connection was lost": try again once it is back
         self._reserve = reserve
         self._unwritten: list[WorkItem] = []  # essential, kept for when there is room
         self._batch_size = max(1, batch_size)
@@ -182,6 +197,9 @@ class Writer:
             outcomes, stored = self._commit(batch)
         except Exception as exc:  # noqa: BLE001 - the thread must survive any failed write
             self._rolled_back()
+            if self._lost is not None and self._lost(exc):
+                self._process_again(batch, exc)
+                return
             if is_disk_full(exc):
                 self._disk_full(batch, exc, reserve_used=reserve_used)
                 return
@@ -203,6 +221,56 @@ class Writer:
             self._drop_superseded(batch)
         self._settle(outcomes)
         self._notify(stored)
+
+    def _process_again(self, batch: list[WorkItem], exc: Exception) -> None:
+        """The connection was lost: try the batch again on a new one (SQLAlchemy
+        connects again on the next use) until ``RECONNECT_SECONDS`` have passed."""
+        logger.warning("connection to %s lost (%s); writing again", self._where, _reason(exc))
+        deadline = time.monotonic() + RECONNECT_SECONDS
+        attempt = 0
+        while True:
+            time.sleep(_BACKOFF_SECONDS[min(attempt, len(_BACKOFF_SECONDS) - 1)])
+            attempt += 1
+            try:
+                outcomes, stored = self._commit(batch)
+            except Exception as again:  # noqa: BLE001 - the thread must survive
+                self._rolled_back()
+                assert self._lost is not None
+                if self._lost(again) and time.monotonic() < deadline:
+                    continue
+                logger.error("database write of %d items failed: %s", len(batch), _reason(again))
+                error = StoreError(
+                    f"cannot write to the {self._where}: {_reason(again)}",
+                    hint="check that the database server runs and is reachable",
+                )
+                self._settle([(item, None, error) for item in batch])
+                return
+            logger.warning("connection to %s back after %d tries", self._where, attempt)
+            self._settle(outcomes)
+            self._notify(stored)
+            return
+
+    def _landed(self, first_id: int) -> bool:
+        """Whether the transaction that inserted event ``first_id`` committed (its
+        COMMIT was sent when the connection was lost): asked on a new connection."""
+        from agentdeck.store.schema import events
+
+        deadline = time.monotonic() + RECONNECT_SECONDS
+        attempt = 0
+        while True:
+            try:
+                with self._conn.begin():
+                    found = self._conn.execute(
+                        sa.select(events.c.id).where(events.c.id == first_id)
+                    ).first()
+                return found is not None
+            except Exception as exc:
+                self._rolled_back()
+                assert self._lost is not None
+                if not self._lost(exc) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(_BACKOFF_SECONDS[min(attempt, len(_BACKOFF_SECONDS) - 1)])
+            attempt += 1
 
     def _keep(self, items: list[WorkItem]) -> None:
         """Essential items the disk had no room for, to be written once it has
@@ -305,12 +373,25 @@ class Writer:
         conn = self._conn
         rows = [row for item in batch for row in item.event_rows]
         values: list[Any] = []
-        with conn.begin():
-            ids = insert_events(conn, rows)
-            for item in batch:
-                for agent_row in item.agent_rows:
-                    upsert_agent(conn, agent_row)
-                values.append(item.op(conn) if item.op is not None else None)
+        ids: list[int] = []
+        committing = False
+        try:
+            with conn.begin():
+                ids = insert_events(conn, rows)
+                for item in batch:
+                    for agent_row in item.agent_rows:
+                        upsert_agent(conn, agent_row)
+                    values.append(item.op(conn) if item.op is not None else None)
+                committing = True
+        except Exception as exc:
+            # Lost while COMMIT was on its way: it may have landed. Ids come from
+            # a sequence, held by no other transaction: the first one tells.
+            if not (committing and ids and self._lost is not None and self._lost(exc)):
+                raise
+            self._rolled_back()
+            if not self._landed(ids[0]):
+                raise
+            logger.warning("the connection was lost at COMMIT, which had landed")
         stored = [stored_event(i, row) for i, row in zip(ids, rows, strict=True)]
         outcomes: list[_Outcome] = []
         start = 0

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
+from sqlalchemy.dialects import postgresql
 
 revision = "0001"
 down_revision = None
 branch_labels = None
 depends_on = None
+
+JSON = sa.JSON().with_variant(postgresql.JSONB(), "postgresql")  # jsonb on PostgreSQL
+ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")  # bigint on PostgreSQL
 
 
 def upgrade() -> None:
@@ -23,7 +27,7 @@ def upgrade() -> None:
         sa.Column("name", sa.Text(), nullable=False),
         sa.Column("state", sa.Text(), nullable=False),
         sa.Column("source", sa.Text(), nullable=False),
-        sa.Column("spec", sa.JSON(), nullable=False),
+        sa.Column("spec", JSON, nullable=False),
         sa.Column("cwd", sa.Text(), nullable=False),
         sa.Column("session_id", sa.Text(), nullable=True),
         sa.Column("cost_usd", sa.Float(), nullable=False),
@@ -34,7 +38,7 @@ def upgrade() -> None:
         sa.Column("last_error", sa.Text(), nullable=True),
         sa.Column("pid", sa.Integer(), nullable=True),
         sa.Column("owner_pid", sa.Integer(), nullable=True),
-        sa.Column("extra", sa.JSON(), nullable=False),
+        sa.Column("extra", JSON, nullable=False),
         sa.Column("archived", sa.Boolean(), server_default=sa.false(), nullable=False),
         sa.Column("created_at", sa.Float(), nullable=False),
         sa.Column("updated_at", sa.Float(), nullable=False),
@@ -45,11 +49,11 @@ def upgrade() -> None:
 
     op.create_table(
         "events",
-        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
+        sa.Column("id", ID, autoincrement=True, nullable=False),
         sa.Column("agent_id", sa.Text(), nullable=False),
         sa.Column("type", sa.Text(), nullable=False),
         sa.Column("ts", sa.Float(), nullable=False),
-        sa.Column("data", sa.JSON(), nullable=False),
+        sa.Column("data", JSON, nullable=False),
         sa.PrimaryKeyConstraint("id", name="pk_events"),
         sqlite_autoincrement=True,
     )
@@ -57,10 +61,10 @@ def upgrade() -> None:
 
     op.create_table(
         "commands",
-        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
+        sa.Column("id", ID, autoincrement=True, nullable=False),
         sa.Column("agent_id", sa.Text(), nullable=False),
         sa.Column("kind", sa.Text(), nullable=False),
-        sa.Column("payload", sa.JSON(), nullable=False),
+        sa.Column("payload", JSON, nullable=False),
         sa.Column("created_at", sa.Float(), nullable=False),
         sa.Column("claimed_at", sa.Float(), nullable=True),
         sa.Column("claimed_by", sa.Text(), nullable=True),

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
+from sqlalchemy.dialects import postgresql
 
 revision = "0002"
 down_revision = "0001"
 branch_labels = None
 depends_on = None
+
+JSON = sa.JSON().with_variant(postgresql.JSONB(), "postgresql")  # jsonb on PostgreSQL
+ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")  # bigint on PostgreSQL
 
 
 def upgrade() -> None:
@@ -22,7 +26,7 @@ def upgrade() -> None:
         sa.Column("id", sa.Text(), nullable=False),
         sa.Column("agent_id", sa.Text(), nullable=False),
         sa.Column("tool", sa.Text(), nullable=False),
-        sa.Column("input", sa.JSON(), nullable=False),
+        sa.Column("input", JSON, nullable=False),
         sa.Column("tool_use_id", sa.Text(), nullable=True),
         sa.Column("rule", sa.Text(), nullable=True),
         sa.Column("reason", sa.Text(), nullable=False),
@@ -41,7 +45,7 @@ def upgrade() -> None:
 
     op.create_table(
         "grants",
-        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
+        sa.Column("id", ID, autoincrement=True, nullable=False),
         sa.Column("grant_key", sa.Text(), nullable=False),
         sa.Column("rule", sa.Text(), nullable=False),
         sa.Column("decision", sa.Text(), nullable=False),
@@ -56,7 +60,7 @@ def upgrade() -> None:
 
     op.create_table(
         "audit",
-        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
+        sa.Column("id", ID, autoincrement=True, nullable=False),
         sa.Column("ts", sa.Float(), nullable=False),
         sa.Column("agent_id", sa.Text(), nullable=False),
         sa.Column("tool", sa.Text(), nullable=False),

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
+from sqlalchemy.dialects import postgresql
 
 revision = "0005"
 down_revision = "0004"
 branch_labels = None
 depends_on = None
+
+JSON = sa.JSON().with_variant(postgresql.JSONB(), "postgresql")  # jsonb on PostgreSQL
 
 
 def upgrade() -> None:
@@ -34,7 +37,7 @@ def upgrade() -> None:
         sa.Column("owner_pid", sa.Integer(), nullable=True),
         sa.Column("reason", sa.Text(), nullable=True),
         sa.Column("commit", sa.Text(), nullable=True),
-        sa.Column("outcome", sa.JSON(), nullable=False),
+        sa.Column("outcome", JSON, nullable=False),
         sa.PrimaryKeyConstraint("id", name="pk_merges"),
     )
     op.create_index("ix_merges_state_enqueued_at", "merges", ["state", "enqueued_at"])

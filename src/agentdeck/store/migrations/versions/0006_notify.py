@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
+from sqlalchemy.dialects import postgresql
 
 revision = "0006"
 down_revision = "0005"
 branch_labels = None
 depends_on = None
+
+JSON = sa.JSON().with_variant(postgresql.JSONB(), "postgresql")  # jsonb on PostgreSQL
 
 
 def upgrade() -> None:
@@ -22,7 +25,7 @@ def upgrade() -> None:
         sa.Column("id", sa.Text(), nullable=False),
         sa.Column("target", sa.Text(), nullable=False),
         sa.Column("kind", sa.Text(), nullable=False),
-        sa.Column("payload", sa.JSON(), nullable=False),
+        sa.Column("payload", JSON, nullable=False),
         sa.Column("reason", sa.Text(), nullable=False),
         sa.Column("attempts", sa.Integer(), nullable=False),
         sa.Column("state", sa.Text(), nullable=False),

@@ -18,6 +18,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from alembic import op
+from sqlalchemy.dialects import postgresql
 
 from agentdeck.store.dialect import json_number, time_bucket
 
@@ -25,6 +26,8 @@ revision = "0008"
 down_revision = "0007"
 branch_labels = None
 depends_on = None
+
+JSON = sa.JSON().with_variant(postgresql.JSONB(), "postgresql")  # jsonb on PostgreSQL
 
 
 def upgrade() -> None:
@@ -85,7 +88,7 @@ def _backfill_usage(conn: sa.Connection) -> None:
         sa.column("agent_id", sa.Text()),
         sa.column("type", sa.Text()),
         sa.column("ts", sa.Float()),
-        sa.column("data", sa.JSON()),
+        sa.column("data", JSON),
     )
     hour = time_bucket(events.c.ts, 3600)
     select = (

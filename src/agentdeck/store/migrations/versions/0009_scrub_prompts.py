@@ -4,7 +4,7 @@ it, as the store writes it now) and the steering queue's payloads
 (``commands.payload``); an unclaimed command whose payload held a secret is
 closed unsent (claimed by ``refused:held-a-secret``), never delivered redacted.
 
-``secure_delete`` is on while it runs, so the space the raw texts leave is
+On SQLite ``secure_delete`` is on while it runs, so the space the raw texts leave is
 zeroed, not left in the file's free pages.
 
 Revision ID: 0009
@@ -20,6 +20,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from alembic import op
+from sqlalchemy.dialects import postgresql
 
 from agentdeck.core.redact import scrub, scrub_value
 
@@ -34,7 +35,8 @@ PROMPT_REDACTED = "prompt_redacted"  # core.agent's, as of this revision
 
 def upgrade() -> None:
     conn = op.get_bind()
-    conn.exec_driver_sql("PRAGMA secure_delete=ON")
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql("PRAGMA secure_delete=ON")
     _agents(conn)
     _commands(conn)
 
@@ -55,7 +57,7 @@ def _agents(conn: sa.Connection) -> None:
         conn.execute(
             sa.update(agents)
             .where(agents.c.id == agent_id)
-            .values(spec=json.dumps(spec), extra=json.dumps(extra))
+            .values(spec=_as_json(conn, spec), extra=_as_json(conn, extra))
         )
 
 
@@ -73,10 +75,17 @@ def _commands(conn: sa.Connection) -> None:
         clean = scrub_value(payload)
         if clean == payload:
             continue
-        values: dict[str, Any] = {"payload": json.dumps(clean)}
+        values: dict[str, Any] = {"payload": _as_json(conn, clean)}
         if claimed_at is None:
             values.update(claimed_at=time.time(), claimed_by=REFUSED)
         conn.execute(sa.update(commands).where(commands.c.id == command_id).values(**values))
+
+
+def _as_json(conn: sa.Connection, value: Any) -> Any:
+    """JSON text on SQLite (as written there since 0009 landed); jsonb on PostgreSQL."""
+    if conn.dialect.name == "postgresql":
+        return sa.cast(json.dumps(value), postgresql.JSONB)
+    return json.dumps(value)
 
 
 def _json(text: Any) -> dict[str, Any]:

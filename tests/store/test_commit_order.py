@@ -1,0 +1,88 @@
+"""Event ids in commit order across processes on one PostgreSQL database.
+
+Several writer processes append in batches while a follower reads ``id > last``,
+as an SSE client, ``logs -f`` or the TUI resume. A follower must never skip an
+id that is committed later: the ids it saw, in the order it saw them, are every
+id in the log at the end. Without the store's advisory write lock it does skip
+(the second test shows the check catches that), since a sequence hands out ids
+in the order transactions ask, not in the order they commit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import time
+
+import pytest
+
+from agentdeck.store import Store
+
+from . import commit_order_worker
+from .conftest import db_rows
+
+pytestmark = pytest.mark.anyio
+
+WRITERS = 4
+BATCHES = 25
+PER_BATCH = 8
+STALL = 0.01  # seconds a transaction may stay open between its insert and its commit
+
+
+async def _follow_while_writing(url: str, *, lock: bool) -> tuple[list[int], list[int]]:
+    """(what the follower saw, in order; every id in the log at the end)."""
+    async with Store.open(url):  # the schema, before the writers race to make it
+        pass
+    ctx = multiprocessing.get_context("spawn")
+    go = ctx.Event()
+    procs = [
+        ctx.Process(
+            target=commit_order_worker.write,
+            args=(url, w, BATCHES, PER_BATCH, lock, STALL, go),
+        )
+        for w in range(WRITERS)
+    ]
+    for p in procs:
+        p.start()
+    seen: list[int] = []
+    try:
+        async with Store.open(url) as follower:
+            go.set()
+            last = 0
+            deadline = time.monotonic() + 120
+            while True:
+                done = all(not p.is_alive() for p in procs)
+                batch = await follower.read(after=last, limit=1000)
+                seen.extend(e.id for e in batch)
+                if batch:
+                    last = batch[-1].id
+                elif done:
+                    break
+                assert time.monotonic() < deadline, "the writers did not finish in time"
+                await asyncio.sleep(0.001)
+    finally:
+        for p in procs:
+            p.join(60)
+            if p.is_alive():
+                p.kill()
+    assert [p.exitcode for p in procs] == [0] * WRITERS
+    every = [int(r[0]) for r in db_rows(url, "SELECT id FROM events ORDER BY id")]
+    return seen, every
+
+
+async def test_a_follower_sees_every_event_of_several_writer_processes_in_id_order(
+    pg_url: str,
+) -> None:
+    seen, every = await _follow_while_writing(pg_url, lock=True)
+    assert len(every) == WRITERS * BATCHES * PER_BATCH
+    assert seen == sorted(seen)
+    assert seen == every  # nothing skipped: no id committed below one already read
+
+
+async def test_without_the_write_lock_the_follower_misses_events(pg_url: str) -> None:
+    """The check above has teeth: the same run without the advisory lock (ids
+    drawn, then commits in another order) leaves the follower short."""
+    seen, every = await _follow_while_writing(pg_url, lock=False)
+    assert len(every) == WRITERS * BATCHES * PER_BATCH
+    assert seen == sorted(seen)
+    assert set(every) - set(seen), "the follower saw every event even without the lock"
