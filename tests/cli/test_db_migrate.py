@@ -94,7 +94,7 @@ async def test_it_refuses_while_a_daemon_runs_for_the_home(
 
 @pytest.mark.parametrize(
     ("to", "code", "message"),
-    [
+    [  # ids without the free port: each xdist worker must collect the same test ids
         ("mysql://u:pw-secret@h/db", 2, "error: --to names a mysql database"),
         ("nonsense", 2, "error: --to is not a database URL"),
         (
@@ -103,6 +103,7 @@ async def test_it_refuses_while_a_daemon_runs_for_the_home(
             "error: cannot reach postgresql+psycopg://agentdeck:***@127.0.0.1:",
         ),
     ],
+    ids=["mysql", "not-a-url", "unreachable"],
 )
 def test_bad_input_is_one_clear_line(env: dict[str, str], to: str, code: int, message: str) -> None:
     done = deck(env, "db", "migrate", "--to", to)
