@@ -83,7 +83,7 @@ class Governor:
         """The agent's effective profile: its own met with every ancestor's
         profile, the root's first (``core.policy_inherit``); remembered for
         ``profile_for``. An ancestor's own ``--allow`` / ``--deny`` rules are left
-        to ``_verdict``, which judges each call under them too and says whose
+        to ``verdict``, which judges each call under them too and says whose
         rule it was."""
         if agent.parent_id and agent.id not in self._above:
             above: Profile | None = None
@@ -155,7 +155,7 @@ class Governor:
             parent_id = parent.parent_id
         return chain
 
-    async def _verdict(
+    async def verdict(
         self, agent: Agent, tool: str, tool_input: dict[str, Any], grants: list[Grant]
     ) -> Verdict:
         """The policy's verdict for the agent, never more than any ancestor's: a
@@ -213,7 +213,7 @@ class Governor:
         waiting: Waiting,
     ) -> Outcome:
         profile = self.profile_for(agent)
-        verdict = await self._verdict(agent, tool, tool_input, await self.grants(agent))
+        verdict = await self.verdict(agent, tool, tool_input, await self.grants(agent))
         if verdict.decision is not Decision.ASK:
             by = "grant" if verdict.source == "grant" else "policy"
             outcome = Outcome(verdict.decision is Decision.ALLOW, verdict.reason, verdict.rule, by)
