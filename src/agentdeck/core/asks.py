@@ -13,9 +13,13 @@ with its next turn (or woken from ``wait_for_agents``), then ``delivered``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
+
+from agentdeck.core.ask_choices import ChoiceError, ChoiceQuestion, compose, from_structured, split
+from agentdeck.errors import UsageError
 
 
 class AskKind(StrEnum):
@@ -49,14 +53,18 @@ class Ask:
     answered_by: str | None = None  # "agent:<id>", "user:<channel>", "timeout"
     answer: str | None = None
     delivered_at: float | None = None  # when the asker (or the note's recipient) had it
+    # A multiple choice (Claude Code's AskUserQuestion): ``text`` is their
+    # rendering, the answer is in ``ask_choices``' canonical form.
+    questions: tuple[ChoiceQuestion, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
+        """As stored (the questions kept in ``text``: ``ask_choices.compose``)."""
         return {
             "id": self.id,
             "kind": str(self.kind),
             "agent_id": self.agent_id,
             "to_agent_id": self.to_agent_id,
-            "text": self.text,
+            "text": compose(self.text, self.questions),
             "state": str(self.state),
             "created_at": self.created_at,
             "expires_at": self.expires_at,
@@ -66,14 +74,27 @@ class Ask:
             "delivered_at": self.delivered_at,
         }
 
+    def to_public(self) -> dict[str, Any]:
+        """As the API shows it: the readable text, the questions apart."""
+        return self.to_dict() | {
+            "text": self.text,
+            "questions": [q.to_dict() for q in self.questions],
+        }
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Ask:
+        """From ``to_dict`` (a row) or ``to_public`` (the API)."""
+        if "questions" in data:
+            text = data["text"]
+            questions = tuple(ChoiceQuestion.from_dict(q) for q in data["questions"] or ())
+        else:
+            text, questions = split(data["text"])
         return cls(
             id=data["id"],
             kind=AskKind(data["kind"]),
             agent_id=data["agent_id"],
             to_agent_id=data.get("to_agent_id"),
-            text=data["text"],
+            text=text,
             state=AskState(data["state"]),
             created_at=data["created_at"],
             expires_at=data["expires_at"],
@@ -81,4 +102,19 @@ class Ask:
             answered_by=data.get("answered_by"),
             answer=data.get("answer"),
             delivered_at=data.get("delivered_at"),
+            questions=questions,
         )
+
+
+def structured_answer(ask: Ask, answers: Mapping[str, Any]) -> str:
+    """A multiple choice's answers given as data (the API's ``answers``), as the
+    text ``answer_ask`` takes; ``UsageError`` says what is wrong."""
+    if not ask.questions:
+        raise UsageError(
+            f"question {ask.id} is not a multiple choice",
+            hint="answer it with `answer` (text); nothing was answered",
+        )
+    try:
+        return from_structured(ask.questions, answers)
+    except ChoiceError as exc:
+        raise UsageError(f"{exc}; nothing was answered") from None
