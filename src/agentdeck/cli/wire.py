@@ -260,7 +260,7 @@ class PeekWire:
         return [a.to_dict() for a in self.db.approvals(states, limit)]
 
     def asks(self, *, states: Sequence[str] | None = None, limit: int = 100) -> list[Record]:
-        return [a.to_dict() for a in self.db.asks(states, limit)]
+        return [a.to_public() for a in self.db.asks(states, limit)]
 
     def merges(self, *, limit: int = 100) -> list[Record]:
         return [e.result() for e in self.db.merges(limit)]
