@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
+from agentdeck.core.agent_file import AgentFile
 from agentdeck.errors import NotFound, OutOfRange, UsageError
 
 MIN_PREFIX = 4  # characters of an id that may name an agent
@@ -129,6 +130,8 @@ class AgentSpec:
     # Who started it (the API's authenticated user; ``local`` for the embedded
     # CLI); an orchestrator's children inherit it. Budgets and usage count by it.
     owner: str | None = None
+    # Its template's other Claude Code keys (permissionMode, effort, hooks, skills, …)
+    claude: AgentFile = field(default_factory=AgentFile)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -151,6 +154,7 @@ class AgentSpec:
             "project": self.project,
             "base": self.base,
             "owner": self.owner,
+            **({"claude": self.claude.to_dict()} if self.claude else {}),
         }
 
     @classmethod
@@ -175,6 +179,7 @@ class AgentSpec:
             project=data.get("project"),
             base=data.get("base"),
             owner=data.get("owner"),
+            claude=AgentFile.from_dict(data.get("claude")),
         )
 
 
