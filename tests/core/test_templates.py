@@ -63,8 +63,10 @@ def test_every_problem_is_one_line_naming_the_file_and_key() -> None:
         body="",
     )
     assert found == [
-        "x/reviewer.md: colour: unknown key (known: name, description, tools, disallowedTools, "
-        "model, maxTurns, color, profile, budget_usd, max_turns, workspace, orchestrator)",
+        "x/reviewer.md: colour: unknown key; did you mean color? (known: name, description, "
+        "tools, disallowedTools, model, permissionMode, maxTurns, skills, mcpServers, hooks, "
+        "memory, background, effort, isolation, initialPrompt, color, profile, budget_usd, "
+        "max_turns, workspace, orchestrator)",
         "x/reviewer.md: name: not a valid name: lowercase letters, digits and "
         "single hyphens, starting with a letter, at most 64 characters",
         "x/reviewer.md: description: missing: say what the agent is for (orchestrators read it)",
@@ -77,13 +79,14 @@ def test_every_problem_is_one_line_naming_the_file_and_key() -> None:
     ]
 
 
-def test_claude_code_keys_agentdeck_cannot_honour_are_refused_not_ignored() -> None:
-    found = problems({**GOOD, "permissionMode": "bypassPermissions", "hooks": {}})
-    assert found == [
-        "x/reviewer.md: permissionMode: not supported by agentdeck: agentdeck decides "
-        "permissions with its policy; use `profile`",
-        "x/reviewer.md: hooks: not supported by agentdeck: per-template hooks are not "
-        "supported; hooks come from settings",
+def test_claude_code_keys_are_read_not_refused() -> None:
+    """Every key of Claude Code's agent files is one agentdeck honours
+    (tests/templates: what each means, bad input, the profile deciding)."""
+    t = parse_template({**GOOD, "permissionMode": "plan", "hooks": {}}, "p", "x/reviewer.md")
+    assert (t.claude.permission_mode, t.claude.hooks) == ("plan", ())
+    assert problems({**GOOD, "disabled": True}) == [
+        "x/reviewer.md: disabled: not supported by agentdeck: remove the file (or move it "
+        "aside) to disable a template"
     ]
 
 

@@ -77,10 +77,10 @@ def test_validate_names_every_problem_on_its_own_line(tmp_path: Path, project: P
     done = deck(env, "agents", "validate", str(file))
     assert done.code == 2
     assert done.out.splitlines() == [
-        f"{file}: colour: unknown key (known: name, description, tools, disallowedTools, model, "
-        "maxTurns, color, profile, budget_usd, max_turns, workspace, orchestrator)",
-        f"{file}: permissionMode: not supported by agentdeck: agentdeck decides permissions "
-        "with its policy; use `profile`",
+        f"{file}: colour: unknown key; did you mean color? (known: name, description, tools, "
+        "disallowedTools, model, permissionMode, maxTurns, skills, mcpServers, hooks, memory, "
+        "background, effort, isolation, initialPrompt, color, profile, budget_usd, max_turns, "
+        "workspace, orchestrator)",
         f"{file}: name: not a valid name: lowercase letters, digits and "
         "single hyphens, starting with a letter, at most 64 characters",
         f"{file}: tools: unknown tool `Teleport` (Claude Code's tools, or mcp__server__tool)",
@@ -98,7 +98,7 @@ def test_run_refuses_a_bad_template_before_starting_anything(tmp_path: Path, pro
     done = deck(env, "run", "--agent", "broken", "--cwd", str(project), "do it", "--json")
     assert done.code == 2
     assert "Teleport" in done.err and "Traceback" not in done.err
-    assert "permissionMode: not supported by agentdeck" in done.err
+    assert "colour: unknown key; did you mean color?" in done.err
     unknown = deck(env, "run", "--agent", "nobody", "--cwd", str(project), "do it")
     assert unknown.code == 1 and "no agent template with id 'nobody'" in unknown.err
     assert "templates here: broken" not in unknown.err  # the broken one is not usable

@@ -18,21 +18,29 @@ becomes the agent's appended system prompt::
     ---
     You review changes. …
 
+Every other key of Claude Code's agent files is taken with Claude Code's meaning
+(``permissionMode``, ``effort``, ``skills``, ``memory``, ``mcpServers``, ``hooks``,
+``initialPrompt``, ``background``, ``isolation: worktree``, ``color``: see
+``core.agent_file``); the policy profile still decides what any of them may loosen
+(``core.templates_policy``).
+
 ``parse_template`` collects every problem — one line each, naming the file, the
 key and what is wrong — instead of stopping at the first, so ``agentdeck agents
-validate`` reports a file completely. Claude Code keys that agentdeck cannot honour
-(``permissionMode``, ``hooks``, ``mcpServers``, …) are refused rather than
-silently ignored: a template that asks for something gets it or is rejected.
+validate`` reports a file completely; a mistyped key gets the known key it is
+nearest to. The text is hostile input: sizes are bounded and a secret in it is
+refused.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentdeck.core.agent import AgentSpec
+from agentdeck.core.agent_file import AgentFile, looks_secret, parse_agent_file
 from agentdeck.core.profile_ref import ACCEPTED, accepted_elsewhere
 from agentdeck.core.quoting import key_shown
 from agentdeck.errors import TemplateError
@@ -62,17 +70,13 @@ _MCP_TOOL = re.compile(r"^mcp__[A-Za-z0-9_-]+?(?:__(?:[A-Za-z0-9_-]+|\*))?$")
 _AGENT_TOOL = re.compile(r"^(?:Agent|Task)\([A-Za-z0-9_, -]*\)$")
 
 AGENTDECK_KEYS = ("profile", "budget_usd", "max_turns", "workspace", "orchestrator")
-CLAUDE_KEYS = ("name", "description", "tools", "disallowedTools", "model", "maxTurns", "color")
-# Claude Code keys with a meaning agentdeck does not (yet) give them: refused.
+CLAUDE_KEYS = (
+    "name", "description", "tools", "disallowedTools", "model", "permissionMode", "maxTurns",
+    "skills", "mcpServers", "hooks", "memory", "background", "effort", "isolation",
+    "initialPrompt", "color",
+)  # fmt: skip
+# Claude Code keys agentdeck refuses, and why.
 UNSUPPORTED_KEYS = {
-    "permissionMode": "agentdeck decides permissions with its policy; use `profile`",
-    "hooks": "per-template hooks are not supported; hooks come from settings",
-    "mcpServers": "per-template MCP servers are not supported",
-    "skills": "preloaded skills are not supported",
-    "memory": "agentdeck gives every agent its project's memory; remove the key",
-    "background": "agentdeck agents always run on their own; remove the key",
-    "isolation": "use `workspace: worktree`",
-    "effort": "not supported",
     "disabled": "remove the file (or move it aside) to disable a template",
 }
 KNOWN_KEYS = (*CLAUDE_KEYS, *AGENTDECK_KEYS)
@@ -94,6 +98,8 @@ class Template:
     workspace: str | None = None
     orchestrator: bool = False
     color: str | None = None
+    # Claude Code's other keys (permissionMode, skills, mcpServers, hooks, …)
+    claude: AgentFile = field(default_factory=AgentFile)
     source: str = "<memory>"  # the file, or "built-in:<name>"
     scope: str = "built-in"  # project | user | built-in
 
@@ -110,6 +116,8 @@ class Template:
             "max_turns": self.max_turns,
             "workspace": self.workspace,
             "orchestrator": self.orchestrator,
+            "color": self.color,
+            "claude": self.claude.to_dict(),
             "source": self.source,
             "scope": self.scope,
         }
@@ -121,6 +129,8 @@ class Template:
             **{k: data[k] for k in _PLAIN_FIELDS},
             tools=tuple(data["tools"]),
             disallowed_tools=tuple(data["disallowed_tools"]),
+            color=data.get("color"),
+            claude=AgentFile.from_dict(data.get("claude")),
         )
 
 
@@ -190,11 +200,7 @@ def parse_template(
         elif key in UNSUPPORTED_KEYS:
             fail(key, f"not supported by agentdeck: {UNSUPPORTED_KEYS[key]}")
         elif key not in KNOWN_KEYS:
-            shown = key_shown(key, ticks=False)  # never a file's contents
-            where = key if shown == key else None
-            fail(
-                where, f"unknown key{'' if where else ' ' + shown} (known: {', '.join(KNOWN_KEYS)})"
-            )
+            fail(*_unknown_key(key))
 
     name = data.get("name")
     if not isinstance(name, str) or not name:
@@ -249,6 +255,13 @@ def parse_template(
     if workspace is not None and workspace not in WORKSPACES:
         fail("workspace", f"must be one of {', '.join(WORKSPACES)}")
         workspace = None
+    isolation = data.get("isolation")
+    if isolation is not None and isolation != "worktree":
+        fail("isolation", "must be worktree (Claude Code's only isolation)")
+    elif isolation is not None and workspace not in (None, "worktree"):
+        fail("isolation", f"isolation: worktree contradicts workspace: {workspace}")
+    elif isolation is not None:
+        workspace = "worktree"
 
     orchestrator = data.get("orchestrator", False)
     if not isinstance(orchestrator, bool):
@@ -260,11 +273,19 @@ def parse_template(
         fail("color", "must be a string")
         color = None
 
+    claude = parse_agent_file(data, fail)
+    for server in claude.mcp_servers if tools else ():
+        prefix = f"mcp__{server.name}"
+        if not any(t == prefix or t.startswith(prefix + "__") for t in tools):
+            fail("mcpServers", f"server `{server.name}` has no tool in `tools`; add {prefix}")
+
     prompt = body.strip()
     if len(prompt) > BODY_MAX:
         fail(None, f"the body (system prompt) has {len(prompt):,} characters; at most {BODY_MAX:,}")
     elif not prompt:
         fail(None, "the body is empty: it is the agent's system prompt")
+    elif looks_secret(prompt) or looks_secret(str(description)):
+        fail(None, "the text holds what looks like a secret; secrets come from the environment")
 
     if problems:
         raise TemplateError(problems)
@@ -281,9 +302,23 @@ def parse_template(
         workspace=workspace,
         orchestrator=orchestrator,
         color=color,
+        claude=claude,
         source=source,
         scope=scope,
     )
+
+
+def _unknown_key(key: str) -> tuple[str | None, str]:
+    shown = key_shown(key, ticks=False)  # never a file's contents
+    if shown != key:
+        return None, f"unknown key {shown} (known: {', '.join(KNOWN_KEYS)})"
+    near = difflib.get_close_matches(key, KNOWN_KEYS, n=1, cutoff=0.6)
+    if not near:
+        lowered = {k.lower().replace("_", ""): k for k in KNOWN_KEYS}
+        near = [lowered[k]] if (k := key.lower().replace("_", "")) in lowered else []
+    if near:
+        return key, f"unknown key; did you mean {near[0]}? (known: {', '.join(KNOWN_KEYS)})"
+    return key, f"unknown key (known: {', '.join(KNOWN_KEYS)})"
 
 
 def _tools(data: Mapping[str, Any], key: str, fail: _Fail) -> list[str]:
@@ -319,8 +354,14 @@ def apply_template(template: Template, spec: AgentSpec) -> AgentSpec:
     append = template.prompt
     if spec.append_system_prompt:
         append = f"{append}\n\n{spec.append_system_prompt}"
+    prompt = spec.prompt
+    if template.claude.initial_prompt:  # Claude Code puts it before the task it is given
+        first = template.claude.initial_prompt
+        prompt = f"{first}\n\n{prompt}" if prompt.strip() else first
     return replace(
         spec,
+        prompt=prompt,
+        claude=template.claude,
         template=template.name,
         model=spec.model or template.model,
         max_turns=spec.max_turns or template.max_turns,

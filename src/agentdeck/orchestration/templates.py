@@ -4,7 +4,9 @@ Where they come from, highest first: ``<project>/.claude/agents/*.md``, the user
 ``~/.claude/agents/*.md`` (``$CLAUDE_CONFIG_DIR/agents`` when that is set) and the
 catalog shipped in this package. A name found in a higher place overrides the
 lower ones. Parsing and validation are ``core.templates``; this module reads
-files and YAML.
+files and YAML. ``resolve`` also holds the template to the profile it runs under
+(``core.templates_policy``): a key that would give more than the profile is its
+error.
 """
 
 from __future__ import annotations
@@ -128,18 +130,31 @@ def catalog(settings: Settings, project: str | Path | None = None) -> Catalog:
     return out
 
 
-def resolve(settings: Settings, name: str, project: str | Path | None = None) -> Template:
-    """The template named ``name`` as seen from ``project``. An invalid file of
-    that name where it would win (in the scope of the valid one, or a higher one)
-    is its error — never a silent fall-back to a lower scope; one below the
-    winner is out of sight."""
+def resolve(
+    settings: Settings, name: str, project: str | Path | None = None, *, profile: str | None = None
+) -> Template:
+    """The template named ``name`` as seen from ``project``, held to ``profile``
+    (else its own, else the settings'). An invalid file of that name where it
+    would win (in the scope of the valid one, or a higher one) is its error —
+    never a silent fall-back to a lower scope; one below the winner is out of
+    sight."""
     found = catalog(settings, project)
     winner = found.templates.get(name)
     rank = {scope: i for i, scope in enumerate(SCOPES)}  # project first
     for error, (scope, stem) in zip(found.invalid, found.invalid_at, strict=True):
         if stem == name and (winner is None or rank[scope] <= rank[winner.scope]):
             raise error
-    return with_profile_path(found.get(name), project)
+    template = with_profile_path(found.get(name), project)
+    return governed(template, settings, profile)
+
+
+def governed(template: Template, settings: Settings, profile: str | None = None) -> Template:
+    """``template`` if the profile it runs under gives every key of it, else
+    ``TemplateError`` naming each key and the profile's rule."""
+    from agentdeck.core.templates_policy import govern
+    from agentdeck.governance.profiles import load_guarded
+
+    return govern(template, load_guarded(profile or template.profile or settings.profile, settings))
 
 
 def with_profile_path(template: Template, project: str | Path | None) -> Template:
