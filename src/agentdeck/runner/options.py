@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from agentdeck.core.agent import AgentSpec
 from agentdeck.errors import CLINotFound
@@ -16,10 +17,14 @@ if TYPE_CHECKING:
     from claude_agent_sdk.types import (
         CanUseTool,
         ClaudeAgentOptions,
+        EffortLevel,
         HookCallback,
         HookMatcher,
+        PermissionMode,
         SystemPromptPreset,
     )
+
+    from agentdeck.core.policy_profile import Profile
 
 
 def resolve_cli(settings: Settings) -> Path:
@@ -90,9 +95,12 @@ def build_options(
     mcp_servers: dict[str, Any] | None = None,
     extra_env: dict[str, str] | None = None,
     stopping: Stopping | None = None,
+    profile: Profile | None = None,
 ) -> ClaudeAgentOptions:
     """The SDK's options for one agent; with ``stopping``, no callback answers a
-    process that is being stopped (``callbacks.held``)."""
+    process that is being stopped (``callbacks.held``). With ``profile`` (the one
+    it runs under), a template key that would give more is refused
+    (``TemplateError``) before anything starts."""
     # Here, not at module level: the runner imports this module, and a deck opened
     # for one command starts no Claude Code (the SDK imports all of mcp).
     from claude_agent_sdk.types import ClaudeAgentOptions
@@ -107,6 +115,11 @@ def build_options(
     # A template's tool list: the built-in tools it names are the only ones
     # Claude Code offers (MCP tools in it are enforced by the policy).
     builtins = list(dict.fromkeys(t.split("(")[0] for t in spec.tools if not t.startswith("mcp__")))
+    claude = spec.claude  # the template's other Claude Code keys
+    if profile is not None and (claude or spec.tools):
+        from agentdeck.core.templates_policy import refuse_loosening
+
+        refuse_loosening(f"template {spec.template}", spec.tools, claude, profile)
     return ClaudeAgentOptions(
         tools=builtins if spec.tools else None,
         mcp_servers=dict(mcp_servers or {}),
@@ -120,8 +133,12 @@ def build_options(
         disallowed_tools=list(spec.deny),
         system_prompt=system_prompt,
         # Edits inside the agent's own workspace are its job; everything else
-        # goes through the allow/deny rules and ``can_use_tool``.
-        permission_mode="acceptEdits",
+        # goes through the allow/deny rules and ``can_use_tool``. A template's
+        # mode (held to its profile: core.templates_policy) replaces it.
+        permission_mode=cast("PermissionMode", claude.permission_mode or "acceptEdits"),
+        effort=cast("EffortLevel | None", claude.effort),
+        # Its command hooks, as Claude Code's settings (the sandbox's merge in).
+        settings=json.dumps(claude.hook_settings()) if claude.hooks else None,
         max_turns=spec.max_turns,
         max_budget_usd=spec.budget_usd,
         env={**agent_env(settings, base_url, agent_id), **(extra_env or {})},
