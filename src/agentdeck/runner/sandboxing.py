@@ -53,8 +53,9 @@ class Sandboxing:
         if self.confinement is not None:
             options.cli_path = self.confinement.write_launcher(str(options.cli_path))
             options.env = {**options.env, **self.confinement.env()}
-        if self.claude_settings is not None:
-            options.settings = self.claude_settings
+        if self.claude_settings is not None:  # over the template's (its hooks)
+            own = json.loads(options.settings) if options.settings else {}
+            options.settings = json.dumps({**own, **json.loads(self.claude_settings)})
 
     async def close(self) -> None:
         if self.confinement is not None:
