@@ -181,6 +181,7 @@ class AgentSession(SessionSteering):
     def spawn_options(self) -> ClaudeAgentOptions:
         """The SDK's options for its Claude Code process (once its sandbox is prepared)."""
         extension = self.extension
+        profile = self.governor.profile_for(self.agent)
         options = build_options(
             self.agent.spec,
             mcp_servers=extension.mcp_servers(self.agent) if extension else None,
@@ -189,7 +190,8 @@ class AgentSession(SessionSteering):
             cwd=Path(self.agent.cwd),
             can_use_tool=self._can_use_tool,
             pre_tool=self._pre_tool,
-            hook_timeout=self.governor.profile_for(self.agent).approval_timeout_seconds + 60,
+            hook_timeout=profile.approval_timeout_seconds + 60,
+            profile=profile,
             extra_hooks=self.memory.hooks() if self.memory else None,
             agent_id=self.agent.id,
             stderr=self._stderr.append,
