@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from agentdeck.errors import StoreError, UsageError
 from agentdeck.store.copy import copy_database
 from agentdeck.store.copy_plan import memory_fts, plan
-from agentdeck.store.schema import audit, events, metadata
+from agentdeck.store.schema import audit, events, metadata, notify_dead
 from tests.support.decks_to_copy import T0, fill_home, prepare_pg
 from tests.support.pgcluster import _free_port
 
@@ -191,13 +191,30 @@ def test_a_row_the_home_lacks_is_refused_too(home_db: Path, target: str) -> None
 
 def test_a_row_postgresql_refuses_rolls_the_whole_copy_back(home_db: Path, target: str) -> None:
     conn = sqlite3.connect(home_db)
-    with conn:  # SQLite keeps a NUL in text; PostgreSQL refuses it
-        conn.execute("UPDATE notify_dead SET reason = ?", ("a\x00b",))
+    with conn:  # SQLite's integers have 64 bits, PostgreSQL's INTEGER 32
+        conn.execute("UPDATE notify_dead SET attempts = ?", (2**40,))
     conn.close()
     with pytest.raises(StoreError, match="PostgreSQL refused a row of notify_dead") as caught:
         copy_database(home_db, target)
     assert "nothing was written" in (caught.value.hint or "")
     assert set(counts(target).values()) == {0}
+
+
+def test_a_nul_character_is_kept_out_as_the_store_does_on_postgresql(
+    home_db: Path, target: str
+) -> None:
+    conn = sqlite3.connect(home_db)
+    with conn:  # a tool's output may hold NUL: text and jsonb cannot
+        conn.execute("UPDATE notify_dead SET reason = ?", ("a\x00b",))
+        conn.execute("UPDATE events SET data = ? WHERE id = 7", ('{"text":"x\\u0000y"}',))
+    conn.close()
+    report = {t.table: t for t in copy_database(home_db, target).tables}
+    assert (report["notify_dead"].cleaned, report["events"].cleaned) == (1, 1)
+    (letter,) = rows(target, notify_dead).values()
+    assert letter["reason"] == "ab"
+    assert rows(target, events)[(7,)]["data"] == {"text": "x\ufffdy"}
+    again = copy_database(home_db, target)  # the same rows, compared the same way
+    assert all(t.copied == 0 for t in again.tables)
 
 
 @pytest.mark.parametrize(

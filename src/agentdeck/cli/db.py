@@ -76,7 +76,8 @@ def migrate(
 def _print_table(table: TableCopied) -> None:
     console.print(
         f"  {table.table:<14} copied {table.copied:>9,}   already there {table.present:>9,}"
-        f"   total {table.total:>9,}",
+        f"   total {table.total:>9,}"
+        + (f"   ({table.cleaned:,} without a NUL character)" if table.cleaned else ""),
         highlight=False,
     )
 

@@ -46,6 +46,9 @@ class TableCopied:
     copied: int
     present: int
     total: int
+    # Values that held a NUL character, which PostgreSQL cannot: dropped from
+    # text, U+FFFD in JSON (as the store does on PostgreSQL).
+    cleaned: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -53,6 +56,7 @@ class TableCopied:
             "copied": self.copied,
             "present": self.present,
             "total": self.total,
+            "cleaned": self.cleaned,
         }
 
 
@@ -213,9 +217,11 @@ def _copy_table(
         f"CREATE TEMPORARY TABLE {stage} ON COMMIT DROP AS "
         f"SELECT {columns} FROM {name} WITH NO DATA"
     )
-    copied = total = 0
-    for rows in copy_plan.raw_pages(src, plan, batch):
-        total += len(rows)
+    copied = total = cleaned = 0
+    for page in copy_plan.raw_pages(src, plan, batch):
+        total += len(page)
+        rows, changed = copy_plan.storable(plan, page)
+        cleaned += changed
         try:
             with raw.cursor() as cur:
                 with cur.copy(f"COPY {stage} ({columns}) FROM STDIN") as pipe:
@@ -252,7 +258,7 @@ def _copy_table(
         extra = before - present
         rows_ = "row" if extra == 1 else "rows"
         raise _foreign(url, f"{plan.name} holds {extra} {rows_} this home does not have")
-    return TableCopied(plan.name, copied=copied, present=present, total=total)
+    return TableCopied(plan.name, copied=copied, present=present, total=total, cleaned=cleaned)
 
 
 def _foreign(url: sa.URL, what: str) -> StoreError:

@@ -10,6 +10,7 @@ runs before anything is written.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -103,6 +104,35 @@ def raw_pages(conn: Connection, plan: TablePlan, limit: int) -> Iterator[list[tu
             return
         yield rows
         after = tuple(rows[-1][i] for i in at)
+
+
+# PostgreSQL's text and jsonb hold no NUL character, which a tool's output may
+# carry: the store on PostgreSQL drops it from text (``memory_search_pg.storable``)
+# and writes it as U+FFFD in JSON (``dialect_postgres``); the copy does the same.
+# ``\u0000`` preceded by an even number of backslashes is a NUL in JSON text.
+_JSON_NUL = re.compile(r"(?<!\\)((?:\\\\)*)\\u0000")
+
+
+def storable(plan: TablePlan, rows: list[tuple[Any, ...]]) -> tuple[list[tuple[Any, ...]], int]:
+    """The rows as PostgreSQL can hold them, and how many values that changed."""
+    json_at = {i for i, c in enumerate(plan.table.c) if is_json(c)}
+    changed = 0
+    out = []
+    for row in rows:
+        if not any(isinstance(v, str) and ("\x00" in v or "\\u0000" in v) for v in row):
+            out.append(row)
+            continue
+        values = list(row)
+        for i, value in enumerate(row):
+            if not isinstance(value, str):
+                continue
+            if i in json_at:
+                values[i] = _JSON_NUL.sub(lambda m: m.group(1) + "\ufffd", value)
+            else:
+                values[i] = value.replace("\x00", "")
+            changed += values[i] != value
+        out.append(tuple(values))
+    return out, changed
 
 
 def base_type(column: sa.Column[Any]) -> sa.types.TypeEngine[Any]:
