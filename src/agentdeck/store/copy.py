@@ -11,10 +11,11 @@ count equals the source's, the audit chain verifies and ends at the source's
 head) before it commits. So a copy is whole or absent, never half-written.
 
 Run twice, nothing is copied twice: rows go in with ``ON CONFLICT DO NOTHING`` on
-the key. A target that already holds rows must hold THIS deck's rows: before
-anything is written, every row already in the target is compared with the
-source's row of the same key, and one that differs, or that the source lacks
-(another deck's data, or this home changed since it was copied), refuses the copy.
+the key. A target that already holds rows must hold THIS deck's rows: each page
+is compared in PostgreSQL with the target's rows of the same keys before it is
+inserted, and a row that differs, or a row the source lacks (another deck's data,
+or this home changed since it was copied), refuses the copy: the transaction is
+rolled back, so nothing it wrote is ever seen.
 """
 
 from __future__ import annotations
