@@ -151,3 +151,18 @@ def test_the_runner_holds_a_spec_to_the_profile_it_really_runs_under(tmp_path: A
             spec, settings=settings, cwd=tmp_path, can_use_tool=None, stderr=None,
             profile=load_profile("strict"),
         )  # fmt: skip
+
+
+def test_claude_codes_bash_sandbox_keeps_a_templates_hooks(tmp_path: Any) -> None:
+    """Both go to Claude Code as one --settings: the sandbox's merged over the hooks."""
+    import json
+
+    from agentdeck.runner.sandboxing import Sandboxing
+
+    hooks = {"Stop": [{"hooks": [{"type": "command", "command": "pwd"}]}]}
+    spec = apply_template(template(hooks=hooks), AgentSpec(prompt="x"))
+    settings = Settings(home=tmp_path / "home")
+    built = build_options(spec, settings=settings, cwd=tmp_path, can_use_tool=None, stderr=None)
+    assert json.loads(built.settings or "") == {"hooks": hooks}
+    Sandboxing("bash", claude_settings=json.dumps({"sandbox": {"enabled": True}})).apply(built)
+    assert json.loads(built.settings or "") == {"hooks": hooks, "sandbox": {"enabled": True}}
