@@ -84,7 +84,7 @@ def _commands(conn: sa.Connection) -> None:
 def _as_json(conn: sa.Connection, value: Any) -> Any:
     """JSON text on SQLite (as written there since 0009 landed); jsonb on PostgreSQL."""
     if conn.dialect.name == "postgresql":
-        return sa.cast(json.dumps(value), postgresql.JSONB)
+        return sa.cast(sa.literal(json.dumps(value), sa.Text()), postgresql.JSONB)
     return json.dumps(value)
 
 
