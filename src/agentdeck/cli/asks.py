@@ -1,8 +1,9 @@
 """``agentdeck asks / answer``: workers' questions from a terminal.
 
 A worker that calls ``ask_orchestrator`` waits for an answer from its
-orchestrator or a person; these answer as the person, like the dashboard's Asks
-inbox. Without a daemon the answer is written to the store, where the waiting
+orchestrator or a person, one that calls Claude Code's ``AskUserQuestion`` for a
+person's choice; these answer as the person, like the dashboard's Asks inbox.
+Without a daemon the answer is written to the store, where the waiting
 ``agentdeck run`` finds it.
 """
 
@@ -35,16 +36,32 @@ def asks(
 
 def answer(
     ref: Annotated[str, typer.Argument(help="The question's id (or a unique prefix).")],
-    text: Annotated[str, typer.Argument(help="The answer.")],
+    text: Annotated[
+        str,
+        typer.Argument(
+            help="The answer. A multiple choice takes an option's number or label, "
+            "numbers or labels joined by commas where it takes several (1,3), or other "
+            "text; several questions: '1=Label;2=Other text'."
+        ),
+    ],
     as_json: JsonOpt = False,
 ) -> None:
-    """Answer a worker's question; the worker goes on with the answer."""
+    """Answer a worker's question; the worker goes on with the answer.
+
+    A multiple-choice question (Claude Code's AskUserQuestion) lists its options
+    numbered in `agentdeck asks`; answer with a number (`2`), a label
+    (`PostgreSQL`), several where it takes more than one (`1,3`), or your own
+    words. Several questions are answered at once, each by its number:
+    `agentdeck answer ak12 '1=PostgreSQL;2=keep the old schema'`. An option that
+    does not exist, a question left out, or an empty answer is refused (exit 2)
+    and nothing is answered.
+    """
 
     async def go(settings: Settings) -> None:
         from agentdeck.cli.decks import opened_deck
 
         async with opened_deck(settings) as deck:
             answered = await deck.answer_ask(ref, text)
-        remote.say_answered_ask(answered.to_dict(), as_json)
+        remote.say_answered_ask(answered.to_public(), as_json)
 
     run_async(go)

@@ -22,10 +22,11 @@ import secrets
 import time
 
 from agentdeck.core.agent import Agent, AgentState
+from agentdeck.core.ask_choices import ChoiceError, normalized
 from agentdeck.core.asks import Ask, AskKind, AskState
 from agentdeck.core.events import QuestionAnswered, QuestionAsked
 from agentdeck.core.tree import resolve_ref
-from agentdeck.errors import InvalidState, NotFound
+from agentdeck.errors import InvalidState, NotFound, UsageError
 from agentdeck.orchestration import texts
 from agentdeck.orchestration.host import Orchestration, ToolError
 from agentdeck.runner.steering import owned_elsewhere
@@ -36,6 +37,7 @@ logger = logging.getLogger(__name__)
 POLL_SECONDS = 0.25
 MAX_QUESTION_CHARS = 20_000
 MAX_ASK_SECONDS = 7 * 24 * 3600
+ANSWER_HINT = "an option's number or label, or your own words; several questions: 1=…;2=…"
 
 
 def call_cap(timeout_setting: float) -> float:
@@ -202,13 +204,18 @@ class Inbox:
         """Answer a pending question. ``caller``: the orchestrator answering
         through ``answer_request`` (it may name the asking child instead of the
         request id, and may answer only questions put to it)."""
-        if not answer.strip():
-            raise ToolError("the answer is empty")
+        if not answer.strip():  # the model's mistake, or a person's
+            raise (ToolError if caller else UsageError)("the answer is empty")
         ask = await self._resolve(ref, caller)
         if ask.kind != AskKind.QUESTION:
             raise ToolError(f"{ask.id} is a note, not a question: there is nothing to answer")
         if caller is not None and ask.to_agent_id != caller.id:
             raise ToolError(f"question {ask.id} was not put to you")
+        if ask.questions:  # a multiple choice: checked, and kept in one form
+            try:
+                answer = normalized(ask.questions, answer)
+            except ChoiceError as exc:
+                raise UsageError(f"{exc}; nothing was answered", hint=ANSWER_HINT) from None
         decided = await self.asks.decide(ask.id, AskState.ANSWERED, by=by, answer=answer)
         if decided is None:
             current = await self.asks.get(ask.id)

@@ -48,6 +48,7 @@ from agentdeck.errors import (
 from agentdeck.orchestration import texts
 from agentdeck.orchestration.host import ToolError
 from agentdeck.orchestration.inbox import Inbox
+from agentdeck.orchestration.person_asks import ask_person
 from agentdeck.orchestration.templates import resolve
 from agentdeck.orchestration.waits import Waits
 from agentdeck.runner.runner import Runner
@@ -56,6 +57,8 @@ from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 
 if TYPE_CHECKING:
+    from agentdeck.core.ask_choices import ChoiceQuestion
+    from agentdeck.core.asks import Ask
     from agentdeck.runner.session import AgentSession
 
 logger = logging.getLogger(__name__)
@@ -69,11 +72,8 @@ class Orchestrator:
         self.store = store
         self.runner = runner
         self.settings = settings
-        self.limits = TreeLimits(
-            max_depth=settings.max_depth,
-            max_children=settings.max_children,
-            max_live=settings.max_live_agents,
-        )
+        limits = (settings.max_depth, settings.max_children, settings.max_live_agents)
+        self.limits = TreeLimits(*limits)
         self.steering = Steering(store, runner)
         self.inbox = Inbox(self)
         self.waits = Waits(self)
@@ -88,9 +88,8 @@ class Orchestrator:
         self._courier: asyncio.Task[None] | None = None
 
     def start(self) -> None:
-        """Follow the store's writes (wake-ups, answers), carry answers to live
-        workers, and serve the runner's sessions: what the composition root
-        (``daemon.compose``) starts once the graph is built."""
+        """Follow the store's writes (wake-ups, answers), carry answers to live workers,
+        serve the runner's sessions: what ``daemon.compose`` starts once built."""
         if self._courier is not None:
             return
         self._unsubscribe = self.store.subscribe(self._from_writer)
@@ -136,6 +135,9 @@ class Orchestrator:
 
     async def before_send(self, agent: Agent, text: str) -> str:
         return await self.inbox.with_notes(agent, text)
+
+    async def ask_user(self, agent: Agent, questions: tuple[ChoiceQuestion, ...]) -> Ask:
+        return await ask_person(self.inbox, agent, questions)
 
     # -- agents ----------------------------------------------------------------------
 
@@ -382,8 +384,7 @@ class Orchestrator:
     # -- following the log ------------------------------------------------------------------
 
     def wake(self, agent_id: str) -> None:
-        """Something a waiting ``agent_id`` cares about happened: every wait of
-        it looks again."""
+        """Something a waiting ``agent_id`` cares about happened: its waits look again."""
         for event in self._wake.get(agent_id, ()):
             event.set()
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from agentdeck.core.agent import Agent
+from agentdeck.core.ask_choices import ChoiceQuestion
+from agentdeck.core.asks import Ask
 from agentdeck.core.guardrails import SharedBudget
 
 
@@ -30,4 +32,9 @@ class SessionExtension(Protocol):
 
     async def before_send(self, agent: Agent, text: str) -> str:
         """The user message as it is sent (with what waited for the agent)."""
+        ...
+
+    async def ask_user(self, agent: Agent, questions: tuple[ChoiceQuestion, ...]) -> Ask:
+        """Put the agent's multiple-choice questions (``AskUserQuestion``) to a
+        person in the Asks inbox; the question once answered, expired or cancelled."""
         ...

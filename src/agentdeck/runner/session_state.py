@@ -17,13 +17,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from agentdeck.core.agent import Agent, AgentState
+from agentdeck.core.ask_choices import TOOL
 from agentdeck.core.events import Event, SandboxBlocked
 from agentdeck.core.guardrails import FleetBudget, Guard, Stop
 from agentdeck.core.lifecycle import REFUSALS, transition
 from agentdeck.core.redact import scrub
 from agentdeck.governance.governor import Governor
 from agentdeck.memory.service import Memory
-from agentdeck.runner import sandboxing, sdk_private
+from agentdeck.runner import ask_user, sandboxing, sdk_private
 from agentdeck.runner.checkpointing import SessionCheckpoints
 from agentdeck.runner.extension import SessionExtension
 from agentdeck.runner.memory_hooks import SessionMemory
@@ -234,6 +235,8 @@ class SessionState:
         """Claude Code asks when its own rules need a prompt: the Governor answers."""
         from claude_agent_sdk.types import PermissionResultAllow, PermissionResultDeny
 
+        if tool == TOOL:  # a question for a person, not a call to approve
+            return await ask_user.answered(self.governor, self.extension, self.agent, tool_input)
         outcome = await self.governor.authorize(
             self.agent, tool, tool_input, context.tool_use_id, waiting=self._waiting
         )
@@ -248,6 +251,15 @@ class SessionState:
         data = cast(dict[str, Any], hook_input)
         tool = str(data.get("tool_name", ""))
         tool_input = dict(data.get("tool_input") or {})
+        if tool == TOOL:
+            judged = await ask_user.pre_tool(self.governor, self.agent, tool_input)
+            return {
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "allow" if judged.allowed else "deny",
+                    "permissionDecisionReason": judged.reason,
+                }
+            }
         outcome = await self.governor.authorize(
             self.agent, tool, tool_input, tool_use_id, waiting=self._waiting
         )
