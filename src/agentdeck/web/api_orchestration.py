@@ -8,9 +8,9 @@ import contextlib
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
-from agentdeck.core.asks import AskState
+from agentdeck.core.asks import AskState, structured_answer
 from agentdeck.daemon.deck import Deck
 from agentdeck.web.auth import channel_of
 from agentdeck.web.schemas import AgentOut, Body, errors
@@ -29,8 +29,30 @@ def _deck(request: Request) -> Deck:
     return deck
 
 
+Picked = str | int
+
+
 class AnswerIn(Body):
-    answer: str = Field(min_length=1, description="The answer; the worker goes on with it.")
+    answer: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=20_000,
+        description="The answer; the worker goes on with it. For a multiple choice: an "
+        "option's number or label, or other text; several questions: `1=Label;2=Other text`.",
+    )
+    answers: dict[str, Picked | list[Picked]] | None = Field(
+        default=None,
+        max_length=16,
+        description="A multiple choice's answers, instead of `answer`: each question (its "
+        "number from 1, its text or its header) to an option's label or number, a list of "
+        "them where it takes several, or other text.",
+    )
+
+    @model_validator(mode="after")
+    def _one(self) -> AnswerIn:
+        if (self.answer is None) == (self.answers is None):
+            raise ValueError("give either answer or answers")
+        return self
 
 
 class ExternalIn(Body):
@@ -77,18 +99,22 @@ async def list_asks(
     deck = _deck(request)
     agent_id = (await deck.get_agent(agent)).id if agent else None
     found = await deck.asks(states=state or None, agent_id=agent_id, limit=limit)
-    return {"asks": [a.to_dict() for a in found]}
+    return {"asks": [a.to_public() for a in found]}
 
 
 @router.get("/asks/{ref}", summary="One question")
 async def get_ask(request: Request, ref: str) -> dict[str, Any]:
-    return (await _deck(request).ask(ref)).to_dict()
+    return (await _deck(request).ask(ref)).to_public()
 
 
 @router.post("/asks/{ref}", summary="Answer a worker's question")
 async def answer_ask(request: Request, ref: str, body: AnswerIn) -> dict[str, Any]:
-    answered = await _deck(request).answer_ask(ref, body.answer, by=channel_of(request))
-    return answered.to_dict()
+    deck = _deck(request)
+    text = body.answer
+    if body.answers is not None:
+        text = structured_answer(await deck.ask(ref), body.answers)
+    answered = await deck.answer_ask(ref, text or "", by=channel_of(request))
+    return answered.to_public()
 
 
 # -- orchestrating from outside ---------------------------------------------------------

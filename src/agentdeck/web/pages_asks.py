@@ -20,13 +20,20 @@ from fastapi.responses import HTMLResponse, Response
 from agentdeck.core.asks import Ask, AskState
 from agentdeck.core.events import EventType, StoredEvent
 from agentdeck.daemon.deck import Deck
-from agentdeck.errors import AgentdeckError, InvalidState, NotFound
+from agentdeck.errors import AgentdeckError, InvalidState, NotFound, UsageError
 from agentdeck.web import inbox as shared
 from agentdeck.web.auth import actor_label
 from agentdeck.web.inbox import PENDING_LIMIT, count_label, safe_next
 from agentdeck.web.pages_actions import form_of
 from agentdeck.web.pages_approvals import pending_count as approvals_count
-from agentdeck.web.pages_base import agent_names, deck_of, form_error, render, render_text
+from agentdeck.web.pages_base import (
+    agent_names,
+    deck_of,
+    form_error,
+    is_htmx,
+    render,
+    render_text,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -108,6 +115,46 @@ async def ask_fragments(
     )
 
 
+async def _choose(request: Request, deck: Deck, asked: Ask, text: str, next_url: str) -> Response:
+    """A multiple choice answered from its card: one that cannot be taken (nothing
+    picked, say) comes back as the card again, saying why, still open."""
+    try:
+        ask = await deck.answer_ask(asked.id, text, by=actor_label(request, "web"))
+        conflict = None
+    except UsageError as exc:
+        if not is_htmx(request):
+            raise
+        names = await _names(deck, [asked])
+        flash = {"ok": False, "message": f"Not answered: {exc.message}"}
+        card = card_html(asked, names, next_url=next_url, flash=flash)
+        return HTMLResponse(card, status_code=400)
+    except InvalidState:
+        ask = await deck.ask(asked.id)
+        conflict = f"Already {ask.state} by {ask.answered_by or 'nobody'}. Nothing changed."
+    names = await _names(deck, [ask])
+    return shared.answered_reply(
+        request,
+        next_url=next_url,
+        conflict=conflict,
+        card=lambda flash: card_html(ask, names, next_url=next_url, flash=flash),
+        badge=count_html(await pending_count(deck), oob=True),
+    )
+
+
+def chosen(ask: Ask, form: dict[str, str]) -> str:
+    """A multiple choice's form (``q<N>``: the option picked; ``q<N>_<i>``: each
+    one ticked where several may be; ``q<N>_other``: other words, which win) as
+    the text ``answer_ask`` checks: ``1=…`` lines."""
+    lines = []
+    for n, q in enumerate(ask.questions, 1):
+        value = form.get(f"q{n}_other", "").strip()
+        if not value and q.multi_select:
+            ticked = [str(i) for i in range(1, len(q.options) + 1) if form.get(f"q{n}_{i}")]
+            value = ",".join(ticked)
+        lines.append(f"{n}={value or form.get(f'q{n}', '').strip()}")
+    return "\n".join(lines)
+
+
 @router.get("/asks", response_class=HTMLResponse)
 async def inbox(
     request: Request, answered: int = Query(shared.ANSWERED_PAGE, ge=1, le=shared.MAX_ANSWERED)
@@ -139,6 +186,12 @@ async def answer(request: Request, ref: str) -> Response:
     form = await form_of(request)
     next_url = safe_next(form.get("next", ""), "/asks")
     text = form.get("answer", "").strip()
+    if not text and any(k.startswith("q") for k in form):
+        try:
+            asked = await deck.ask(ref)
+            return await _choose(request, deck, asked, chosen(asked, form), next_url)
+        except AgentdeckError as exc:
+            return shared.refused(request, exc, what=f"question {ref}", log=logger)
     if not text:
         return form_error(request, "write an answer", 400)
     if len(text) > MAX_ANSWER_CHARS:
