@@ -1,12 +1,12 @@
 """Memory's store and search, every test that uses ``memory`` (or ``small``)
-on SQLite and on PostgreSQL: the same records, the same rankings, the same
-snippets. Where the engines truly differ, the test says which and why."""
+on SQLite and on PostgreSQL (conftest's ``store``): the same records, the same
+rankings, the same snippets. Where the engines truly differ, the test says
+which and why."""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
@@ -16,43 +16,16 @@ from agentdeck.store import Store
 from agentdeck.store.memory import MAX_LIMIT, MemoryStore
 from agentdeck.store.memory_search import _TitleWords
 
-from .conftest import sqlite_rows
-from .memory_backends import PgMemoryHost
-
 pytestmark = pytest.mark.anyio
 
 PROJECT = "/work/alpha"
 OTHER = "/work/beta"
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
 @pytest.fixture
-async def host(backend: str, request: pytest.FixtureRequest) -> AsyncIterator[Store]:
-    """The store memory lives in: a SQLite one, or on PostgreSQL a fresh
-    database on the test cluster."""
-    if backend == "sqlite":
-        db_path = request.getfixturevalue("db_path")
-        store = Store.open(db_path)
-        try:
-            yield store
-        finally:
-            await store.close()
-        assert sqlite_rows(db_path, "PRAGMA integrity_check") == [("ok",)]
-        return
-    pg = PgMemoryHost(request.getfixturevalue("pg_url"))
-    try:
-        yield cast(Store, pg)
-    finally:
-        await pg.close()
-
-
-@pytest.fixture
-def memory(host: Store) -> MemoryStore:
-    return MemoryStore(host)
+def memory(store: Store) -> MemoryStore:
+    """On the store of each backend (``backend`` in conftest.py)."""
+    return MemoryStore(store)
 
 
 _serial = iter(range(1, 10**6))
@@ -371,8 +344,8 @@ async def test_a_prefix_shorter_than_three_characters_is_taken_as_a_word(
 
 
 @pytest.fixture
-def small(host: Store) -> MemoryStore:
-    return MemoryStore(host, candidates=3)
+def small(store: Store) -> MemoryStore:
+    return MemoryStore(store, candidates=3)
 
 
 async def test_common_words_rank_the_newest_candidates_title_first(small: MemoryStore) -> None:
