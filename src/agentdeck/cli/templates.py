@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -82,7 +82,11 @@ def show_template(
     project: ProjectOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """One template: where it comes from, its settings and its prompt."""
+    """One template as an agent started here gets it: after the project's, the
+    user's and the built-in ones are weighed and its profile has held it; where
+    each part comes from, then its prompt."""
+    from agentdeck.cli.template_view import resolved
+
     where = str(_project(project))
 
     async def go(settings: Settings) -> Template:
@@ -90,24 +94,15 @@ def show_template(
             return await deck.template(name, where)
 
     template = run_async(go)
+    rows = resolved(template, load_settings())
     if as_json:
-        console.print_json(json.dumps(template.to_dict()))
+        data = {**template.to_dict(), "resolved": {k: {"value": v, "from": f} for k, v, f in rows}}
+        console.print_json(json.dumps(data))
         return
-    rows = [
-        ("name", template.name),
-        ("from", f"{template.scope}: {template.source}"),
-        ("description", template.description),
-        ("tools", ", ".join(template.tools) or "all"),
-        ("model", template.model or "inherit"),
-        ("profile", template.profile or "inherit"),
-        ("budget", f"${template.budget_usd:.2f}" if template.budget_usd else "inherit"),
-        ("max turns", str(template.max_turns or "-")),
-        ("workspace", template.workspace or "new"),
-        ("orchestrator", "yes" if template.orchestrator else "no"),
-    ]
     grid = Table.grid(padding=(0, 2))
-    for key, value in rows:
-        grid.add_row(Text(key, style="dim"), value)
+    for key, value, origin in rows:
+        shown = _shown(value)
+        grid.add_row(Text(key, style="dim"), Text(shown or "-"), Text(origin, style="dim"))
     console.print(grid)
     console.print()
     console.print(template.prompt, markup=False)
@@ -126,6 +121,7 @@ def validate(
     """Check template files: one line per problem (file, key, what is wrong); exit 2
     if there is any."""
     from agentdeck.orchestration.templates import (
+        governed,
         load_template,
         project_agents_dir,
         user_agents_dir,
@@ -148,10 +144,15 @@ def validate(
     for file in files:
         try:
             template = with_profile_path(load_template(file), _project_of(file))
+            template = governed(template, settings)  # what its profile lets it have
         except TemplateError as exc:
             problems += len(exc.problems)
             for problem in exc.problems:
                 console.print(Text(str(problem), style="red"))
+            continue
+        except PolicyError as exc:  # its profile cannot be read: nothing to hold it to
+            problems += 1
+            console.print(Text(f"{file}: profile: {exc.message}", style="red"))
             continue
         console.print(Text(f"{file}: ok ({template.name})", style="green"))
         for warning in _profile_warnings(template, settings):
@@ -159,6 +160,26 @@ def validate(
     if problems:
         console_err.print(f"{problems} problem(s) in {len(files)} file(s)")
         raise typer.Exit(2)
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return ", ".join(v if isinstance(v, str) else _part(v) for v in value)
+    return "-" if value is None else str(value)
+
+
+def _part(item: dict[str, Any]) -> str:
+    """A hook (``event(matcher): command``) or an MCP server (``name (command)``)."""
+    if "event" in item:
+        matcher = f"({item['matcher']})" if item.get("matcher") else ""
+        return f"{item['event']}{matcher}: {item['command']}"
+    config = item.get("config") or {}
+    how = config.get("command") or config.get("url") or "configured elsewhere"
+    return f"{item['name']} ({how})"
 
 
 def _project_of(file: Path) -> Path:
