@@ -95,8 +95,8 @@ async def test_it_refuses_while_a_daemon_runs_for_the_home(
 @pytest.mark.parametrize(
     ("to", "code", "message"),
     [  # ids without the free port: each xdist worker must collect the same test ids
-        ("mysql://u:pw-secret@h/db", 2, "error: --to names a mysql database"),
-        ("nonsense", 2, "error: --to is not a database URL"),
+        ("mysql://u:pw-secret@h/db", 2, "error: --to: not a database URL agentdeck can use"),
+        ("nonsense", 2, "error: --to: not a database URL agentdeck can use"),
         (
             f"postgresql://agentdeck:pw-secret@127.0.0.1:{_free_port()}/deck",
             1,

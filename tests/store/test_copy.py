@@ -15,9 +15,13 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from agentdeck.core.events import AssistantText
+from agentdeck.core.memory import Observation
 from agentdeck.errors import StoreError, UsageError
+from agentdeck.store import Store
 from agentdeck.store.copy import copy_database
 from agentdeck.store.copy_plan import memory_fts, plan
+from agentdeck.store.memory import MemoryStore
 from agentdeck.store.schema import audit, events, metadata, notify_dead
 from tests.support.decks_to_copy import T0, fill_home, prepare_pg
 from tests.support.pgcluster import _free_port
@@ -89,23 +93,37 @@ def test_every_row_is_copied_with_its_ids_and_the_chain_verifies(
     assert "memory_fts" in by_name and by_name["memory_fts"].copied == 2
 
 
-def test_the_sequences_continue_past_the_copied_ids(home_db: Path, target: str) -> None:
-    copy_database(home_db, target)
-    engine = sa.create_engine(target)
+@pytest.mark.anyio
+async def test_the_store_opens_the_copy_and_goes_on_from_it(home_db: Path, pg_url: str) -> None:
+    report = copy_database(home_db, pg_url)  # an empty database: the schema made here
+    assert report.created_schema
+    store = Store.open(pg_url)
     try:
-        with engine.begin() as conn:
-            new_event = conn.execute(
-                sa.insert(events)
-                .values(agent_id="a0000", type="assistant_text", ts=T0, data={})
-                .returning(events.c.id)
-            ).scalar_one()
-            new_fts = conn.execute(
-                sa.insert(memory_fts).values(title="t", body="b").returning(memory_fts.c.rowid)
-            ).scalar_one()
+        assert [a.id for a in await store.list_agents()] == ["a0002", "a0001", "a0000"]
+        resumed = await store.read(after=35)  # a follower resuming by id
+        assert [e.id for e in resumed] == [36, 37, 38, 39, 40]
+        (new,) = await store.append([AssistantText(agent_id="a0000", ts=T0, text="after")])
+        assert new.id == 41  # the sequence goes on past the copied ids
+        verified = await store.verify_audit()
+        assert verified.ok and verified.count == 5 and verified.head == report.audit.head
+        memory = MemoryStore(store)
+        assert [h.id for h in await memory.search("pytest")] == ["ob000000000001"]
+        await memory.add_observation(
+            Observation(
+                id="ob000000000002",
+                project="/work/proj",
+                session_id="s2",
+                agent_id="a0000",
+                ts=T0 + 5,
+                tool="Bash",
+                input_summary="Bash(make lint)",
+                output_excerpt="clean",
+            )
+        )
+        assert [h.id for h in await memory.search("lint")] == ["ob000000000002"]
     finally:
-        engine.dispose()
-    assert new_event == 41
-    assert new_fts == 3
+        await store.close()
+    assert sorted(k[0] for k in rows(pg_url, memory_fts)) == [1, 2, 3]
 
 
 def test_run_twice_it_copies_nothing_twice(home_db: Path, target: str) -> None:
@@ -220,11 +238,12 @@ def test_a_nul_character_is_kept_out_as_the_store_does_on_postgresql(
 @pytest.mark.parametrize(
     ("url", "message"),
     [
-        ("sqlite:///elsewhere.db", "names a sqlite database"),
-        ("mysql://u:pw@h/db", "names a mysql database"),
-        ("postgresql+psycopg2://u@h/db", "names the driver postgresql+psycopg2"),
-        ("not a url", "is not a database URL"),
-        ("postgresql://u@h", "names no database"),
+        ("sqlite:///elsewhere.db", "--to: not a database URL agentdeck can use; accepted:"),
+        ("mysql://u:pw@h/db", "--to: not a database URL agentdeck can use; accepted:"),
+        ("postgresql+psycopg2://u@h/db", "--to: not a database URL agentdeck can use"),
+        ("not a url", "--to: not a database URL agentdeck can use"),
+        ("postgresql://u@h", "--to: the database URL names no database"),
+        ("postgresql://u:pw@h:port/db", "--to: the database URL's port is not a number"),
     ],
 )
 def test_a_url_that_is_not_postgresql_is_refused(home_db: Path, url: str, message: str) -> None:

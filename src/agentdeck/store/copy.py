@@ -140,7 +140,7 @@ def copy_database(
     )
 
 
-def _prepare(engine: sa.Engine, url: sa.URL, plans: Sequence[TablePlan]) -> bool:
+def _prepare(engine: sa.Engine, url: str, plans: Sequence[TablePlan]) -> bool:
     """Create the schema in an empty target (the migrations, in their own
     transaction: an empty schema at head is no data), or check that the target is
     at this version's; True when the schema was created here."""
@@ -179,7 +179,7 @@ def _copy(
     dst: Connection,
     plans: Sequence[TablePlan],
     batch: int,
-    url: sa.URL,
+    url: str,
     on_table: Callable[[TableCopied], None] | None,
 ) -> list[TableCopied]:
     done = []
@@ -192,7 +192,7 @@ def _copy(
 
 
 def _copy_table(
-    src: Connection, dst: Connection, plan: TablePlan, batch: int, url: sa.URL
+    src: Connection, dst: Connection, plan: TablePlan, batch: int, url: str
 ) -> TableCopied:
     """Each page goes in by ``COPY`` into a temporary table, is compared there with
     the rows of the same keys already in the target (any difference refuses the
@@ -262,7 +262,7 @@ def _copy_table(
     return TableCopied(plan.name, copied=copied, present=present, total=total, cleaned=cleaned)
 
 
-def _foreign(url: sa.URL, what: str) -> StoreError:
+def _foreign(url: str, what: str) -> StoreError:
     return StoreError(
         f"{copy_plan.shown(url)} already holds other data: {what} (another deck's data, "
         "or this home changed since it was copied)",
@@ -291,7 +291,7 @@ def _set_sequences(src: Connection, dst: Connection, plans: Sequence[TablePlan])
 
 
 def _check(
-    dst: Connection, tables: Sequence[TableCopied], source_chain: VerifyResult, url: sa.URL
+    dst: Connection, tables: Sequence[TableCopied], source_chain: VerifyResult, url: str
 ) -> VerifyResult:
     """Counts equal, the chain verifies and ends where the source's does: else the
     transaction is rolled back."""

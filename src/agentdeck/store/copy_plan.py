@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from agentdeck.errors import StoreError, UsageError
+from agentdeck.settings_database import hide_password, normalise
 from agentdeck.store import migrate
 from agentdeck.store.schema import MEMORY_FTS, is_index_table, metadata
 
@@ -224,35 +225,27 @@ def largest_ids(conn: Connection) -> dict[str, int]:
 # --- the target: PostgreSQL at head -------------------------------------------------
 
 
-def target_url(url: str) -> sa.URL:
-    """The PostgreSQL URL, with psycopg 3 as the driver; ``UsageError`` otherwise
-    (naming what is accepted, never echoing the URL: it may hold a password)."""
-    accepted = "postgresql+psycopg://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
+def target_url(url: str) -> str:
+    """The PostgreSQL URL as the store takes it (``settings_database.normalise``:
+    psycopg 3 named); ``UsageError`` naming the accepted forms otherwise, never
+    echoing the URL: it may hold a password."""
     try:
-        parsed = sa.engine.make_url(url.strip())
-    except (sa.exc.ArgumentError, ValueError):
-        raise UsageError(f"--to is not a database URL; accepted: {accepted}") from None
-    if parsed.get_backend_name() not in ("postgresql", "postgres"):
-        raise UsageError(
-            f"--to names a {parsed.get_backend_name()} database: the copy goes into PostgreSQL; "
-            f"accepted: {accepted}"
-        )
-    if parsed.drivername not in ("postgresql", "postgres", "postgresql+psycopg"):
-        raise UsageError(f"--to names the driver {parsed.drivername}; accepted: {accepted}")
-    if not parsed.database:
-        raise UsageError(f"--to names no database; accepted: {accepted}")
-    return parsed.set(drivername="postgresql+psycopg")
+        return normalise(url)
+    except ValueError as exc:
+        raise UsageError(f"--to: {exc}") from None
 
 
-def shown(url: sa.URL) -> str:
-    return url.render_as_string(hide_password=True)
+def shown(url: str) -> str:
+    return hide_password(url)
 
 
-def open_target(url: sa.URL, *, connect_timeout: int = 10) -> Engine:
-    """An engine on the target, connected once (``StoreError`` when it cannot be)."""
-    engine = sa.create_engine(
-        url, connect_args={"connect_timeout": connect_timeout}, poolclass=sa.pool.NullPool
-    )
+def open_target(url: str) -> Engine:
+    """The store's own write engine on the target (``dialect_postgres``: each of
+    its transactions takes the deck's write lock first, so no deck writes there
+    while the copy runs), connected once (``StoreError`` when it cannot be)."""
+    from agentdeck.store import dialect_postgres
+
+    engine = dialect_postgres.create_engine(url, writer=True)
     try:
         with engine.connect() as conn:
             conn.exec_driver_sql("SELECT 1")
@@ -265,7 +258,7 @@ def open_target(url: sa.URL, *, connect_timeout: int = 10) -> Engine:
     return engine
 
 
-def check_target_schema(conn: Connection, url: sa.URL, plans: Sequence[TablePlan]) -> bool:
+def check_target_schema(conn: Connection, url: str, plans: Sequence[TablePlan]) -> bool:
     """True when the target holds no tables at all (the schema is to be created);
     else it must be at this agentdeck's revision with every planned table."""
     inspector = sa.inspect(conn)
@@ -288,13 +281,19 @@ def check_target_schema(conn: Connection, url: sa.URL, plans: Sequence[TablePlan
     return False
 
 
-def reason(exc: BaseException, url: sa.URL | None = None) -> str:
+def reason(exc: BaseException, url: str | None = None) -> str:
     """The database's own words, first line, with any password taken out."""
     text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
     first = text[0] if text else type(exc).__name__
-    if url is not None and url.password:
-        first = first.replace(str(url.password), "***")
+    password = _password(url) if url is not None else None
+    if password:
+        first = first.replace(password, "***").replace(quote(password, safe=""), "***")
     return first
 
 
-Progress = Callable[[str, int], None]
+def _password(url: str) -> str | None:
+    try:
+        return urlsplit(url).password
+    except ValueError:
+        return None
+
