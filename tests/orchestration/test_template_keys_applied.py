@@ -214,6 +214,13 @@ def test_validate_and_show_as_a_user_meets_them(tmp_path: Path, project: Path) -
     assert builtin["profile"]["from"] == "settings (AGENTDECK_PROFILE)"
     assert builtin["permissionMode"]["value"] == "acceptEdits"
 
+    listed = deck(env, "agents", "list", "--project", str(project), "--json").json()
+    assert "full" in [t["name"] for t in listed["templates"]]
+    assert "loose" not in [t["name"] for t in listed["templates"]]  # not usable: invalid
+    assert [m.split(": ")[:2] for m in listed["invalid"]] == [
+        [str(file), "permissionMode"],
+        [str(typo), "permisionMode"],
+    ]
     refused = deck(env, "agents", "show", "loose", "--project", str(project))
     assert refused.code == 2 and "permissionMode: bypassPermissions" in refused.err
     run = deck(env, "run", "--agent", "loose", "--cwd", str(project), "go", "--json")

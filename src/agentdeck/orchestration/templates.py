@@ -16,6 +16,7 @@ from pathlib import Path
 
 import yaml
 
+from agentdeck.core.policy_profile import Profile
 from agentdeck.core.profile_ref import project_file
 from agentdeck.core.templates import (
     Problem,
@@ -24,7 +25,7 @@ from agentdeck.core.templates import (
     parse_template,
     split_front_matter,
 )
-from agentdeck.errors import NotFound
+from agentdeck.errors import NotFound, PolicyError
 from agentdeck.governance.profiles import in_project
 from agentdeck.settings import Settings
 
@@ -109,8 +110,10 @@ def template_dirs(settings: Settings, project: str | Path | None) -> list[tuple[
 
 def catalog(settings: Settings, project: str | Path | None = None) -> Catalog:
     """Built-in, then user, then project templates; a later one overrides by name.
-    A file that does not validate is listed in ``invalid`` and overrides nothing."""
+    A file that does not validate, or asks for more than its profile gives, is
+    listed in ``invalid`` and overrides nothing."""
     out = Catalog()
+    profiles: dict[str, Profile | PolicyError] = {}
     for scope, directory in template_dirs(settings, project):
         try:
             files = sorted(p for p in directory.glob("*.md") if p.is_file())
@@ -119,6 +122,7 @@ def catalog(settings: Settings, project: str | Path | None = None) -> Catalog:
         for path in files:
             try:
                 template = load_template(path, scope=scope)
+                _held(template, settings, project, profiles)
             except TemplateError as exc:
                 out.invalid.append(exc)
                 out.invalid_at.append((scope, path.stem))
@@ -128,6 +132,29 @@ def catalog(settings: Settings, project: str | Path | None = None) -> Catalog:
                 out.shadowed.append(earlier)
             out.templates[template.name] = template
     return out
+
+
+def _held(
+    template: Template,
+    settings: Settings,
+    project: str | Path | None,
+    profiles: dict[str, Profile | PolicyError],
+) -> None:
+    """``TemplateError`` if ``template`` gives more than its profile (each
+    profile read once per catalog)."""
+    from agentdeck.core.templates_policy import govern
+    from agentdeck.governance.profiles import load_guarded
+
+    ref = with_profile_path(template, project).profile or settings.profile
+    if ref not in profiles:
+        try:
+            profiles[ref] = load_guarded(ref, settings)
+        except PolicyError as exc:
+            profiles[ref] = exc
+    found = profiles[ref]
+    if isinstance(found, PolicyError):
+        raise TemplateError([Problem(template.source, "profile", found.message)])
+    govern(template, found)
 
 
 def resolve(
