@@ -14,6 +14,7 @@ import pytest
 from agentdeck.client.deck import RemoteDeck
 from agentdeck.core.agent import AgentSpec
 from agentdeck.core.asks import AskState
+from agentdeck.orchestration import person_asks
 from tests.support.waiting import eventually
 
 from .conftest import RunningDaemon
@@ -71,3 +72,44 @@ async def test_a_structured_answer_reaches_the_model(
         return str(result) if result else None
 
     assert await eventually(said, timeout=90, what="the model's reply") == "API-SQLITE-AUTH-SEARCH"
+
+
+ONE = str(Path(__file__).resolve().parents[1] / "asks" / "scenarios" / "ask-user.yaml")
+
+
+async def test_unanswered_it_expires_and_the_model_goes_on(
+    daemon: RunningDaemon, api: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The asks' own deadline (30 minutes), made short: no setting holds it.
+    monkeypatch.setattr(person_asks, "ASK_USER_SECONDS", 2.0)
+    agent = await daemon.deck.create_agent(AgentSpec(prompt="start", scenario=ONE))
+
+    async def said() -> str | None:
+        current = await daemon.deck.get_agent(agent.id)
+        result = current.extra.get("last_result")
+        return str(result) if result else None
+
+    assert await eventually(said, timeout=90, what="the model's reply") == "WENT-ON-WITHOUT"
+    (ask,) = (await api.get("/api/asks", params={"state": "expired"})).json()["asks"]
+    assert (ask["agent_id"], ask["answered_by"]) == (agent.id, "timeout")
+    late = await api.post(f"/api/asks/{ask['id']}", json={"answer": "1"})
+    assert late.status_code == 409, late.text
+
+
+async def test_a_killed_asker_cancels_its_question(
+    daemon: RunningDaemon, api: httpx.AsyncClient
+) -> None:
+    agent = await daemon.deck.create_agent(AgentSpec(prompt="start", scenario=ONE))
+
+    async def pending() -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = (await api.get("/api/asks")).json()["asks"]
+        return found
+
+    (ask,) = await eventually(pending, timeout=90, what="the question")
+    await daemon.deck.kill(agent.id)
+
+    async def cancelled() -> str | None:
+        state = (await api.get(f"/api/asks/{ask['id']}")).json()["state"]
+        return str(state) if state != "pending" else None
+
+    assert await eventually(cancelled, timeout=30, what="the question closed") == "cancelled"

@@ -32,9 +32,11 @@ async def ask_person(
     agent: Agent,
     questions: tuple[ChoiceQuestion, ...],
     *,
-    timeout: float = ASK_USER_SECONDS,
+    timeout: float | None = None,
 ) -> Ask:
-    """The question once answered, expired or cancelled."""
+    """The question once answered, expired or cancelled (unanswered, at
+    ``timeout``: by default ``ASK_USER_SECONDS``, read when it is asked)."""
+    timeout = ASK_USER_SECONDS if timeout is None else timeout
     session = inbox.orch.session(agent.id)
     if session is None:
         raise ToolError("only a running agent can ask")
