@@ -39,18 +39,27 @@ def print_event(event: dict[str, Any], as_json: bool) -> None:
         out.show(line)
 
 
-def stream(d: Daemon, agent_id: str, after: int) -> Iterator[dict[str, Any]]:
-    """Events of one agent after ``after``, live, until the daemon ends the stream.
+def stream(
+    d: Daemon, agent_id: str, after: int, *, partial: bool = False
+) -> Iterator[dict[str, Any]]:
+    """Events of one agent after ``after``, live, until the daemon ends the stream;
+    with ``partial``, the edits of the text being written between them (``"type":
+    "partial"``, no id: ``core.partial.PartialText``'s fields).
 
     When the daemon drops us for reading too slowly, reconnect from the position
     it reached: nothing is lost or repeated.
     """
+    params = {"agent": agent_id, "partial": "true"} if partial else {"agent": agent_id}
     while True:
         position = None
-        for kind, data in d.events("/api/events/stream", {"agent": agent_id, "after": after}):
+        for kind, data in d.events("/api/events/stream", {**params, "after": after}):
             if kind == "dropped":
                 position = int(jsontext.loads(data)["position"])
                 break
+            if kind == "partial":
+                if partial:
+                    yield {**jsontext.loads(data), "type": kind}
+                continue
             event = jsontext.loads(data)
             after = int(event["id"])
             yield event
@@ -72,13 +81,19 @@ def follow(
     ``until_turn``) until the turn in progress completes (with ``answer``, the turn
     that answers the message sent). Ctrl-C once interrupts the agent, twice kills
     it; the log is read on from where it was."""
+    from agentdeck.cli import live_text
+
     presses = 0
     last_result: dict[str, Any] | None = None
+    live = live_text.LiveText() if live_text.wanted(as_json) else None
     while True:
         try:
-            for event in stream(d, agent_id, after):
+            for event in stream(d, agent_id, after, partial=live is not None):
+                if live is not None and event["type"] == "partial":
+                    live.partial(event)
+                    continue
                 after = int(event["id"])
-                if not as_json:
+                if not as_json and not (live is not None and live.event(event)):
                     print_event(event, as_json=False)
                 answered = answer is None or answer.answered_by(event)
                 if event["type"] == "turn_completed":
@@ -89,6 +104,8 @@ def follow(
                     break
             break
         except KeyboardInterrupt:
+            if live is not None:
+                live.close()
             presses += 1
             action = "interrupt" if presses == 1 else "kill"
             out.say("interrupting… (Ctrl-C again to kill)" if presses == 1 else "killing…")
@@ -96,6 +113,8 @@ def follow(
 
             with contextlib.suppress(AgentdeckError):
                 d.post(f"/api/agents/{agent_id}/{action}")
+    if live is not None:
+        live.close()
     return report(d.get(f"/api/agents/{agent_id}"), last_result, as_json)
 
 

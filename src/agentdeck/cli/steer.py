@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentdeck.cli.context import console
 from agentdeck.cli.remote_follow import FINAL_STATES, AnswerTo, print_event, report, turn_open
+from agentdeck.core.partial import PartialText
 from agentdeck.core.ports import SubscriptionDropped
 from agentdeck.errors import AgentdeckError
 
@@ -62,20 +63,25 @@ async def follow(
     turn that answers the message sent — and the agent settles after it (idle,
     or its process ended); the exit code: 0 when that turn succeeded."""
     watch = _Watch(answer, until_turn)
-    with _ctrl_c(deck, agent_id), _spinner(as_json) as status:
+    with _ctrl_c(deck, agent_id), _spinner(as_json) as status, _live(status) as live:
         while not watch.over:
             try:
-                async for batch in deck.follow(
+                follow = deck.follow if live is None else deck.follow_partial
+                async for batch in follow(
                     after=after, agent_id=agent_id, heartbeat=SILENCE_SECONDS
                 ):
                     if not batch:
                         watch.silence(await deck.get_agent(agent_id))
                     for event in batch:
+                        if isinstance(event, PartialText):
+                            if live is not None:
+                                live.partial(event.to_dict())
+                            continue
                         after = event.id
                         data = event.to_dict()
                         if not watch.saw(data):
                             break
-                        if not as_json:
+                        if not as_json and not (live is not None and live.event(data)):
                             print_event(data, as_json=False)
                         if status is not None:
                             status.update(watch.status())
@@ -151,6 +157,23 @@ class _Watch:
         return (
             f"{self._state} · {self._tool or 'thinking'} · {self._turns} turns · ${self._cost:.4f}"
         )
+
+
+@contextlib.contextmanager
+def _live(status: Status | None) -> Any:
+    """The text being written, on the terminal the spinner is on (paused meanwhile:
+    it would redraw over the line); None off a terminal or for JSON."""
+    if status is None:
+        yield None
+        return
+    from agentdeck.cli.live_text import LiveText
+
+    colour = console.is_terminal and not console.no_color
+    live = LiveText(colour=colour, on_start=status.stop, on_end=status.start)
+    try:
+        yield live
+    finally:
+        live.close()
 
 
 @contextlib.contextmanager
