@@ -79,6 +79,20 @@ def test_the_url_can_come_on_stdin(env: dict[str, str], pg_url: str) -> None:
     assert event_count(pg_url) == 40
 
 
+def test_without_to_it_copies_into_the_configured_database(
+    env: dict[str, str], pg_url: str
+) -> None:
+    url = with_password(pg_url, "from-settings")
+    done = deck({**env, "AGENTDECK_DATABASE_URL": url}, "db", "migrate", "--json")
+    assert done.code == 0, done.err
+    assert "from-settings" not in done.out + done.err
+    assert done.json()["created_schema"] is True
+    assert event_count(pg_url) == 40
+    nowhere = deck(env, "db", "migrate")
+    assert nowhere.code == 2
+    assert nowhere.err.startswith("error: say which PostgreSQL database to copy into")
+
+
 @pytest.mark.anyio
 async def test_it_refuses_while_a_daemon_runs_for_the_home(
     env: dict[str, str], pg_url: str, daemons: list[Daemon]

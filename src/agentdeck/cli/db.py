@@ -36,13 +36,14 @@ def register(app: typer.Typer) -> None:
 @db_app.command("migrate")
 def migrate(
     to: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--to",
             help="The PostgreSQL database: postgresql+psycopg://USER[:PASSWORD]@HOST[:PORT]/DB; "
-            "`-` reads it from stdin (keeps a password out of the process list).",
+            "`-` reads it from stdin (keeps a password out of the process list); "
+            "default: AGENTDECK_DATABASE_URL.",
         ),
-    ],
+    ] = None,
     batch: Annotated[int, typer.Option(min=1, help="Rows per page read and written.")] = 5000,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
@@ -55,6 +56,12 @@ def migrate(
         if not to:
             raise UsageError("--to - read no URL from stdin")
     settings = load_settings()
+    to = to or settings.database_url
+    if not to:
+        raise UsageError(
+            "say which PostgreSQL database to copy into",
+            hint="--to URL (or --to - to read it from stdin), or set AGENTDECK_DATABASE_URL",
+        )
     running = find(settings.home_dir)
     if running is not None:
         raise UsageError(
