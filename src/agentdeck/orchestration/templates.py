@@ -143,18 +143,32 @@ def _held(
     """``TemplateError`` if ``template`` gives more than its profile (each
     profile read once per catalog)."""
     from agentdeck.core.templates_policy import govern
-    from agentdeck.governance.profiles import load_guarded
 
     ref = with_profile_path(template, project).profile or settings.profile
     if ref not in profiles:
         try:
-            profiles[ref] = load_guarded(ref, settings)
+            profiles[ref] = profile_for_templates(ref, settings)
         except PolicyError as exc:
             profiles[ref] = exc
     found = profiles[ref]
     if isinstance(found, PolicyError):
         raise TemplateError([Problem(template.source, "profile", found.message)])
     govern(template, found)
+
+
+_SHIPPED: dict[str, Profile] = {}  # the package's own profiles never change: read once
+
+
+def profile_for_templates(ref: str, settings: Settings) -> Profile:
+    """The profile ``ref`` names, as an agent runs under it (the deck's secrets
+    denied); a shipped one is read once per process, a file each time."""
+    from agentdeck.governance.profiles import builtin_profile_names, guarded, load_profile
+
+    if ref in builtin_profile_names():
+        if ref not in _SHIPPED:
+            _SHIPPED[ref] = load_profile(ref)
+        return guarded(_SHIPPED[ref], settings)
+    return guarded(load_profile(ref), settings)
 
 
 def resolve(
@@ -179,9 +193,9 @@ def governed(template: Template, settings: Settings, profile: str | None = None)
     """``template`` if the profile it runs under gives every key of it, else
     ``TemplateError`` naming each key and the profile's rule."""
     from agentdeck.core.templates_policy import govern
-    from agentdeck.governance.profiles import load_guarded
 
-    return govern(template, load_guarded(profile or template.profile or settings.profile, settings))
+    ref = profile or template.profile or settings.profile
+    return govern(template, profile_for_templates(ref, settings))
 
 
 def with_profile_path(template: Template, project: str | Path | None) -> Template:
