@@ -62,9 +62,9 @@ async def test_a_thousand_concurrent_appends_form_one_valid_chain(store: Store) 
     assert result.ok and result.count == N and result.head == entries[-1].hash
 
 
-async def test_two_stores_on_one_file_keep_the_chain_linear(db_path: Path) -> None:
-    one = Store.open(db_path)
-    two = Store.open(db_path)
+async def test_two_stores_on_one_database_keep_the_chain_linear(target: Path | str) -> None:
+    one = Store.open(target)
+    two = Store.open(target)
     try:
         await asyncio.gather(fill(one, N // 2, "from-one"), fill(two, N // 2, "from-two"))
         result = await one.verify_audit()

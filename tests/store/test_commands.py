@@ -34,9 +34,9 @@ async def test_enqueue_then_claim_once(store: Store) -> None:
         await store.command_claimed(999)
 
 
-async def test_two_claimers_on_one_file_never_share_a_command(db_path: Path) -> None:
+async def test_two_claimers_on_one_database_never_share_a_command(target: Path | str) -> None:
     """Two stores = two write connections, as two processes would have."""
-    a, b = Store.open(db_path), Store.open(db_path)
+    a, b = Store.open(target), Store.open(target)
     claims: dict[str, list[Command]] = {"a": [], "b": []}
     total = 120
     try:
@@ -63,7 +63,7 @@ async def test_two_claimers_on_one_file_never_share_a_command(db_path: Path) -> 
     assert not ids_a & ids_b
     assert len(ids_a | ids_b) == total
     assert claims["a"] and claims["b"]  # both really took part
-    async with Store.open(db_path) as store:
+    async with Store.open(target) as store:
         stored = await store.list_commands("x") + await store.list_commands("y")
     assert {c.id: c.claimed_by for c in stored} == {
         **{i: "a" for i in ids_a},

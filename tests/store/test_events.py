@@ -10,7 +10,7 @@ from agentdeck.core.events import AssistantText, Event, StoredEvent, ToolCalled,
 from agentdeck.errors import StoreError
 from agentdeck.store import Store
 
-from .conftest import Collector, db_rows, sqlite_rows, text
+from .conftest import Collector, db_rows, text
 
 pytestmark = pytest.mark.anyio
 
@@ -87,8 +87,8 @@ async def test_ids_monotonic_under_50_concurrent_appenders(store: Store) -> None
         assert texts == sorted(texts)
 
 
-async def test_batch_keeps_submission_order(db_path: Path) -> None:
-    store = Store.open(db_path, batch_size=7)  # one append is never split across batches
+async def test_batch_keeps_submission_order(target: Path | str) -> None:
+    store = Store.open(target, batch_size=7)  # one append is never split across batches
     try:
         first = await store.append([text("a", i) for i in range(300)])
         concurrent = await asyncio.gather(
@@ -143,8 +143,8 @@ async def test_failing_subscriber_does_not_break_the_log(store: Store) -> None:
     assert await store.last_event_id() == 2
 
 
-async def test_close_flushes_everything_appended_before_it(db_path: Path) -> None:
-    store = Store.open(db_path, batch_size=10)
+async def test_close_flushes_everything_appended_before_it(target: Path | str) -> None:
+    store = Store.open(target, batch_size=10)
     tasks = [
         asyncio.create_task(store.append([text(f"a{n}", i) for i in range(20)])) for n in range(50)
     ]
@@ -152,7 +152,7 @@ async def test_close_flushes_everything_appended_before_it(db_path: Path) -> Non
     await store.close()
     results = await asyncio.gather(*tasks)
     assert sum(len(r) for r in results) == 1000
-    assert sqlite_rows(db_path, "SELECT count(*), max(id) FROM events") == [(1000, 1000)]
+    assert db_rows(target, "SELECT count(*), max(id) FROM events") == [(1000, 1000)]
 
     with pytest.raises(StoreError, match="closed"):
         await store.append([text("a", 0)])
@@ -161,10 +161,10 @@ async def test_close_flushes_everything_appended_before_it(db_path: Path) -> Non
     await store.close()  # idempotent
 
 
-async def test_ids_continue_after_reopen(db_path: Path) -> None:
-    async with Store.open(db_path) as store:
+async def test_ids_continue_after_reopen(target: Path | str) -> None:
+    async with Store.open(target) as store:
         await store.append([text("a", i) for i in range(3)])
-    async with Store.open(db_path) as store:
+    async with Store.open(target) as store:
         stored = await store.append([text("a", 3)])
         assert stored[0].id == 4
         assert await store.last_event_id() == 4

@@ -1,4 +1,4 @@
-"""Two processes appending to one database file: ids never collide."""
+"""Two processes appending to one database (a file, or PostgreSQL): ids never collide."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from agentdeck.core.events import AssistantText
 from agentdeck.store import Store
 
 async def main(db: str, appends: int) -> None:
-    store = Store.open(Path(db))
+    store = Store.open(db if "://" in db else Path(db))
     ids = []
     try:
         print("ready", flush=True)
@@ -41,13 +41,13 @@ asyncio.run(main(sys.argv[1], int(sys.argv[2])))
 """
 
 
-async def test_two_processes_interleave_without_collisions(db_path: Path) -> None:
-    store = Store.open(db_path)  # migrate first, so the child only opens
+async def test_two_processes_interleave_without_collisions(target: Path | str) -> None:
+    store = Store.open(target)  # migrate first, so the child only opens
     child = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
         CHILD,
-        str(db_path),
+        str(target),
         str(APPENDS),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
@@ -78,7 +78,7 @@ async def test_two_processes_interleave_without_collisions(db_path: Path) -> Non
     # the two really wrote at the same time: each wrote inside the other's id range
     assert min(child_ids) < max(parent_ids) and min(parent_ids) < max(child_ids)
 
-    async with Store.open(db_path) as reopened:
+    async with Store.open(target) as reopened:
         log = await reopened.read(limit=10_000)
         assert [e.id for e in log] == everything
         assert [e.id for e in log if e.agent_id == "child"] == child_ids

@@ -7,6 +7,7 @@ import asyncio
 import socket
 import sys
 import threading
+from typing import Any
 
 import pytest
 
@@ -146,3 +147,37 @@ async def test_a_server_restart_mid_run_loses_and_doubles_nothing(
         assert len(per_writer) == len(rows)  # no text written twice
         # The reads reconnect too (the pool pings what it hands out).
         assert [e.id for e in await store.read(limit=100_000)] == [r[0] for r in rows]
+
+
+@pytest.mark.parametrize("landed", [True, False], ids=["after-commit", "before-commit"])
+async def test_a_connection_lost_at_commit_writes_the_batch_exactly_once(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch, landed: bool
+) -> None:
+    """COMMIT sent, then the connection gone: whether it landed is read back by
+    the batch's first id, so the batch is neither doubled nor lost."""
+    import psycopg
+
+    async with Store.open(pg_url) as store:
+        await store.append([text("a0", 0)])
+        dialect_ = store._write_engine.dialect
+        real_commit = dialect_.do_commit
+        calls: list[int] = []
+
+        def lost_commit(dbapi_connection: Any) -> None:
+            calls.append(1)
+            if len(calls) == 1:
+                if landed:
+                    real_commit(dbapi_connection)
+                # (SQLAlchemy hands its pool's wrapper: the driver's connection is in it)
+                pid = dbapi_connection.dbapi_connection.info.backend_pid  # goes away
+                db_rows(pg_url, "SELECT pg_terminate_backend(?)", (pid,))
+                raise psycopg.OperationalError("server closed the connection unexpectedly")
+            real_commit(dbapi_connection)
+
+        monkeypatch.setattr(dialect_, "do_commit", lost_commit)
+        stored = await store.append([text("a1", n) for n in range(3)])
+        assert len(calls) >= 2
+        rows = db_rows(pg_url, "SELECT id, agent_id FROM events ORDER BY id")
+        assert [r[1] for r in rows] == ["a0", "a1", "a1", "a1"]
+        assert [s.id for s in stored] == [r[0] for r in rows[1:]]
+        assert await store.read(after=rows[-1][0]) == []

@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -42,10 +41,9 @@ from agentdeck.core.event_scrub import LARGE_TEXT, scrub_event, text_weight
 from agentdeck.core.events import Event, StoredEvent
 from agentdeck.core.ports import Command, Subscriber
 from agentdeck.errors import NotFound, StoreError, UsageError
-from agentdeck.settings_database import describe, hide_password, is_database_url, normalise
-from agentdeck.store import audit, dialect, migrate, reads, writes
+from agentdeck.settings_database import is_database_url, normalise
+from agentdeck.store import audit, dialect, opening, reads, writes
 from agentdeck.store.reads import StoreStats
-from agentdeck.store.reserve import Reserve
 from agentdeck.store.rows import agent_to_row, event_to_row
 from agentdeck.store.work import WorkResult
 from agentdeck.store.writer import Writer
@@ -106,63 +104,13 @@ class Store:
             try:
                 url = normalise(str(target))
             except ValueError as exc:
-                raise UsageError(
-                    str(exc), hint="set AGENTDECK_DATABASE_URL to such a URL"
-                ) from None
-            return cls._open_postgres(url, batch_size=batch_size)
+                hint = "set AGENTDECK_DATABASE_URL to such a URL"
+                raise UsageError(str(exc), hint=hint) from None
+            write_engine, read_engine, writer, name = opening.postgres(url, batch_size)
+            return cls(None, write_engine, read_engine, writer, name=name)
         db_path = Path(target).expanduser().absolute()
-        try:
-            db_path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(
-                f"cannot create the directory for the database {db_path}: {exc.strerror or exc}",
-                hint="set AGENTDECK_HOME to a writable directory",
-            ) from exc
-        write_engine = dialect.create_engine(db_path, writer=True)
-        read_engine = dialect.create_engine(db_path, writer=False)
-        try:
-            migrate.upgrade(write_engine)
-            conn = write_engine.connect()
-        except (sa.exc.SQLAlchemyError, sqlite3.Error, OSError) as exc:
-            write_engine.dispose()
-            read_engine.dispose()
-            raise StoreError(
-                f"cannot open the database {db_path}: {_reason(exc)}",
-                hint="check that the file is an agentdeck database and the directory is "
-                "writable; move a damaged file aside to start afresh",
-            ) from exc
-        reserve = Reserve(db_path.with_name(db_path.name + ".reserve"))
-        reserve.make()
-        writer = Writer(conn, batch_size=batch_size, path=db_path, reserve=reserve)
-        writer.start()
-        logger.info("store open: %s", db_path)
+        write_engine, read_engine, writer = opening.sqlite(db_path, batch_size)
         return cls(db_path, write_engine, read_engine, writer)
-
-    @classmethod
-    def _open_postgres(cls, url: str, *, batch_size: int) -> Store:
-        name = describe(url)
-        write_engine = dialect.create_engine(url, writer=True)
-        read_engine = dialect.create_engine(url, writer=False)
-        try:
-            migrate.upgrade(write_engine)
-            conn = write_engine.connect()
-        except (sa.exc.SQLAlchemyError, OSError) as exc:
-            write_engine.dispose()
-            read_engine.dispose()
-            raise StoreError(
-                f"cannot open the {name}: {_hidden(_reason(exc), url)}",
-                hint="check that the server runs and is reachable, that the database "
-                "exists and that the user may use it (AGENTDECK_DATABASE_URL)",
-            ) from None
-        writer = Writer(
-            conn,
-            batch_size=batch_size,
-            where=name,
-            reconnect=dialect.is_disconnect,
-        )
-        writer.start()
-        logger.info("store open: %s", hide_password(url))
-        return cls(None, write_engine, read_engine, writer, name=name)
 
     async def close(self) -> None:
         """Commit everything submitted before the call, stop the writer (bounded
@@ -467,9 +415,3 @@ async def _scrubbed(events: Sequence[Event]) -> list[Event]:
 def _reason(exc: BaseException) -> str:
     orig = getattr(exc, "orig", None)
     return str(orig if orig is not None else exc)
-
-
-def _hidden(text: str, url: str) -> str:
-    """``text`` with the URL's password, should a driver ever repeat it, hidden."""
-    password = sa.make_url(url).password
-    return text.replace(password, "***") if password else text

@@ -25,7 +25,7 @@ thread goes on either way: writes succeed once there is room again.
 
 On PostgreSQL the connection can be lost (a server restart, the network): a batch
 that fails so is tried again, whole, on a new connection, until
-``RECONNECT_SECONDS`` have passed (then its callers get ``StoreError`` naming the
+``reconnect.RECONNECT_SECONDS`` have passed (then its callers get ``StoreError`` naming the
 server). If the connection was lost while COMMIT was on its way, the batch's first
 event id says whether it landed (ids come from a sequence: no other transaction
 holds them), so a batch is never written twice nor lost.
@@ -37,17 +37,16 @@ import asyncio
 import logging
 import queue
 import threading
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from agentdeck.core.events import StoredEvent
 from agentdeck.core.ports import Subscriber
 from agentdeck.errors import AgentdeckError, DiskFull, StoreError
+from agentdeck.store import reconnect
 from agentdeck.store.dialect import BUSY_TIMEOUT_MS, is_busy_error
 from agentdeck.store.reserve import Reserve, is_disk_full
 from agentdeck.store.rows import stored_event
@@ -58,8 +57,6 @@ logger = logging.getLogger(__name__)
 
 FULL_HINT = "free space on its disk; agentdeck writes again once there is room"
 RETRY_SECONDS = 2.0
-RECONNECT_SECONDS = 60.0
-_BACKOFF_SECONDS = (0.05, 0.1, 0.2, 0.5, 1.0)
 _STOP = object()
 _Outcome = tuple[WorkItem, WorkResult | None, BaseException | None]
 
@@ -223,54 +220,24 @@ class Writer:
         self._notify(stored)
 
     def _process_again(self, batch: list[WorkItem], exc: Exception) -> None:
-        """The connection was lost: try the batch again on a new one (SQLAlchemy
-        connects again on the next use) until ``RECONNECT_SECONDS`` have passed."""
+        """The connection was lost: the batch again, whole, on a new one."""
         logger.warning("connection to %s lost (%s); writing again", self._where, _reason(exc))
-        deadline = time.monotonic() + RECONNECT_SECONDS
-        attempt = 0
-        while True:
-            time.sleep(_BACKOFF_SECONDS[min(attempt, len(_BACKOFF_SECONDS) - 1)])
-            attempt += 1
-            try:
-                outcomes, stored = self._commit(batch)
-            except Exception as again:  # noqa: BLE001 - the thread must survive
-                self._rolled_back()
-                assert self._lost is not None
-                if self._lost(again) and time.monotonic() < deadline:
-                    continue
-                logger.error("database write of %d items failed: %s", len(batch), _reason(again))
-                error = StoreError(
-                    f"cannot write to the {self._where}: {_reason(again)}",
-                    hint="check that the database server runs and is reachable",
-                )
-                self._settle([(item, None, error) for item in batch])
-                return
-            logger.warning("connection to %s back after %d tries", self._where, attempt)
-            self._settle(outcomes)
-            self._notify(stored)
+        assert self._lost is not None
+        try:
+            (outcomes, stored), tries = reconnect.again(
+                lambda: self._commit(batch), lost=self._lost, cleanup=self._rolled_back
+            )
+        except Exception as again:  # noqa: BLE001 - the thread must survive
+            logger.error("database write of %d items failed: %s", len(batch), _reason(again))
+            error = StoreError(
+                f"cannot write to the {self._where}: {_reason(again)}",
+                hint="check that the database server runs and is reachable",
+            )
+            self._settle([(item, None, error) for item in batch])
             return
-
-    def _landed(self, first_id: int) -> bool:
-        """Whether the transaction that inserted event ``first_id`` committed (its
-        COMMIT was sent when the connection was lost): asked on a new connection."""
-        from agentdeck.store.schema import events
-
-        deadline = time.monotonic() + RECONNECT_SECONDS
-        attempt = 0
-        while True:
-            try:
-                with self._conn.begin():
-                    found = self._conn.execute(
-                        sa.select(events.c.id).where(events.c.id == first_id)
-                    ).first()
-                return found is not None
-            except Exception as exc:
-                self._rolled_back()
-                assert self._lost is not None
-                if not self._lost(exc) or time.monotonic() >= deadline:
-                    raise
-            time.sleep(_BACKOFF_SECONDS[min(attempt, len(_BACKOFF_SECONDS) - 1)])
-            attempt += 1
+        logger.warning("connection to %s back after %d tries", self._where, tries)
+        self._settle(outcomes)
+        self._notify(stored)
 
     def _keep(self, items: list[WorkItem]) -> None:
         """Essential items the disk had no room for, to be written once it has
@@ -389,7 +356,7 @@ class Writer:
             if not (committing and ids and self._lost is not None and self._lost(exc)):
                 raise
             self._rolled_back()
-            if not self._landed(ids[0]):
+            if not reconnect.landed(conn, ids[0], lost=self._lost, cleanup=self._rolled_back):
                 raise
             logger.warning("the connection was lost at COMMIT, which had landed")
         stored = [stored_event(i, row) for i, row in zip(ids, rows, strict=True)]
