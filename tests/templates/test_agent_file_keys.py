@@ -137,6 +137,9 @@ BAD: list[tuple[str, Any, str]] = [
     ("hooks", {"Stop": [{"hooks": [{"type": "command", "command": "pwd", "timeout": 0}]}]}, "hooks: Stop: `timeout` must be whole seconds, 1 to 3600"),
     ("hooks", {"Stop": [{"matcher": "$(rm -rf /)", "hooks": []}]}, "hooks: Stop: `matcher` must name tools (Bash, Edit|Write, mcp__x__.*)"),
     ("hooks", {"Stop": [{"hooks": [{"type": "command", "command": "x" * 5000}]}]}, "hooks: Stop: `command` must be a command line"),
+    ("hooks", {"Stop": [{"hooks": [{"type": "command", "command": "pwd \x1b]0;owned\x07"}]}]}, "hooks: Stop: `command` must be a command line"),
+    ("mcpServers", [{"a": {"command": "npx\x1b[2J"}}], "mcpServers: server `a`: `command` must be a program to run"),
+    ("initialPrompt", "hi\x1b[31m", "initialPrompt: holds control characters (an escape sequence, NUL…)"),
 ]  # fmt: skip
 
 

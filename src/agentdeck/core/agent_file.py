@@ -174,6 +174,9 @@ def parse_agent_file(data: Mapping[str, Any], fail: Fail) -> AgentFile:
         elif len(initial) > MAX_INITIAL_PROMPT:
             fail("initialPrompt", f"longer than {MAX_INITIAL_PROMPT:,} characters")
             initial = None
+        elif _CONTROL.search(initial):
+            fail("initialPrompt", "holds control characters (an escape sequence, NUL…)")
+            initial = None
         elif looks_secret(initial):
             fail("initialPrompt", _SECRET)
             initial = None
@@ -303,8 +306,12 @@ def _named(value: Any) -> str:
     return "an entry" if shown.startswith("(") else shown
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # NUL, escapes…: a line or tab passes
+
+
 def _text(value: Any) -> bool:
-    return isinstance(value, str) and 0 < len(value) <= MAX_TEXT and "\x00" not in value
+    """A bounded string a terminal shows as it is (``agents show`` prints them)."""
+    return isinstance(value, str) and 0 < len(value) <= MAX_TEXT and not _CONTROL.search(value)
 
 
 def _pairs(value: Any, names: re.Pattern[str]) -> list[tuple[str, str]] | None:
