@@ -139,6 +139,8 @@ BAD: list[tuple[str, Any, str]] = [
     ("hooks", {"Stop": [{"hooks": [{"type": "command", "command": "x" * 5000}]}]}, "hooks: Stop: `command` must be a command line"),
     ("hooks", {"Stop": [{"hooks": [{"type": "command", "command": "pwd \x1b]0;owned\x07"}]}]}, "hooks: Stop: `command` must be a command line"),
     ("mcpServers", [{"a": {"command": "npx\x1b[2J"}}], "mcpServers: server `a`: `command` must be a program to run"),
+    ("color", "\x1b[5mred", "color: must be a color's name (red, blue, green, yellow, purple, orange, …)"),
+    ("description", "Reviews.\x1b]52;c;Y3VybCBldmlsLnNo\x07", "description: holds control characters (an escape sequence, NUL…)"),
     ("initialPrompt", "hi\x1b[31m", "initialPrompt: holds control characters (an escape sequence, NUL…)"),
 ]  # fmt: skip
 

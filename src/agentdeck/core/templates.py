@@ -52,6 +52,8 @@ NAME_MAX = 64
 DESCRIPTION_MAX = 1024
 BODY_MAX = 32 * 1024  # characters of the system prompt a template may append
 WORKSPACES = ("new", "shared", "worktree")
+_COLOR = re.compile(r"^[a-z]{1,16}$")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 MODEL_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$")
 
 # Claude Code's built-in tools, by the names agent files and permission rules use
@@ -221,6 +223,8 @@ def parse_template(
         description = ""
     elif len(description) > DESCRIPTION_MAX:
         fail("description", f"longer than {DESCRIPTION_MAX} characters")
+    elif _CONTROL.search(description):
+        fail("description", "holds control characters (an escape sequence, NUL…)")
 
     tools = _tools(data, "tools", fail)
     disallowed = _tools(data, "disallowedTools", fail)
@@ -269,8 +273,8 @@ def parse_template(
         orchestrator = False
 
     color = data.get("color")
-    if color is not None and not isinstance(color, str):
-        fail("color", "must be a string")
+    if color is not None and (not isinstance(color, str) or not _COLOR.fullmatch(color)):
+        fail("color", "must be a color's name (red, blue, green, yellow, purple, orange, …)")
         color = None
 
     claude = parse_agent_file(data, fail)
