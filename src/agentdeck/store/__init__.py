@@ -1,6 +1,6 @@
-"""SQLite (WAL) persistence: the only writer of the database.
+"""Persistence in SQLite (WAL; the default) or PostgreSQL: the only writer of the database.
 
-``Store.open(path)`` migrates and starts the writer thread; see ``store.py``.
+``Store.open(path_or_url)`` migrates and starts the writer thread; see ``store.py``.
 ``peek`` reads without SQLAlchemy, for the CLI's quick path. The names below load
 on first use, so importing ``agentdeck.store.peek`` does not load the store.
 """

@@ -50,8 +50,9 @@ def current_revision(connection: Connection) -> str | None:
 def upgrade(engine: Engine) -> None:
     """Bring the database to head; a no-op (no DDL) when it is there already.
 
-    Runs in one write transaction (``BEGIN IMMEDIATE`` on SQLite), so two
-    processes opening a fresh file at once serialize: the second finds head.
+    Runs in one write transaction (``BEGIN IMMEDIATE`` on SQLite, the advisory
+    write lock on PostgreSQL, whose DDL is transactional too), so two processes
+    opening a fresh database at once serialize: the second finds head.
     """
     with engine.begin() as conn:
         current = current_revision(conn)

@@ -1,8 +1,11 @@
 """Alembic environment, run programmatically by ``agentdeck.store.migrate``.
 
-The caller passes an open connection (already inside a ``BEGIN IMMEDIATE``
-transaction) as ``config.attributes["connection"]``; no alembic.ini, no logging
-configuration: the application owns logging.
+The caller passes an open connection (already inside a write transaction:
+``BEGIN IMMEDIATE`` on SQLite, the advisory write lock taken on PostgreSQL) as
+``config.attributes["connection"]``; no alembic.ini, no logging configuration:
+the application owns logging. The same migrations run on both backends: JSON
+columns are ``jsonb`` and ids ``bigint`` on PostgreSQL, and what only one has
+(FTS5, a PRAGMA) is chosen by ``op.get_bind().dialect.name``.
 """
 
 from __future__ import annotations
