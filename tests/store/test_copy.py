@@ -19,7 +19,7 @@ from agentdeck.core.events import AssistantText
 from agentdeck.core.memory import Observation
 from agentdeck.errors import StoreError, UsageError
 from agentdeck.store import Store
-from agentdeck.store.copy import copy_database
+from agentdeck.store.copy import TableCopied, copy_database
 from agentdeck.store.copy_plan import memory_fts, plan
 from agentdeck.store.memory import MemoryStore
 from agentdeck.store.schema import audit, events, metadata, notify_dead
@@ -132,6 +132,37 @@ def test_run_twice_it_copies_nothing_twice(home_db: Path, target: str) -> None:
     assert all(t.copied == 0 and t.present == t.total for t in again.tables)
     assert again.audit.ok and again.audit.count == 5
     assert counts(target) == counts(sqlite_url(home_db))
+
+
+def test_the_copy_reads_one_snapshot_while_the_file_is_written(home_db: Path, target: str) -> None:
+    def write_more(table: TableCopied) -> None:
+        if table.table == "agents":  # events are copied later: these are after the snapshot
+            conn = sqlite3.connect(home_db, timeout=30)
+            with conn:
+                conn.executemany(
+                    "INSERT INTO events (agent_id, type, ts, data) VALUES ('a0000', 'x', 0, '{}')",
+                    [()] * 5,
+                )
+            conn.close()
+
+    report = {t.table: t for t in copy_database(home_db, target, on_table=write_more).tables}
+    assert report["events"].total == 40 and counts(target)["events"] == 40
+    assert counts(sqlite_url(home_db))["events"] == 45
+
+
+@pytest.mark.anyio
+async def test_rows_appended_since_the_last_copy_are_copied_by_the_next(
+    home_db: Path, target: str
+) -> None:
+    copy_database(home_db, target)
+    store = Store.open(home_db)
+    try:
+        await store.append([AssistantText(agent_id="a0000", ts=T0, text=f"n{i}") for i in range(5)])
+    finally:
+        await store.close()
+    report = {t.table: t for t in copy_database(home_db, target).tables}
+    assert (report["events"].copied, report["events"].present) == (5, 40)
+    assert rows(target, events) == rows(sqlite_url(home_db), events)
 
 
 def test_a_partial_copy_is_completed_without_duplicates(home_db: Path, target: str) -> None:
