@@ -16,8 +16,9 @@ one call at a time: that would take an hour and measure the writer, not search.
 
 With ``--database URL`` the same fixture (same seed, same rows) goes into that
 PostgreSQL database instead (migrated by ``Store.open(URL)``, loaded with COPY,
-then VACUUM ANALYZE), reused while it holds ``--observations`` rows, and the
-same queries run through the same ``MemoryStore.search``. The database must be
+the index's text as the store writes it there, then VACUUM ANALYZE), reused
+while it holds ``--observations`` rows, and the same queries run through the
+same ``MemoryStore.search``. The database must be
 empty or a fixture of this benchmark: ``--rebuild`` empties memory's tables.
 """
 
@@ -42,6 +43,7 @@ from agentdeck.core.memory import Observation, SessionSummary
 from agentdeck.store import Store
 from agentdeck.store.memory import MemoryStore, observation_text, summary_text
 from agentdeck.store.memory_search import scope_text
+from agentdeck.store.memory_search_pg import index_text
 from agentdeck.store.schema import MEMORY_FTS, MEMORY_FTS_DDL
 
 PROJECTS = 50
@@ -299,7 +301,8 @@ def build_postgres(url: str, total: int) -> float:
         conn.execute("TRUNCATE memory_fts, observations, summaries")
         for table, (fts, records) in fixture_rows(total):
             with conn.transaction(), conn.cursor() as cur:
-                for name, rows in (("memory_fts", fts), (table, records)):
+                indexed = [(r, index_text(t), index_text(b), sc, i) for r, t, b, sc, i in fts]
+                for name, rows in (("memory_fts", indexed), (table, records)):
                     with cur.copy(f"COPY {name} ({_COLUMNS[name]}) FROM STDIN") as copy:
                         for row in rows:
                             copy.write_row(row)

@@ -560,3 +560,21 @@ async def test_a_snippet_of_a_long_text_marks_where_it_was_cut(memory: MemorySto
     assert "[pangolin]" in hit.snippet
     assert hit.snippet.startswith("…") and hit.snippet.endswith("…")
     assert len(hit.snippet.split()) <= 16  # a few words around the match, not the text
+
+
+async def test_the_words_of_a_path_or_an_address_are_words(memory: MemoryStore) -> None:
+    # PostgreSQL's parser reads "tests/test_retry.py" as one word; the index
+    # there is written so that it finds its words, as FTS5 does.
+    o = obs(
+        "Read(tests/test_retry.py)",
+        "see ops@example.com and https://ci.example.org/run-7",
+        tool="Read",
+    )
+    await memory.add_observation(o)
+    for query in ("retry", "test_retry.py", "tests/test_retry.py", "ops", "example org", "run 7"):
+        assert await ids(memory, query) == [o.id], query
+    (hit,) = await memory.search("retry")
+    assert hit.title == "Read(tests/test_retry.py)"
+    assert "[retry]" in hit.snippet and "\x01" not in hit.snippet
+    (hit,) = await memory.search("ops")
+    assert hit.snippet.startswith("see [ops]@example.com and https://ci.example.org/run")

@@ -16,8 +16,12 @@ A query's text never becomes tsquery syntax: its words are the letters and
 digits ``query_terms`` extracts, normalised by the database's own english
 configuration (``to_tsvector``, which parses no operators), and each lexeme
 is written quoted into a tsquery passed as a parameter, restricted to the
-weights searched (``:AB``, so a word never matches a record's scope). What
-the engines do differently: PostgreSQL's english configuration drops stop
+weights searched (``:AB``, so a word never matches a record's scope).
+
+The indexed text is written with a separator after each punctuation mark
+(``index_text``), so that PostgreSQL's parser, which reads a path, a host or
+an address as one word, finds the words in them as FTS5 does. What the
+engines still do differently: PostgreSQL's english configuration drops stop
 words (``the``, ``not``...) from the index, so such a word is never found
 here (FTS5 keeps every word), and its stemmer is Snowball's, not Porter's.
 """
@@ -25,6 +29,7 @@ here (FTS5 keeps every word), and its stemmer is Snowball's, not Porter's.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -57,6 +62,10 @@ MAX_WORD_BYTES = 2046
 RANK_WEIGHTS = [0.0, 0.0, BODY_WEIGHT / TITLE_WEIGHT, 1.0]
 RANK_SCALE = TITLE_WEIGHT * 1.64493406685  # ts_rank divides by pi^2 / 6
 _OPEN, _CLOSE = "\ue000", "\ue001"
+# Written after each ASCII punctuation mark of the indexed text (``index_text``).
+SEPARATOR = "\x01"
+_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+_SEPARATED = r"\1" + SEPARATOR
 HEADLINE_OPTIONS = (
     f'StartSel="{_OPEN}", StopSel="{_CLOSE}", MaxWords={SNIPPET_TOKENS}, '
     "MinWords=4, ShortWord=0, MaxFragments=1"
@@ -76,8 +85,8 @@ class _Term:
 def index(conn: Connection, memory_id: str, project: str, title: str, body: str) -> int:
     """Write a record's index row (``tsv`` is generated); returns its rowid."""
     row = {
-        "title": _text(title),
-        "body": _text(body),
+        "title": index_text(title),
+        "body": index_text(body),
         "scope": scope_text(memory_id, project),
         "memory_id": memory_id,
     }
@@ -241,7 +250,7 @@ def _hits(
     for rowid in best:
         if rowid not in texts or texts[rowid][0] not in records:
             continue  # not a record's row (never written so; a hit needs both)
-        memory_id, title, body, title_line, body_line = texts[rowid]
+        memory_id, title, body, title_line, body_line = (_shown(t) for t in texts[rowid])
         project, session_id, ts = records[memory_id]
         kind = kind_of(memory_id)
         assert kind is not None
@@ -296,6 +305,19 @@ def _all(parts: Any) -> str:
 
 def _scope(token: str) -> str:
     return f"{_quoted(token)}:D"
+
+
+def index_text(text: str) -> str:
+    """``text`` as the index row holds it: every ASCII punctuation mark followed
+    by ``SEPARATOR``, which PostgreSQL's parser takes as a space and a reader
+    never sees (``_shown``). Its parser reads ``tests/test_retry.py`` or
+    ``a.b@c.io`` as one word; FTS5 (unicode61) reads every letter-and-digit run
+    as a word, and so does the index here: ``retry`` finds the file."""
+    return _PUNCTUATION.sub(_SEPARATED, _text(text).replace(SEPARATOR, ""))
+
+
+def _shown(text: str) -> str:
+    return text.replace(SEPARATOR, "")
 
 
 def _text(value: str) -> str:
