@@ -9,6 +9,7 @@ covers, so a reconnecting browser (``Last-Event-ID``) resumes without loss.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -18,6 +19,7 @@ from fastapi.responses import StreamingResponse
 
 from agentdeck.core.agent import Agent, AgentState
 from agentdeck.core.events import EventType, StoredEvent
+from agentdeck.core.partial import PartialText
 from agentdeck.core.ports import SubscriptionDropped
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import NotFound
@@ -253,6 +255,7 @@ async def agent_stream(request: Request, agent_id: str, after: int = 0) -> Strea
             after=resume_point(request, after),
             agent_id=agent_id,
             heartbeat=heartbeat_of(request),
+            partial=True,  # the text as it is written (dashboard.js shows it)
         )
     )
 
@@ -269,10 +272,18 @@ async def _pump(
     after: int,
     heartbeat: float,
     agent_id: str | None = None,
+    partial: bool = False,
 ) -> AsyncIterator[str]:
     yield "retry: 2000\n: connected\n\n"
+    follow = deck.follow_partial if partial else deck.follow
     try:
-        async for batch in deck.follow(after=after, agent_id=agent_id, heartbeat=heartbeat):
+        async for items in follow(after=after, agent_id=agent_id, heartbeat=heartbeat):
+            batch = [e for e in items if isinstance(e, StoredEvent)]
+            for edit in items:
+                if isinstance(edit, PartialText):  # no id: never resumed from
+                    yield f"event: partial\ndata: {json.dumps(edit.to_dict())}\n\n"
+            if items and not batch:
+                continue
             html = await fragments(batch)
             if html:
                 yield sse_message(html, batch[-1].id if batch else None)

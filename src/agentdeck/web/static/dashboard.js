@@ -61,6 +61,66 @@
     }
   });
 
+  // The text an agent is writing (event: partial, never stored), shown as it comes:
+  // a plain-text entry at the end of the transcript, replaced by the text's own
+  // entry (markdown) when it arrives. An edit keeps `offset` characters of what was
+  // shown for its block and appends `text`; one that cannot apply is left to the entry.
+  var writing = { block: null, text: "", el: null };
+  function writingEntry() {
+    var list = document.getElementById("transcript");
+    if (!list) return null;
+    if (!writing.el) {
+      var li = document.createElement("li");
+      li.className = "item ev-assistant-text writing";
+      li.setAttribute("aria-live", "polite");
+      li.setAttribute("aria-busy", "true");
+      var time = document.createElement("time");
+      time.className = "mono muted";
+      time.textContent = "writing…";
+      var body = document.createElement("div");
+      body.className = "body";
+      var text = document.createElement("div");
+      text.className = "assistant writing-text";
+      text.style.whiteSpace = "pre-wrap";
+      body.appendChild(text);
+      li.appendChild(time);
+      li.appendChild(body);
+      writing.el = li;
+    }
+    if (list.lastElementChild !== writing.el) list.appendChild(writing.el);
+    return writing.el;
+  }
+  function dropWriting() {
+    if (writing.el && writing.el.parentNode) writing.el.parentNode.removeChild(writing.el);
+    writing = { block: null, text: "", el: null };
+  }
+  document.addEventListener("htmx:sseBeforeMessage", function (evt) {
+    var msg = evt.detail;
+    if (!msg || msg.type !== "partial") return;
+    evt.preventDefault(); // not HTML: nothing for htmx to swap
+    var edit;
+    try { edit = JSON.parse(msg.data); } catch (e) { return; }
+    if (!edit || typeof edit.text !== "string" || edit.parent_tool_use_id) return;
+    if (edit.block !== writing.block) {
+      if (edit.offset !== 0) return; // joined mid-block: its entry will show it
+      dropWriting();
+      writing.block = edit.block;
+    }
+    if (edit.offset > writing.text.length) return; // an edit missed
+    writing.text = writing.text.slice(0, edit.offset) + edit.text;
+    var follow = nearBottom();
+    var li = writingEntry();
+    if (!li) return;
+    li.querySelector(".writing-text").textContent = writing.text; // text, never HTML
+    if (follow) window.scrollTo(0, document.body.scrollHeight);
+  });
+  document.addEventListener("htmx:sseMessage", function (evt) {
+    if (!writing.el) return;
+    var data = (evt.detail && evt.detail.data) || "";
+    if (data.indexOf("ev-assistant-text") >= 0) dropWriting(); // the text, whole
+    else writingEntry(); // still the last entry
+  });
+
   // A replayed message (after a reconnect) must not add an entry twice.
   document.addEventListener("htmx:oobBeforeSwap", function (evt) {
     var frag = evt.detail.fragment;
