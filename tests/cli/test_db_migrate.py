@@ -48,6 +48,9 @@ def test_it_copies_says_what_it_did_and_never_shows_the_password(
     assert done.code == 0, done.err
     assert "hunter2-secret" not in done.out + done.err
     lines = done.out.splitlines()
+    assert lines[0].startswith("copying ") and lines[0].endswith(
+        f" into {pg_url.replace('agentdeck@', 'agentdeck:***@')}"
+    )
     assert any(line.split()[:3] == ["events", "copied", "40"] for line in lines), done.out
     assert "audit chain verified in the target: 5 entries" in done.out
     assert "agentdeck:***@127.0.0.1" in done.out

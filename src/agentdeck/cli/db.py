@@ -70,7 +70,9 @@ def migrate(
             hint="stop it first (`agentdeck down`), then run the copy again",
         )
     if not as_json:
-        console.print(f"copying {settings.db_path}", highlight=False)
+        from agentdeck.store.copy_plan import shown, target_url
+
+        console.print(f"copying {settings.db_path} into {shown(target_url(to))}", highlight=False)
     report = copy_database(
         settings.db_path, to, batch=batch, on_table=None if as_json else _print_table
     )
