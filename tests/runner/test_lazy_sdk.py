@@ -71,7 +71,7 @@ async def start() -> str:
         async with asyncio.timeout(120):  # woken by each of its events, not by a clock
             async for _batch in deck.follow(after=0, agent_id=agent.id, heartbeat=1.0):
                 agent = await deck.get_agent(agent.id)
-                if agent.state is AgentState.IDLE:
+                if agent.state is AgentState.DONE:  # one command's deck: one turn
                     break
                 assert agent.state in (AgentState.STARTING, AgentState.RUNNING), agent
         return str(agent.extra["last_result"])
