@@ -101,6 +101,12 @@ class ChoiceQuestion:
         return cls(question, header, tuple(options), multi_select=multi is True)
 
 
+def plain(text: str) -> str:
+    """Text that can never read as carrying questions: a worker's own question
+    or note with our marker in it (``ask_orchestrator``) keeps it as words."""
+    return text.replace(TRAILER.strip(), "[agentdeck-choices]")
+
+
 def _text(value: Any, what: str, limit: int, scrub: Callable[[str], str]) -> str:
     if value is None:
         value = ""
@@ -109,7 +115,7 @@ def _text(value: Any, what: str, limit: int, scrub: Callable[[str], str]) -> str
     if len(value) > limit:
         raise ChoiceError(f"a {what} has at most {limit:,} characters, not {len(value):,}")
     # Our own marker never stands in the model's text: a split finds only ours.
-    return scrub(value.replace(TRAILER.strip(), "[agentdeck-choices]")).strip()
+    return scrub(plain(value)).strip()
 
 
 def questions_of(
