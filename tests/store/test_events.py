@@ -42,6 +42,20 @@ async def test_a_lone_surrogate_is_replaced_not_a_lost_batch(store: Store) -> No
     assert kept.data["input"]["command"] == "echo \ufffdü"
 
 
+async def test_a_nul_in_json_is_kept_or_replaced_never_a_lost_batch(store: Store) -> None:
+    """jsonb holds no NUL (SQLite's JSON text does): on PostgreSQL it becomes
+    U+FFFD, as a lone surrogate does; a literal backslash-u0000 stays as typed."""
+    typed = {"command": r"printf 'a\x00b'", "raw": r"a\u0000b \\u0000"}  # no NUL in these
+    call = ToolCalled(
+        agent_id="a1", ts=1.0, tool_use_id="t1", tool="Bash", input={**typed, "nul": "x\x00y"}
+    )
+    stored = await store.append([text("a1", 0), call, text("a1", 2)])
+    assert len(stored) == 3
+    [_, kept, _] = await store.read()
+    nul = "\x00" if store.has_file else "\ufffd"
+    assert kept.data["input"] == {**typed, "nul": f"x{nul}y"}
+
+
 async def test_empty_append_and_empty_log(store: Store) -> None:
     assert await store.append([]) == []
     assert await store.last_event_id() == 0
