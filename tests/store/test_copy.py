@@ -22,7 +22,7 @@ from agentdeck.store import Store
 from agentdeck.store.copy import TableCopied, copy_database
 from agentdeck.store.copy_plan import memory_fts, plan
 from agentdeck.store.memory import MemoryStore
-from agentdeck.store.schema import audit, events, metadata, notify_dead
+from agentdeck.store.schema import agents, audit, events, metadata, notify_dead
 from tests.support.decks_to_copy import T0, fill_home, prepare_pg
 from tests.support.pgcluster import _free_port
 
@@ -247,6 +247,23 @@ def test_a_row_postgresql_refuses_rolls_the_whole_copy_back(home_db: Path, targe
         copy_database(home_db, target)
     assert "nothing was written" in (caught.value.hint or "")
     assert set(counts(target).values()) == {0}
+
+
+def test_what_the_model_wrote_goes_across_byte_for_byte(home_db: Path, target: str) -> None:
+    hostile = "\\N\t\\.\n\\.\r\n'); DROP TABLE events; --\\\\ \u202e ✓ \U0001f600"
+    conn = sqlite3.connect(home_db)
+    with conn:  # COPY's own markers (\N is NULL, \. ends the data), quotes, escapes
+        conn.execute("UPDATE events SET data = json_object('text', ?) WHERE id = 3", (hostile,))
+        conn.execute("UPDATE agents SET last_error = ? WHERE id = 'a0001'", (hostile,))
+        conn.execute("UPDATE agents SET last_error = ? WHERE id = 'a0002'", ("\\N",))
+    conn.close()
+    copy_database(home_db, target)
+    assert rows(target, events)[(3,)]["data"] == {"text": hostile}
+    agents_there = rows(target, agents)
+    assert agents_there[("a0001",)]["last_error"] == hostile
+    assert agents_there[("a0002",)]["last_error"] == "\\N"  # text, not NULL
+    assert agents_there[("a0000",)]["last_error"] is None
+    assert counts(target) == counts(sqlite_url(home_db))
 
 
 def test_a_nul_character_is_kept_out_as_the_store_does_on_postgresql(
