@@ -27,6 +27,7 @@ from textual.widgets import Footer, Input, Static
 from agentdeck.core.approvals import ApprovalState
 from agentdeck.core.asks import AskState
 from agentdeck.core.events import StoredEvent
+from agentdeck.core.partial import PartialText
 from agentdeck.errors import AgentdeckError
 from agentdeck.tui.agent_table import AgentTable
 from agentdeck.tui.board import SORTS, Board, SortKey
@@ -154,7 +155,11 @@ class DeckApp(SteeringActions):
         self._synced = True
         self._spawn(self._resync, group="resync", exclusive=True)
         self.feed = EventFeed(
-            self.link, after=position, on_event=self._take_event, on_state=self._take_feed_state
+            self.link,
+            after=position,
+            on_event=self._take_event,
+            on_state=self._take_feed_state,
+            on_partial=self._take_partial,
         )
         await self.feed.run()
 
@@ -190,6 +195,11 @@ class DeckApp(SteeringActions):
             self._spawn(partial(self._alert, event), group="alert")
         if event.agent_id == self.selected:
             self.loader.take(event)
+
+    def _take_partial(self, edit: PartialText) -> None:
+        """The text being written, in the pane of the agent shown."""
+        if self.is_running and edit.agent_id == self.selected and not self.loader.loading:
+            self.loader.view().write_partial(edit)
 
     async def _alert(self, event: StoredEvent) -> None:
         """A notification, wherever the user is in the app."""

@@ -21,6 +21,7 @@ from rich.text import Text
 
 from agentdeck.core.events import StoredEvent
 from agentdeck.core.log_lines import log_line
+from agentdeck.core.partial import PartialText
 
 OUTPUT_PAGE_LINES = 40
 INPUT_LINES = 20
@@ -173,3 +174,28 @@ def renderable(entry: Entry, *, dark: bool = True) -> RenderableType:
             where = escape(str(entry.result.get("payload_path")))
             parts.append(Text.from_markup(f"  [dim]cut short; the whole output is at {where}[/]"))
     return Group(*parts)
+
+
+class Writing:
+    """The agent's text being written (``core.partial`` edits), as a line entry while
+    it grows; the text's own event replaces it. A subagent's, or a block joined
+    midway or with an edit missed, is left to its event."""
+
+    def __init__(self) -> None:
+        self.block: str | None = None
+        self.text = ""
+        self.entry: Entry | None = None
+
+    def take(self, edit: PartialText) -> bool:
+        """Apply ``edit``; whether the entry changed."""
+        if edit.parent_tool_use_id is not None:
+            return False
+        if edit.block != self.block:
+            if edit.offset != 0:
+                return False
+            self.block, self.text = edit.block, ""
+        if edit.offset > len(self.text):
+            return False
+        self.text = edit.applied(self.text)
+        self.entry = Entry(first_id=0, kind="line", spans=[("● ", "bold"), (self.text, "")])
+        return True

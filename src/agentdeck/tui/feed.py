@@ -17,6 +17,7 @@ from enum import StrEnum
 from typing import cast
 
 from agentdeck.core.events import StoredEvent
+from agentdeck.core.partial import PartialText
 from agentdeck.core.ports import SubscriptionDropped
 from agentdeck.errors import AgentdeckError
 from agentdeck.tui.link import DeckLink
@@ -35,16 +36,27 @@ class FeedState(StrEnum):
 
 OnEvent = Callable[[StoredEvent], Awaitable[None]]
 OnState = Callable[[FeedState, str | None], Awaitable[None]]
+OnPartial = Callable[[PartialText], None]
 
 
 class EventFeed:
     """The deck's events after ``after``, live, followed again after any stop."""
 
-    def __init__(self, link: DeckLink, *, after: int, on_event: OnEvent, on_state: OnState) -> None:
+    def __init__(
+        self,
+        link: DeckLink,
+        *,
+        after: int,
+        on_event: OnEvent,
+        on_state: OnState,
+        on_partial: OnPartial | None = None,
+    ) -> None:
+        """``on_partial``: the text being written too (``Deck.follow_partial``)."""
         self.link = link
         self.position = after
         self.on_event = on_event
         self.on_state = on_state
+        self.on_partial = on_partial
         self.connections = 0  # how many times the feed went live (1 = never stopped)
 
     async def run(self) -> None:
@@ -70,7 +82,8 @@ class EventFeed:
 
     async def _follow(self) -> None:
         deck = await self.link.deck()
-        feed = cast(AsyncGenerator[list[StoredEvent]], deck.follow(after=self.position))
+        follow = deck.follow if self.on_partial is None else deck.follow_partial
+        feed = cast(AsyncGenerator[list[StoredEvent | PartialText]], follow(after=self.position))
         async with contextlib.aclosing(feed):
             live = False
             async for batch in feed:
@@ -79,7 +92,11 @@ class EventFeed:
                     self.connections += 1
                     await self.on_state(FeedState.LIVE, None)
                 for event in batch:
-                    await self._deliver(event)
+                    if isinstance(event, PartialText):
+                        if self.on_partial is not None:
+                            self.on_partial(event)
+                    else:
+                        await self._deliver(event)
 
     async def _deliver(self, event: StoredEvent) -> None:
         if event.id <= self.position:

@@ -26,7 +26,15 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from agentdeck.core.events import StoredEvent
-from agentdeck.tui.entries import MARKDOWN_STYLES, Entry, adopt, entries_from, renderable
+from agentdeck.core.partial import PartialText
+from agentdeck.tui.entries import (
+    MARKDOWN_STYLES,
+    Entry,
+    Writing,
+    adopt,
+    entries_from,
+    renderable,
+)
 
 MAX_ENTRIES = 1000
 
@@ -65,6 +73,8 @@ class TranscriptView(ScrollView, can_focus=True):
         self.cursor: int | None = None
         self.following = True  # at the bottom: new lines scroll into view
         self._open_calls: dict[str, Entry] = {}
+        self._writing = Writing()  # the text being written, drawn after the entries
+        self._writing_lines = 0  # its lines at the end of ``_lines``
         self._strips: dict[int, tuple[int, list[Strip]]] = {}  # id(entry): (width, lines)
         self._lines: list[Strip] = []
         self._owner: list[int] = []  # line -> index of its entry
@@ -73,16 +83,31 @@ class TranscriptView(ScrollView, can_focus=True):
     # -- content --------------------------------------------------------------------
 
     def reset(self) -> None:
+        self._writing = Writing()
         self.entries, self._open_calls, self._strips = [], {}, {}
         self.older, self.detached, self.fetching, self.cursor = None, False, False, None
         self.following = True
         self._relayout()
+
+    def write_partial(self, edit: PartialText) -> None:
+        """The text being written, as a last entry that grows (``core.partial``): the
+        text's own entry replaces it when its event comes."""
+        if self.detached or not self._writing.take(edit):
+            return
+        following = self.following
+        self._drop_writing_lines()
+        self._add_writing_lines()
+        if following:
+            self.scroll_end(animate=False)
 
     def append(self, events: list[StoredEvent]) -> None:
         """Live or newest events, after what is shown (ignored while detached)."""
         if self.detached:
             return
         following = self.following
+        self._drop_writing_lines()
+        if any(e.type == "assistant_text" for e in events):
+            self._writing = Writing()  # the text, whole
         known = {id(e) for e in self._open_calls.values()}
         new = entries_from(events, self._open_calls)
         changed = known - {id(e) for e in self._open_calls.values()}  # calls now answered
@@ -99,6 +124,7 @@ class TranscriptView(ScrollView, can_focus=True):
             self._relayout()
         else:
             self._add_lines(new, len(self.entries) - len(new))
+            self._add_writing_lines()
         if following:
             self.scroll_end(animate=False)  # after the refresh: the new size is known
 
@@ -174,7 +200,29 @@ class TranscriptView(ScrollView, can_focus=True):
     def _relayout(self) -> None:
         self._width = self._content_width()
         self._lines, self._owner = [], []
+        self._writing_lines = 0
         self._add_lines(self.entries, 0)
+        self._add_writing_lines()
+
+    def _add_writing_lines(self) -> None:
+        entry = self._writing.entry
+        if entry is None:
+            return
+        width = self._width or self._content_width()
+        strips = self._entry_strips(entry, width)
+        # Not kept: it is drawn anew as it grows, and a later entry may get its id().
+        self._strips.pop(id(entry), None)
+        self._lines += strips
+        self._owner += [len(self.entries)] * len(strips)  # no entry: never the cursor's
+        self._writing_lines = len(strips)
+        self.virtual_size = Size(width, len(self._lines))
+        self.refresh()
+
+    def _drop_writing_lines(self) -> None:
+        if self._writing_lines:
+            del self._lines[-self._writing_lines :]
+            del self._owner[-self._writing_lines :]
+            self._writing_lines = 0
 
     def _lines_of(self, count: int) -> int:
         """How many lines the first ``count`` entries take."""
