@@ -181,3 +181,17 @@ async def test_a_connection_lost_at_commit_writes_the_batch_exactly_once(
         assert [r[1] for r in rows] == ["a0", "a1", "a1", "a1"]
         assert [s.id for s in stored] == [r[0] for r in rows[1:]]
         assert await store.read(after=rows[-1][0]) == []
+
+
+def test_postgresqls_disk_full_is_a_full_disk() -> None:
+    """SQLSTATE 53100 fails the writes as ``DiskFull`` (not a plain write error),
+    wrapped by SQLAlchemy or not; another server error is not one."""
+    import psycopg
+    import sqlalchemy as sa
+
+    from agentdeck.store.reserve import is_disk_full
+
+    full = psycopg.errors.DiskFull("could not extend file: No space left on device")
+    assert is_disk_full(full)
+    assert is_disk_full(sa.exc.OperationalError("INSERT ...", {}, full))
+    assert not is_disk_full(psycopg.errors.UniqueViolation("duplicate key"))

@@ -13,6 +13,10 @@ agents' ends' too; once there is room the reserve is made again and every
 write goes through.
 
 Blocking file I/O: only the writer thread (and ``Store.open``) call this.
+
+SQLite only: a PostgreSQL store has no file beside it, and its server manages its
+own disk (a full one fails the writes with ``DiskFull``, SQLSTATE 53100, nothing
+kept in reserve).
 """
 
 from __future__ import annotations
@@ -29,13 +33,16 @@ RESERVE_BYTES = 512 * 1024  # an agent row and a few events, with WAL frames, ma
 
 
 def is_disk_full(exc: BaseException) -> bool:
-    """SQLite's SQLITE_FULL ("database or disk is full") or the OS's ENOSPC/EDQUOT,
+    """SQLite's SQLITE_FULL ("database or disk is full"), PostgreSQL's disk_full,
+    or the OS's ENOSPC/EDQUOT,
     raised as such or wrapped (SQLAlchemy keeps the driver's error in ``orig``)."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         if getattr(current, "sqlite_errorname", None) == "SQLITE_FULL":
+            return True
+        if getattr(current, "sqlstate", None) == "53100":  # PostgreSQL's disk_full
             return True
         if isinstance(current, OSError) and current.errno in (errno.ENOSPC, errno.EDQUOT):
             return True
