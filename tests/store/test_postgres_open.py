@@ -195,3 +195,17 @@ def test_postgresqls_disk_full_is_a_full_disk() -> None:
     assert is_disk_full(full)
     assert is_disk_full(sa.exc.OperationalError("INSERT ...", {}, full))
     assert not is_disk_full(psycopg.errors.UniqueViolation("duplicate key"))
+
+
+async def test_a_read_cannot_write_on_postgresql(pg_url: str) -> None:
+    """Reads run in read-only transactions (SQLite's query_only): only the writer
+    thread writes."""
+    async with Store.open(pg_url) as store:
+        with pytest.raises(StoreError, match="read-only transaction"):
+            await store._read(
+                lambda c: c.exec_driver_sql("INSERT INTO users VALUES ('x', 'admin', 1)")
+            )
+        assert (
+            await store._read(lambda c: c.exec_driver_sql("SELECT count(*) FROM users").scalar())
+            == 0
+        )
