@@ -181,7 +181,9 @@ def _search(
     joined = (" | " if any_word else " & ").join(f"( {t.match} )" for t in terms)
     scoped = joined if project is None else f"{_scope(project_token(project))} & ( {joined} )"
     params = {"query": scoped, "words": [t.match for t in terms], "weights": RANK_WEIGHTS}
-    prefix = any(t.prefix for t in terms)
+    # A project's records are a known few of the newest (its token is a word the
+    # planner has counted): the index intersects them with a prefix cheaply.
+    prefix = project is None and any(t.prefix for t in terms)
     if len(terms) == 1 and project is None:
         # The candidates are the word's newest matches: its reach comes with them.
         rows = _newest(conn, _CANDIDATES, params, cap, prefix)
