@@ -388,6 +388,21 @@ def test_a_damaged_page_is_found_before_copying(tmp_path: Path, target: str) -> 
     assert set(counts(target).values()) == {0}
 
 
+def test_a_page_damaged_mid_copy_rolls_it_back_and_says_where(tmp_path: Path, target: str) -> None:
+    db = fill_home(tmp_path / "home" / "agentdeck.db", events=30000)  # > the page cache
+
+    def damage(table: TableCopied) -> None:
+        if table.table == "agents":  # after the checks, before the events are read
+            with db.open("r+b") as f:
+                f.seek(db.stat().st_size // 2)
+                f.write(b"\x5a" * 4096 * 8)
+
+    with pytest.raises(StoreError, match=f"reading {re.escape(str(db))} failed") as caught:
+        copy_database(db, target, on_table=damage)
+    assert "nothing was written" in (caught.value.hint or "")
+    assert set(counts(target).values()) == {0}
+
+
 def test_the_source_file_is_not_written(home_db: Path, target: str) -> None:
     before = home_db.read_bytes()
     copy_database(home_db, target)

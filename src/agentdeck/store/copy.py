@@ -20,6 +20,7 @@ rolled back, so nothing it wrote is ever seen.
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -121,9 +122,13 @@ def copy_database(
                 _set_sequences(src, dst, plans)
                 chain = _check(dst, tables, source_chain, target_url)
         except sa.exc.DBAPIError as exc:
+            where = (
+                f"reading {source}"
+                if isinstance(exc.orig, sqlite3.Error)
+                else f"the copy into {copy_plan.shown(target_url)}"
+            )
             raise StoreError(
-                f"the copy into {copy_plan.shown(target_url)} failed: "
-                f"{copy_plan.reason(exc, target_url)}",
+                f"{where} failed: {copy_plan.reason(exc, target_url)}",
                 hint="nothing was written (the copy is one transaction); fix it and run it again",
             ) from exc
         finally:
