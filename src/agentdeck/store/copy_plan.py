@@ -296,4 +296,3 @@ def _password(url: str) -> str | None:
         return urlsplit(url).password
     except ValueError:
         return None
-
