@@ -22,9 +22,7 @@ from .conftest import db_rows, make_agent
 pytestmark = pytest.mark.anyio
 
 
-@pytest.mark.sqlite_only(
-    "`show` runs the CLI on the home's file (PostgreSQL: in the contract tests)"
-)
+@pytest.mark.sqlite_only("`show` runs the CLI, which reads the home's SQLite file")
 async def test_a_last_error_is_kept_scrubbed_whoever_writes_it(
     store: Store, tmp_path: Path
 ) -> None:
