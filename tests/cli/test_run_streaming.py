@@ -1,7 +1,8 @@
 """``agentdeck run`` on a terminal (tmux) shows the agent's text as it is written,
 before the turn ends, and then not twice: with a daemon (the quick path's
-follow, ``cli.remote_follow``) and without (this process's deck, ``cli.steer``).
-Off a terminal nothing changes: the text once, as its event."""
+follow, ``cli.remote_follow``) and without (this process's deck, ``cli.steer``);
+so does ``agentdeck logs -f``. Off a terminal nothing changes: the text once, as
+its event."""
 
 from __future__ import annotations
 
@@ -132,3 +133,33 @@ def test_off_a_terminal_the_text_comes_once_as_its_event(
     ran = deck(env, "run", "--scenario", str(scenario), "go")
     assert ran.code == 0, ran.err
     assert ran.out.count("● ") == 1 and ran.out.count(TEXT) == 1, ran.out
+
+
+async def test_logs_follow_shows_the_text_as_it_is_written(
+    daemon: Daemon, tmux: Tmux, scenario: Path, tmp_path: Path
+) -> None:
+    async with daemon.api() as api:
+        created = await api.post("/api/agents", json={"prompt": "go", "scenario": str(scenario)})
+        assert created.status_code == 201, created.text
+    agent_id = created.json()["id"]
+    done = tmp_path / "logs.done"
+    command = " ".join(shlex.quote(a) for a in deck_argv("logs", "-f", agent_id))
+    started = tmux(
+        "new-session", "-d", "-s", "run", "-x", "200", "-y", "50",
+        f"{command}; echo $? > {shlex.quote(str(done))}; sleep 600",
+    )  # fmt: skip
+    assert started.returncode == 0, started.stderr
+
+    async def midway() -> str | None:
+        screen = tmux.screen()
+        return screen if "piece5 " in screen and not done.exists() else None
+
+    early = await eventually(midway, timeout=RUN_SECONDS, what="the text as it is written")
+    assert "finished." not in early, early
+
+    async def idle() -> str | None:
+        screen = tmux.screen()
+        return screen if "state idle" in screen else None
+
+    final = await eventually(idle, timeout=RUN_SECONDS, what="the turn's end")
+    assert final.count("piece99 ") == 1 and final.count("finished.") == 1, final

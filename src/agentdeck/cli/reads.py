@@ -52,8 +52,16 @@ def logs(deck: WireDeck, agent: str, follow: bool, as_json: bool) -> int:
             print_event(event, as_json)
         after = int(batch[-1]["id"])
     if follow:
-        for event in deck.follow(after=after, agent_id=found["id"]):
-            print_event(event, as_json)
+        from agentdeck.cli import live_text
+
+        live = live_text.LiveText() if live_text.wanted(as_json) else None
+        for event in deck.follow(after=after, agent_id=found["id"], partial=live is not None):
+            if live is not None and event["type"] == "partial":
+                live.partial(event)
+            elif live is None or not live.event(event):
+                print_event(event, as_json)
+        if live is not None:
+            live.close()
     return 0
 
 

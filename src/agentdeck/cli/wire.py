@@ -52,10 +52,12 @@ if TYPE_CHECKING:
             self, *, after: int = 0, agent_id: str | None = None, limit: int = 1000
         ) -> list[Record]: ...
 
-        def follow(self, *, after: int, agent_id: str) -> Iterator[Record]:
+        def follow(self, *, after: int, agent_id: str, partial: bool = False) -> Iterator[Record]:
             """One agent's events after ``after``, live, until it has ended (its
             final state's events included): unlike ``Deck.follow``, one agent's,
-            one at a time, and over when the agent is."""
+            one at a time, and over when the agent is. With ``partial``, the edits
+            of the text being written between them where the deck has them live
+            (``"type": "partial"``, no id: ``Deck.follow_partial``'s)."""
             ...
 
         def approvals(
@@ -167,7 +169,7 @@ class DaemonWire:
         params = {"after": after, "limit": limit, "agent": agent_id}
         return list(self.daemon.get("/api/events", params)["events"])
 
-    def follow(self, *, after: int, agent_id: str) -> Iterator[Record]:
+    def follow(self, *, after: int, agent_id: str, partial: bool = False) -> Iterator[Record]:
         # The final state is committed with its events: read after the log, a final
         # state means one more page has it all; a live one, that the stream will.
         if self.get_agent(agent_id)["state"] not in remote_follow.LIVE_STATES:
@@ -175,7 +177,7 @@ class DaemonWire:
                 yield from batch
                 after = int(batch[-1]["id"])
             return
-        for event in remote_follow.stream(self.daemon, agent_id, after):
+        for event in remote_follow.stream(self.daemon, agent_id, after, partial=partial):
             yield event
             if _ends(event):
                 return
@@ -238,8 +240,9 @@ class PeekWire:
     ) -> list[Record]:
         return [e.to_dict() for e in self.db.events(agent_id, after=after, limit=limit)]
 
-    def follow(self, *, after: int, agent_id: str) -> Iterator[Record]:
-        # Another process supervises it: the log is polled. The final state is
+    def follow(self, *, after: int, agent_id: str, partial: bool = False) -> Iterator[Record]:
+        # Another process supervises it: the log is polled (the text being written
+        # lives in that process alone: none here). The final state is
         # committed with its events: once the row says so, one more read has them.
         import time
 
