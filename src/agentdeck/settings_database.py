@@ -54,7 +54,9 @@ def is_database_url(value: object) -> bool:
 
 
 def hide_password(url: str) -> str:
-    """The URL as it may be shown or logged: a password becomes ``***``."""
+    """The URL as it may be shown or logged: a password becomes ``***``, in the
+    address (``user:pw@``) or in the query (libpq's ``?password=``)."""
+    import re
     from urllib.parse import urlsplit, urlunsplit
 
     try:
@@ -63,14 +65,14 @@ def hide_password(url: str) -> str:
         port = f":{parts.port}" if parts.port is not None else ""
     except ValueError:
         return "<a database URL that cannot be parsed>"
-    if not password:
-        return url
-    user = parts.username or ""
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = f"{user}:***@{host}{port}"
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    query = re.sub(r"(?i)(^|&)(password=)[^&]*", r"\1\2***", parts.query)
+    netloc = parts.netloc
+    if password:
+        host = parts.hostname or ""
+        if ":" in host:
+            host = f"[{host}]"
+        netloc = f"{parts.username or ''}:***@{host}{port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def describe(url: str) -> str:

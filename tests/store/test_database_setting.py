@@ -68,6 +68,9 @@ def test_the_effective_settings_hide_the_password(caplog: pytest.LogCaptureFixtu
     assert shown == "postgresql+psycopg://deck:***@db.example:5432/deck"
     assert SECRET not in str(settings.redacted())
     assert hide_password("postgresql+psycopg://u@h/d") == "postgresql+psycopg://u@h/d"
+    in_query = f"postgresql+psycopg://u@h/d?sslmode=require&password={SECRET}&x=1"
+    assert hide_password(in_query) == "postgresql+psycopg://u@h/d?sslmode=require&password=***&x=1"
+    assert SECRET not in str(Settings(database_url=in_query).redacted())
 
 
 async def test_the_daemon_opens_the_store_the_setting_names(
