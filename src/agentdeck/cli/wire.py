@@ -108,6 +108,11 @@ def wired(fn: Callable[[WireDeck], int]) -> int:
 
     settings = load_settings()
     deck = wire(settings.command_poll_seconds)
+    if deck is None and settings.database_url:
+        # A PostgreSQL store: no file to look at; the reads go through a deck opened here.
+        from agentdeck.cli.deck_wire import DeckWire
+
+        deck = DeckWire(settings)
     if deck is None:
         import asyncio
 
