@@ -25,13 +25,14 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentdeck.bridges import text as fmt
-from agentdeck.bridges.daemon import feed
+from agentdeck.bridges.daemon import feed_partial
 from agentdeck.bridges.delivery import Undeliverable, deliver, from_platform
 from agentdeck.bridges.platform import Conversation, Incoming
 from agentdeck.bridges.reconnect import short_error
 from agentdeck.bridges.state import ConversationState, Queued
 from agentdeck.core.agent import AgentSpec, AgentState
 from agentdeck.core.events import StoredEvent
+from agentdeck.core.partial import PartialText
 from agentdeck.errors import AgentdeckError, ConfigError
 
 if TYPE_CHECKING:
@@ -55,9 +56,12 @@ class ConversationWorker:
     def __init__(self, bridge: BridgeHost, conversation: Conversation) -> None:
         self.bridge = bridge
         self.conversation = conversation
-        self.inbox: asyncio.Queue[Incoming | StoredEvent | Flush] = asyncio.Queue()
+        self.inbox: asyncio.Queue[Incoming | StoredEvent | PartialText | Flush] = asyncio.Queue()
         self._follower: asyncio.Task[None] | None = None
         self._last_show = float("-inf")  # the first text shows at once
+        # The text being written (never saved: its event brings it whole), by block.
+        self._writing = ""
+        self._writing_block: str | None = None
         self._flush_due = False
         self._timer: asyncio.Task[None] | None = None
 
@@ -70,7 +74,7 @@ class ConversationWorker:
             self._follower = self.bridge._spawn(self._pump(agent_id), f"bridge-follow-{agent_id}")
 
     async def _pump(self, agent_id: str) -> None:
-        events = feed(self.bridge.deck, after=self.state.cursor, agent_id=agent_id)
+        events = feed_partial(self.bridge.deck, after=self.state.cursor, agent_id=agent_id)
         try:
             async with contextlib.aclosing(events):
                 async for event in events:
@@ -88,6 +92,8 @@ class ConversationWorker:
                     await self._on_message(item)
                 elif isinstance(item, StoredEvent):
                     await self._on_event(item)
+                elif isinstance(item, PartialText):
+                    await self._on_partial(item)
                 else:
                     self._flush_due = False
                     await self._show(final=False)
@@ -207,6 +213,8 @@ class ConversationWorker:
         top_level = data.get("parent_tool_use_id") is None
         final = False
         attachment: tuple[str, bytes] | None = None
+        if event.type == "assistant_text" and top_level:
+            self._writing, self._writing_block = "", None  # the text, whole
         if event.type == "assistant_text" and top_level and str(data.get("text", "")).strip():
             self._add(str(data["text"]), tool=False)
         elif event.type == "tool_called" and top_level:
@@ -260,6 +268,21 @@ class ConversationWorker:
                 )
             return
         self.bridge.save()
+        await self._maybe_show()
+
+    async def _on_partial(self, edit: PartialText) -> None:
+        """The text being written: shown in the draft as the edits come (throttled as
+        every edit of it is), never sealed or saved; a subagent's, or a block joined
+        midway or with an edit missed, is left to its event."""
+        if edit.parent_tool_use_id is not None:
+            return
+        if edit.block != self._writing_block:
+            if edit.offset != 0:
+                return
+            self._writing, self._writing_block = "", edit.block
+        if edit.offset > len(self._writing):
+            return
+        self._writing = edit.applied(self._writing)
         await self._maybe_show()
 
     def _add(self, part: str, *, tool: bool) -> None:
@@ -319,8 +342,15 @@ class ConversationWorker:
                 # Refused for good (said in its log line): the rest goes on.
             state.sealed.pop(0)
             self.bridge.save()
-        if state.draft.strip():
-            shown = fmt.split_message(state.draft, limit)[0]
+        if final:
+            self._writing, self._writing_block = "", None
+        view = state.draft
+        if self._writing.strip():
+            view = fmt.append_part(
+                state.draft, self._writing.rstrip(), tool=False, last_was_tool=state.last_was_tool
+            )
+        if view.strip():
+            shown = fmt.split_message(view, limit)[0]
             if state.draft_id is None:
                 state.draft_id = await self._post(
                     "the reply's draft", lambda: platform.send(conv, shown)

@@ -22,6 +22,7 @@ from agentdeck.client.deck import RemoteDeck
 from agentdeck.client.http import DaemonHTTP
 from agentdeck.core.deck import Deck
 from agentdeck.core.events import StoredEvent
+from agentdeck.core.partial import PartialText
 from agentdeck.core.ports import SubscriptionDropped
 from agentdeck.errors import ConfigError, DaemonUnavailable
 
@@ -52,23 +53,38 @@ def for_home(home: Any) -> RemoteDeck:
     return connect(info.url, token)
 
 
-async def feed(
-    deck: Deck, *, after: int, agent_id: str | None = None
-) -> AsyncGenerator[StoredEvent]:
+def feed(deck: Deck, *, after: int, agent_id: str | None = None) -> AsyncGenerator[StoredEvent]:
     """Events after ``after`` (of one agent, or all), for ever: a stream that broke,
     ended or was dropped is followed again after the last event given. Any other
     error (the agent is unknown) ends the feed. Close it (``contextlib.aclosing``)
     when done: its stream is closed then, not when the collector finds it."""
+    # No partial edits asked for: every item is an event.
+    return cast(AsyncGenerator[StoredEvent], _feed(deck, after, agent_id, partial=False))
+
+
+def feed_partial(
+    deck: Deck, *, after: int, agent_id: str | None = None
+) -> AsyncGenerator[StoredEvent | PartialText]:
+    """``feed``, with the edits of the text being written between the events."""
+    return _feed(deck, after, agent_id, partial=True)
+
+
+async def _feed(
+    deck: Deck, after: int, agent_id: str | None, *, partial: bool
+) -> AsyncGenerator[StoredEvent | PartialText]:
     position = after
     while True:
         try:
+            follow = deck.follow_partial if partial else deck.follow
             stream = cast(
-                AsyncGenerator[list[StoredEvent]], deck.follow(after=position, agent_id=agent_id)
+                AsyncGenerator[list[StoredEvent | PartialText]],
+                follow(after=position, agent_id=agent_id),
             )
             async with contextlib.aclosing(stream):
                 async for batch in stream:
                     for event in batch:
-                        position = event.id
+                        if isinstance(event, StoredEvent):
+                            position = event.id
                         yield event
         except DaemonUnavailable as exc:
             logger.info("event stream broke at %d (%r); reconnecting", position, exc)
