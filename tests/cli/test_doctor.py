@@ -162,3 +162,30 @@ async def test_a_daemon_that_holds_the_home_but_does_not_answer_fails(
     done, found = await doctor(env)
     assert done.code == 1 and found["daemon"]["status"] == "fail"
     assert "does not answer" in found["daemon"]["detail"] and found["daemon"]["fix"]
+
+
+async def test_a_postgresql_store_is_checked_there_and_its_password_never_shown(
+    tmp_path: Path, pg_url: str, closed_port: Callable[[], int]
+) -> None:
+    """With AGENTDECK_DATABASE_URL the database check asks PostgreSQL (it named the
+    home's SQLite file): empty, then at head once a store opened it; unreachable
+    fails with its fix; the URL is shown without its password."""
+    env = deck_env(tmp_path, AGENTDECK_DATABASE_URL=pg_url)
+    _, checks = await doctor(env)
+    assert checks["database"]["status"] == "warn", checks["database"]
+    assert "empty" in checks["database"]["detail"] and "agentdeck.db" not in str(checks)
+
+    from agentdeck.store import Store
+
+    async with Store.open(pg_url):
+        pass
+    _, checks = await doctor(env)
+    assert checks["database"]["status"] == "ok", checks["database"]
+    assert "reachable, schema" in checks["database"]["detail"]
+
+    hidden = f"postgresql://agentdeck:pw-secret@127.0.0.1:{closed_port()}/deck"
+    done, checks = await doctor(deck_env(tmp_path, AGENTDECK_DATABASE_URL=hidden))
+    assert done.code == 1
+    assert checks["database"]["status"] == "fail", checks["database"]
+    assert "cannot be reached" in checks["database"]["detail"]
+    assert "pw-secret" not in done.out + done.err

@@ -216,6 +216,8 @@ def _database(settings: Settings) -> Check:
 
     from agentdeck.store.head import HEAD
 
+    if settings.database_url:
+        return _postgres(settings.database_url)
     path = settings.db_path
     if not path.exists():
         return Check("database", "ok", f"{path} is made at first use")
@@ -254,6 +256,74 @@ def _database(settings: Settings) -> Check:
         "database",
         "warn",
         f"{path}: intact, schema {revision}; {HEAD} is applied at the next start",
+    )
+
+
+# How far this machine's clock may be from the database server's: runner hosts'
+# leases are judged by the database's clock, within seconds.
+CLOCK_SKEW_WARN_SECONDS = 2.0
+
+
+def _postgres(url: str) -> Check:
+    """A PostgreSQL store: reachable, at the schema's head, and this machine's clock
+    close to the server's. The URL is shown without its password."""
+    import time
+
+    import sqlalchemy as sa
+
+    from agentdeck.settings_database import hide_password
+    from agentdeck.store.head import HEAD
+
+    shown = hide_password(url)
+    try:
+        engine = sa.create_engine(url, connect_args={"connect_timeout": 5})
+    except ImportError:
+        return Check(
+            "database",
+            "fail",
+            f"{shown} needs psycopg",
+            "pip install 'agentdeck[postgres]'",
+        )
+    try:
+        with engine.connect() as conn:
+            before = time.time()
+            server = float(conn.execute(sa.text("SELECT extract(epoch FROM now())")).scalar_one())
+            skew = server - (before + time.time()) / 2
+            tables = sa.inspect(conn).get_table_names()
+            revision = (
+                conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
+                if "alembic_version" in tables
+                else None
+            )
+    except sa.exc.SQLAlchemyError as exc:
+        reason = str(getattr(exc, "orig", exc) or exc).strip().splitlines()[0]
+        return Check(
+            "database",
+            "fail",
+            f"{shown} cannot be reached: {reason.replace(url, shown)}",
+            "check AGENTDECK_DATABASE_URL, that the server runs and that the role may connect",
+        )
+    finally:
+        engine.dispose()
+    if revision is not None and revision > HEAD:
+        return Check(
+            "database",
+            "fail",
+            f"{shown} has schema {revision}, newer than this agentdeck's {HEAD}",
+            "upgrade agentdeck",
+        )
+    if abs(skew) > CLOCK_SKEW_WARN_SECONDS:
+        return Check(
+            "database",
+            "warn",
+            f"{shown}: this machine's clock is {skew:+.1f} s from the server's",
+            "run NTP (chrony, systemd-timesyncd) on every host of the deck",
+        )
+    if revision == HEAD:
+        return Check("database", "ok", f"{shown}: reachable, schema {revision}")
+    state = f"schema {revision}" if revision else "empty"
+    return Check(
+        "database", "warn", f"{shown}: reachable, {state}; {HEAD} is applied at the next start"
     )
 
 
