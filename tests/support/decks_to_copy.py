@@ -94,7 +94,7 @@ async def _fill(db: Path, *, agents: int, events: int, audit: int, batch: int) -
                 agent_id=made[0].id,
                 ts=T0,
                 tool="Bash",
-                input_summary="Bash(pytest -q)",
+                input_summary="Bash(pytest -q tests/test_retry.py)",
                 output_excerpt="3 passed",
             )
         )

@@ -116,6 +116,8 @@ _JSON_NUL = re.compile(r"(?<!\\)((?:\\\\)*)\\u0000")
 
 def storable(plan: TablePlan, rows: list[tuple[Any, ...]]) -> tuple[list[tuple[Any, ...]], int]:
     """The rows as PostgreSQL can hold them, and how many values that changed."""
+    if plan.name == MEMORY_FTS:
+        rows = _as_indexed(plan, rows)
     json_at = {i for i, c in enumerate(plan.table.c) if is_json(c)}
     changed = 0
     out = []
@@ -134,6 +136,20 @@ def storable(plan: TablePlan, rows: list[tuple[Any, ...]]) -> tuple[list[tuple[A
             changed += values[i] != value
         out.append(tuple(values))
     return out, changed
+
+
+def _as_indexed(plan: TablePlan, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Memory's index rows as the store on PostgreSQL writes them: the title and
+    body with the separator after each punctuation mark (``index_text``: the words
+    of a path or an address are words there, as in FTS5)."""
+    from agentdeck.store.memory_search_pg import index_text
+
+    names = [c.name for c in plan.table.c]
+    texts = {names.index("title"), names.index("body")}
+    return [
+        tuple(index_text(v) if i in texts and isinstance(v, str) else v for i, v in enumerate(r))
+        for r in rows
+    ]
 
 
 def base_type(column: sa.Column[Any]) -> sa.types.TypeEngine[Any]:
