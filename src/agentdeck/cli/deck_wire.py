@@ -152,10 +152,3 @@ async def _next(feed: AsyncIterator[list[StoredEvent]]) -> list[StoredEvent] | N
         return await anext(feed)
     except StopAsyncIteration:
         return None
-
-
-if TYPE_CHECKING:  # mypy proves it is a WireDeck
-    from agentdeck.cli.wire import WireDeck
-
-    def _is_a_wire(d: DeckWire) -> WireDeck:
-        return d

@@ -296,6 +296,7 @@ def _ends(event: Record) -> bool:
 
 
 if TYPE_CHECKING:  # mypy proves both are a WireDeck
+    from agentdeck.cli.deck_wire import DeckWire
 
-    def _is_a_wire(d: DaemonWire, p: PeekWire) -> tuple[WireDeck, WireDeck]:
-        return d, p
+    def _is_a_wire(d: DaemonWire, p: PeekWire, o: DeckWire) -> tuple[WireDeck, ...]:
+        return d, p, o

@@ -90,12 +90,12 @@ def insert_returning_ids(
     return dialect_sqlite.insert_returning_ids(conn, table, rows)
 
 
-def integrity_check(conn: Connection) -> str:
-    """``"ok"``, or the problems found, one per line."""
+def integrity_check(conn: Connection, tables: Sequence[sa.Table]) -> str:
+    """``"ok"``, or the problems found, one per line (``tables``: the schema's)."""
     if _pg(conn):
         from agentdeck.store import dialect_postgres
 
-        return dialect_postgres.integrity_check(conn)
+        return dialect_postgres.integrity_check(conn, tables)
     return dialect_sqlite.integrity_check(conn)
 
 

@@ -131,16 +131,15 @@ def insert_returning_ids(
     return ids
 
 
-def integrity_check(conn: Connection) -> str:
+def integrity_check(conn: Connection, tables: Sequence[sa.Table]) -> str:
     """PostgreSQL keeps its own files sound (no PRAGMA integrity_check): what is
     checked here is what the store relies on. ``"ok"``, or one problem per line:
     a table of the schema missing, or an id sequence behind the largest id in its
-    table (the next insert would fail or reuse an id)."""
-    from agentdeck.store.schema import metadata
-
+    table (the next insert would fail or reuse an id). ``tables``: the schema's
+    (passed in: the schema is built on this module's types)."""
     problems: list[str] = []
     present = set(sa.inspect(conn).get_table_names())
-    for table in metadata.sorted_tables:
+    for table in tables:
         if table.name not in present:
             problems.append(f"table {table.name} is missing")
             continue

@@ -45,6 +45,7 @@ from agentdeck.settings_database import is_database_url, normalise
 from agentdeck.store import audit, dialect, opening, reads, writes
 from agentdeck.store.reads import StoreStats
 from agentdeck.store.rows import agent_to_row, event_to_row
+from agentdeck.store.schema import metadata
 from agentdeck.store.work import WorkResult
 from agentdeck.store.writer import Writer
 
@@ -374,7 +375,7 @@ class Store:
         (SQLite: ``PRAGMA integrity_check``; PostgreSQL: the schema's tables and
         id sequences, see ``dialect_postgres``). Blocking."""
         with self._read_engine.connect() as conn:
-            return dialect.integrity_check(conn)
+            return dialect.integrity_check(conn, metadata.sorted_tables)
 
     # --- plumbing -------------------------------------------------------------
 
