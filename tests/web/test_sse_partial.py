@@ -133,3 +133,23 @@ async def test_a_client_that_stops_reading_slows_no_agent(
         await eventually(done, timeout=TURN_SECONDS, what="the agent to finish its turn")
         with contextlib.suppress(Exception):
             await stalled.aclose()
+
+
+async def test_a_text_cut_short_leaves_nothing_held(
+    daemon: RunningDaemon, api: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    scenario = _scenario(tmp_path, text=TEXT * 5, chunk_delay=0.05)
+    async with stream_request(api, {"partial": "true"}) as live:
+        agent_id = await _start(api, scenario)
+        async with asyncio.timeout(TURN_SECONDS):
+            async for msg in messages(live):
+                if msg.event == "partial":
+                    break
+        assert daemon.deck._hub.partials.writing == 1  # the block being written, kept
+        killed = await api.post(f"/api/agents/{agent_id}/kill", json={})
+        assert killed.status_code == 200, killed.text
+
+    async def let_go() -> bool:
+        return daemon.deck._hub.partials.writing == 0
+
+    await eventually(let_go, timeout=TURN_SECONDS, what="the cut text let go")

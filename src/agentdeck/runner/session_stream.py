@@ -52,6 +52,8 @@ class SessionStream(SessionExit):
         except Exception as exc:  # noqa: BLE001 - any SDK failure ends this agent
             failure = exc
         finally:
+            if self.partials is not None:
+                self.partials.end(self.agent.id)  # a text cut short: nothing kept of it
             await asyncio.shield(self._on_exit(failure))
 
     async def _on_message(self, message: object) -> None:

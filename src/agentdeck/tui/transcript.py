@@ -37,6 +37,7 @@ from agentdeck.tui.entries import (
 )
 
 MAX_ENTRIES = 1000
+_ENDS_WRITING = frozenset({"assistant_text", "turn_completed", "state_changed"})
 
 
 class TranscriptView(ScrollView, can_focus=True):
@@ -106,8 +107,8 @@ class TranscriptView(ScrollView, can_focus=True):
             return
         following = self.following
         self._drop_writing_lines()
-        if any(e.type == "assistant_text" for e in events):
-            self._writing = Writing()  # the text, whole
+        if any(e.type in _ENDS_WRITING for e in events):
+            self._writing = Writing()  # the text whole, or the turn over without it
         known = {id(e) for e in self._open_calls.values()}
         new = entries_from(events, self._open_calls)
         changed = known - {id(e) for e in self._open_calls.values()}  # calls now answered

@@ -117,7 +117,8 @@
   document.addEventListener("htmx:sseMessage", function (evt) {
     if (!writing.el) return;
     var data = (evt.detail && evt.detail.data) || "";
-    if (data.indexOf("ev-assistant-text") >= 0) dropWriting(); // the text, whole
+    // The text whole, or the turn over without it (interrupted): the entry goes.
+    if (/ev-(assistant-text|turn-completed|state-changed)/.test(data)) dropWriting();
     else writingEntry(); // still the last entry
   });
 
