@@ -101,6 +101,9 @@ def reads() -> dict[str, Read]:
     def recs(found: Any) -> Any:
         return [r.to_dict() for r in found]
 
+    def public(found: Any) -> Any:  # asks as the API shows them: the questions apart
+        return [r.to_public() for r in found]
+
     return {
         "list_agents": (
             lambda w: w.list_agents(limit=50),
@@ -144,11 +147,11 @@ def reads() -> dict[str, Read]:
         "approvals all": (lambda w: w.approvals(), lambda d: _run(d.approvals(), recs)),
         "asks pending": (
             lambda w: w.asks(states=["pending"]),
-            lambda d: _run(d.asks(states=[AskState.PENDING]), recs),
+            lambda d: _run(d.asks(states=[AskState.PENDING]), public),
         ),
         # Every state named: the in-process Deck's asks(states=None) is the pending
         # ones (orchestration.inbox.list_questions), RemoteDeck's every state.
-        "asks all": (lambda w: w.asks(), lambda d: _run(d.asks(states=[*AskState]), recs)),
+        "asks all": (lambda w: w.asks(), lambda d: _run(d.asks(states=[*AskState]), public)),
         "merges": (
             lambda w: w.merges(limit=2),
             lambda d: _run(d.merges(limit=2), lambda found: [e.result() for e in found]),
