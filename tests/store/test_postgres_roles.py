@@ -6,6 +6,7 @@ memory search, users, the audit chain)."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -14,7 +15,9 @@ import sqlalchemy as sa
 from agentdeck.core.memory import Observation
 from agentdeck.errors import StoreError
 from agentdeck.store import Store
+from agentdeck.store.head import HEAD
 from agentdeck.store.memory import MemoryStore
+from tests.support.deckcli import deck, deck_env
 from tests.support.pgcluster import PgCluster
 
 from .conftest import make_agent, text
@@ -50,17 +53,19 @@ def _url(cluster: PgCluster, user: str, database: str) -> str:
 
 
 async def test_the_deck_runs_under_a_role_that_can_change_no_schema(
-    pg_cluster: PgCluster,
+    pg_cluster: PgCluster, tmp_path: Path
 ) -> None:
     tag = f"r{int(time.time() * 1000) % 10**9}"
     names = {"owner": f"{tag}_owner", "app": f"{tag}_app", "db": f"{tag}_deck"}
     _run(pg_cluster, "postgres", SETUP.format(**names))
     _run(pg_cluster, names["db"], GRANTS.format(**names), user=names["owner"])
 
-    # The owner migrates (any command that opens the store does: `agentdeck doctor`
-    # only reads; `agentdeck ls` with the owner's URL makes the schema).
-    async with Store.open(_url(pg_cluster, names["owner"], names["db"])):
-        pass
+    # The owner migrates: `agentdeck db upgrade` with the owner's URL.
+    owner_url = _url(pg_cluster, names["owner"], names["db"])
+    owner_env = deck_env(tmp_path, AGENTDECK_DATABASE_URL=owner_url)
+    upgraded = deck(owner_env, "db", "upgrade", "--json")
+    assert upgraded.code == 0, upgraded.err
+    assert upgraded.json()["schema"] == HEAD
 
     app_url = _url(pg_cluster, names["app"], names["db"])
     async with Store.open(app_url) as store:

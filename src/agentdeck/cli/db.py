@@ -24,7 +24,9 @@ if TYPE_CHECKING:  # SQLAlchemy loads with the command that needs it
 db_app = typer.Typer(
     help="The deck's database. `db migrate --to URL [--json]` copies this home's SQLite "
     "database into PostgreSQL (every table, ids kept), checks the counts and the audit "
-    "chain there, and says what it did; run again, it copies nothing twice.",
+    "chain there, and says what it did; run again, it copies nothing twice. `db upgrade` "
+    "brings the deck's database to this version's schema (as the owner role, when the "
+    "deck's own role may change no schema).",
     no_args_is_help=True,
 )
 
@@ -80,6 +82,32 @@ def migrate(
         console.print_json(json.dumps(report.to_dict()))
     else:
         _print_report(report)
+
+
+@db_app.command("upgrade")
+def upgrade(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """Bring the deck's database (AGENTDECK_DATABASE_URL, else this home's file) to this
+    version's schema, and say where it stands. Every command that opens the store does
+    this itself; this is for a deployment whose deck runs as a role that may change no
+    schema (docs/deploy.md): run it once as the owner role after each upgrade."""
+    import asyncio
+
+    from agentdeck.settings_database import hide_password
+    from agentdeck.store import Store
+    from agentdeck.store.head import HEAD
+
+    settings = load_settings()
+
+    async def opened() -> None:
+        async with Store.open(settings.database):
+            pass
+
+    asyncio.run(opened())
+    where = hide_password(settings.database_url) if settings.database_url else settings.db_path
+    if as_json:
+        console.print_json(json.dumps({"database": str(where), "schema": HEAD}))
+    else:
+        console.print(f"{where}: schema {HEAD}", highlight=False)
 
 
 def _print_table(table: TableCopied) -> None:
