@@ -576,3 +576,7 @@ def test_agent_defaults_that_name_no_agent_setting_are_refused() -> None:
     assert (spec.prompt, spec.scenario, spec.allow) == ("hi", "chat", ("Bash",))
     with pytest.raises(ConfigError, match="agent defaults name no agent setting: agent, colour"):
         spec_of({"prompt": "hi", "agent": "reviewer", "colour": "red"})
+    # A template's Claude Code keys (hooks run commands) never come raw from a config.
+    hooks = {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "id"}]}]}}
+    with pytest.raises(ConfigError, match="no agent setting: claude"):
+        spec_of({"prompt": "hi", "claude": hooks})

@@ -372,7 +372,10 @@ class Flush:
     pass
 
 
-_SPEC_FIELDS = frozenset(f.name for f in dataclasses.fields(AgentSpec))
+# ``claude`` (a template's Claude Code keys: hooks, MCP servers, permission mode)
+# comes from a template, read and held to its profile there, never raw from a
+# bridge's config.
+_SPEC_FIELDS = frozenset(f.name for f in dataclasses.fields(AgentSpec)) - {"claude"}
 
 
 def spec_of(fields: Mapping[str, Any]) -> AgentSpec:
