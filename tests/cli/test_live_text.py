@@ -60,6 +60,12 @@ def test_another_event_ends_the_line_and_is_printed() -> None:
     assert out.getvalue() == "● cut short \n"
 
 
+def test_a_subagents_text_is_left_to_its_event() -> None:
+    shown, out, _ = live()
+    shown.partial({**edit(0, "from a subagent "), "parent_tool_use_id": "toolu_1"})
+    assert out.getvalue() == "" and not shown.writing
+
+
 def test_a_new_block_ends_the_line_of_the_one_before() -> None:
     shown, out, _ = live()
     shown.partial(edit(0, "first "))

@@ -56,8 +56,8 @@ class LiveText:
 
     def partial(self, edit: dict[str, Any]) -> None:
         block, offset, text = str(edit["block"]), int(edit["offset"]), str(edit["text"])
-        if block in self._given_up:
-            return
+        if block in self._given_up or edit.get("parent_tool_use_id") is not None:
+            return  # (a subagent's text: its event shows it)
         if block != self._block:
             self._finish("\n")
             if offset != 0:  # joined mid-block: its event shows it
