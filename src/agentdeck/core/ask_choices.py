@@ -5,10 +5,9 @@ The model writes the questions and their options, so they are the attacker's
 text: bounded here (how many, how long), scrubbed by the caller's ``scrub``
 before anyone keeps them, and only ever rendered escaped.
 
-An ask that carries questions keeps them at the end of its ``text``, after a
-readable rendering (numbered options) that every client shows as it is, on a
-last line of its own: ``TRAILER`` then JSON (``compose`` / ``split``). The asks
-table has no column for them yet; when it has, only these two functions change.
+An ask that carries questions keeps them apart (``Ask.questions``, the asks
+table's ``questions`` column), its ``text`` a readable rendering (numbered
+options) that every client shows as it is.
 
 Answers, as a person types them (``agentdeck answer``, a chat, the dashboard):
 
@@ -26,14 +25,12 @@ labels of a multiple choice joined with ``", "``).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 TOOL = "AskUserQuestion"
-TRAILER = "[agentdeck:choices v1] "
 MAX_QUESTIONS = 4
 MAX_OPTIONS = 8
 MAX_QUESTION_CHARS = 2_000
@@ -101,12 +98,6 @@ class ChoiceQuestion:
         return cls(question, header, tuple(options), multi_select=multi is True)
 
 
-def plain(text: str) -> str:
-    """Text that can never read as carrying questions: a worker's own question
-    or note with our marker in it (``ask_orchestrator``) keeps it as words."""
-    return text.replace(TRAILER.strip(), "[agentdeck-choices]")
-
-
 def _text(value: Any, what: str, limit: int, scrub: Callable[[str], str]) -> str:
     if value is None:
         value = ""
@@ -114,8 +105,7 @@ def _text(value: Any, what: str, limit: int, scrub: Callable[[str], str]) -> str
         raise ChoiceError(f"a {what} is text")
     if len(value) > limit:
         raise ChoiceError(f"a {what} has at most {limit:,} characters, not {len(value):,}")
-    # Our own marker never stands in the model's text: a split finds only ours.
-    return scrub(plain(value)).strip()
+    return scrub(value).strip()
 
 
 def questions_of(
@@ -155,27 +145,6 @@ def rendered(questions: Sequence[ChoiceQuestion]) -> str:
     if several:
         blocks.append("Answer as 1=…;2=… (an option's number or label, or your own words).")
     return "\n\n".join(blocks)
-
-
-def compose(text: str, questions: Sequence[ChoiceQuestion]) -> str:
-    if not questions:
-        return text
-    data = json.dumps([q.to_dict() for q in questions], ensure_ascii=True)
-    return f"{text}\n\n{TRAILER}{data}"
-
-
-def split(stored: str) -> tuple[str, tuple[ChoiceQuestion, ...]]:
-    """The readable text and the questions of a stored ask's text (none if it has
-    no trailer, or one that cannot be read: then the text is shown whole)."""
-    at = stored.rfind("\n" + TRAILER)
-    if at < 0:
-        return stored, ()
-    try:
-        data = json.loads(stored[at + 1 + len(TRAILER) :])
-        questions = tuple(ChoiceQuestion.from_dict(q) for q in data)
-    except (ValueError, TypeError):
-        return stored, ()
-    return stored[:at].rstrip("\n"), questions
 
 
 # -- answers ------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from agentdeck.core.ask_choices import ChoiceError, ChoiceQuestion, compose, from_structured, split
+from agentdeck.core.ask_choices import ChoiceError, ChoiceQuestion, from_structured
 from agentdeck.errors import UsageError
 
 
@@ -58,13 +58,13 @@ class Ask:
     questions: tuple[ChoiceQuestion, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """As stored (the questions kept in ``text``: ``ask_choices.compose``)."""
+        """As stored (no questions: ``questions`` is null)."""
         return {
             "id": self.id,
             "kind": str(self.kind),
             "agent_id": self.agent_id,
             "to_agent_id": self.to_agent_id,
-            "text": compose(self.text, self.questions),
+            "text": self.text,
             "state": str(self.state),
             "created_at": self.created_at,
             "expires_at": self.expires_at,
@@ -72,29 +72,23 @@ class Ask:
             "answered_by": self.answered_by,
             "answer": self.answer,
             "delivered_at": self.delivered_at,
+            "questions": [q.to_dict() for q in self.questions] if self.questions else None,
         }
 
     def to_public(self) -> dict[str, Any]:
-        """As the API shows it: the readable text, the questions apart."""
-        return self.to_dict() | {
-            "text": self.text,
-            "questions": [q.to_dict() for q in self.questions],
-        }
+        """As the API shows it: ``questions`` a list, empty for a plain question."""
+        return self.to_dict() | {"questions": [q.to_dict() for q in self.questions]}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Ask:
         """From ``to_dict`` (a row) or ``to_public`` (the API)."""
-        if "questions" in data:
-            text = data["text"]
-            questions = tuple(ChoiceQuestion.from_dict(q) for q in data["questions"] or ())
-        else:
-            text, questions = split(data["text"])
+        questions = tuple(ChoiceQuestion.from_dict(q) for q in data.get("questions") or ())
         return cls(
             id=data["id"],
             kind=AskKind(data["kind"]),
             agent_id=data["agent_id"],
             to_agent_id=data.get("to_agent_id"),
-            text=text,
+            text=data["text"],
             state=AskState(data["state"]),
             created_at=data["created_at"],
             expires_at=data["expires_at"],

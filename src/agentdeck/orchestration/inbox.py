@@ -22,7 +22,7 @@ import secrets
 import time
 
 from agentdeck.core.agent import Agent, AgentState
-from agentdeck.core.ask_choices import ChoiceError, normalized, plain
+from agentdeck.core.ask_choices import ChoiceError, normalized
 from agentdeck.core.asks import Ask, AskKind, AskState
 from agentdeck.core.events import QuestionAnswered, QuestionAsked
 from agentdeck.core.tree import resolve_ref
@@ -96,7 +96,7 @@ class Inbox:
             await session.hold(AgentState.AWAITING_INPUT)
             try:
                 ask = await self._open(
-                    agent, ask_id, plain(question), max(1.0, min(timeout, MAX_ASK_SECONDS))
+                    agent, ask_id, question, max(1.0, min(timeout, MAX_ASK_SECONDS))
                 )
             except BaseException:
                 self._waiters.pop(ask_id, None)
@@ -335,7 +335,7 @@ class Inbox:
                 kind=AskKind.NOTE,
                 agent_id=agent.id,
                 to_agent_id=parent.id,
-                text=plain(text[:MAX_QUESTION_CHARS]),
+                text=text[:MAX_QUESTION_CHARS],
                 state=AskState.PENDING,
                 created_at=now,
                 expires_at=now,

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from agentdeck.core.merge_queue import MergeEntry
 
 # The JSON columns of the tables read here (SQLAlchemy's JSON type: text in SQLite).
-_JSON = frozenset({"spec", "extra", "data", "input", "outcome"})
+_JSON = frozenset({"spec", "extra", "data", "input", "outcome", "questions"})
 _BUSY_MS = 5000
 _NEWEST_FIRST = "ORDER BY created_at DESC, id DESC"
 

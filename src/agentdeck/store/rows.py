@@ -51,7 +51,7 @@ def agent_to_row(agent: Agent) -> dict[str, Any]:
 # and ``peek`` both go by this.
 SAID: dict[str, tuple[str, ...]] = {
     "approvals": ("input", "reason", "message"),  # a request and its answer
-    "asks": ("text", "answer"),  # a question and its answer
+    "asks": ("text", "answer", "questions"),  # a question, its choices and its answer
     "merges": ("reason", "outcome"),  # what an entry's merge said
     "notify_dead": ("payload", "reason"),  # what a letter carries and says
 }

@@ -166,6 +166,8 @@ asks = sa.Table(
     sa.Column("answered_by", sa.Text, nullable=True),
     sa.Column("answer", sa.Text, nullable=True),
     sa.Column("delivered_at", sa.Float, nullable=True),
+    # Migration 0010: a multiple choice's questions (AskUserQuestion), else null.
+    sa.Column("questions", JSON, nullable=True),
     sa.Index(None, "state", "created_at"),
     sa.Index(None, "agent_id", "state"),
     sa.Index(None, "to_agent_id", "state"),
