@@ -87,6 +87,6 @@ async def test_0009_scrubs_prompts_and_payloads_an_older_version_wrote(tmp_path:
     finally:
         await runner.shutdown()
         await store.close()
-    assert sqlite_rows(path, "SELECT version_num FROM alembic_version") == [("0009",)]
+    assert sqlite_rows(path, "SELECT version_num FROM alembic_version") == [(migrate.HEAD,)]
     held = [p.name for p in path.parent.glob(path.name + "*") if KEY.encode() in p.read_bytes()]
     assert held == []
