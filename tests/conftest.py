@@ -14,7 +14,7 @@ from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 
 # Shared fixtures that live in support modules.
-pytest_plugins = ["tests.support.daemonproc", "tests.support.pgcluster"]
+pytest_plugins = ["tests.support.daemonproc", "tests.support.pgcluster", "tests.support.tmux"]
 
 # Modules of a minute or more (the contract fuzzer, a million-event dashboard, the
 # hook fuzzers, the daemon's lifecycle): run first, so that on several workers

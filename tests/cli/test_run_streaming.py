@@ -9,8 +9,7 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
-import subprocess
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ import yaml
 
 from tests.support.daemonproc import Daemon
 from tests.support.deckcli import deck, deck_argv, deck_env
+from tests.support.tmux import Tmux
 from tests.support.waiting import eventually
 
 pytestmark = [
@@ -32,38 +32,9 @@ RUN_SECONDS = 90.0
 ENDED = re.compile(r"\) done · \d+ turns")  # the run's last line (the spinner's has no ")")
 
 
-class Tmux:
-    """One tmux server of the test's own (``-L``), with the test's environment."""
-
-    def __init__(self, tmp_path: Path, env: dict[str, str]) -> None:
-        self.socket = f"agentdeck-test-{tmp_path.name}"
-        self.env = env
-
-    def __call__(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            ["tmux", "-L", self.socket, "-f", "/dev/null", *args],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=30,
-            stdin=subprocess.DEVNULL,
-        )
-
-    def screen(self) -> str:
-        # The whole history: a long text scrolls.
-        return self("capture-pane", "-p", "-J", "-S", "-200", "-t", "run").stdout
-
-
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     return {**deck_env(tmp_path), "TERM": "xterm-256color"}
-
-
-@pytest.fixture
-def tmux(tmp_path: Path, env: dict[str, str]) -> Iterator[Tmux]:
-    server = Tmux(tmp_path, env)
-    yield server
-    server("kill-server")
 
 
 @pytest.fixture
@@ -93,7 +64,7 @@ async def _watch_run(tmux: Tmux, scenario: Path, tmp_path: Path) -> str:
     assert started.returncode == 0, started.stderr
 
     async def midway() -> str | None:
-        screen = tmux.screen()
+        screen = tmux.screen("run", history=200)
         if done.exists():
             raise AssertionError(f"the run ended before its text was seen:\n{screen}")
         return screen if "piece5 " in screen else None
@@ -102,7 +73,7 @@ async def _watch_run(tmux: Tmux, scenario: Path, tmp_path: Path) -> str:
     assert "finished." not in early and not ENDED.search(early), early
 
     async def ended() -> str | None:
-        return tmux.screen() if done.exists() else None
+        return tmux.screen("run", history=200) if done.exists() else None
 
     final = await eventually(ended, timeout=RUN_SECONDS, what="the run to end")
     assert done.read_text().strip() == "0", final
@@ -151,14 +122,14 @@ async def test_logs_follow_shows_the_text_as_it_is_written(
     assert started.returncode == 0, started.stderr
 
     async def midway() -> str | None:
-        screen = tmux.screen()
+        screen = tmux.screen("run", history=200)
         return screen if "piece5 " in screen and not done.exists() else None
 
     early = await eventually(midway, timeout=RUN_SECONDS, what="the text as it is written")
     assert "finished." not in early, early
 
     async def idle() -> str | None:
-        screen = tmux.screen()
+        screen = tmux.screen("run", history=200)
         return screen if "state idle" in screen else None
 
     final = await eventually(idle, timeout=RUN_SECONDS, what="the turn's end")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import httpx
 import pytest
 
 from tests.support.deckcli import deck, deck_argv, deck_env
+from tests.support.tmux import Tmux
 from tests.support.waiting import eventually
 
 pytestmark = [
@@ -22,37 +22,9 @@ pytestmark = [
 ]
 
 
-class Tmux:
-    """One tmux server of the test's own (``-L``), with the test's environment."""
-
-    def __init__(self, tmp_path: Path, env: dict[str, str]) -> None:
-        self.socket = f"agentdeck-test-{tmp_path.name}"
-        self.env = env
-
-    def __call__(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            ["tmux", "-L", self.socket, "-f", "/dev/null", *args],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=30,
-            stdin=subprocess.DEVNULL,
-        )
-
-    def screen(self) -> str:
-        return self("capture-pane", "-p", "-t", "tui").stdout
-
-
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     return {**deck_env(tmp_path), "TERM": "xterm-256color"}
-
-
-@pytest.fixture
-def tmux(tmp_path: Path, env: dict[str, str]) -> Iterator[Tmux]:
-    server = Tmux(tmp_path, env)
-    yield server
-    server("kill-server")
 
 
 @pytest.fixture
@@ -72,7 +44,7 @@ async def test_the_tui_in_tmux_starts_a_daemon_shows_agents_live_and_quits_on_q(
     assert started.returncode == 0, started.stderr
 
     async def drawn() -> str | None:
-        screen = tmux.screen()
+        screen = tmux.screen("tui")
         return screen if "● live" in screen and "q quit" in screen else None
 
     await eventually(drawn, timeout=60, what="the TUI drawn and live")
@@ -90,13 +62,13 @@ async def test_the_tui_in_tmux_starts_a_daemon_shows_agents_live_and_quits_on_q(
         assert created.status_code == 201, created.text
 
     async def row() -> bool:
-        lines = tmux.screen().splitlines()
+        lines = tmux.screen("tui").splitlines()
         return any("chatty" in line and "idle" in line for line in lines)
 
     await eventually(row, timeout=60, what="the agent's row, idle after its turn")
 
     async def transcript() -> bool:
-        return "Hello! I am the scripted model." in tmux.screen()
+        return "Hello! I am the scripted model." in tmux.screen("tui")
 
     await eventually(transcript, timeout=30, what="its transcript")
     tmux("send-keys", "-t", "tui", "q")
