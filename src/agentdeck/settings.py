@@ -51,6 +51,12 @@ class Settings(HomeLayout, BaseSettings):
         "agents as CLAUDE_CONFIG_DIR, and `hooks install --scope user` writes its "
         "settings.json there.",
     )
+    mcp_secrets_file: Path | None = Field(
+        default=None,
+        description="A file of NAME=value lines a template's MCP servers may name as ${NAME} "
+        "(looked up here first, then in the environment); it must be readable by its owner "
+        "only (mode 0600), or agents using it do not start.",
+    )
     model: str | None = Field(default=None, description="Default model for new agents.")
     profile: str = Field(
         default="default",
