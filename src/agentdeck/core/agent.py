@@ -132,6 +132,8 @@ class AgentSpec:
     owner: str | None = None
     # Its template's other Claude Code keys (permissionMode, effort, hooks, skills, …)
     claude: AgentFile = field(default_factory=AgentFile)
+    # The JSON Schema its final result must match (core.output_schema), if any.
+    output_schema: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -155,6 +157,7 @@ class AgentSpec:
             "base": self.base,
             "owner": self.owner,
             **({"claude": self.claude.to_dict()} if self.claude else {}),
+            **({"output_schema": self.output_schema} if self.output_schema else {}),
         }
 
     @classmethod
@@ -180,6 +183,7 @@ class AgentSpec:
             base=data.get("base"),
             owner=data.get("owner"),
             claude=AgentFile.from_dict(data.get("claude")),
+            output_schema=data.get("output_schema") or None,
         )
 
 
