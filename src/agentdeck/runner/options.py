@@ -122,7 +122,8 @@ def build_options(
         refuse_loosening(f"template {spec.template}", spec.tools, claude, profile)
     return ClaudeAgentOptions(
         tools=builtins if spec.tools else None,
-        mcp_servers=dict(mcp_servers or {}),
+        # The template's servers, ``${NAME}`` expanded here; the deck's own last.
+        mcp_servers={**_template_servers(spec, settings), **(mcp_servers or {})},
         cli_path=resolve_cli(settings),
         cwd=str(cwd),
         model=spec.model or settings.model,
@@ -154,7 +155,18 @@ def build_options(
         # The text as it is written, for live followers (never stored: the hub
         # coalesces it; the final text is one event as before).
         include_partial_messages=True,
+        # A structured result: Claude Code offers StructuredOutput (core.output_schema).
+        output_format={"type": "json_schema", "schema": spec.output_schema}
+        if spec.output_schema
+        else None,
     )
+
+
+def _template_servers(spec: AgentSpec, settings: Settings) -> dict[str, Any]:
+    from agentdeck.runner.mcp_servers import template_servers
+
+    source = f"template {spec.template}" if spec.template else "the agent's spec"
+    return template_servers(spec.claude, os.environ, settings.mcp_secrets_file, source=source)
 
 
 def _hooks(
