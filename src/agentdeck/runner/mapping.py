@@ -42,6 +42,7 @@ from agentdeck.core.events import (
     TurnCompleted,
 )
 from agentdeck.core.redact import scrub
+from agentdeck.runner.mcp_servers import failed_servers
 
 
 class PayloadSink(Protocol):
@@ -263,6 +264,17 @@ class MessageMapper:
         session = msg.data.get("session_id")
         if isinstance(session, str) and session:
             self._set_session(session, out)
+        if msg.subtype == "init":  # a server that did not start is said, not swallowed
+            for name, why in failed_servers(msg.data):
+                out.events.append(
+                    Notice(
+                        agent_id=self.agent_id,
+                        ts=self.clock(),
+                        kind="mcp_server_failed",
+                        message=f"MCP server `{name}` did not start ({why})",
+                        detail={"server": name, "status": why},
+                    )
+                )
         if msg.subtype not in _NOTICE_SUBTYPES:
             return
         data = {k: v for k, v in msg.data.items() if k not in {"type", "subtype", "uuid"}}
