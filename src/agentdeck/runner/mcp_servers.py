@@ -3,13 +3,17 @@ Code says of them when it starts.
 
 A template is hostile text and holds no secret (``core.agent_file`` refuses one):
 a server's ``env`` values, ``headers`` values, ``args``, ``command`` and ``url``
-may name one as ``${NAME}``, expanded here as the agent's process starts, from
-the operator's secrets file (``AGENTDECK_MCP_SECRETS_FILE``: ``NAME=value`` lines,
-readable by its owner only) or else agentdeck's own environment. The spec, the
-store and the events keep ``${NAME}``; the value lives only in the options given
-to the SDK. A name set nowhere refuses the start, naming the server and the name
-(never a value). A server named without a definition is one Claude Code finds
-itself (``.mcp.json``, the user's settings): nothing is passed for it.
+may name one as ``${NAME}``, looked up as the agent's process starts in the
+operator's secrets file (``AGENTDECK_MCP_SECRETS_FILE``: ``NAME=value`` lines,
+readable by its owner only), else agentdeck's own environment. The value goes
+into the environment of the agent's Claude Code process, which expands the
+reference itself: never on a command line (``ps`` would show it), and the spec,
+the store and the events keep ``${NAME}``. A name set nowhere refuses the start,
+naming the server and the name (never a value); so does a name of the deck's own
+credentials (``ANTHROPIC_*``, ``CLAUDE_*``, ``AGENTDECK_*``…), which a hostile
+template would otherwise send to a server of its choosing. A server named
+without a definition is one Claude Code finds itself (``.mcp.json``, the
+user's settings): nothing is passed for it.
 
 What confines a server: it is a child of the agent's Claude Code process, so it
 runs inside the agent's sandbox (files, network, processes) when the profile
@@ -35,6 +39,8 @@ SECRETS_VAR = "AGENTDECK_MCP_SECRETS_FILE"
 MAX_SECRETS_FILE = 64 * 1024
 # Statuses of Claude Code's init message that are not a server at work.
 _FAILED = frozenset({"failed", "needs-auth", "disabled"})
+# Names a server may not be given: the deck's and Claude Code's own credentials.
+_DECK_OWN = ("ANTHROPIC_", "CLAUDE_", "AGENTDECK_", "AWS_", "GOOGLE_APPLICATION_")
 
 
 def template_servers(
@@ -43,46 +49,70 @@ def template_servers(
     secrets_file: Path | None = None,
     *,
     source: str = "the template",
-) -> dict[str, dict[str, Any]]:
-    """``{name: config}`` for each server ``claude`` defines, ``${NAME}`` expanded
-    from ``secrets_file`` then ``environ``; ``ConfigError`` for a name set nowhere."""
+) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """``({name: config}, env)``: each server ``claude`` defines, its ``${NAME}``
+    references kept (Claude Code expands them from its own environment, so no
+    value is ever on a command line), and the values they name, from
+    ``secrets_file`` then ``environ``, for that environment. ``ConfigError`` for a
+    name set nowhere, one of the deck's own credentials, or any other ``${…}``."""
     defined = [s for s in claude.mcp_servers if s.config is not None]
     if not defined:
-        return {}
+        return {}, {}
     secrets = read_secrets_file(secrets_file) if secrets_file is not None else {}
-    out: dict[str, dict[str, Any]] = {}
+    servers: dict[str, dict[str, Any]] = {}
+    env: dict[str, str] = {}
     for server in defined:
         assert server.config is not None
-
-        def expand(text: str, name: str = server.name) -> str:
-            def one(match: re.Match[str]) -> str:
-                var = match.group(1)
+        for text in _texts(server.config):
+            for var in _references(text, server.name, source):
                 value = secrets.get(var, environ.get(var))
                 if value is None:
                     raise ConfigError(
-                        f"{source}: MCP server `{name}` needs ${{{var}}}, which is set nowhere",
+                        f"{source}: MCP server `{server.name}` needs ${{{var}}}, "
+                        "which is set nowhere",
                         hint=f"set {var} in agentdeck's environment or in {SECRETS_VAR}",
                     )
-                return value
+                env[var] = value
+        servers[server.name] = _copied(server.config)
+    return servers, env
 
-            return REF.sub(one, text)
 
-        out[server.name] = _expanded(server.config, expand)
+def _references(text: str, server: str, source: str) -> list[str]:
+    """The names ``text`` refers to as ``${NAME}``; any other ``${`` (Claude Code
+    would expand ``${NAME:-default}`` too) or a name of the deck's own
+    credentials is refused."""
+    names = REF.findall(text)
+    if text.count("${") != len(names):
+        raise ConfigError(
+            f"{source}: MCP server `{server}`: only ${{NAME}} references are expanded "
+            "(letters, digits, _)"
+        )
+    for name in names:
+        if name.upper().startswith(_DECK_OWN):
+            raise ConfigError(
+                f"{source}: MCP server `{server}` may not name ${{{name}}}: "
+                "the deck's own credentials stay with it"
+            )
+    return names
+
+
+def _texts(config: Mapping[str, Any]) -> list[str]:
+    out: list[str] = []
+    for value in config.values():
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, list):
+            out.extend(v for v in value if isinstance(v, str))
+        elif isinstance(value, Mapping):
+            out.extend(v for v in value.values() if isinstance(v, str))
     return out
 
 
-def _expanded(config: Mapping[str, Any], expand: Any) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in config.items():
-        if isinstance(value, str):
-            result[key] = expand(value)
-        elif isinstance(value, list):
-            result[key] = [expand(v) if isinstance(v, str) else v for v in value]
-        elif isinstance(value, Mapping):
-            result[key] = {k: expand(v) if isinstance(v, str) else v for k, v in value.items()}
-        else:
-            result[key] = value
-    return result
+def _copied(config: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        k: dict(v) if isinstance(v, Mapping) else list(v) if isinstance(v, list) else v
+        for k, v in config.items()
+    }
 
 
 def read_secrets_file(path: Path) -> dict[str, str]:

@@ -120,10 +120,12 @@ def build_options(
         from agentdeck.core.templates_policy import refuse_loosening
 
         refuse_loosening(f"template {spec.template}", spec.tools, claude, profile)
+    servers, server_env = _template_servers(spec, settings)
     return ClaudeAgentOptions(
         tools=builtins if spec.tools else None,
-        # The template's servers, ``${NAME}`` expanded here; the deck's own last.
-        mcp_servers={**_template_servers(spec, settings), **(mcp_servers or {})},
+        # The template's servers (Claude Code expands their ``${NAME}`` from the
+        # values in its environment: no secret on its command line); the deck's last.
+        mcp_servers={**servers, **(mcp_servers or {})},
         cli_path=resolve_cli(settings),
         cwd=str(cwd),
         model=spec.model or settings.model,
@@ -142,7 +144,7 @@ def build_options(
         settings=json.dumps(claude.hook_settings()) if claude.hooks else None,
         max_turns=spec.max_turns,
         max_budget_usd=spec.budget_usd,
-        env={**agent_env(settings, base_url, agent_id), **(extra_env or {})},
+        env={**server_env, **agent_env(settings, base_url, agent_id), **(extra_env or {})},
         can_use_tool=can_use_tool,
         # The policy sees every tool call first. A failing or timed-out hook must
         # block, not fail open (Claude Code's default for hooks).
@@ -162,7 +164,7 @@ def build_options(
     )
 
 
-def _template_servers(spec: AgentSpec, settings: Settings) -> dict[str, Any]:
+def _template_servers(spec: AgentSpec, settings: Settings) -> tuple[dict[str, Any], dict[str, str]]:
     from agentdeck.runner.mcp_servers import template_servers
 
     source = f"template {spec.template}" if spec.template else "the agent's spec"
