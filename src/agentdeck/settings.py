@@ -10,7 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agentdeck.errors import ConfigError
@@ -121,6 +128,15 @@ class Settings(HomeLayout, BaseSettings):
         default=0.2,
         description="How often an embedded run checks for steering commands from other clients.",
     )
+    runner_heartbeat_seconds: float = Field(
+        default=5.0, gt=0, le=60, allow_inf_nan=False,
+        description="How often a runner host heartbeats (renewing its agents' leases).",
+    )  # fmt: skip
+    runner_lease_seconds: float = Field(
+        default=15.0, gt=0, le=600, allow_inf_nan=False,
+        description="How long a runner host's lease on an agent lasts without a heartbeat: "
+        "past it the host is lost and fenced. At least twice the heartbeat.",
+    )  # fmt: skip
     anthropic_base_url: str | None = Field(
         default=None,
         validation_alias=AliasChoices("AGENTDECK_ANTHROPIC_BASE_URL", "ANTHROPIC_BASE_URL"),
@@ -432,6 +448,15 @@ class Settings(HomeLayout, BaseSettings):
         description="Notifications one target may have waiting; one more becomes a dead "
         "letter at once (reason: queue full), so a slow target never holds anything up.",
     )
+
+    @model_validator(mode="after")
+    def _lease_outlasts_heartbeats(self) -> Settings:
+        if self.runner_lease_seconds < 2 * self.runner_heartbeat_seconds:
+            raise ValueError(
+                "AGENTDECK_RUNNER_LEASE_SECONDS must be at least twice "
+                "AGENTDECK_RUNNER_HEARTBEAT_SECONDS"
+            )
+        return self
 
     @field_validator("database_url")
     @classmethod

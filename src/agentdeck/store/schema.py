@@ -363,3 +363,37 @@ usage_hours = sa.Table(
     sa.Column("results", sa.Integer, nullable=False),
     sa.Index(None, "hour"),
 )
+
+# Runner hosts (migration 0011): each host as it registered and heartbeats
+# (``store.hosts``), and its leases on agents. A lease row stays once released or
+# expired, so that the agent's fencing ``token`` only ever grows; times are the
+# database's clock. ``epoch`` grows at each registration (one life of the host).
+hosts = sa.Table(
+    "hosts",
+    metadata,
+    sa.Column("name", sa.Text, primary_key=True),
+    sa.Column("hostname", sa.Text, nullable=False),
+    sa.Column("pid", sa.Integer, nullable=False),
+    sa.Column("version", sa.Text, nullable=False),
+    sa.Column("capacity", sa.Integer, nullable=False),
+    sa.Column("labels", JSON, nullable=False),
+    sa.Column("project_roots", JSON, nullable=False),
+    sa.Column("started_at", sa.Float, nullable=False),
+    sa.Column("heartbeat_at", sa.Float, nullable=False),
+    sa.Column("stopped_at", sa.Float, nullable=True),
+    sa.Column("epoch", sa.BigInteger, nullable=False),
+)
+
+leases = sa.Table(
+    "leases",
+    metadata,
+    sa.Column("agent_id", sa.Text, primary_key=True),
+    sa.Column("host", sa.Text, nullable=False),
+    sa.Column("token", sa.BigInteger, nullable=False),
+    sa.Column("claimed_at", sa.Float, nullable=False),
+    sa.Column("renewed_at", sa.Float, nullable=False),
+    sa.Column("expires_at", sa.Float, nullable=False),
+    sa.Column("released_at", sa.Float, nullable=True),
+    sa.Index(None, "host"),
+    sa.Index(None, "expires_at"),
+)
