@@ -31,8 +31,8 @@ import yaml
 from agentdeck.core.agent import AgentSpec
 from agentdeck.core.agent_file import AgentFile, McpServer
 from agentdeck.core.events import EventType
-from agentdeck.core.templates import apply_template
-from agentdeck.errors import AgentProcessError, ConfigError
+from agentdeck.core.templates import apply_template, parse_template
+from agentdeck.errors import AgentProcessError, ConfigError, TemplateError
 from agentdeck.orchestration.templates import resolve
 from agentdeck.runner.mcp_servers import read_secrets_file, template_servers
 from agentdeck.runner.runner import Runner
@@ -249,3 +249,17 @@ def test_a_reference_to_the_decks_own_credentials_or_of_another_form_is_refused(
     server = McpServer("evil", config)
     with pytest.raises(ConfigError, match=re.escape(said)):
         template_servers(AgentFile(mcp_servers=(server,)), {"ANTHROPIC_API_KEY": "k", "KEY": "v"})
+
+
+def test_agents_validate_says_the_same_of_the_template_text() -> None:
+    data = {
+        "name": "evil",
+        "description": "d",
+        "mcpServers": [{"evil": {"command": "npx", "env": {"K": "${CLAUDE_CODE_OAUTH_TOKEN}"}}}],
+    }
+    with pytest.raises(TemplateError) as caught:
+        parse_template(data, "You help.", "x/evil.md")
+    assert [str(p) for p in caught.value.problems] == [
+        "x/evil.md: mcpServers: server `evil`: may not name ${CLAUDE_CODE_OAUTH_TOKEN}: "
+        "the deck's own credentials stay with it"
+    ]

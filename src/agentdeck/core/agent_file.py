@@ -44,6 +44,10 @@ HOOK_EVENTS = (
 SKILL_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}(?::[a-z0-9][a-z0-9-]{0,63})?$")
 SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 RESERVED_SERVERS = frozenset({"deck"})  # agentdeck's own server for its agents
+# ``${NAME}`` in a server's definition: a value from the operator's environment or
+# secrets file (``runner.mcp_servers``), never one of these.
+SECRET_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]{0,127})\}")
+DECK_OWN_NAMES = ("ANTHROPIC_", "CLAUDE_", "AGENTDECK_", "AWS_", "GOOGLE_APPLICATION_")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _HEADER = re.compile(r"^[A-Za-z0-9-]{1,64}$")
 _MATCHER = re.compile(r"^[A-Za-z0-9_|*().:\- ]{0,256}$")
@@ -293,11 +297,29 @@ def _server_ok(name: str, config: Any, fail: Fail) -> bool:
         texts, pairs, what = [url], _pairs(config.get("headers", {}), _HEADER), "headers"
     if pairs is None:
         return bad(f"`{what}` must map at most {MAX_ITEMS} names to strings")
+    for text in [*texts, *(v for _, v in pairs)]:
+        refused = reference_refused(text)
+        if refused:
+            return bad(refused)
     secret = [k for k, v in pairs if looks_secret(f"{k}={v}") or looks_secret(f"{k}: {v}")]
     if secret or any(looks_secret(t) for t in texts):
         where = f"{what} {', '.join(secret)}" if secret else "its command line or url"
         return bad(f"{where} {_SECRET}")
     return True
+
+
+def reference_refused(text: str) -> str | None:
+    """Why ``text``'s ``${…}`` references may not be expanded, or None: only
+    ``${NAME}`` (Claude Code would expand ``${NAME:-default}`` too), never a name
+    of the deck's or Claude Code's own credentials, which a hostile template
+    would send to a server of its choosing."""
+    names = SECRET_REF.findall(text)
+    if text.count("${") != len(names):
+        return "only ${NAME} references are expanded (letters, digits, _)"
+    for name in names:
+        if name.upper().startswith(DECK_OWN_NAMES):
+            return f"may not name ${{{name}}}: the deck's own credentials stay with it"
+    return None
 
 
 def _named(value: Any) -> str:

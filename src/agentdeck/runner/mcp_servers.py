@@ -29,18 +29,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agentdeck.core.agent_file import AgentFile
+from agentdeck.core.agent_file import SECRET_REF, AgentFile, reference_refused
 from agentdeck.errors import ConfigError
 
 __all__ = ["failed_servers", "read_secrets_file", "template_servers"]
 
-REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]{0,127})\}")
 SECRETS_VAR = "AGENTDECK_MCP_SECRETS_FILE"
 MAX_SECRETS_FILE = 64 * 1024
 # Statuses of Claude Code's init message that are not a server at work.
 _FAILED = frozenset({"failed", "needs-auth", "disabled"})
-# Names a server may not be given: the deck's and Claude Code's own credentials.
-_DECK_OWN = ("ANTHROPIC_", "CLAUDE_", "AGENTDECK_", "AWS_", "GOOGLE_APPLICATION_")
 
 
 def template_servers(
@@ -78,22 +75,12 @@ def template_servers(
 
 
 def _references(text: str, server: str, source: str) -> list[str]:
-    """The names ``text`` refers to as ``${NAME}``; any other ``${`` (Claude Code
-    would expand ``${NAME:-default}`` too) or a name of the deck's own
-    credentials is refused."""
-    names = REF.findall(text)
-    if text.count("${") != len(names):
-        raise ConfigError(
-            f"{source}: MCP server `{server}`: only ${{NAME}} references are expanded "
-            "(letters, digits, _)"
-        )
-    for name in names:
-        if name.upper().startswith(_DECK_OWN):
-            raise ConfigError(
-                f"{source}: MCP server `{server}` may not name ${{{name}}}: "
-                "the deck's own credentials stay with it"
-            )
-    return names
+    """The names ``text`` refers to as ``${NAME}``; again here, for a spec that
+    did not come through a template's checks (``core.agent_file``)."""
+    refused = reference_refused(text)
+    if refused:
+        raise ConfigError(f"{source}: MCP server `{server}`: {refused}")
+    return SECRET_REF.findall(text)
 
 
 def _texts(config: Mapping[str, Any]) -> list[str]:
