@@ -35,7 +35,7 @@ skills: [pdf-forms, review]
 mcpServers:
   - github
   - notes:
-      command: npx
+      command: "false"
       args: [notes-server]
       env: {NOTES_TOKEN: "${NOTES_TOKEN}"}
 hooks:
@@ -102,7 +102,10 @@ def message_requests(team: Team) -> list[dict[str, Any]]:
 
 @pytest.mark.anyio
 @pytest.mark.cli
-async def test_every_key_reaches_claude_code(team: Team, project: Path) -> None:
+async def test_every_key_reaches_claude_code(
+    team: Team, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NOTES_TOKEN", "notes-token")  # its server's ${NOTES_TOKEN}
     scenario = team.scenario({"name": "keys", "turns": [{"reply": [{"text": "planned"}]}]})
     found = resolve(team.settings, "full", project)
     spec = apply_template(
@@ -137,6 +140,10 @@ async def test_every_key_reaches_claude_code(team: Team, project: Path) -> None:
     assert stored.memory == "project" and stored.background is True
     assert [s.name for s in stored.mcp_servers] == ["github", "notes"]
     assert stored.mcp_servers[0] == McpServer("github")
+    # Its server was launched (``false`` exits at once): said on the agent.
+    notices = [e.data for e in await team.events(agent.id, "notice")]
+    failed = [n["detail"]["server"] for n in notices if n["kind"] == "mcp_server_failed"]
+    assert failed == ["notes"], notices
     assert (agent.spec.max_turns, agent.spec.deny, agent.spec.budget_usd) == (7, ("WebFetch",), 1.0)
 
 
@@ -208,7 +215,7 @@ def test_validate_and_show_as_a_user_meets_them(tmp_path: Path, project: Path) -
         {"event": "SessionStart", "command": "touch hook-ran", "matcher": None, "timeout": None}
     ]
     text = deck(env, "agents", "show", "full", "--project", str(project))
-    assert "SessionStart: touch hook-ran" in text.out and "notes (npx)" in text.out
+    assert "SessionStart: touch hook-ran" in text.out and "notes (false)" in text.out
     # The built-in ones: the settings' profile, agentdeck's defaults.
     builtin = deck(env, "agents", "show", "reviewer", "--json").json()["resolved"]
     assert builtin["profile"]["from"] == "settings (AGENTDECK_PROFILE)"
