@@ -27,6 +27,7 @@ from agentdeck.cli import (
     diff,
     doctor,
     hooks,
+    hosts,
     mcp,
     memory,
     mock,
@@ -76,6 +77,7 @@ tui.register(app)
 team.register(app)
 usage.register(app)
 db.register(app)
+hosts.register(app)
 
 
 def main() -> None:
