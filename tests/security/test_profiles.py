@@ -200,7 +200,13 @@ async def test_a_stricter_child_runs_under_the_intersection(team: Team, tmp_path
     deny = {r.text for r in effective.deny}
     assert {"Bash(curl:*)", "Read(~/.ssh/**)", "Bash(sudo:*)"} <= deny  # both profiles'
     assert {"Edit(/.git/**)", "Bash(git push:*)"} <= {r.text for r in effective.ask}
-    assert {r.text for r in effective.allow} == {"Read", "Bash(pwd)", "Bash(echo:*)", "mcp__deck"}
+    assert {r.text for r in effective.allow} == {
+        "Read",
+        "Bash(pwd)",
+        "Bash(echo:*)",
+        "mcp__deck",
+        "StructuredOutput",
+    }
     denied = [e.data for e in await team.events(wa.id, "permission_resolved")]
     assert [(d["decision"], d["rule"]) for d in denied] == [("deny", "Bash(echo:*)")]
     assert f"(the rules of its parent {lead.name})" in denied[0]["reason"]

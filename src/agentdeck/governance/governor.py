@@ -41,6 +41,8 @@ Waiting = Callable[[bool], Awaitable[None]]
 # agentdeck's own orchestration tools (the in-process ``deck`` MCP server): the
 # tree's limits govern them; a profile can still deny or ask for them by name.
 DECK_TOOLS = Rule.parse("mcp__deck", source="agentdeck")
+# How an agent with an output schema gives its result (core.output_schema).
+STRUCTURED_OUTPUT = Rule.parse("StructuredOutput", source="output schema")
 _STRICTNESS = {Decision.DENY: 2, Decision.ASK: 1, Decision.ALLOW: 0}
 MAX_ANCESTORS = 64  # far past any allowed depth: a cycle in bad data cannot loop
 MAX_REMEMBERED = 10_000  # children whose inherited profile is kept (recomputed if dropped)
@@ -126,7 +128,9 @@ class Governor:
         # ancestor judging its child's call, any agent lets the deck's tools be.
         if deck is None:
             deck = agent.source is AgentSource.AGENTDECK
-        deck_rules = (DECK_TOOLS,) if deck else ()
+        # StructuredOutput (Claude Code offers it only with a spec's output
+        # schema) records the agent's result and does nothing else.
+        deck_rules = (DECK_TOOLS, STRUCTURED_OUTPUT) if deck else ()
         if enabled is not None:
             enabled = (*enabled, *deck_rules)
         return dataclasses.replace(
