@@ -41,9 +41,10 @@ from typing import Any
 
 from agentdeck.core.agent import AgentSpec
 from agentdeck.core.agent_file import AgentFile, looks_secret, parse_agent_file
+from agentdeck.core.output_schema import resolve_schema
 from agentdeck.core.profile_ref import ACCEPTED, accepted_elsewhere
 from agentdeck.core.quoting import key_shown
-from agentdeck.errors import TemplateError
+from agentdeck.errors import TemplateError, UsageError
 
 __all__ = ["Problem", "Template", "TemplateError", "apply_template", "parse_template"]
 
@@ -71,7 +72,9 @@ BUILTIN_TOOLS = frozenset(
 _MCP_TOOL = re.compile(r"^mcp__[A-Za-z0-9_-]+?(?:__(?:[A-Za-z0-9_-]+|\*))?$")
 _AGENT_TOOL = re.compile(r"^(?:Agent|Task)\([A-Za-z0-9_, -]*\)$")
 
-AGENTDECK_KEYS = ("profile", "budget_usd", "max_turns", "workspace", "orchestrator")
+AGENTDECK_KEYS = (
+    "profile", "budget_usd", "max_turns", "workspace", "orchestrator", "output_schema",
+)  # fmt: skip
 CLAUDE_KEYS = (
     "name", "description", "tools", "disallowedTools", "model", "permissionMode", "maxTurns",
     "skills", "mcpServers", "hooks", "memory", "background", "effort", "isolation",
@@ -102,6 +105,7 @@ class Template:
     color: str | None = None
     # Claude Code's other keys (permissionMode, skills, mcpServers, hooks, …)
     claude: AgentFile = field(default_factory=AgentFile)
+    output_schema: dict[str, Any] | None = None  # its result's JSON Schema (core.output_schema)
     source: str = "<memory>"  # the file, or "built-in:<name>"
     scope: str = "built-in"  # project | user | built-in
 
@@ -120,6 +124,7 @@ class Template:
             "orchestrator": self.orchestrator,
             "color": self.color,
             "claude": self.claude.to_dict(),
+            "output_schema": self.output_schema,
             "source": self.source,
             "scope": self.scope,
         }
@@ -133,6 +138,7 @@ class Template:
             disallowed_tools=tuple(data["disallowed_tools"]),
             color=data.get("color"),
             claude=AgentFile.from_dict(data.get("claude")),
+            output_schema=data.get("output_schema"),
         )
 
 
@@ -278,6 +284,12 @@ def parse_template(
         color = None
 
     claude = parse_agent_file(data, fail)
+    output_schema = None
+    if data.get("output_schema") is not None:
+        try:
+            output_schema = resolve_schema(data["output_schema"])
+        except UsageError as exc:
+            fail("output_schema", str(exc))
     for server in claude.mcp_servers if tools else ():
         prefix = f"mcp__{server.name}"
         if not any(t == prefix or t.startswith(prefix + "__") for t in tools):
@@ -307,6 +319,7 @@ def parse_template(
         orchestrator=orchestrator,
         color=color,
         claude=claude,
+        output_schema=output_schema,
         source=source,
         scope=scope,
     )
@@ -366,6 +379,7 @@ def apply_template(template: Template, spec: AgentSpec) -> AgentSpec:
         spec,
         prompt=prompt,
         claude=template.claude,
+        output_schema=spec.output_schema or template.output_schema,
         template=template.name,
         model=spec.model or template.model,
         max_turns=spec.max_turns or template.max_turns,
