@@ -6,6 +6,7 @@ the caller, and what to call next.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from agentdeck.core.agent import Agent
@@ -47,10 +48,14 @@ def finished_line(agent: Agent) -> str:
     failed = bool(agent.extra.get("last_is_error")) or agent.state == "error"
     outcome = "ERROR" if failed else "ok"
     message = str(agent.extra.get("last_result") or agent.last_error or "(no final message)")
-    return (
+    line = (
         f"- {who(agent)}: {outcome}, state {agent.state}, {agent.turns} turns, "
         f"${agent.cost_usd:.4f}. Final message:\n{cut(message, FINAL_MESSAGE_CHARS)}"
     )
+    if not failed and "structured_result" in agent.extra:  # core.output_schema
+        data = json.dumps(agent.extra["structured_result"], ensure_ascii=False)
+        line += f"\nStructured result: {data}"
+    return line
 
 
 def running_line(agent: Agent) -> str:
