@@ -15,9 +15,11 @@ from typing import Any
 
 import anyio.to_thread
 
+from agentdeck.core import output_schema
 from agentdeck.core.agent import AgentState
 from agentdeck.core.event_scrub import scrubbed_head
-from agentdeck.core.events import Event, Notice
+from agentdeck.core.events import Event, Notice, UserMessageSent
+from agentdeck.core.output_schema import STRUCTURED_RESULT, STRUCTURED_TOLD
 from agentdeck.core.partial import PartialSink
 from agentdeck.core.redact import scrub
 from agentdeck.core.worktree import Worktree
@@ -71,6 +73,7 @@ class SessionStream(SessionExit):
             self.partials.end(self.agent.id)  # the whole message: its event shows it
         changes: dict[str, Any] = dict(mapped.changes)
         result = mapped.result
+        retry = None  # the one follow-up a result that does not match its schema gets
         if result is not None:
             self.last_result = result
             changes.update(
@@ -87,10 +90,16 @@ class SessionStream(SessionExit):
                     "last_is_error": bool(result.is_error),
                 },
             )
-            if self.keep_alive:
+            if self.agent.spec.output_schema is not None:
+                retry = self._structured(result, changes)
+            if retry is not None:
+                pass  # not the end of its run: it is told, and answers again
+            elif self.keep_alive:
                 changes["state"] = AgentState.IDLE
             else:
                 self._final = final_state_for(result)
+                if changes.get("last_error") and self._final == AgentState.DONE:
+                    self._final = AgentState.ERROR
         elif mapped.events and self.agent.state == AgentState.STARTING:
             changes["state"] = AgentState.RUNNING
         if self.sandboxing.label in ("process", "bash"):
@@ -107,7 +116,9 @@ class SessionStream(SessionExit):
             daily = (self.fleet, *self.budgets) if self.fleet else self.budgets
             if warnings := warnings_due(daily, self.agent.id, time.time()):
                 await self._commit(list(warnings))
-        if result is not None:
+        if retry is not None:
+            await self._tell(retry)
+        elif result is not None:
             await self._snapshot_turn()
             self._results.put_nowait(result)
             self.turn_over.set()
@@ -121,6 +132,37 @@ class SessionStream(SessionExit):
             and not self._background_tasks.holds_input
         ):
             await self._end_input()
+
+    def _structured(self, result: Any, changes: dict[str, Any]) -> str | None:
+        """The result judged against the spec's schema (core.output_schema): kept
+        on the row when it matches; else the follow-up it is told (once), or its
+        run fails naming what did not match."""
+        assert self.agent.spec.output_schema is not None
+        extra = changes["extra"]
+        verdict, found = output_schema.judge(
+            self.agent.spec.output_schema,
+            result.structured_output,
+            failed=bool(result.is_error),
+            told=bool(self.agent.extra.get(STRUCTURED_TOLD)),
+        )
+        extra.pop(STRUCTURED_TOLD, None)
+        if verdict == "accepted":
+            extra[STRUCTURED_RESULT] = output_schema.scrubbed(result.structured_output, scrub)
+        elif verdict == "tell":
+            extra[STRUCTURED_TOLD] = True
+            return output_schema.follow_up(found)
+        elif verdict == "fail":
+            extra.pop(STRUCTURED_RESULT, None)
+            changes["last_error"] = scrub(
+                "the structured result does not match: " + "; ".join(found)
+            )
+            extra["last_is_error"] = True
+        return None
+
+    async def _tell(self, text: str) -> None:
+        assert self._client is not None
+        await self._commit([UserMessageSent(agent_id=self.agent.id, ts=time.time(), text=text)])
+        await self._client.query(text)
 
     async def _snapshot_turn(self) -> None:
         """What the turn left uncommitted in the agent's worktree, committed on its
