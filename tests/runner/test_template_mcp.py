@@ -36,6 +36,7 @@ from agentdeck.errors import AgentProcessError, ConfigError, TemplateError
 from agentdeck.orchestration.templates import resolve
 from agentdeck.runner.mcp_servers import read_secrets_file, template_servers
 from agentdeck.runner.runner import Runner
+from agentdeck.sandbox.support import _probe_bwrap
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 
@@ -55,9 +56,10 @@ def greet(name: str) -> str:
     ok = hashlib.sha256(token.encode()).hexdigest() == {digest!r}
     with open(f"/proc/{{os.getppid()}}/cmdline", "rb") as parent:  # Claude Code's
         shown = token.encode() in parent.read()
+    home = "; home seen" if os.path.exists({home!r}) else "; home hidden"
     return f"hello {{name}}; token " + ("ok" if ok else "missing") + (
         "; on the command line" if shown else "; argv clean"
-    )
+    ) + home
 
 
 @app.tool()
@@ -105,15 +107,17 @@ def _env(name: str, value: str) -> Iterator[None]:
             os.environ[name] = old
 
 
-def _project(tmp_path: Path, secret: str) -> tuple[Path, Path, str, str]:
+def _project(
+    tmp_path: Path, secret: str, home: Path, sandbox: dict[str, Any] | None = None
+) -> tuple[Path, Path, str, str]:
     """A project with the template, the server, a profile and a scenario."""
     project = tmp_path / "project"
     agents = project / ".claude" / "agents"
     agents.mkdir(parents=True)
     marker = tmp_path / "wiped"
-    server = tmp_path / "tiny_server.py"
+    server = project / "tiny_server.py"  # in the workspace: a sandbox's /tmp is its own
     digest = hashlib.sha256(secret.encode()).hexdigest()
-    server.write_text(SERVER.format(digest=digest, marker=str(marker)))
+    server.write_text(SERVER.format(digest=digest, marker=str(marker), home=str(home)))
     (agents / "tiny-user.md").write_text(TEMPLATE.format(python=sys.executable, server=server))
     profile = tmp_path / "profile.yaml"
     profile.write_text(
@@ -123,6 +127,7 @@ def _project(tmp_path: Path, secret: str) -> tuple[Path, Path, str, str]:
                 "default": "deny",
                 "allow": ["mcp__tiny__greet"],
                 "deny": ["mcp__tiny__wipe"],
+                **({"sandbox": sandbox} if sandbox else {}),
             }
         )
     )
@@ -157,7 +162,7 @@ async def test_a_templates_server_runs_its_allowed_tool_and_the_profile_denies_a
 ) -> None:
     store, runner = deck
     secret = f"mcp-secret-{uuid.uuid4().hex}"
-    project, marker, profile, scenario = _project(tmp_path, secret)
+    project, marker, profile, scenario = _project(tmp_path, secret, settings.db_path)
     template = resolve(settings, "tiny-user", project, profile=profile)
     spec = apply_template(
         template, AgentSpec(prompt="go", scenario=scenario, profile=profile, cwd=str(project))
@@ -169,7 +174,8 @@ async def test_a_templates_server_runs_its_allowed_tool_and_the_profile_denies_a
     agent_id = session.agent.id
     events = await store.read(agent_id=agent_id, limit=100_000)
     returned = [str(e.data["output"]) for e in events if e.type == EventType.TOOL_RETURNED]
-    assert any("hello deck; token ok; argv clean" in out for out in returned), returned
+    said = "hello deck; token ok; argv clean; home seen"  # no sandbox: the user's rights
+    assert any(said in out for out in returned), returned
 
     # The denied tool never ran; the decision is audited with the profile's rule.
     assert not marker.exists()
@@ -194,6 +200,31 @@ async def test_a_templates_server_runs_its_allowed_tool_and_the_profile_denies_a
         path = settings.db_path.with_name(settings.db_path.name + suffix)
         assert not path.exists() or secret.encode() not in path.read_bytes()
     assert _home_files(settings.home, secret) == []
+
+
+@pytest.mark.cli
+@pytest.mark.skipif(not _probe_bwrap()[0], reason="bubblewrap cannot run here")
+async def test_in_a_process_sandbox_the_server_is_confined_with_its_agent(
+    deck: tuple[Store, Runner], settings: Settings, tmp_path: Path
+) -> None:
+    """A server is a child of the agent's Claude Code: the profile's process sandbox
+    holds it too (here: agentdeck's home, the database in it, out of its sight)."""
+    store, runner = deck
+    secret = f"mcp-secret-{uuid.uuid4().hex}"
+    sandbox = {"mode": "process", "required": True, "network": {"mode": "off"}}
+    project, _, profile, scenario = _project(tmp_path, secret, settings.db_path, sandbox)
+    template = resolve(settings, "tiny-user", project, profile=profile)
+    spec = apply_template(
+        template, AgentSpec(prompt="go", scenario=scenario, profile=profile, cwd=str(project))
+    )
+    with _env("TINY_SECRET", secret):
+        session = await runner.start(spec)
+        await session.wait_finished(timeout=120)
+    events = await store.read(agent_id=session.agent.id, limit=100_000)
+    returned = [str(e.data["output"]) for e in events if e.type == EventType.TOOL_RETURNED]
+    said = "hello deck; token ok; argv clean; home hidden"
+    notices = [e.data for e in events if e.type == EventType.NOTICE]
+    assert any(said in out for out in returned), (returned, notices)
 
 
 @pytest.mark.cli
