@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentdeck.core.hosts import Host, Lease
-from agentdeck.errors import NotFound, UsageError
+from agentdeck.errors import NotFound, Refused, UsageError
 from agentdeck.settings import Settings
 from agentdeck.store import Store
 from agentdeck.store.hosts import HostStore
@@ -117,10 +117,25 @@ async def test_a_host_coming_back_starts_afresh(store: Store) -> None:
     assert new.token == lease.token + 1
     await hs.stop("h1")
     assert await hs.leases() == []
-    with pytest.raises(UsageError, match="stopped"):
+    with pytest.raises(Refused, match="stopped"):
         await hs.heartbeat("h1")
-    with pytest.raises(UsageError, match="stopped"):
+    with pytest.raises(Refused, match="stopped"):
         await hs.claim("h1", [a])
+
+
+async def test_a_process_whose_host_name_was_registered_again_is_fenced(store: Store) -> None:
+    hs = HostStore(store)
+    first = await hs.register(Host("h1", capacity=2, pid=100))
+    (a, b) = await _agents(store, 2)
+    (lease,) = await hs.claim("h1", [a], epoch=first.epoch)
+    second = await hs.register(Host("h1", capacity=2, pid=200))  # paused, replaced
+    with pytest.raises(Refused, match="registered again"):
+        await hs.heartbeat("h1", {a: lease.token}, epoch=first.epoch)
+    with pytest.raises(Refused, match="registered again"):
+        await hs.claim("h1", [b], epoch=first.epoch)
+    assert not await hs.holds("h1", a, lease.token)
+    assert await hs.heartbeat("h1", {}, epoch=second.epoch) == []
+    assert [x.token for x in await hs.claim("h1", [a, b], epoch=second.epoch)] == [2, 1]
 
 
 @pytest.mark.parametrize(

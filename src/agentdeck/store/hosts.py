@@ -28,7 +28,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from agentdeck.core.hosts import Host, Lease, check_name
-from agentdeck.errors import NotFound, UsageError
+from agentdeck.errors import NotFound, Refused, UsageError
 from agentdeck.store.schema import agents, hosts, leases
 from agentdeck.store.store import Store
 
@@ -100,23 +100,29 @@ class HostStore:
         registered: Host = await self.store._write(op)
         return registered
 
-    async def heartbeat(self, name: str, holding: Mapping[str, int] | None = None) -> list[str]:
+    async def heartbeat(
+        self, name: str, holding: Mapping[str, int] | None = None, *, epoch: int | None = None
+    ) -> list[str]:
         """The host is alive: its heartbeat and every lease it still holds renewed,
         in one transaction. ``holding``: the agents the host runs, with the token of
         each; returns those of them it no longer holds (fenced), sorted; without
         ``holding``, the agents whose lease of this host expired. An expired lease
         is never renewed (a reaper marks it lost). ``NotFound`` for a
-        host that never registered, ``UsageError`` for one that stopped."""
+        host that never registered; ``Refused`` for one that stopped, or when
+        ``epoch`` (the life this process registered) is no longer the host's: the
+        name was registered again since, and this process is fenced from it all."""
         check_name(name)
         held = dict(holding or {})
 
         def op(conn: Connection) -> list[str]:
             now = db_now(conn)
-            found = conn.execute(sa.select(hosts.c.stopped_at).where(hosts.c.name == name)).first()
-            if found is None:
-                return [_UNKNOWN]
-            if found.stopped_at is not None:
-                return [_STOPPED]
+            found = conn.execute(
+                sa.select(hosts.c.stopped_at, hosts.c.epoch).where(hosts.c.name == name)
+            ).first()
+            if found is None or found.stopped_at is not None:
+                return [_UNKNOWN if found is None else _STOPPED]
+            if epoch is not None and found.epoch != epoch:
+                return [_STALE]
             conn.execute(sa.update(hosts).where(hosts.c.name == name).values(heartbeat_at=now))
             mine = leases.c.host == name
             if holding is None:  # the host does not say: its leases that expired
@@ -145,11 +151,12 @@ class HostStore:
         return result
 
     async def claim(
-        self, host: str, agent_ids: Sequence[str], *, n: int | None = None
+        self, host: str, agent_ids: Sequence[str], *, n: int | None = None, epoch: int | None = None
     ) -> list[Lease]:
         """Leases on up to ``n`` of ``agent_ids`` (in that order) that no host holds
         now, within the host's free capacity; each token is the agent's last + 1.
-        Agents the store does not know, and those another host holds, are skipped."""
+        Agents the store does not know, and those another host holds, are skipped.
+        Errors as ``heartbeat``'s."""
         check_name(host)
         if n is not None and n < 0:
             raise UsageError(f"cannot claim {n} agents")
@@ -158,10 +165,14 @@ class HostStore:
         def op(conn: Connection) -> list[Lease]:
             now = db_now(conn)
             found = conn.execute(
-                sa.select(hosts.c.capacity, hosts.c.stopped_at).where(hosts.c.name == host)
+                sa.select(hosts.c.capacity, hosts.c.stopped_at, hosts.c.epoch).where(
+                    hosts.c.name == host
+                )
             ).first()
             if found is None or found.stopped_at is not None:
                 return [_UNKNOWN if found is None else _STOPPED]  # type: ignore[list-item]
+            if epoch is not None and found.epoch != epoch:
+                return [_STALE]  # type: ignore[list-item]
             busy = conn.execute(
                 sa.select(sa.func.count()).where(leases.c.host == host, _live(now))
             ).scalar_one()
@@ -305,13 +316,20 @@ class HostStore:
 # the writer, so that the batch it rode in still commits.
 _UNKNOWN = "\x00unknown"
 _STOPPED = "\x00stopped"
+_STALE = "\x00stale"
 
 
 def _raise_for(name: str, result: Sequence[object]) -> None:
     if result == [_UNKNOWN]:
         raise NotFound("host", name, hint=_HINT + "; a host registers when it starts")
     if result == [_STOPPED]:
-        raise UsageError(f"runner host {name} stopped", hint="register it again to start it")
+        raise Refused(f"runner host {name} stopped", hint="register it again to start it")
+    if result == [_STALE]:
+        raise Refused(
+            f"runner host {name} was registered again since this process registered it: "
+            "fenced from all its agents",
+            hint="stop their processes; one process per host name",
+        )
 
 
 def _release_all(conn: Connection, name: str, now: float) -> None:
