@@ -1,0 +1,52 @@
+"""``agentdeck run --agent`` of a template with ``output_schema: status`` on the
+real CLI and the scripted model, then ``agentdeck show``: the structured result
+on the agent's row and in both of show's forms."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.deckcli import deck, deck_env
+
+pytestmark = pytest.mark.cli
+
+REPORTER = """---
+name: reporter
+description: Reports its status as a structured result.
+tools: Read
+output_schema: status
+---
+Do the task, then report its status.
+"""
+SCENARIO = str(Path(__file__).parent / "scenarios" / "structured.yaml")
+STATUS = {"status": "COMPLETE", "summary": "The scripted task is complete."}
+
+
+def test_run_a_reporter_and_show_its_structured_result(tmp_path: Path) -> None:
+    env = deck_env(tmp_path)
+    agents = tmp_path / "claude-config" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reporter.md").write_text(REPORTER)
+    done = deck(env, "run", "--agent", "reporter", "--scenario", SCENARIO, "go", "--json")
+    assert done.code == 0, done.err[-2000:]
+    agent = done.json()["agent"]
+    assert agent["state"] == "done"
+    shown = deck(env, "show", agent["id"], "--json").json()
+    assert shown["extra"]["structured_result"] == STATUS
+    human = deck(env, "show", agent["id"]).out
+    line = next(x for x in human.splitlines() if x.strip().startswith("result"))
+    assert json.loads(line.strip().removeprefix("result").strip()) == STATUS
+
+
+def test_the_scenario_without_a_schema_has_no_structured_result(tmp_path: Path) -> None:
+    env = deck_env(tmp_path)
+    done = deck(env, "run", "--scenario", SCENARIO, "--name", "plain", "go", "--json")
+    assert done.code == 0, done.err[-2000:]
+    shown = deck(env, "show", "plain", "--json").json()
+    assert "structured_result" not in shown["extra"]
+    assert not any(
+        x.strip().startswith("result") for x in deck(env, "show", "plain").out.splitlines()
+    )
