@@ -50,3 +50,33 @@ def test_the_scenario_without_a_schema_has_no_structured_result(tmp_path: Path) 
     assert not any(
         x.strip().startswith("result") for x in deck(env, "show", "plain").out.splitlines()
     )
+
+
+NEVER = """
+name: never
+turns:
+  - reply: [{text: "NO-STRUCTURE-1"}]
+  - reply: [{text: "NO-STRUCTURE-2"}]
+  - when: {user_text_contains: "does not match"}
+    reply: [{text: "NO-STRUCTURE-3"}]
+  - reply: [{text: "NO-STRUCTURE-4"}]
+  - reply: [{text: "NO-STRUCTURE-5"}]
+"""
+
+
+def test_a_run_with_no_structured_result_is_told_once_then_fails(tmp_path: Path) -> None:
+    env = deck_env(tmp_path)
+    agents = tmp_path / "claude-config" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reporter.md").write_text(REPORTER)
+    never = tmp_path / "never.yaml"
+    never.write_text(NEVER)
+    done = deck(env, "run", "--agent", "reporter", "--scenario", str(never), "go", "--json")
+    assert done.code == 1, done.err[-2000:]
+    agent = done.json()["agent"]
+    assert agent["state"] == "error"
+    assert "structured result does not match" in agent["last_error"]
+    assert "structured_result" not in agent["extra"]
+    logs = deck(env, "logs", agent["id"], "--json").out.splitlines()
+    sent = [json.loads(x)["data"]["text"] for x in logs if '"user_message_sent"' in x]
+    assert len([t for t in sent if "does not match the required output schema" in t]) == 1
