@@ -9,7 +9,6 @@ dataclass machinery would cost it more than the rest of its work.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
@@ -124,8 +123,10 @@ def agent_panel(agent: Record) -> Table:
         ("prompt", short(str(spec.get("prompt", "")), 200)),
     ]
     if spec.get("output_schema"):  # core.output_schema: its result, as JSON
+        from agentdeck import jsontext  # here: `ls` keeps its imports lean
+
         result = extra.get("structured_result")
-        shown = "-" if result is None else json.dumps(result, ensure_ascii=False)
+        shown = "-" if result is None else jsontext.dumps(result, ensure_ascii=False)
         rows.append(("result", short(shown, 2000)))
     if a.get("last_error"):
         rows.append(("error", Line(a["last_error"], style="red")))
