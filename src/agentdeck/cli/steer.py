@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from agentdeck.core.agent import Agent
     from agentdeck.core.deck import Deck
+    from agentdeck.core.events import StoredEvent
 
 # How often an in-process follower looks at the agent when its log is silent (its
 # supervisor may have died; a daemon's stream has pings of its own instead).
@@ -64,28 +65,40 @@ async def follow(
     or its process ended); the exit code: 0 when that turn succeeded."""
     watch = _Watch(answer, until_turn)
     with _ctrl_c(deck, agent_id), _spinner(as_json) as status, _live(status) as live:
+
+        def show(event: StoredEvent | PartialText) -> bool:
+            """Take one event (print it, update the spinner); False once it belongs
+            to what comes after the wait."""
+            nonlocal after
+            if isinstance(event, PartialText):
+                if live is not None:
+                    live.partial(event.to_dict())
+                return True
+            after = event.id
+            data = event.to_dict()
+            if not watch.saw(data):
+                return False
+            if not as_json and not (live is not None and live.event(data)):
+                print_event(data, as_json=False)
+            if status is not None:
+                status.update(watch.status())
+            return not watch.over
+
         while not watch.over:
             try:
                 follow = deck.follow if live is None else deck.follow_partial
                 async for batch in follow(
                     after=after, agent_id=agent_id, heartbeat=SILENCE_SECONDS
                 ):
-                    if not batch:
-                        watch.silence(await deck.get_agent(agent_id))
-                    for event in batch:
-                        if isinstance(event, PartialText):
-                            if live is not None:
-                                live.partial(event.to_dict())
-                            continue
-                        after = event.id
-                        data = event.to_dict()
-                        if not watch.saw(data):
-                            break
-                        if not as_json and not (live is not None and live.event(data)):
-                            print_event(data, as_json=False)
-                        if status is not None:
-                            status.update(watch.status())
-                    if watch.over:
+                    if not batch and watch.silence(await deck.get_agent(agent_id)):
+                        # It ended (or settled) while the feed was quiet: what it
+                        # committed before may not have reached the feed yet (another
+                        # process wrote it: the feed polls). The log has it all.
+                        while page := await deck.events(after=after, agent_id=agent_id):
+                            if not all(show(event) for event in page):
+                                break
+                        watch.over = True
+                    if not all(show(event) for event in batch) or watch.over:
                         break
                 else:
                     break  # the deck stopped (a daemon shutting down)
@@ -139,11 +152,11 @@ class _Watch:
                 self._settling = True
         return True
 
-    def silence(self, agent: Agent) -> None:
-        """Nothing new in the log: the agent as it is now may end the wait."""
+    def silence(self, agent: Agent) -> bool:
+        """Nothing new on the feed: whether the agent as it is now ends the wait
+        (it ended, or settled silently, once the log is read to its end)."""
         if not agent.state.is_live or (self._settling and agent.state.value != "running"):
-            self.over = True  # it ended before ``after``, or settled silently
-            return
+            return True
         from agentdeck.runner.steering import supervisor_gone
 
         if supervisor_gone(agent):
@@ -152,6 +165,7 @@ class _Watch:
                 "it answered the message",
                 hint=f"see `agentdeck logs {agent.id}`; `agentdeck send` to it resumes it",
             )
+        return False
 
     def status(self) -> str:
         return (
