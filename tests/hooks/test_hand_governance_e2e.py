@@ -157,6 +157,9 @@ async def ask_session(settings: Settings, tmp_path: Path, answer: str | None) ->
                 return
             [pending] = await eventually(
                 lambda: deck.approvals(states=[ApprovalState.PENDING]),
+                # Claude Code's start and first request come first: 30 s ran out once
+                # on a loaded 2-core CI machine (9 s here unloaded).
+                timeout=120,
                 what="the hook's request in the approval inbox",
             )
             await deck.answer(pending.id, answer, by="user:cli")
