@@ -157,7 +157,7 @@ class AgentSpec:
             "base": self.base,
             "owner": self.owner,
             **({"claude": self.claude.to_dict()} if self.claude else {}),
-            **({"output_schema": self.output_schema} if self.output_schema else {}),
+            "output_schema": self.output_schema,
         }
 
     @classmethod
