@@ -25,6 +25,10 @@ class Agents(DeckParts):
 
             found = resolve_template(self.settings, template, spec.project or spec.cwd)
             spec = apply_template(found, spec)
+        if spec.output_schema is not None:  # hostile input, from whoever made the spec
+            from agentdeck.core.output_schema import resolve_schema
+
+            spec = replace(spec, output_schema=resolve_schema(spec.output_schema))
         if self._embedded and spec.owner is None:
             spec = replace(spec, owner=LOCAL_OWNER)  # no daemon, no users: the machine's
         session = await self._runner.start(spec, keep_alive=keep_alive and not self._embedded)
