@@ -80,3 +80,35 @@ def test_a_run_with_no_structured_result_is_told_once_then_fails(tmp_path: Path)
     logs = deck(env, "logs", agent["id"], "--json").out.splitlines()
     sent = [json.loads(x)["data"]["text"] for x in logs if '"user_message_sent"' in x]
     assert len([t for t in sent if "does not match the required output schema" in t]) == 1
+
+
+def test_run_output_schema_names_a_builtin_or_a_file(tmp_path: Path) -> None:
+    env = deck_env(tmp_path)
+    done = deck(env, "run", "--output-schema", "status", "--scenario", SCENARIO, "go", "--json")
+    assert done.code == 0, done.err[-2000:]
+    agent = done.json()["agent"]
+    assert agent["extra"]["structured_result"] == STATUS
+    own = tmp_path / "own.json"
+    own.write_text(json.dumps({"type": "object", "required": ["status"]}))
+    done = deck(env, "run", "--output-schema", str(own), "--scenario", SCENARIO, "go", "--json")
+    assert done.code == 0, done.err[-2000:]
+    assert done.json()["agent"]["extra"]["structured_result"] == STATUS
+
+
+@pytest.mark.parametrize(
+    ("schema", "said"),
+    [
+        ({"type": "object", "$ref": "https://evil.example/s.json"}, "only point inside it"),
+        ({"type": "object", "$id": "file:///etc/"}, "may not set $id"),
+        ({"type": "object", "description": "x" * 20_000}, "larger than"),
+        ("not json {", "is not a JSON file"),
+    ],
+)
+def test_run_refuses_a_hostile_schema_file(tmp_path: Path, schema: object, said: str) -> None:
+    env = deck_env(tmp_path)
+    bad = tmp_path / "bad.json"
+    bad.write_text(schema if isinstance(schema, str) else json.dumps(schema))
+    done = deck(env, "run", "--output-schema", str(bad), "--scenario", SCENARIO, "go")
+    assert done.code == 2, done.err[-2000:]
+    assert said in done.err and "Traceback" not in done.err
+    assert deck(env, "ls", "--json").json() == []  # nothing started

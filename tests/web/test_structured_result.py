@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import httpx
 import pytest
 
 from agentdeck.core.agent import AgentState
@@ -30,3 +31,33 @@ async def test_the_agent_page_shows_the_structured_result_escaped(daemon: Runnin
     assert "<script>alert(1)</script>" not in page
     assert "\\u003cscript\\u003ealert(1)\\u003c/script\\u003e \\u0026 done" in page
     assert 'id="structured-result"' not in plain
+
+
+@pytest.mark.parametrize(
+    ("schema", "said"),
+    [
+        ({"type": "object", "$ref": "https://evil.example/s.json"}, "only point inside it"),
+        ({"type": "object", "properties": {"a": {"$ref": "file:///etc/passwd"}}}, "inside it"),
+        ({"type": "object", "description": "x" * 20_000}, "larger than"),
+        ("nosuch", "unknown output schema"),
+        ({"type": "array"}, "top level must be"),
+    ],
+)
+async def test_the_api_refuses_a_hostile_output_schema(
+    daemon: RunningDaemon, api: httpx.AsyncClient, schema: object, said: str
+) -> None:
+    r = await api.post("/api/agents", json={"prompt": "x", "output_schema": schema})
+    assert r.status_code == 422, r.text
+    message = r.json()["error"]["message"]
+    assert "output_schema" in message and said in message
+    assert await daemon.deck._store.list_agents(include_archived=True) == []
+
+
+async def test_the_api_takes_a_builtin_output_schema(
+    daemon: RunningDaemon, api: httpx.AsyncClient
+) -> None:
+    body = {"prompt": "x", "output_schema": "status", "scenario": "chat", "keep_alive": False}
+    r = await api.post("/api/agents", json=body)
+    assert r.status_code == 201, r.text
+    agent = await daemon.deck._store.get_agent(r.json()["id"])
+    assert agent is not None and agent.spec.output_schema == BUILTIN["status"]

@@ -118,6 +118,7 @@ def run_spec(
     profile: str | None,
     worktree: bool,
     base: str | None,
+    output_schema: str | None = None,
 ) -> AgentSpec:
     """What ``agentdeck run`` asks for, its paths made absolute (a daemon has its own cwd)."""
     from pathlib import Path
@@ -154,7 +155,35 @@ def run_spec(
         project=resolved_cwd or str(Path.cwd().resolve()),
         workspace="worktree" if worktree else None,
         base=base,
+        output_schema=schema_arg(output_schema) if output_schema else None,
     )
+
+
+def schema_arg(value: str) -> dict[str, Any]:
+    """``--output-schema``: a built-in's name, or a JSON file holding a schema."""
+    import json
+    from pathlib import Path
+
+    from agentdeck.core.output_schema import BUILTIN, SCHEMA_MAX_BYTES, resolve_schema
+
+    if value in BUILTIN:
+        return resolve_schema(value)
+    path = Path(value).expanduser()
+    if not path.is_file():
+        raise UsageError(
+            f"--output-schema: no file {value!r} and no built-in of that name "
+            f"(built-in: {', '.join(BUILTIN)})"
+        )
+    if path.stat().st_size > SCHEMA_MAX_BYTES:
+        raise UsageError(f"--output-schema: the file is larger than {SCHEMA_MAX_BYTES:,} bytes")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise UsageError(f"--output-schema: {path} is not a JSON file: {exc}") from None
+    try:
+        return resolve_schema(data)
+    except UsageError as exc:
+        raise UsageError(f"--output-schema: {exc}") from None
 
 
 def run(d: Daemon, spec: AgentSpec, template: str | None, as_json: bool) -> int:

@@ -54,6 +54,14 @@ def run(
             "above override its settings.",
         ),
     ] = None,
+    output_schema: Annotated[
+        str | None,
+        typer.Option(
+            "--output-schema",
+            help="The agent's final result must match this JSON Schema: `status` "
+            "(COMPLETE/PARTIAL/FAILED + summary) or a JSON file; show prints it.",
+        ),
+    ] = None,
     worktree: Annotated[
         bool,
         typer.Option(
@@ -76,6 +84,7 @@ def run(
         prompt, name=name, cwd=cwd, model=model, allow=allow, deny=deny,
         append_system_prompt=append_system_prompt, max_turns=max_turns,
         budget_usd=budget_usd, scenario=scenario, profile=profile, worktree=worktree, base=base,
+        output_schema=output_schema,
     )  # fmt: skip
     from agentdeck.cli.run_agent import run_agent
 

@@ -106,6 +106,25 @@ class AgentCreate(Body):
         min_length=1,
         description="With workspace worktree: the ref to start from (default: the current branch).",
     )
+    output_schema: dict[str, Any] | str | None = Field(
+        default=None,
+        description="The JSON Schema (an object; `$ref` only inside it) the agent's final "
+        "result must match, or `status` (COMPLETE / PARTIAL / FAILED + summary); it wins "
+        "over a template's.",
+    )
+
+    @field_validator("output_schema")
+    @classmethod
+    def _schema(cls, value: dict[str, Any] | str | None) -> dict[str, Any] | None:
+        from agentdeck.core.output_schema import resolve_schema
+        from agentdeck.errors import UsageError
+
+        if value is None:
+            return None
+        try:
+            return resolve_schema(value)
+        except UsageError as exc:
+            raise ValueError(str(exc)) from None
 
     @field_validator("prompt")
     @classmethod
@@ -131,6 +150,7 @@ class AgentCreate(Body):
             project=self.project or self.cwd,
             workspace=self.workspace,
             base=self.base,
+            output_schema=self.output_schema if isinstance(self.output_schema, dict) else None,
         )
 
 
@@ -184,6 +204,9 @@ class SpecOut(BaseModel):
     project: str | None = None
     base: str | None = None
     owner: str | None = Field(default=None, description="Who started it (usage and budgets).")
+    output_schema: dict[str, Any] | None = Field(
+        default=None, description="The JSON Schema its final result must match, if any."
+    )
 
 
 class AgentOut(BaseModel):
