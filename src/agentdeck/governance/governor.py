@@ -1,11 +1,8 @@
-"""The Governor: every tool call of an agent run by agentdeck goes through it.
-
-It asks the policy engine (the same one that answers hooks of hand-started
-sessions), applies remembered grants, turns "ask" into a persisted approval
-request and waits for an answer — from the dashboard, the CLI or the API, in
-this process or another — until the profile's timeout, when the request is
-denied. Every decision is appended to the hash-chained audit log.
-"""
+"""The Governor: every tool call of an agent run by agentdeck goes through it. It asks
+the policy engine (the one hand-started sessions' hooks ask too), applies remembered
+grants, turns "ask" into a persisted approval request waited for (the dashboard, the
+CLI or the API, in this process or another) until the profile's timeout denies it,
+and appends every decision to the hash-chained audit log."""
 
 from __future__ import annotations
 
@@ -41,7 +38,8 @@ Waiting = Callable[[bool], Awaitable[None]]
 # agentdeck's own orchestration tools (the in-process ``deck`` MCP server): the
 # tree's limits govern them; a profile can still deny or ask for them by name.
 DECK_TOOLS = Rule.parse("mcp__deck", source="agentdeck")
-# How an agent with an output schema gives its result (core.output_schema).
+# How an agent with an output schema gives its result (core.output_schema): Claude
+# Code offers it only then; it records the result and does nothing else.
 STRUCTURED_OUTPUT = Rule.parse("StructuredOutput", source="output schema")
 _STRICTNESS = {Decision.DENY: 2, Decision.ASK: 1, Decision.ALLOW: 0}
 MAX_ANCESTORS = 64  # far past any allowed depth: a cycle in bad data cannot loop
@@ -128,8 +126,6 @@ class Governor:
         # ancestor judging its child's call, any agent lets the deck's tools be.
         if deck is None:
             deck = agent.source is AgentSource.AGENTDECK
-        # StructuredOutput (Claude Code offers it only with a spec's output
-        # schema) records the agent's result and does nothing else.
         deck_rules = (DECK_TOOLS, STRUCTURED_OUTPUT) if deck else ()
         if enabled is not None:
             enabled = (*enabled, *deck_rules)
