@@ -110,7 +110,7 @@ async def test_a_server_restart_mid_run_loses_and_doubles_nothing(
         restarted = threading.Event()
         stop = asyncio.Event()
         enough = asyncio.Event()  # written again, after the restart
-        wanted = [1 << 62]
+        wanted = [30]  # some written before the restart, then 60 more after it
 
         async def writer(worker: int) -> None:
             n = 0
@@ -129,7 +129,9 @@ async def test_a_server_restart_mid_run_loses_and_doubles_nothing(
         async with asyncio.TaskGroup() as tg:
             for w in range(3):
                 tg.create_task(writer(w))
-            await asyncio.sleep(0.3)
+            await asyncio.wait_for(enough.wait(), 120)
+            enough.clear()
+            wanted[0] = 1 << 62
             before = len(written)
             thread = threading.Thread(target=restart)
             thread.start()
