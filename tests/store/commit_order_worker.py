@@ -27,7 +27,7 @@ def write(
 
         def slow_insert(conn: Any, rows: Any) -> list[int]:
             ids = writes.insert_events(conn, rows)
-            time.sleep(random.uniform(0, stall))
+            time.sleep(random.uniform(0, stall))  # the fault injected, not a wait
             return ids
 
         writer.insert_events = slow_insert  # type: ignore[assignment]

@@ -59,7 +59,7 @@ async def _follow_while_writing(url: str, *, lock: bool) -> tuple[list[int], lis
                 elif done:
                     break
                 assert time.monotonic() < deadline, "the writers did not finish in time"
-                await asyncio.sleep(0.001)
+                await asyncio.sleep(0.001)  # the follower under test polls, under a deadline
     finally:
         for p in procs:
             p.join(60)
