@@ -377,6 +377,13 @@ class Store:
         with self._read_engine.connect() as conn:
             return dialect.integrity_check(conn, metadata.sorted_tables)
 
+    async def probe_write(self) -> str:
+        """A tiny write and read through the one write path (``/readyz``): the
+        schema's revision written over itself and read back. Fails as a write would
+        (``DiskFull``, ``StoreError``)."""
+        value: str = await self._write(_touch)
+        return value
+
     # --- plumbing -------------------------------------------------------------
 
     async def _write(self, op: Callable[[Connection], Any]) -> Any:
@@ -393,6 +400,11 @@ class Store:
                 return query(conn)
         except sa.exc.SQLAlchemyError as exc:
             raise StoreError(f"reading {self.name} failed: {_reason(exc)}") from exc
+
+
+def _touch(conn: Connection) -> str:
+    conn.execute(sa.text("UPDATE alembic_version SET version_num = version_num"))
+    return str(conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar_one())
 
 
 def _find_agent(conn: Connection, ref: str) -> Agent:
