@@ -110,6 +110,11 @@ class RunnerBase:
         """What every session of this runner gets beside its own: orchestration."""
         self.extension = extension
 
+    @property
+    def stopping(self) -> bool:
+        """Whether the runner refuses new agents: it is stopping (readiness reads it)."""
+        return self._closing
+
     def live_count(self) -> int:
         return sum(1 for s in self.sessions.values() if not s.finished.is_set())
 
