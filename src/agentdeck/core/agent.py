@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 from agentdeck.core.agent_file import AgentFile
+from agentdeck.core.endpoints import ModelEndpoint
 from agentdeck.errors import NotFound, OutOfRange, UsageError
 
 MIN_PREFIX = 4  # characters of an id that may name an agent
@@ -134,6 +135,8 @@ class AgentSpec:
     claude: AgentFile = field(default_factory=AgentFile)
     # The JSON Schema its final result must match (core.output_schema), if any.
     output_schema: dict[str, Any] | None = None
+    # Its template's model endpoint (a name in endpoints.yaml, or inline): core.endpoints
+    model_endpoint: ModelEndpoint | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -158,6 +161,7 @@ class AgentSpec:
             "owner": self.owner,
             **({"claude": self.claude.to_dict()} if self.claude else {}),
             "output_schema": self.output_schema,
+            **({"model_endpoint": self.model_endpoint.to_dict()} if self.model_endpoint else {}),
         }
 
     @classmethod
@@ -184,6 +188,7 @@ class AgentSpec:
             owner=data.get("owner"),
             claude=AgentFile.from_dict(data.get("claude")),
             output_schema=data.get("output_schema") or None,
+            model_endpoint=ModelEndpoint.from_dict(data.get("model_endpoint")),
         )
 
 
