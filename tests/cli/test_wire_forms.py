@@ -19,6 +19,7 @@ def test_the_states_are_the_records_states() -> None:
     assert tuple(s.value for s in AgentState) == remote_follow.AGENT_STATES
     assert {s.value for s in AgentState if s.is_final} == remote_follow.FINAL_STATES
     assert {s.value for s in AgentState if s.is_live} == remote_follow.LIVE_STATES
+    assert {s.value for s in AgentState if not s.is_final} == remote_follow.UNFINISHED
     assert tuple(s.value for s in ApprovalState) == remote.APPROVAL_STATES
     assert tuple(s.value for s in AskState) == remote.ASK_STATES
     assert tuple(s.value for s in PENDING) == remote.MERGE_PENDING

@@ -81,7 +81,7 @@ class DeckWire:
 
     def follow(self, *, after: int, agent_id: str, partial: bool = False) -> Iterator[Record]:
         # The text being written lives in the process that runs the agent: none here.
-        if self.get_agent(agent_id)["state"] not in remote_follow.LIVE_STATES:
+        if self.get_agent(agent_id)["state"] not in remote_follow.UNFINISHED:
             while batch := self.events(after=after, agent_id=agent_id, limit=1000):
                 yield from batch
                 after = int(batch[-1]["id"])

@@ -21,11 +21,12 @@ if TYPE_CHECKING:
 # ``AgentState``'s values and its final ones (a test holds them equal: the enums'
 # module would load ``enum`` and the dataclasses).
 AGENT_STATES = (
-    "starting", "running", "awaiting_permission", "awaiting_input", "awaiting_agents",
+    "queued", "starting", "running", "awaiting_permission", "awaiting_input", "awaiting_agents",
     "idle", "done", "error", "interrupted", "killed",
 )  # fmt: skip
 FINAL_STATES = frozenset({"done", "error", "interrupted", "killed"})
-LIVE_STATES = frozenset(AGENT_STATES) - FINAL_STATES
+UNFINISHED = frozenset(AGENT_STATES) - FINAL_STATES  # live, or queued for a host
+LIVE_STATES = UNFINISHED - {"queued"}  # a process is (or should be) attached
 
 
 def print_event(event: dict[str, Any], as_json: bool) -> None:

@@ -177,7 +177,7 @@ class DaemonWire:
     def follow(self, *, after: int, agent_id: str, partial: bool = False) -> Iterator[Record]:
         # The final state is committed with its events: read after the log, a final
         # state means one more page has it all; a live one, that the stream will.
-        if self.get_agent(agent_id)["state"] not in remote_follow.LIVE_STATES:
+        if self.get_agent(agent_id)["state"] not in remote_follow.UNFINISHED:
             while batch := self.events(after=after, agent_id=agent_id, limit=EVENT_PAGE):
                 yield from batch
                 after = int(batch[-1]["id"])
@@ -260,7 +260,7 @@ class PeekWire:
                 continue
             if finished:
                 return
-            finished = self.get_agent(agent_id)["state"] not in remote_follow.LIVE_STATES
+            finished = self.get_agent(agent_id)["state"] not in remote_follow.UNFINISHED
             if not finished:
                 time.sleep(self.poll)
 

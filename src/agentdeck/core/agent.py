@@ -23,6 +23,9 @@ MAX_REF = 1_000  # characters of an id, prefix or name: longer is no agent's (no
 
 
 class AgentState(StrEnum):
+    # Waiting for a runner host that fits to claim it (a deck on PostgreSQL with
+    # runner hosts): neither live (no process yet) nor final.
+    QUEUED = "queued"
     STARTING = "starting"
     RUNNING = "running"
     AWAITING_PERMISSION = "awaiting_permission"
@@ -74,6 +77,8 @@ BUSY_STATES = frozenset(
 )
 _WAITING = (AgentState.AWAITING_PERMISSION, AgentState.AWAITING_INPUT, AgentState.AWAITING_AGENTS)
 _TRANSITIONS: dict[AgentState, frozenset[AgentState]] = {
+    # Claimed by a host (starting), or ended before any host took it.
+    AgentState.QUEUED: frozenset({AgentState.STARTING, AgentState.KILLED, AgentState.ERROR}),
     AgentState.STARTING: frozenset({AgentState.RUNNING, AgentState.IDLE, *FINAL_STATES}),
     AgentState.RUNNING: frozenset({*_WAITING, AgentState.IDLE, *FINAL_STATES}),
     # A waiting agent may wait on something else next (a worker's tool call that
@@ -88,11 +93,12 @@ _TRANSITIONS: dict[AgentState, frozenset[AgentState]] = {
         {*_WAITING, AgentState.RUNNING, AgentState.IDLE, *FINAL_STATES}
     ),
     AgentState.IDLE: frozenset({AgentState.RUNNING, *FINAL_STATES}),
-    # A finished agent comes back through resume only.
-    AgentState.DONE: frozenset({AgentState.STARTING}),
-    AgentState.ERROR: frozenset({AgentState.STARTING}),
-    AgentState.INTERRUPTED: frozenset({AgentState.STARTING}),
-    AgentState.KILLED: frozenset({AgentState.STARTING}),
+    # A finished agent comes back through resume only: started again here, or
+    # queued for a runner host to resume it (its host was lost, say).
+    AgentState.DONE: frozenset({AgentState.STARTING, AgentState.QUEUED}),
+    AgentState.ERROR: frozenset({AgentState.STARTING, AgentState.QUEUED}),
+    AgentState.INTERRUPTED: frozenset({AgentState.STARTING, AgentState.QUEUED}),
+    AgentState.KILLED: frozenset({AgentState.STARTING, AgentState.QUEUED}),
 }
 
 
@@ -137,6 +143,9 @@ class AgentSpec:
     output_schema: dict[str, Any] | None = None
     # Its template's model endpoint (a name in endpoints.yaml, or inline): core.endpoints
     model_endpoint: ModelEndpoint | None = None
+    # On a deck with runner hosts: only a host carrying every one of these labels
+    # claims it (``agentdeck runner --label``).
+    labels: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -162,6 +171,7 @@ class AgentSpec:
             **({"claude": self.claude.to_dict()} if self.claude else {}),
             "output_schema": self.output_schema,
             **({"model_endpoint": self.model_endpoint.to_dict()} if self.model_endpoint else {}),
+            **({"labels": list(self.labels)} if self.labels else {}),
         }
 
     @classmethod
@@ -189,6 +199,7 @@ class AgentSpec:
             claude=AgentFile.from_dict(data.get("claude")),
             output_schema=data.get("output_schema") or None,
             model_endpoint=ModelEndpoint.from_dict(data.get("model_endpoint")),
+            labels=tuple(str(x) for x in data.get("labels") or ()),
         )
 
 

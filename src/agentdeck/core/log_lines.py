@@ -95,6 +95,7 @@ STATE_STYLE = {
     "awaiting_permission": "bold yellow",
     "awaiting_input": "yellow",
     "awaiting_agents": "cyan",
+    "queued": "dim",
     "idle": "green",
     "done": "bold green",
     "error": "bold red",

@@ -397,3 +397,18 @@ leases = sa.Table(
     sa.Index(None, "host"),
     sa.Index(None, "expires_at"),
 )
+
+
+# Claude Code transcripts (migration 0012): a copy of an agent's session file at
+# each turn's end, by the host that runs it (``store.transcripts``), so that
+# another host can resume the agent once its host is lost. Scrubbed like the log.
+transcripts = sa.Table(
+    "transcripts",
+    metadata,
+    sa.Column("agent_id", sa.Text, primary_key=True),
+    sa.Column("session_id", sa.Text, nullable=False),
+    sa.Column("host", sa.Text, nullable=False),
+    sa.Column("data", sa.Text, nullable=False),
+    sa.Column("size", sa.BigInteger, nullable=False),
+    sa.Column("saved_at", sa.Float, nullable=False),
+)

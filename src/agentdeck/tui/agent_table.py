@@ -39,6 +39,7 @@ _STATE_STYLE = {
     "awaiting_permission": "bold magenta",
     "awaiting_input": "bold magenta",
     "awaiting_agents": "cyan",
+    "queued": "dim",
     "idle": "blue",
     "done": "dim",
     "error": "bold red",
