@@ -11,6 +11,7 @@ from agentdeck.core.roles import User
 from agentdeck.daemon.deck.agents import Agents
 from agentdeck.daemon.deck.changes import Changes
 from agentdeck.daemon.deck.events import Events
+from agentdeck.daemon.deck.health import Health
 from agentdeck.daemon.deck.inbox import Inbox
 from agentdeck.daemon.deck.knowledge import Knowledge
 from agentdeck.daemon.deck.lookups import Lookups
@@ -48,7 +49,7 @@ class Collaborators:
     usage: UsageStore
 
 
-class Deck(Agents, Inbox, Changes, Events, Knowledge, Team, Orchestration, Lookups):
+class Deck(Agents, Inbox, Changes, Events, Knowledge, Team, Orchestration, Lookups, Health):
     """What the daemon serves — store, runner, event hub — behind one API.
 
     The web layer, the CLI's embedded mode and the daemon's own start-up steer
