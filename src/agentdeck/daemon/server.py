@@ -24,6 +24,7 @@ import uvicorn
 
 from agentdeck.daemon.compose import open_deck
 from agentdeck.daemon.deck import Deck
+from agentdeck.daemon.health import LoopMonitor
 from agentdeck.daemon.home import (
     DaemonInfo,
     DaemonLock,
@@ -31,6 +32,7 @@ from agentdeck.daemon.home import (
     ensure_token,
     write_info,
 )
+from agentdeck.daemon.watchdog import Watchdog
 from agentdeck.errors import ConfigError, ShuttingDown
 from agentdeck.hooks.config import write_client_config
 from agentdeck.hooks.socket_server import HookSocketServer
@@ -136,6 +138,14 @@ async def _serve_app(
     server = _Server(config)
     stop = stop or _signal_event()
     sock = bind(settings.host, settings.port)
+    # The loop watches itself (readiness, the board); under systemd each of its
+    # wake-ups feeds the watchdog, so a hung loop is restarted (daemon.watchdog).
+    monitor = LoopMonitor()
+    watchdog = Watchdog.from_environ(os.environ)
+    if watchdog is not None:
+        monitor.on_tick(watchdog.tick)
+    monitor.start()
+    deck.watch_loop(monitor)
     task = asyncio.create_task(server.serve(sockets=[sock]), name="uvicorn")
     try:
         while not server.started:
@@ -149,6 +159,8 @@ async def _serve_app(
         )
         write_info(settings, info)
         logger.info("agentdeck daemon listening on %s", info.url)
+        if watchdog is not None:
+            watchdog.ready(f"listening on {info.url}")
         await deck.start_notifying(info.url)
         # What the caller does once the daemon listens (the demo starts its crew) runs
         # beside it: a stop asked for meanwhile cancels it, rather than waiting for it.
@@ -179,6 +191,9 @@ async def _serve_app(
                 logger.warning("stopped while getting ready: %s", outcome)
     finally:
         # Stop accepting requests and end open streams, then the caller stops agents.
+        if watchdog is not None:
+            watchdog.stopping()
+        await monitor.stop()
         mounted.close_streams()  # uvicorn waits for open responses before it stops
         server.should_exit = True
         await deck.stop_feeds()
