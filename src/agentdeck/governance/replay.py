@@ -1,0 +1,265 @@
+"""Policy what-if on history: re-decide the event log's tool calls under a
+candidate profile with the governor's own engine (``Governor.verdict``, the hook's
+``hand_verdict`` for sessions started by hand), and count what would change
+(``core.policy_replay`` rebuilds the calls and tallies them).
+
+The log is read in pages of ids up to the last id when the replay starts, so a
+log of millions of events costs bounded memory, and a live deck adds nothing
+to a replay under way. The context a decision needs and the log lacks (the
+agent's workspace, its profile, its parents, its template's tools) comes from
+the agent's row; a call whose row or workspace is gone is counted as not
+re-decided, with why.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from agentdeck.core.agent import Agent, AgentSource
+from agentdeck.core.policy import Decision, Grant, Profile, Verdict
+from agentdeck.core.policy_hand import HookGovernance, hand_verdict
+from agentdeck.core.policy_replay import (
+    MAX_PROFILE_TEXT,
+    TYPES,
+    CallLedger,
+    PolicyReplay,
+    RecordedCall,
+    ReplayTally,
+)
+from agentdeck.errors import NotFound, PolicyError, UsageError
+from agentdeck.governance.governor import Governor
+from agentdeck.governance.profiles import (
+    guarded,
+    load_profile,
+    profile_from_settings_json,
+    profile_from_yaml,
+)
+from agentdeck.settings import Settings
+from agentdeck.store.store import Store
+
+T = TypeVar("T")
+PAGE = 2000  # events per read
+KEEP = 4096  # agents (and their grants, ancestors) kept while replaying
+MAX_SINCE_SECONDS = 10 * 366 * 86400
+NO_ROW = "its agent is no longer in the deck: no workspace to judge paths in"
+NO_CWD = "its agent's row records no absolute workspace to judge paths in"
+NO_INPUT = "its input was not recorded as a JSON object"
+NO_TOOL = "the event names no tool"
+UNJUDGED = "the policy engine refused the call's input"
+LEFT_TO_CLAUDE = "left to Claude Code's own rules (a session started by hand)"
+
+
+@dataclass(frozen=True)
+class ReplayQuery:
+    """What to replay: the history's window and whose calls."""
+
+    since_seconds: float | None = None
+    agent: str | None = None
+    project: str | None = None
+
+
+def candidate_profile(name: str, text: str | None = None) -> Profile:
+    """The candidate: a built-in profile by ``name``, or a profile's ``text`` the
+    caller read (YAML, or a Claude Code settings.json when ``name`` ends so).
+    ``PolicyError`` for an unknown name or a malformed profile."""
+    if not name or "\x00" in name:
+        raise UsageError("a policy replay needs a profile: a built-in name or a file")
+    if text is None:
+        if "/" in name or name.endswith((".yaml", ".yml", ".json")):
+            # The deck reads no file for a caller: the caller sends what it holds.
+            raise PolicyError(name, "not a built-in profile; send the file's text")
+        return load_profile(name)
+    if len(text) > MAX_PROFILE_TEXT:
+        raise UsageError(f"a profile is at most {MAX_PROFILE_TEXT // 1024} KB of text")
+    if name.endswith(".json"):
+        return profile_from_settings_json(text, name)
+    return profile_from_yaml(text, name)
+
+
+class WhatIf(Governor):
+    """The governor with the candidate standing for every profile an agent or its
+    parents name; the agents' own rules, template tools and the deck's secrets as
+    the governor adds them. Grants, agents and ancestors are looked up once."""
+
+    def __init__(self, store: Store, settings: Settings, candidate: Profile) -> None:
+        super().__init__(store, settings)
+        self.candidate = guarded(candidate, settings)
+        self._grants: OrderedDict[str, list[Grant]] = OrderedDict()
+        self._lineage: OrderedDict[str, list[Agent]] = OrderedDict()
+
+    def profile_named(self, name: str | None = None) -> Profile:
+        return self.candidate
+
+    async def grants(self, agent: Agent) -> list[Grant]:
+        found = _cached(self._grants, agent.id)
+        if found is None:
+            found = _keep(self._grants, agent.id, await super().grants(agent))
+        return found
+
+    async def ancestors(self, agent: Agent) -> list[Agent]:
+        found = _cached(self._lineage, agent.id)
+        if found is None:
+            found = _keep(self._lineage, agent.id, await super().ancestors(agent))
+        return found
+
+
+def _cached(cache: OrderedDict[str, T], key: str) -> T | None:
+    found = cache.get(key)
+    if found is not None:
+        cache.move_to_end(key)
+    return found
+
+
+def _keep(cache: OrderedDict[str, T], key: str, value: T) -> T:
+    cache[key] = value
+    while len(cache) > KEEP:
+        cache.popitem(last=False)
+    return value
+
+
+class Replayer:
+    def __init__(self, store: Store, settings: Settings, candidate: Profile) -> None:
+        self.store = store
+        self.settings = settings
+        self.whatif = WhatIf(store, settings, candidate)
+        self.hook = HookGovernance(settings.hook_governance)
+        self.home = str(Path.home())
+        self._agents: OrderedDict[str, Agent | None] = OrderedDict()
+        self.tally = ReplayTally()
+
+    async def agent(self, agent_id: str) -> Agent | None:
+        if agent_id in self._agents:
+            self._agents.move_to_end(agent_id)
+            return self._agents[agent_id]
+        try:
+            found: Agent | None = await self.store.get_agent(agent_id)
+        except NotFound:
+            found = None
+        return _keep(self._agents, agent_id, found)
+
+    async def judge(self, call: RecordedCall) -> None:
+        agent = await self.agent(call.agent_id)
+        why = _unjudgeable(call, agent)
+        if why is not None or agent is None:
+            self.tally.undecided(why or NO_ROW)
+            return
+        tool_input: dict[str, Any] = call.input
+        try:
+            verdict = await self.verdict(agent, call.tool, tool_input)
+        except (PolicyError, ValueError, TypeError):
+            self.tally.undecided(UNJUDGED)
+            return
+        then = agent.spec.profile or self.settings.profile
+        self.tally.decided(
+            call, verdict.decision, verdict.rule, verdict.source, verdict.reason, then
+        )
+
+    async def verdict(self, agent: Agent, tool: str, tool_input: dict[str, Any]) -> Verdict:
+        gov = self.whatif
+        if agent.source is AgentSource.AGENTDECK:
+            return await gov.verdict(agent, tool, tool_input, await gov.grants(agent))
+        verdict = hand_verdict(
+            gov.profile_for(agent), tool, tool_input, workspace=agent.cwd, home=self.home,
+            grants=await gov.grants(agent), governance=self.hook,
+        )  # fmt: skip
+        return verdict or Verdict(Decision.ALLOW, LEFT_TO_CLAUDE, None, "claude-code")
+
+    async def in_project(self, agent_id: str, project: str) -> bool:
+        agent = await self.agent(agent_id)
+        if agent is None:
+            return False
+        inside = (agent.spec.project, agent.cwd)
+        return any(p and (p == project or p.startswith(project.rstrip("/") + "/")) for p in inside)
+
+
+def _unjudgeable(call: RecordedCall, agent: Agent | None) -> str | None:
+    if agent is None:
+        return NO_ROW
+    if not call.tool:
+        return NO_TOOL
+    if not isinstance(call.input, dict):
+        return NO_INPUT
+    if not agent.cwd or not agent.cwd.startswith("/") or "\x00" in agent.cwd:
+        return NO_CWD
+    return None
+
+
+async def first_id_since(store: Store, ts: float, last: int) -> int:
+    """The id to read after so that every event from ``ts`` on is read: a bisection
+    on ids (the log's times ascend with its ids, give or take a writer's batch;
+    the caller still drops earlier events one by one)."""
+    lo, hi = 0, last
+    while lo < hi:
+        mid = (lo + hi) // 2
+        page = await store.read(after=mid, limit=1)
+        if not page or page[0].ts >= ts:
+            hi = mid
+        else:
+            lo = mid + 1
+    return max(lo - PAGE, 0)  # a page early: times out of order near the edge are kept
+
+
+async def replay(
+    store: Store, settings: Settings, candidate: Profile, query: ReplayQuery
+) -> PolicyReplay:
+    """Re-decide the history's tool calls under ``candidate`` (see the module doc)."""
+    since = query.since_seconds
+    if since is not None and not 0 < since <= MAX_SINCE_SECONDS:
+        raise UsageError(f"a period is more than 0 and at most 10 years, not {since!r} seconds")
+    if query.agent and query.project:
+        raise UsageError("replay one agent's calls or one project's, not both")
+    agent_id = (await store.find_agent(query.agent)).id if query.agent else None
+    project = query.project.rstrip("/") or "/" if query.project else None
+    replayer = Replayer(store, settings, candidate)
+    ledger, tally = CallLedger(), replayer.tally
+    since_ts = time.time() - since if since is not None else None
+    last = await store.last_event_id()
+    cursor = await first_id_since(store, since_ts, last) if since_ts is not None else 0
+    keep: OrderedDict[str, bool] = OrderedDict()
+    while cursor < last:
+        page = await store.read(after=cursor, agent_id=agent_id, types=TYPES, limit=PAGE)
+        if not page:
+            break
+        for event in page:
+            if event.id > last:
+                break
+            if since_ts is not None and event.ts < since_ts:
+                continue
+            if project is not None:
+                inside = keep.get(event.agent_id)
+                if inside is None:
+                    inside = await replayer.in_project(event.agent_id, project)
+                    _keep(keep, event.agent_id, inside)
+                if not inside:
+                    continue
+            tally.events += 1
+            for call in ledger.feed(event):
+                await replayer.judge(call)
+        cursor = page[-1].id
+    for call in ledger.flush():
+        await replayer.judge(call)
+    notes = [
+        "paths are judged in each agent's workspace as its row holds it now, `~` as this "
+        "deck's home",
+        "remembered grants are those the governor would apply under the candidate now "
+        "(kept per template and profile), not those in force then",
+        "the decision then is the one the log recorded (a deny, an approval request); a "
+        "call with neither was allowed",
+    ]
+    if ledger.settled_early:
+        notes.append(
+            f"{ledger.settled_early} calls had no end in sight after many others and were "
+            "judged with the decision recorded so far"
+        )
+    return tally.report(
+        profile=replayer.whatif.candidate.name,
+        profile_source=replayer.whatif.candidate.source,
+        since=since_ts,
+        agent_id=agent_id,
+        project=project,
+        notes=tuple(notes),
+    )
