@@ -7,6 +7,7 @@ from typing import Any, Protocol
 
 from agentdeck.core.knowledge import MemoryRecord, PolicyCheck, ProfileSummary, TemplateCatalog
 from agentdeck.core.memory import MemoryHit
+from agentdeck.core.policy_replay import PolicyReplay
 from agentdeck.core.templates import Template
 from agentdeck.core.usage import Bucket, Budget, BudgetScope, UsageGroup, UsageReport
 
@@ -50,6 +51,25 @@ class KnowledgeOps(Protocol):
 
     async def policy_profiles(self) -> list[ProfileSummary]:
         """The built-in policy profiles, by name."""
+        ...
+
+    async def policy_replay(
+        self,
+        profile: str,
+        *,
+        profile_text: str | None = None,
+        since_seconds: float | None = None,
+        agent: str | None = None,
+        project: str | None = None,
+    ) -> PolicyReplay:
+        """Policy what-if on history: every tool call the event log recorded (of the
+        last ``since_seconds``; of one ``agent`` or one ``project``, not both)
+        re-decided under a candidate profile, the calls whose decision would change
+        grouped by the rule that decides now. The candidate: a built-in ``profile``
+        name, or ``profile_text`` (a profile's YAML, or a settings.json when
+        ``profile`` ends in ``.json``) the caller read; the deck reads no file for
+        a caller (``PolicyError``, as for a malformed or unknown profile). An
+        unknown agent is ``NotFound``; bad values a ``UsageError``."""
         ...
 
     # memory
