@@ -18,6 +18,7 @@ from agentdeck.core.knowledge import (
     search_limit,
 )
 from agentdeck.core.memory import MemoryHit
+from agentdeck.core.policy_replay import PolicyReplay
 from agentdeck.core.templates import Template
 from agentdeck.core.usage import (
     MAX_SINCE_SECONDS,
@@ -112,6 +113,21 @@ class Knowledge(DeckParts):
             return [ProfileSummary(p.name, p.default, p.description) for p in profiles]
 
         return await asyncio.to_thread(read)
+
+    async def policy_replay(
+        self,
+        profile: str,
+        *,
+        profile_text: str | None = None,
+        since_seconds: float | None = None,
+        agent: str | None = None,
+        project: str | None = None,
+    ) -> PolicyReplay:
+        from agentdeck.governance.replay import ReplayQuery, candidate_profile, replay
+
+        candidate = candidate_profile(profile, profile_text)
+        query = ReplayQuery(since_seconds, agent or None, absolute_dir(project))
+        return await replay(self._store, self.settings, candidate, query)
 
     # -- memory ----------------------------------------------------------------------
 
