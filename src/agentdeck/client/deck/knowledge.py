@@ -20,6 +20,7 @@ from agentdeck.core.knowledge import (
     search_limit,
 )
 from agentdeck.core.memory import MemoryHit
+from agentdeck.core.policy_replay import MAX_PROFILE_TEXT, PolicyReplay
 from agentdeck.core.templates import Template
 from agentdeck.core.usage import (
     MAX_SINCE_SECONDS,
@@ -78,6 +79,24 @@ class RemoteKnowledge(RemoteBase):
     async def policy_profiles(self) -> list[ProfileSummary]:
         answer = await self.http.call("GET", "/api/policy/profiles")
         return [ProfileSummary.from_dict(p) for p in field(answer, "profiles")]
+
+    async def policy_replay(
+        self,
+        profile: str,
+        *,
+        profile_text: str | None = None,
+        since_seconds: float | None = None,
+        agent: str | None = None,
+        project: str | None = None,
+    ) -> PolicyReplay:
+        if profile_text is not None and len(profile_text) > MAX_PROFILE_TEXT:
+            raise UsageError(f"a profile is at most {MAX_PROFILE_TEXT // 1024} KB of text")
+        body = {
+            "profile": profile, "profile_text": profile_text, "since_seconds": since_seconds,
+            "agent": agent, "project": project,
+        }  # fmt: skip
+        answer = await self.http.call("POST", "/api/policy/replay", json=body, timeout=600)
+        return PolicyReplay.from_dict(answer)
 
     # memory
 
