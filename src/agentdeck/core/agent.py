@@ -143,6 +143,7 @@ class AgentSpec:
     output_schema: dict[str, Any] | None = None
     # Its template's model endpoint (a name in endpoints.yaml, or inline): core.endpoints
     model_endpoint: ModelEndpoint | None = None
+    thinking: dict[str, Any] | None = None  # its template's (core.thinking), as the SDK's
     # On a deck with runner hosts: only a host carrying every one of these labels
     # claims it (``agentdeck runner --label``).
     labels: tuple[str, ...] = ()
@@ -171,6 +172,7 @@ class AgentSpec:
             **({"claude": self.claude.to_dict()} if self.claude else {}),
             "output_schema": self.output_schema,
             **({"model_endpoint": self.model_endpoint.to_dict()} if self.model_endpoint else {}),
+            **({"thinking": self.thinking} if self.thinking else {}),
             **({"labels": list(self.labels)} if self.labels else {}),
         }
 
@@ -199,6 +201,7 @@ class AgentSpec:
             claude=AgentFile.from_dict(data.get("claude")),
             output_schema=data.get("output_schema") or None,
             model_endpoint=ModelEndpoint.from_dict(data.get("model_endpoint")),
+            thinking=data.get("thinking") or None,
             labels=tuple(str(x) for x in data.get("labels") or ()),
         )
 
