@@ -154,6 +154,24 @@ class Refused(AgentdeckError):
     http_status = 409
 
 
+class Fenced(Refused):
+    """A runner host wrote for an agent whose lease it no longer holds (expired, or
+    claimed by another host since): the write is refused, nothing of it stored. The
+    host must stop that agent's process; the agent's new holder writes for it now."""
+
+    wire_fields = (("host", "host"), ("agent_id", "agent_id"))
+
+    def __init__(self, host: str, agent_id: str, token: int) -> None:
+        super().__init__(
+            f"runner host {host} no longer holds agent {agent_id}'s lease (token {token}): "
+            "its write was refused",
+            hint="stop the agent's process on this host; `agentdeck hosts` shows who holds it",
+        )
+        self.host = host
+        self.agent_id = agent_id
+        self.token = token
+
+
 class SecretNotKept(Refused):
     """What would have to be given again held a secret, which agentdeck never writes
     down: only its redacted copy is stored, so it is refused rather than sent

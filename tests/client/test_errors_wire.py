@@ -41,6 +41,7 @@ SAMPLES: dict[str, AgentdeckError] = {
         errors.WorktreeError("not a git repository: /tmp/x"),
         errors.SandboxUnavailable("bubblewrap is missing", hint="apt install bubblewrap"),
         errors.Refused("the budget of the tree is used up"),
+        errors.Fenced("h1", "a1", 3),
         errors.SecretNotKept("the first prompt held a secret"),
         errors.ShuttingDown(),
         errors.Forbidden("this needs the admin role; bob is operator"),
