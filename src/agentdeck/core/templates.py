@@ -41,9 +41,11 @@ from typing import Any
 
 from agentdeck.core.agent import AgentSpec
 from agentdeck.core.agent_file import AgentFile, looks_secret, parse_agent_file
+from agentdeck.core.endpoints import ModelEndpoint, parse_model_endpoint
 from agentdeck.core.output_schema import resolve_schema
 from agentdeck.core.profile_ref import ACCEPTED, accepted_elsewhere
 from agentdeck.core.quoting import key_shown
+from agentdeck.core.thinking import parse_thinking
 from agentdeck.errors import TemplateError, UsageError
 
 __all__ = ["Problem", "Template", "TemplateError", "apply_template", "parse_template"]
@@ -74,6 +76,7 @@ _AGENT_TOOL = re.compile(r"^(?:Agent|Task)\([A-Za-z0-9_, -]*\)$")
 
 AGENTDECK_KEYS = (
     "profile", "budget_usd", "max_turns", "workspace", "orchestrator", "output_schema",
+    "model_endpoint", "thinking",
 )  # fmt: skip
 CLAUDE_KEYS = (
     "name", "description", "tools", "disallowedTools", "model", "permissionMode", "maxTurns",
@@ -106,6 +109,8 @@ class Template:
     # Claude Code's other keys (permissionMode, skills, mcpServers, hooks, …)
     claude: AgentFile = field(default_factory=AgentFile)
     output_schema: dict[str, Any] | None = None  # its result's JSON Schema (core.output_schema)
+    model_endpoint: ModelEndpoint | None = None  # where its model is (core.endpoints)
+    thinking: dict[str, Any] | None = None  # the SDK's thinking config (core.thinking)
     source: str = "<memory>"  # the file, or "built-in:<name>"
     scope: str = "built-in"  # project | user | built-in
 
@@ -125,6 +130,8 @@ class Template:
             "color": self.color,
             "claude": self.claude.to_dict(),
             "output_schema": self.output_schema,
+            "model_endpoint": self.model_endpoint.to_dict() if self.model_endpoint else None,
+            "thinking": self.thinking,
             "source": self.source,
             "scope": self.scope,
         }
@@ -139,6 +146,8 @@ class Template:
             color=data.get("color"),
             claude=AgentFile.from_dict(data.get("claude")),
             output_schema=data.get("output_schema"),
+            model_endpoint=ModelEndpoint.from_dict(data.get("model_endpoint")),
+            thinking=data.get("thinking"),
         )
 
 
@@ -290,6 +299,8 @@ def parse_template(
             output_schema = resolve_schema(data["output_schema"])
         except UsageError as exc:
             fail("output_schema", str(exc))
+    model_endpoint = parse_model_endpoint(data.get("model_endpoint"), fail)
+    thinking = parse_thinking(data.get("thinking"), fail)
     for server in claude.mcp_servers if tools else ():
         prefix = f"mcp__{server.name}"
         if not any(t == prefix or t.startswith(prefix + "__") for t in tools):
@@ -320,6 +331,8 @@ def parse_template(
         color=color,
         claude=claude,
         output_schema=output_schema,
+        model_endpoint=model_endpoint,
+        thinking=thinking,
         source=source,
         scope=scope,
     )
@@ -380,6 +393,8 @@ def apply_template(template: Template, spec: AgentSpec) -> AgentSpec:
         prompt=prompt,
         claude=template.claude,
         output_schema=spec.output_schema or template.output_schema,
+        model_endpoint=spec.model_endpoint or template.model_endpoint,
+        thinking=spec.thinking or template.thinking,
         template=template.name,
         model=spec.model or template.model,
         max_turns=spec.max_turns or template.max_turns,
