@@ -137,6 +137,11 @@ class Settings(HomeLayout, BaseSettings):
         description="How long a runner host's lease on an agent lasts without a heartbeat: "
         "past it the host is lost and fenced. At least twice the heartbeat.",
     )  # fmt: skip
+    transcript_max_bytes: int = Field(
+        default=32 * 1024 * 1024, ge=1,
+        description="Largest Claude Code transcript a runner host keeps in the database "
+        "(for a resume on another host); a larger one is refused and not kept.",
+    )  # fmt: skip
     anthropic_base_url: str | None = Field(
         default=None,
         validation_alias=AliasChoices("AGENTDECK_ANTHROPIC_BASE_URL", "ANTHROPIC_BASE_URL"),
