@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentdeck.core.quoting import key_shown
+from agentdeck.core.subagents import Subagent, parse_subagents
 
 __all__ = ["AgentFile", "Hook", "McpServer", "looks_secret", "parse_agent_file"]
 
@@ -104,6 +105,7 @@ class AgentFile:
     hooks: tuple[Hook, ...] = ()
     initial_prompt: str | None = None
     background: bool = False
+    subagents: tuple[Subagent, ...] = ()  # agentdeck's ``subagents:`` (core.subagents)
 
     def __bool__(self) -> bool:
         return self != AgentFile()
@@ -118,6 +120,7 @@ class AgentFile:
             "hooks": [h.to_dict() for h in self.hooks],
             "initial_prompt": self.initial_prompt,
             "background": self.background,
+            "subagents": [a.to_dict() for a in self.subagents],
         }
 
     @classmethod
@@ -138,6 +141,7 @@ class AgentFile:
             ),
             initial_prompt=data.get("initial_prompt"),
             background=bool(data.get("background", False)),
+            subagents=tuple(Subagent.from_dict(a) for a in data.get("subagents") or ()),
         )
 
     def hook_settings(self) -> dict[str, Any]:
@@ -193,6 +197,7 @@ def parse_agent_file(data: Mapping[str, Any], fail: Fail) -> AgentFile:
         hooks=_hooks(data.get("hooks"), fail),
         initial_prompt=initial.strip() if isinstance(initial, str) else None,
         background=background,
+        subagents=parse_subagents(data.get("subagents"), fail, looks_secret),
     )
 
 
