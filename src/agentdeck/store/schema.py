@@ -412,3 +412,25 @@ transcripts = sa.Table(
     sa.Column("size", sa.BigInteger, nullable=False),
     sa.Column("saved_at", sa.Float, nullable=False),
 )
+
+# Memories the agents write (migration 0013): what an agent proposed with the deck's
+# ``remember`` tool (``store.memory_proposals``), pending, accepted or rejected; the
+# accepted ones are told to later agents of the same template in the same project.
+memory_proposals = sa.Table(
+    "memory_proposals",
+    metadata,
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("agent_id", sa.Text, nullable=False),
+    sa.Column("template", sa.Text, nullable=False),
+    sa.Column("project", sa.Text, nullable=False),
+    sa.Column("kind", sa.Text, nullable=False),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("state", sa.Text, nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("decided_at", sa.Float, nullable=True),
+    sa.Column("decided_by", sa.Text, nullable=True),
+    sa.Column("edited", sa.Boolean, nullable=False),
+    sa.Index(None, "state", "created_at"),
+    sa.Index(None, "agent_id", "state"),
+    sa.Index(None, "template", "project", "state"),
+)
