@@ -32,7 +32,7 @@ LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 _UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
-def _host_name(value: str) -> str:
+def host_name(value: str) -> str:
     if value.startswith("["):
         return value[1 : value.find("]")] if "]" in value else value
     return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
@@ -52,7 +52,7 @@ class SecurityMiddleware:
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        host = _host_name(headers.get("host", "")).lower()
+        host = host_name(headers.get("host", "")).lower()
         if host not in self.hosts:
             await refuse(send, 421, "misdirected request: unknown Host header")
             return
