@@ -1,0 +1,284 @@
+"""The deck looks after itself: ``/healthz`` and ``/readyz`` over real HTTP (what a
+caller without a token learns, and with one), the event loop's lag under a stall
+injected into the very loop that serves them, the store's write probe failing, and
+systemd's notify protocol spoken by a real daemon subprocess to a real datagram
+socket — its watchdog pings stop while the daemon is stopped (SIGSTOP)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import tempfile
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from agentdeck import __version__
+from agentdeck.core.health import (
+    HealthStatus,
+    LoopLag,
+    Readiness,
+    judge_disk,
+    judge_lag,
+    lag_of,
+)
+from agentdeck.daemon.compose import open_deck
+from agentdeck.daemon.health import LoopMonitor
+from agentdeck.daemon.watchdog import Watchdog, send
+from agentdeck.settings import Settings
+from tests.support.daemonproc import Daemon
+from tests.support.deckcli import deck_env
+from tests.support.fulldisk import fill, small_disk
+from tests.web.conftest import RunningDaemon, running_daemon
+
+pytestmark = pytest.mark.anyio
+
+FAST = 0.05  # the monitor's interval in the in-process tests
+
+
+# --- the pure rules ---------------------------------------------------------------------
+
+
+def test_lag_summary_and_judgement() -> None:
+    assert lag_of([]) == LoopLag(0, 0.0, 0.0, 0.0)
+    lag = lag_of([0.001] * 99 + [3.0])
+    assert (lag.samples, lag.last, lag.max) == (100, 3.0, 3.0)
+    assert lag.p99 == 0.001  # one stall in a hundred wake-ups is not the p99
+    assert judge_lag(lag).status is HealthStatus.OK
+    assert judge_lag(lag_of([0.3] * 10)).status is HealthStatus.DEGRADED
+    assert judge_lag(lag_of([2.5] * 10)).status is HealthStatus.UNHEALTHY
+    assert judge_lag(None).status is HealthStatus.OK
+    assert judge_disk(10 * 1024**3, "/h").status is HealthStatus.OK
+    assert judge_disk(1024**3, "/h").status is HealthStatus.DEGRADED
+    assert judge_disk(1024**2, "/h").status is HealthStatus.UNHEALTHY
+
+
+def test_readiness_is_its_worst_check_and_survives_the_wire() -> None:
+    checks = [judge_disk(1024**3, "/h"), judge_lag(lag_of([0.01])), judge_lag(lag_of([2.5]))]
+    ready = Readiness.of(checks, lag_of([2.5]))
+    assert ready.status is HealthStatus.UNHEALTHY
+    assert ready.reasons == [f"disk: {checks[0].detail}", f"loop: {checks[2].detail}"]
+    assert Readiness.from_dict(ready.to_dict()) == ready
+
+
+# --- the loop monitor, on a real loop --------------------------------------------------
+
+
+async def test_the_monitor_sees_a_stall_of_its_own_loop() -> None:
+    monitor = LoopMonitor(interval=FAST)
+    seen: list[float] = []
+    monitor.on_tick(seen.append)
+    monitor.start()
+    try:
+        await _ticks(seen, 3)
+        time.sleep(0.4)  # noqa: ASYNC251 - the stall: the loop blocked, as a blocking call does
+        await _ticks(seen, len(seen) + 2)
+        assert monitor.lag().max >= 0.35
+        assert monitor.lag().samples == len(seen)
+    finally:
+        await monitor.stop()
+
+
+def test_a_loop_stuck_right_now_counts_from_its_last_wake_up() -> None:
+    now = [100.0]
+    monitor = LoopMonitor(interval=0.5, clock=lambda: now[0])
+    monitor.record(0.001)
+    now[0] += 10.5  # asked from another thread while the loop is stuck for 10 s
+    assert monitor.lag().max == pytest.approx(10.0)
+    now[0] += 61  # a minute later nothing of the old samples is left but the stall
+    assert monitor.lag().samples == 1
+
+
+async def _ticks(seen: list[float], n: int) -> None:
+    async with asyncio.timeout(20):
+        while len(seen) < n:  # noqa: ASYNC110 - the monitor's ticks, under a deadline
+            await asyncio.sleep(FAST / 2)
+
+
+# --- the probes over HTTP --------------------------------------------------------------
+
+
+@pytest.fixture
+async def served(settings: Settings) -> AsyncIterator[RunningDaemon]:
+    monitor = LoopMonitor(interval=FAST)
+    async with running_daemon(settings, configure=lambda deck: deck.watch_loop(monitor)) as d:
+        monitor.start()
+        try:
+            yield d
+        finally:
+            await monitor.stop()
+
+
+async def test_healthz_says_ok_to_anyone_and_the_version_to_a_token(
+    served: RunningDaemon,
+) -> None:
+    async with served.client(token="") as anyone:
+        r = await anyone.get("/healthz")
+        assert (r.status_code, r.json()) == (200, {"status": "ok"})
+        assert (await anyone.head("/healthz")).status_code == 200
+        assert (await anyone.post("/healthz")).status_code == 405
+        foreign = await anyone.get("/healthz", headers={"Host": "evil.example"})
+        assert foreign.status_code == 421
+    async with served.client() as api:
+        r = await api.get("/healthz")
+        assert r.json() == {"status": "ok", "version": __version__}
+    async with served.client(token="not-a-token") as wrong:
+        assert (await wrong.get("/healthz")).status_code == 401
+        assert (await wrong.get("/readyz")).status_code == 401
+
+
+async def test_readyz_gives_reasons_only_to_a_token(served: RunningDaemon) -> None:
+    async with served.client(token="") as anyone:
+        r = await anyone.get("/readyz")
+        assert (r.status_code, r.json()) == (200, {"status": "ok"})
+    async with served.client() as api:
+        body = (await api.get("/readyz")).json()
+    assert body["status"] == "ok", body
+    assert body["reasons"] == []
+    assert [c["name"] for c in body["checks"]] == ["store", "runner", "loop", "disk"]
+    assert body["lag"]["samples"] >= 0
+    store = body["checks"][0]["detail"]
+    assert "written in" in store and str(served.settings.home_dir) in body["checks"][3]["detail"]
+
+
+@pytest.mark.parametrize(
+    ("stall", "status", "code"), [(0.6, "degraded", 200), (2.3, "unhealthy", 503)]
+)
+async def test_readyz_under_a_stall_of_the_serving_loop(
+    served: RunningDaemon, stall: float, status: str, code: int
+) -> None:
+    async with served.client() as api, served.client(token="") as anyone:
+        assert (await api.get("/readyz")).json()["status"] == "ok"
+        time.sleep(stall)  # noqa: ASYNC251 - the injected stall of the loop serving the probes
+        await asyncio.sleep(FAST * 3)  # the monitor wakes (late) and records it
+        r = await api.get("/readyz")
+        assert (r.status_code, r.json()["status"]) == (code, status), r.json()
+        assert any(reason.startswith("loop: lag p99") for reason in r.json()["reasons"])
+        bare = await anyone.get("/readyz")
+        assert (bare.status_code, bare.json()) == (code, {"status": status})
+        assert (await anyone.get("/healthz")).status_code == 200  # alive all the same
+
+
+async def test_a_full_disk_makes_the_store_unhealthy_until_there_is_room(
+    tmp_path: Path, settings: Settings
+) -> None:
+    def status(ready: Readiness, name: str) -> HealthStatus:
+        return next(c.status for c in ready.checks if c.name == name)
+
+    with small_disk(tmp_path / "disk", "8m") as disk:
+        on_disk = settings.model_copy(update={"home": disk / "home"})
+        deck = await open_deck(on_disk, embedded=True)
+        try:
+            first = await deck.readiness()
+            assert status(first, "store") is HealthStatus.OK, first.reasons
+            assert status(first, "disk") is HealthStatus.UNHEALTHY  # 8 MB is under 200 MB
+            filler = fill(disk)  # the fault: no room left under the home
+            deck._store_seen = None  # past the probe's few seconds of memory
+            full = await deck.readiness()
+            assert status(full, "store") is HealthStatus.UNHEALTHY, full.reasons
+            assert "takes no write" in full.reasons[0]
+            filler.unlink()
+            deck._store_seen = None
+            again = await deck.readiness()
+            assert status(again, "store") is HealthStatus.OK, again.reasons
+        finally:
+            await deck.close()
+
+
+# --- systemd's notify protocol, spoken by a real daemon ---------------------------------
+
+
+def test_watchdog_from_environ() -> None:
+    pid = str(os.getpid())
+    assert Watchdog.from_environ({}) is None
+    assert Watchdog.from_environ({"NOTIFY_SOCKET": "relative/path"}) is None
+    plain = Watchdog.from_environ({"NOTIFY_SOCKET": "/run/x"})
+    assert plain is not None and plain.every is None
+    fed = Watchdog.from_environ(
+        {"NOTIFY_SOCKET": "@x", "WATCHDOG_USEC": "30000000", "WATCHDOG_PID": pid}
+    )
+    assert fed is not None and fed.every == 15.0
+    other = Watchdog.from_environ(
+        {"NOTIFY_SOCKET": "@x", "WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "1"}
+    )
+    assert other is not None and other.every is None  # the watchdog is another process's
+
+
+def test_an_abstract_socket_gets_the_datagram() -> None:
+    name = f"agentdeck-test-{os.getpid()}"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        sock.bind("\0" + name)
+        sock.settimeout(5)
+        assert send("@" + name, "WATCHDOG=1")
+        assert sock.recv(4096) == b"WATCHDOG=1"
+    assert not send("/nonexistent/notify.sock", "READY=1")  # logged, not raised
+
+
+@pytest.fixture
+def notify_socket() -> Iterator[tuple[socket.socket, str]]:
+    """A datagram socket as systemd binds it (a short path: sun_path has 108 bytes)."""
+    where = Path(tempfile.mkdtemp(prefix="adn-", dir="/tmp"))
+    path = str(where / "notify")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(path)
+    try:
+        yield sock, path
+    finally:
+        sock.close()
+        Path(path).unlink(missing_ok=True)
+        where.rmdir()
+
+
+def _messages(sock: socket.socket, within: float) -> list[str]:
+    """Every datagram that arrives within ``within`` seconds."""
+    got: list[str] = []
+    deadline = time.monotonic() + within
+    while (left := deadline - time.monotonic()) > 0:
+        sock.settimeout(left)
+        try:
+            got.append(sock.recv(4096).decode())
+        except TimeoutError:
+            break
+    return got
+
+
+def _wait_for(sock: socket.socket, prefix: str, timeout: float = 60) -> str:
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        sock.settimeout(left)
+        try:
+            message = sock.recv(4096).decode()
+        except TimeoutError:
+            break
+        if message.startswith(prefix):
+            return message
+    raise AssertionError(f"no {prefix!r} within {timeout} s")
+
+
+async def test_a_real_daemon_notifies_systemd_and_a_stopped_one_feeds_no_watchdog(
+    tmp_path: Path, notify_socket: tuple[socket.socket, str]
+) -> None:
+    sock, path = notify_socket
+    # WatchdogSec=1s: a ping due every 0.5 s, at every wake-up of the loop monitor.
+    env = deck_env(tmp_path, NOTIFY_SOCKET=path, WATCHDOG_USEC="1000000")
+    daemon = await Daemon(env).start()
+    try:
+        assert daemon.proc is not None
+        ready = _wait_for(sock, "READY=1")
+        assert f"MAINPID={daemon.proc.pid}" in ready.split("\n")
+        _wait_for(sock, "WATCHDOG=1")
+        _wait_for(sock, "WATCHDOG=1")
+
+        daemon.proc.send_signal(signal.SIGSTOP)  # a hung daemon: its loop turns no more
+        _messages(sock, 0.3)  # a ping sent just before the stop
+        assert _messages(sock, 3.0) == []  # 3 watchdog periods: systemd would restart it
+
+        daemon.proc.send_signal(signal.SIGCONT)
+        _wait_for(sock, "WATCHDOG=1", timeout=30)  # fed again once it turns on time
+    finally:
+        daemon.stop()
+    assert any(m.startswith("STOPPING=1") for m in _messages(sock, 1.0))
