@@ -5,6 +5,7 @@ Reads need ``viewer``; steering, approving, answering and creating need
 dependency, so it sees the route a request matched (its path template) and a
 route missing from ``ROUTE_ROLES`` is refused to everyone (deny when unsure); a
 test walks the OpenAPI document and every route so none can be forgotten.
+``/healthz`` and ``/readyz`` are no routes: ``web.health`` answers them before this.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from agentdeck.core.roles import Principal, Role
 V, OP, A = Role.VIEWER, Role.OPERATOR, Role.ADMIN
 
 ROUTE_ROLES: dict[tuple[str, str], Role] = {
-    ("GET", "/healthz"): V,
     ("GET", "/api/whoami"): V,
     # agents
     ("GET", "/api/agents"): V,
@@ -48,6 +48,7 @@ ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("POST", "/api/approvals/{ref}"): OP,
     ("POST", "/api/policy/check"): V,
     ("GET", "/api/policy/profiles"): V,
+    ("POST", "/api/policy/replay"): V,  # a what-if: it reads the log, changes nothing
     # memory
     ("GET", "/api/memory/search"): V,
     ("GET", "/api/memory/stats"): V,
@@ -84,6 +85,7 @@ ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("PUT", "/api/budgets"): A,
     ("DELETE", "/api/budgets"): A,
     ("GET", "/usage"): V,
+    ("GET", "/policy"): V,
     # dashboard: pages read, forms steer
     ("GET", "/"): V,
     ("GET", "/activity"): V,

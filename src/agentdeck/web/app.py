@@ -17,6 +17,7 @@ from agentdeck.errors import AgentdeckError, to_wire
 from agentdeck.settings import Settings
 from agentdeck.web.access import authorize
 from agentdeck.web.auth import SecurityMiddleware
+from agentdeck.web.health import HealthProbes
 from agentdeck.web.schemas import COMMON_ERRORS
 
 logger = logging.getLogger(__name__)
@@ -54,6 +55,7 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
         api_memory,
         api_notify,
         api_orchestration,
+        api_policy_replay,
         api_team,
         api_usage,
         api_worktrees,
@@ -98,12 +100,9 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
         message = f"the daemon failed on this request ({type(exc).__name__}); its log has more"
         return JSONResponse(error_body(500, message), status_code=500)
 
-    @app.get("/healthz", tags=["meta"])
-    async def healthz() -> dict[str, object]:
-        return {"ok": True, "version": __version__}
-
     app.include_router(api.router, responses=COMMON_ERRORS)
     app.include_router(api_governance.router, responses=COMMON_ERRORS)
+    app.include_router(api_policy_replay.router, responses=COMMON_ERRORS)
     app.include_router(api_memory.router, responses=COMMON_ERRORS)
     app.include_router(api_orchestration.router, responses=COMMON_ERRORS)
     app.include_router(api_worktrees.router, responses=COMMON_ERRORS)
@@ -116,4 +115,6 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
     app.include_router(dashboard.router)
     hosts = [settings.host, *settings.allowed_hosts]
     app.add_middleware(SecurityMiddleware, identity=deck.identity, file_token=token, hosts=hosts)
+    # Outermost (added last): /healthz and /readyz answer before the token check.
+    app.add_middleware(HealthProbes, deck=deck, file_token=token, hosts=hosts)
     return app
