@@ -80,6 +80,11 @@ def project(tmp_path: Path) -> Path:
     (root / ".agentdeck" / "narrow.yaml").write_text(NARROW_PROFILE)
     (root / ".claude" / "agents" / "full.md").write_text(FULL)
     (root / ".claude" / "agents" / "loose.md").write_text(LOOSE)
+    for skill in ("pdf-forms", "review"):  # its skills: found where Claude Code looks
+        (root / ".claude" / "skills" / skill).mkdir(parents=True)
+        (root / ".claude" / "skills" / skill / "SKILL.md").write_text(
+            f"---\nname: {skill}\ndescription: The {skill} skill.\n---\nDo {skill}.\n"
+        )
     return root
 
 

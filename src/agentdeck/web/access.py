@@ -48,6 +48,7 @@ ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("POST", "/api/approvals/{ref}"): OP,
     ("POST", "/api/policy/check"): V,
     ("GET", "/api/policy/profiles"): V,
+    ("POST", "/api/policy/replay"): V,  # a what-if: it reads the log, changes nothing
     # memory
     ("GET", "/api/memory/search"): V,
     ("GET", "/api/memory/stats"): V,
@@ -84,6 +85,7 @@ ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("PUT", "/api/budgets"): A,
     ("DELETE", "/api/budgets"): A,
     ("GET", "/usage"): V,
+    ("GET", "/policy"): V,
     # dashboard: pages read, forms steer
     ("GET", "/"): V,
     ("GET", "/activity"): V,

@@ -55,6 +55,7 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
         api_memory,
         api_notify,
         api_orchestration,
+        api_policy_replay,
         api_team,
         api_usage,
         api_worktrees,
@@ -101,6 +102,7 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
 
     app.include_router(api.router, responses=COMMON_ERRORS)
     app.include_router(api_governance.router, responses=COMMON_ERRORS)
+    app.include_router(api_policy_replay.router, responses=COMMON_ERRORS)
     app.include_router(api_memory.router, responses=COMMON_ERRORS)
     app.include_router(api_orchestration.router, responses=COMMON_ERRORS)
     app.include_router(api_worktrees.router, responses=COMMON_ERRORS)

@@ -1,0 +1,171 @@
+"""Skills on the real Claude Code CLI with the scripted model.
+
+* a template's ``skills: [greet, agentdeck:status-report]`` — the project's skill and
+  an agentdeck built-in (a plugin folder Claude Code is given): the model is told
+  of exactly those, the scripted turn that uses ``greet`` through the Skill tool
+  gets its SKILL.md, and the script the skill names runs as the agent's Bash call;
+* a profile rule that denies the skill's script denies it (never run, audited);
+* a template's ``subagents:`` reach Claude Code as agents its Agent tool can start;
+* a skill found nowhere refuses the start, naming it; nothing runs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from agentdeck.core.agent import AgentSpec, AgentState
+from agentdeck.core.events import EventType
+from agentdeck.core.templates import apply_template
+from agentdeck.errors import AgentProcessError
+from agentdeck.orchestration.templates import resolve
+from agentdeck.runner.runner import Runner
+from agentdeck.settings import Settings
+from agentdeck.store.store import Store
+
+pytestmark = [pytest.mark.anyio]
+
+TEMPLATE = """---
+name: greeter
+description: Greets with a skill.
+skills: [greet, agentdeck:status-report]
+subagents:
+  checker:
+    description: Checks the greeting and changes nothing.
+    prompt: You check greetings.
+    tools: [Read]
+    skills: [run-tests]
+---
+Greet the user.
+"""
+SKILL = """---
+name: greet
+description: Greet the user the project's way.
+---
+GREET-SKILL-BODY: run `sh {script}` and repeat what it prints.
+"""
+
+
+def _project(tmp_path: Path, *, deny_script: bool = False) -> tuple[Path, str, str, Path]:
+    project = tmp_path / "project"
+    (project / ".claude" / "agents").mkdir(parents=True)
+    (project / ".claude" / "agents" / "greeter.md").write_text(TEMPLATE)
+    folder = project / ".claude" / "skills" / "greet"
+    (folder / "scripts").mkdir(parents=True)
+    marker = tmp_path / "greeted"
+    script = folder / "scripts" / "hi.sh"
+    script.write_text(f"echo hello-from-the-skill\ntouch {marker}\n")
+    (folder / "SKILL.md").write_text(SKILL.format(script=script))
+    rules: dict[str, Any] = {
+        "name": "skills-test",
+        "default": "deny",
+        "allow": ["Skill", "Bash(sh *)"],
+    }
+    if deny_script:
+        rules["deny"] = [f"Bash(sh {script})"]
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(yaml.safe_dump(rules))
+    turns = [
+        {"reply": [{"tool_use": {"name": "Skill", "input": {"skill": "greet"}}}]},
+        {"reply": [{"tool_use": {"name": "Bash", "input": {"command": f"sh {script}"}}}]},
+        {"reply": [{"text": "Greeted."}]},
+    ]
+    scenario = tmp_path / "script.yaml"
+    scenario.write_text(yaml.safe_dump({"name": "skills", "turns": turns}))
+    return project, str(profile), str(scenario), marker
+
+
+def _requests(runner: Runner) -> list[dict[str, Any]]:
+    return [
+        dict(r.body)
+        for model in runner.scripted_models().values()
+        for r in model.requests
+        if r.path.endswith("/messages") and isinstance(r.body, dict)
+    ]
+
+
+async def _run(
+    store: Store, runner: Runner, settings: Settings, project: Path, profile: str, scenario: str
+) -> tuple[str, list[Any]]:
+    template = resolve(settings, "greeter", project, profile=profile)
+    spec = apply_template(
+        template, AgentSpec(prompt="greet", scenario=scenario, profile=profile, cwd=str(project))
+    )
+    session = await runner.start(spec)
+    await session.wait_finished(timeout=120)
+    agent_id = session.agent.id
+    return agent_id, await store.read(agent_id=agent_id, limit=100_000)
+
+
+def _listing(request: dict[str, Any]) -> str:
+    """The skills Claude Code tells the model of (its Skill tool's listing)."""
+    sent = json.dumps(request)
+    head = "The following skills are available for use with the Skill tool:"
+    assert head in sent, sent[:2000]
+    return sent.split(head, 1)[1].split("\\n\\n", 2)[1]
+
+
+@pytest.mark.cli
+async def test_a_templates_skill_is_offered_used_and_its_script_runs(
+    deck: tuple[Store, Runner], settings: Settings, tmp_path: Path
+) -> None:
+    store, runner = deck
+    project, profile, scenario, marker = _project(tmp_path)
+    agent_id, events = await _run(store, runner, settings, project, profile, scenario)
+    agent = await store.get_agent(agent_id)
+    assert agent.state is AgentState.DONE, agent
+    first, *later = _requests(runner)
+
+    # Exactly the template's skills are listed: the project's and the built-in one
+    # (Claude Code's own, e.g. deep-research, are hidden).
+    listing = _listing(first)
+    assert "- greet: Greet the user the project's way." in listing, listing
+    assert "- agentdeck:status-report: End a worker's task" in listing, listing
+    assert listing.count("\\n- ") == 1, listing  # two entries
+    # Its subagent is one the Agent tool can start.
+    assert "- checker: Checks the greeting and changes nothing. (Tools: Read)" in json.dumps(first)
+
+    # The Skill tool launched it; the model got its SKILL.md; the script ran as a Bash call.
+    returned = [str(e.data["output"]) for e in events if e.type == EventType.TOOL_RETURNED]
+    assert returned[:2] == ["Launching skill: greet", "hello-from-the-skill"], returned
+    assert any("GREET-SKILL-BODY" in json.dumps(r["messages"]) for r in later)
+    assert marker.exists()
+    trail = [(a.tool, str(a.decision)) for a in await store.read_audit()]
+    assert ("Skill", "allow") in trail and ("Bash", "allow") in trail, trail
+    assert agent.spec.claude.skills == ("greet", "agentdeck:status-report")
+
+
+@pytest.mark.cli
+async def test_a_profile_rule_denies_the_skills_script(
+    deck: tuple[Store, Runner], settings: Settings, tmp_path: Path
+) -> None:
+    """The script is the agent's own Bash call: the profile's deny rule stops it."""
+    store, runner = deck
+    project, profile, scenario, marker = _project(tmp_path, deny_script=True)
+    _, events = await _run(store, runner, settings, project, profile, scenario)
+    assert not marker.exists()
+    resolved = [e.data for e in events if e.type == EventType.PERMISSION_RESOLVED]
+    denied = [r for r in resolved if r["decision"] == "deny"]
+    assert [r.get("rule") for r in denied] == [
+        f"Bash(sh {project}/.claude/skills/greet/scripts/hi.sh)"
+    ], resolved
+    trail = [(a.tool, str(a.decision)) for a in await store.read_audit()]
+    assert ("Skill", "allow") in trail and ("Bash", "deny") in trail, trail
+
+
+@pytest.mark.cli
+async def test_a_skill_found_nowhere_refuses_the_start(
+    deck: tuple[Store, Runner], settings: Settings, tmp_path: Path
+) -> None:
+    store, runner = deck
+    project, profile, scenario, marker = _project(tmp_path)
+    template = project / ".claude" / "agents" / "greeter.md"
+    template.write_text(TEMPLATE.replace("[greet, ", "[nope, greet, "))
+    with pytest.raises(AgentProcessError) as caught:
+        await _run(store, runner, settings, project, profile, scenario)
+    assert "skill `nope` is found nowhere" in str(caught.value)
+    assert _requests(runner) == [] and not marker.exists()  # the model was never asked
