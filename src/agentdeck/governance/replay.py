@@ -30,6 +30,7 @@ from agentdeck.core.policy_replay import (
     RecordedCall,
     ReplayTally,
 )
+from agentdeck.core.profile_ref import names_a_file
 from agentdeck.errors import NotFound, PolicyError, UsageError
 from agentdeck.governance.governor import Governor
 from agentdeck.governance.profiles import (
@@ -69,7 +70,7 @@ def candidate_profile(name: str, text: str | None = None) -> Profile:
     if not name or "\x00" in name:
         raise UsageError("a policy replay needs a profile: a built-in name or a file")
     if text is None:
-        if "/" in name or name.endswith((".yaml", ".yml", ".json")):
+        if names_a_file(name):
             # The deck reads no file for a caller: the caller sends what it holds.
             raise PolicyError(name, "not a built-in profile; send the file's text")
         return load_profile(name)
