@@ -37,6 +37,7 @@ from agentdeck.cli import (
     queue,
     run,
     sandbox,
+    skills,
     team,
     templates,
     tui,
@@ -66,6 +67,7 @@ demo_command.register(app)
 approvals.register(app)
 asks.register(app)
 templates.register(app)
+skills.register(app)
 sandbox.register(app)
 audit.register(app)
 policy.register(app)
@@ -78,6 +80,7 @@ team.register(app)
 usage.register(app)
 db.register(app)
 hosts.register(app)
+service.register(app)
 
 
 def main() -> None:
