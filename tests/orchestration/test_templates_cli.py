@@ -80,7 +80,8 @@ def test_validate_names_every_problem_on_its_own_line(tmp_path: Path, project: P
         f"{file}: colour: unknown key; did you mean color? (known: name, description, tools, "
         "disallowedTools, model, permissionMode, maxTurns, skills, mcpServers, hooks, memory, "
         "background, effort, isolation, initialPrompt, color, profile, budget_usd, max_turns, "
-        "workspace, orchestrator, output_schema, model_endpoint, thinking, subagents)",
+        "workspace, orchestrator, output_schema, model_endpoint, thinking, subagents, "
+        "memory_review)",
         f"{file}: name: not a valid name: lowercase letters, digits and "
         "single hyphens, starting with a letter, at most 64 characters",
         f"{file}: tools: unknown tool `Teleport` (Claude Code's tools, or mcp__server__tool)",

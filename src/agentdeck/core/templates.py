@@ -42,6 +42,7 @@ from typing import Any
 from agentdeck.core.agent import AgentSpec
 from agentdeck.core.agent_file import AgentFile, looks_secret, parse_agent_file
 from agentdeck.core.endpoints import ModelEndpoint, parse_model_endpoint
+from agentdeck.core.memory_proposals import parse_memory_review
 from agentdeck.core.output_schema import resolve_schema
 from agentdeck.core.profile_ref import ACCEPTED, accepted_elsewhere
 from agentdeck.core.quoting import key_shown
@@ -77,7 +78,7 @@ _AGENT_TOOL = re.compile(r"^(?:Agent|Task)\([A-Za-z0-9_, -]*\)$")
 AGENTDECK_KEYS = (
     "profile", "budget_usd", "max_turns", "workspace", "orchestrator", "output_schema",
     "model_endpoint", "thinking",
-    "subagents",
+    "subagents", "memory_review",
 )  # fmt: skip
 CLAUDE_KEYS = (
     "name", "description", "tools", "disallowedTools", "model", "permissionMode", "maxTurns",
@@ -112,6 +113,7 @@ class Template:
     output_schema: dict[str, Any] | None = None  # its result's JSON Schema (core.output_schema)
     model_endpoint: ModelEndpoint | None = None  # where its model is (core.endpoints)
     thinking: dict[str, Any] | None = None  # the SDK's thinking config (core.thinking)
+    memory_review: str | None = None  # inbox (None) | auto: core.memory_proposals
     source: str = "<memory>"  # the file, or "built-in:<name>"
     scope: str = "built-in"  # project | user | built-in
 
@@ -133,6 +135,7 @@ class Template:
             "output_schema": self.output_schema,
             "model_endpoint": self.model_endpoint.to_dict() if self.model_endpoint else None,
             "thinking": self.thinking,
+            "memory_review": self.memory_review,
             "source": self.source,
             "scope": self.scope,
         }
@@ -149,6 +152,7 @@ class Template:
             output_schema=data.get("output_schema"),
             model_endpoint=ModelEndpoint.from_dict(data.get("model_endpoint")),
             thinking=data.get("thinking"),
+            memory_review=data.get("memory_review"),
         )
 
 
@@ -302,6 +306,7 @@ def parse_template(
             fail("output_schema", str(exc))
     model_endpoint = parse_model_endpoint(data.get("model_endpoint"), fail)
     thinking = parse_thinking(data.get("thinking"), fail)
+    memory_review = parse_memory_review(data.get("memory_review"), fail)
     for server in claude.mcp_servers if tools else ():
         prefix = f"mcp__{server.name}"
         if not any(t == prefix or t.startswith(prefix + "__") for t in tools):
@@ -334,6 +339,7 @@ def parse_template(
         output_schema=output_schema,
         model_endpoint=model_endpoint,
         thinking=thinking,
+        memory_review=memory_review,
         source=source,
         scope=scope,
     )
