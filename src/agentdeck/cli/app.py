@@ -37,6 +37,7 @@ from agentdeck.cli import (
     queue,
     run,
     sandbox,
+    service,
     skills,
     team,
     templates,
