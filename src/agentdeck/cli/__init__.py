@@ -17,6 +17,11 @@ def main() -> None:
 
         sys.stdout.write(HELP)
         sys.exit(0)
+    if sys.argv[1:] in (["--version"], ["-V"]):
+        from agentdeck import __version__
+
+        sys.stdout.write(f"agentdeck {__version__}\n")
+        sys.exit(0)
     from agentdeck.cli.quick import run_quick
 
     code = run_quick(sys.argv[1:])
