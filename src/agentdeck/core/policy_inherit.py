@@ -17,11 +17,13 @@ stricter of the two.
   that allows ``Read``);
 * tools: the tools both enable, every tool either disables;
 * budgets and the approval timeout: the smaller of each (a limit beats none).
+* model endpoints: only those both allow, inline ones only if both do
+  (``core.endpoints``).
 
 ``looser(child, parent)`` names each axis where a child's own profile would
 give more than its parent's: its sandbox, network, writable places, hidden
-places, default, tools or budgets. Rules are not compared (two spellings of
-one rule cannot be told apart without running them): they are merged, and a
+places, default, tools, budgets or model endpoints. Rules are not compared (two
+spellings of one rule cannot be told apart without running them): they are merged, and a
 parent's rules also judge every call of its child. A spawn whose template
 names a looser profile is refused, so a child never runs on a promise.
 """
@@ -33,6 +35,7 @@ from dataclasses import replace
 from enum import StrEnum
 from typing import TypeVar
 
+from agentdeck.core.endpoints import policy_looser, policy_meet
 from agentdeck.core.policy_profile import Budgets, Decision, Profile
 from agentdeck.core.policy_rules import Rule
 from agentdeck.core.sandbox import NetworkMode, SandboxMode, SandboxSpec, domain_allowed
@@ -187,6 +190,7 @@ def meet(parent: Profile, child: Profile) -> Profile:
         permission_mode=child.permission_mode
         if child.permission_mode == parent.permission_mode
         else None,
+        endpoints=policy_meet(parent.endpoints, child.endpoints),
         source=child.source
         if parent.source == child.source
         else f"{child.source} under {parent.name}",
@@ -248,4 +252,4 @@ def looser(child: Profile, parent: Profile) -> list[str]:
         if limit is not None and (mine is None or mine > limit):
             shown = "unlimited" if mine is None else mine
             out.append(f"its budget {key} is {shown}, its parent's {limit}")
-    return out
+    return out + policy_looser(child.endpoints, parent.endpoints)

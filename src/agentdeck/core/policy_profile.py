@@ -17,6 +17,9 @@ Claude Code ``settings.json`` are turned into one by ``governance.profiles``)::
     sandbox: {mode: process}         # OS confinement (``core.sandbox``)
     additional_directories: []       # Claude Code's additionalDirectories, carried
     permission_mode: null            # Claude Code's defaultMode, carried
+    model_endpoint: gateway          # endpoints.yaml's: when a template names none
+    model_endpoints: [gateway]       # the only endpoints its agents may use
+    inline_endpoints: false          # a template's own base_url (core.endpoints)
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from enum import StrEnum
 from pathlib import PurePath
 from typing import Any
 
+from agentdeck.core.endpoints import PROFILE_KEYS as ENDPOINT_KEYS
+from agentdeck.core.endpoints import EndpointPolicy, endpoint_policy
 from agentdeck.core.policy_rules import Rule
 from agentdeck.core.quoting import key_shown, without_quotes
 from agentdeck.core.sandbox import SandboxSpec, sandbox_from_dict
@@ -67,6 +72,7 @@ class Profile:
     sandbox: SandboxSpec = field(default_factory=SandboxSpec)
     additional_directories: tuple[str, ...] = ()
     permission_mode: str | None = None
+    endpoints: EndpointPolicy = field(default_factory=EndpointPolicy)
     description: str = ""
     source: str = "<memory>"
 
@@ -76,6 +82,7 @@ _FLOAT_BUDGETS = ("max_usd", "max_wall_seconds", "daily_usd")
 PROFILE_KEYS = _KEYS = (
     "name", "description", "default", "allow", "ask", "deny", "enabled_tools", "disabled_tools",
     "budgets", "approval_timeout_seconds", "sandbox", "additional_directories", "permission_mode",
+    *ENDPOINT_KEYS,
 )  # fmt: skip
 
 
@@ -120,6 +127,7 @@ def profile_from_dict(
         sandbox=sandbox,
         additional_directories=v.strings(data, "additional_directories"),
         permission_mode=mode,
+        endpoints=endpoint_policy(data, lambda key, why: v.error((key,), why)),
         description=description,
         source=source,
     )
