@@ -21,13 +21,11 @@ if TYPE_CHECKING:
         HookCallback,
         HookMatcher,
         PermissionMode,
-        SdkPluginConfig,
-        SettingSource,
         SystemPromptPreset,
+        ThinkingConfig,
     )
 
     from agentdeck.core.policy_profile import Profile
-    from agentdeck.runner.skills import SkillOptions
 
 
 def resolve_cli(settings: Settings) -> Path:
@@ -124,7 +122,6 @@ def build_options(
 
         refuse_loosening(f"template {spec.template}", spec.tools, claude, profile)
     servers, server_env = _template_servers(spec, settings)
-    skills = _skills(spec, settings, cwd)
     return ClaudeAgentOptions(
         tools=builtins if spec.tools else None,
         # The template's servers (Claude Code expands their ``${NAME}`` from the
@@ -148,7 +145,13 @@ def build_options(
         settings=json.dumps(claude.hook_settings()) if claude.hooks else None,
         max_turns=spec.max_turns,
         max_budget_usd=spec.budget_usd,
-        env={**server_env, **agent_env(settings, base_url, agent_id), **(extra_env or {})},
+        env={
+            **server_env,
+            **agent_env(settings, base_url, agent_id),
+            **_endpoint_env(spec, profile, settings, scripted=base_url is not None),
+            **(extra_env or {}),
+        },
+        thinking=cast("ThinkingConfig | None", spec.thinking),
         can_use_tool=can_use_tool,
         # The policy sees every tool call first. A failing or timed-out hook must
         # block, not fail open (Claude Code's default for hooks).
@@ -165,19 +168,21 @@ def build_options(
         output_format={"type": "json_schema", "schema": spec.output_schema}
         if spec.output_schema
         else None,
-        # A template's skills: only those are listed (runner.skills).
-        skills=skills.skills,
-        plugins=cast("list[SdkPluginConfig]", skills.plugins),
-        setting_sources=cast("list[SettingSource] | None", skills.setting_sources),
-        agents=skills.agents,
     )
 
 
-def _skills(spec: AgentSpec, settings: Settings, cwd: Path) -> SkillOptions:
-    from agentdeck.runner.skills import for_agent
+def _endpoint_env(
+    spec: AgentSpec, profile: Profile | None, settings: Settings, *, scripted: bool
+) -> dict[str, str]:
+    """The model endpoint its template or profile names, and its key (runner.endpoints):
+    checked for the scripted model too, whose URL then stays."""
+    from agentdeck.runner.endpoints import endpoint_env, resolve
 
-    source = f"template {spec.template}" if spec.template else "the agent's spec"
-    return for_agent(spec.claude, settings, cwd, source=source)
+    endpoint = resolve(spec, profile, settings)
+    if endpoint is None:
+        return {}
+    env = endpoint_env(endpoint, settings, os.environ)
+    return {} if scripted else env
 
 
 def _template_servers(spec: AgentSpec, settings: Settings) -> tuple[dict[str, Any], dict[str, str]]:
