@@ -21,11 +21,14 @@ if TYPE_CHECKING:
         HookCallback,
         HookMatcher,
         PermissionMode,
+        SdkPluginConfig,
+        SettingSource,
         SystemPromptPreset,
         ThinkingConfig,
     )
 
     from agentdeck.core.policy_profile import Profile
+    from agentdeck.runner.skills import SkillOptions
 
 
 def resolve_cli(settings: Settings) -> Path:
@@ -122,6 +125,7 @@ def build_options(
 
         refuse_loosening(f"template {spec.template}", spec.tools, claude, profile)
     servers, server_env = _template_servers(spec, settings)
+    skills = _skills(spec, settings, cwd)
     return ClaudeAgentOptions(
         tools=builtins if spec.tools else None,
         # The template's servers (Claude Code expands their ``${NAME}`` from the
@@ -168,7 +172,19 @@ def build_options(
         output_format={"type": "json_schema", "schema": spec.output_schema}
         if spec.output_schema
         else None,
+        # A template's skills: only those are listed (runner.skills).
+        skills=skills.skills,
+        plugins=cast("list[SdkPluginConfig]", skills.plugins),
+        setting_sources=cast("list[SettingSource] | None", skills.setting_sources),
+        agents=skills.agents,
     )
+
+
+def _skills(spec: AgentSpec, settings: Settings, cwd: Path) -> SkillOptions:
+    from agentdeck.runner.skills import for_agent
+
+    source = f"template {spec.template}" if spec.template else "the agent's spec"
+    return for_agent(spec.claude, settings, cwd, source=source)
 
 
 def _endpoint_env(
