@@ -42,7 +42,8 @@ from agentdeck.core.events import Event, StoredEvent
 from agentdeck.core.ports import Command, Subscriber
 from agentdeck.errors import NotFound, StoreError, UsageError
 from agentdeck.settings_database import is_database_url, normalise
-from agentdeck.store import audit, dialect, opening, reads, writes
+from agentdeck.store import audit, dialect, listen, opening, reads, writes
+from agentdeck.store.cluster import ClusterParts
 from agentdeck.store.reads import StoreStats
 from agentdeck.store.rows import agent_to_row, event_to_row
 from agentdeck.store.schema import metadata
@@ -56,7 +57,7 @@ T = TypeVar("T")
 CLOSE_TIMEOUT_SECONDS = 30.0
 
 
-class Store:
+class Store(ClusterParts):
     def __init__(
         self,
         db_path: Path | None,
@@ -72,6 +73,7 @@ class Store:
         self._write_engine = write_engine
         self._read_engine = read_engine
         self._writer = writer
+        self._listener = None  # LISTEN's thread, from the first ``listen`` (PostgreSQL)
         self._closed = False
 
     # --- lifecycle ----------------------------------------------------------
@@ -122,6 +124,8 @@ class Store:
         stopped = await anyio.to_thread.run_sync(self._writer.stop, CLOSE_TIMEOUT_SECONDS)
         if not stopped:
             logger.error("store writer did not stop within %ss", CLOSE_TIMEOUT_SECONDS)
+        if not await anyio.to_thread.run_sync(self._stop_listening):
+            logger.error("store listener did not stop in time")
         self._read_engine.dispose()
         self._write_engine.dispose()
 
@@ -287,8 +291,10 @@ class Store:
     # --- commands -------------------------------------------------------------
 
     async def enqueue_command(self, agent_id: str, kind: str, payload: dict[str, Any]) -> int:
+        """Queue a steering command for the agent's process, wherever it runs (on
+        PostgreSQL a NOTIFY on ``agentdeck_commands`` with the agent id wakes it)."""
         op = functools.partial(
-            writes.enqueue_command, agent_id=agent_id, kind=kind, payload=payload, now=time.time()
+            _enqueue, agent_id=agent_id, kind=kind, payload=payload, now=time.time()
         )
         return int(await self._write(op))
 
@@ -405,6 +411,14 @@ class Store:
 def _touch(conn: Connection) -> str:
     conn.execute(sa.text("UPDATE alembic_version SET version_num = version_num"))
     return str(conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar_one())
+
+
+def _enqueue(
+    conn: Connection, agent_id: str, kind: str, payload: dict[str, Any], now: float
+) -> int:
+    command_id = writes.enqueue_command(conn, agent_id, kind, payload, now)
+    listen.send(conn, listen.COMMANDS, agent_id)
+    return command_id
 
 
 def _find_agent(conn: Connection, ref: str) -> Agent:

@@ -48,6 +48,8 @@ from agentdeck.core.ports import Subscriber
 from agentdeck.errors import AgentdeckError, DiskFull, StoreError
 from agentdeck.store import reconnect
 from agentdeck.store.dialect import BUSY_TIMEOUT_MS, is_busy_error
+from agentdeck.store.fencing import Fences
+from agentdeck.store.listen import EVENTS
 from agentdeck.store.reserve import Reserve, is_disk_full
 from agentdeck.store.rows import stored_event
 from agentdeck.store.work import Operation, WorkItem, WorkResult, describe
@@ -85,6 +87,8 @@ class Writer:
         self._lock = threading.Lock()
         self._closed = False
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.fences = Fences()  # the agents whose writes need this host's lease
+        self._notify_events = conn.dialect.name == "postgresql"  # NOTIFY at each commit
 
     def start(self) -> None:
         self._thread.start()
@@ -338,13 +342,21 @@ class Writer:
 
     def _commit(self, batch: list[WorkItem]) -> tuple[list[_Outcome], list[StoredEvent]]:
         conn = self._conn
-        rows = [row for item in batch for row in item.event_rows]
         values: list[Any] = []
+        rows: list[dict[str, Any]] = []
         ids: list[int] = []
+        refused: dict[WorkItem, AgentdeckError] = {}
         committing = False
         try:
             with conn.begin():
+                refused = dict(self.fences.refused(conn, batch))
+                if refused:
+                    _log_fenced(refused)
+                    batch = [item for item in batch if item not in refused]
+                rows = [row for item in batch for row in item.event_rows]
                 ids = insert_events(conn, rows)
+                if ids and self._notify_events:  # delivered at COMMIT, one per batch
+                    conn.exec_driver_sql(f"NOTIFY {EVENTS}, '{ids[-1]}'")
                 for item in batch:
                     for agent_row in item.agent_rows:
                         upsert_agent(conn, agent_row)
@@ -360,7 +372,7 @@ class Writer:
                 raise
             logger.warning("the connection was lost at COMMIT, which had landed")
         stored = [stored_event(i, row) for i, row in zip(ids, rows, strict=True)]
-        outcomes: list[_Outcome] = []
+        outcomes: list[_Outcome] = [(item, None, error) for item, error in refused.items()]
         start = 0
         for item, value in zip(batch, values, strict=True):
             end = start + len(item.event_rows)
@@ -414,6 +426,11 @@ def _reason(exc: BaseException) -> str:
     rendering, which carries the statement's parameters: an agent's text."""
     orig = getattr(exc, "orig", None)
     return str(orig if orig is not None else exc)
+
+
+def _log_fenced(refused: dict[WorkItem, AgentdeckError]) -> None:
+    for item, error in refused.items():
+        logger.warning("%s: not written: %s", error.message, describe([item]))
 
 
 def _set_results(group: list[_Outcome]) -> None:
