@@ -27,6 +27,7 @@ from agentdeck.web import (
     pages_diff,
     pages_memory,
     pages_merges,
+    pages_policy,
     pages_stream,
     pages_usage,
 )
@@ -44,6 +45,7 @@ router.include_router(pages_asks.router)
 router.include_router(pages_memory.router)
 router.include_router(pages_diff.router)
 router.include_router(pages_usage.router)
+router.include_router(pages_policy.router)
 
 PER_PAGE = 50
 MAX_PER_PAGE = 200
