@@ -29,7 +29,12 @@ from agentdeck.mockmodel.encoding import (
     sse_frame,
 )
 from agentdeck.mockmodel.faults import FaultPlan
-from agentdeck.mockmodel.recording import RecordedRequest, RequestLog, redact_headers
+from agentdeck.mockmodel.recording import (
+    RecordedRequest,
+    RequestLog,
+    credential_digest,
+    redact_headers,
+)
 from agentdeck.mockmodel.scenario import Fault, Scenario
 from agentdeck.mockmodel.selection import Selection, find_cwd, select
 
@@ -180,6 +185,7 @@ class MockApp:
                 body=body,
                 headers=redact_headers(request.headers),
                 time=time.time(),
+                credential=credential_digest(request.headers),
             )
         )
         self.on_record()

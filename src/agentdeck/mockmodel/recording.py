@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -16,6 +17,14 @@ def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
         k.lower(): ("<redacted>" if k.lower() in REDACTED_HEADERS else v)
         for k, v in headers.items()
     }
+
+
+def credential_digest(headers: Mapping[str, str]) -> str | None:
+    """The SHA-256 of the request's key (``x-api-key``, else the bearer token): a
+    test can tell which key came without the log holding any."""
+    lowered = {k.lower(): v for k, v in headers.items()}
+    key = lowered.get("x-api-key") or lowered.get("authorization", "").removeprefix("Bearer ")
+    return hashlib.sha256(key.encode()).hexdigest() if key else None
 
 
 @dataclass(frozen=True)
@@ -38,6 +47,7 @@ class RecordedRequest:
     body: Any
     headers: dict[str, str]
     time: float
+    credential: str | None = None  # credential_digest: which key, never the key
 
     @property
     def stream(self) -> bool | None:
