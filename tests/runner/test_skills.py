@@ -169,3 +169,52 @@ async def test_a_skill_found_nowhere_refuses_the_start(
         await _run(store, runner, settings, project, profile, scenario)
     assert "skill `nope` is found nowhere" in str(caught.value)
     assert _requests(runner) == [] and not marker.exists()  # the model was never asked
+
+
+@pytest.mark.cli
+async def test_claude_codes_initialize_answer_and_init_message_list_them(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """The options alone, on the real CLI: its ``initialize`` answer has the skills
+    as commands (the built-in under ``agentdeck:``), its init message lists them and
+    the template's subagent among its agents. (Claude Code's init lists every skill
+    it found; the SDK's ``skills`` filters what the model is told: the first test.)"""
+    from claude_agent_sdk import ClaudeSDKClient
+    from claude_agent_sdk.types import SystemMessage
+
+    from agentdeck.core.agent_file import AgentFile
+    from agentdeck.core.subagents import Subagent
+    from agentdeck.runner.options import build_options
+    from tests.support.mockmodel import running_mock
+
+    project, _, scenario, _ = _project(tmp_path)
+    claude = AgentFile(
+        skills=("greet", "status-report"), subagents=(Subagent("checker", "Checks.", "Check."),)
+    )
+    async with running_mock(scenario) as mm:
+        options = build_options(
+            AgentSpec(prompt="x", claude=claude),
+            settings=settings,
+            cwd=project,
+            can_use_tool=None,
+            stderr=None,
+            base_url=mm.url_for("skills"),
+        )
+        client = ClaudeSDKClient(options)
+        await client.connect()
+        try:
+            info = await client.get_server_info()
+            await client.query("hi")
+            init = None
+            async for message in client.receive_response():
+                if isinstance(message, SystemMessage) and message.subtype == "init":
+                    init = message.data
+        finally:
+            await client.disconnect()
+    assert info is not None
+    commands = {c["name"] for c in info["commands"]}
+    assert {"greet", "agentdeck:status-report"} <= commands, commands
+    assert init is not None
+    assert {"greet", "agentdeck:status-report"} <= set(init["skills"]), init["skills"]
+    assert "checker" in init["agents"], init["agents"]
+    assert any(p["name"] == "agentdeck" for p in init["plugins"]), init["plugins"]

@@ -11,7 +11,10 @@ are read by the agent as its base directory: none may lead out of it).
 (the names Claude Code lists and its ``Skill`` tool accepts, all others hidden),
 the built-ins' plugin folder when one is used (Claude Code 2.1 loads a
 ``--plugin-dir`` without a manifest and names its skills ``FOLDER:NAME``, tried),
-and every setting source (the SDK would otherwise drop ``local``).
+and every setting source (the SDK would otherwise drop ``local``). Claude Code's
+init message and ``initialize`` answer still list every skill it found; the
+``skills`` option filters what the model is told and what its Skill tool takes
+(tests/runner/test_skills.py checks both on the real CLI).
 What a skill's scripts do is the agent's Bash calls: the policy and the sandbox
 decide them like any other.
 """
