@@ -19,6 +19,32 @@ class HostSettings(BaseSettings):
         description="How long a runner host's lease on an agent lasts without a heartbeat: "
         "past it the host is lost and fenced. At least twice the heartbeat.",
     )  # fmt: skip
+    runner_name: str | None = Field(
+        default=None,
+        description="This runner host's name in the deck (`agentdeck hosts`); default: the "
+        "machine's hostname. One process per name: a second one fences the first.",
+    )
+    runner_capacity: int | None = Field(
+        default=None, ge=0, le=10_000,
+        description="Agents this runner host runs at once; default: AGENTDECK_MAX_LIVE_AGENTS. "
+        "0 claims nothing (a draining host).",
+    )  # fmt: skip
+    runner_labels: list[str] = Field(
+        default_factory=list,
+        description="This runner host's labels (JSON list); an agent asking for labels "
+        "(`run --label`) runs only on a host carrying all of them.",
+    )
+    runner_project_roots: list[str] = Field(
+        default_factory=list,
+        description="Directories (JSON list of absolute paths) this runner host reaches: it "
+        "claims agents whose working directory or repository is under one of them. Empty: "
+        "only agents in a workspace of their own; `agentdeck up` takes `/` then.",
+    )
+    runner_poll_seconds: float = Field(
+        default=1.0, gt=0, le=60, allow_inf_nan=False,
+        description="How often a runner host looks for queued agents and steering commands "
+        "when no PostgreSQL NOTIFY woke it sooner.",
+    )  # fmt: skip
     transcript_max_bytes: int = Field(
         default=32 * 1024 * 1024, ge=1,
         description="Largest Claude Code transcript a runner host keeps in the database "
