@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from agentdeck.core.policy_profile import Profile
     from agentdeck.settings import Settings
 
-__all__ = ["endpoint_env", "endpoints_file", "load_endpoints", "resolve"]
+__all__ = ["endpoint_env", "endpoints_file", "load_endpoints", "model_url", "resolve"]
 
 FILE_NAME = "endpoints.yaml"
 MAX_FILE = 64 * 1024
@@ -112,3 +112,9 @@ def endpoint_env(
         "ANTHROPIC_API_KEY": key,
         **dict.fromkeys(WITHHELD, ""),
     }
+
+
+def model_url(spec: AgentSpec, profile: Profile | None, settings: Settings) -> str | None:
+    """The URL ``spec``'s model endpoint names, if any: what its sandbox lets through."""
+    endpoint = resolve(spec, profile, settings)
+    return endpoint.base_url if endpoint is not None else None

@@ -28,7 +28,7 @@ from agentdeck.core.events import ErrorOccurred, Notice
 from agentdeck.core.sandbox import SandboxSpec
 from agentdeck.core.worktree import Worktree
 from agentdeck.errors import AgentProcessError, SandboxUnavailable
-from agentdeck.runner import procs, sandboxing, sdk_private
+from agentdeck.runner import endpoints, procs, sandboxing, sdk_private
 from agentdeck.runner.options import build_options
 from agentdeck.runner.session_state import (
     ABORT_GRACE_SECONDS,
@@ -84,7 +84,8 @@ class AgentSession(SessionSteering):
         try:
             self._go_on()
             tree = await extension.budget(self.agent) if extension else None
-            sandbox = self.governor.profile_for(self.agent).sandbox
+            profile = self.governor.profile_for(self.agent)
+            sandbox = profile.sandbox
             worktree = Worktree.from_extra(self.agent.extra)
             if worktree is not None and sandbox.enabled:
                 sandbox = sandbox.with_git_dir(
@@ -94,7 +95,9 @@ class AgentSession(SessionSteering):
                 sandbox,
                 workspace=Path(self.agent.cwd),
                 settings=self.settings,
-                endpoint=self._base_url or self.settings.anthropic_base_url,
+                endpoint=self._base_url
+                or endpoints.model_url(self.agent.spec, profile, self.settings)
+                or self.settings.anthropic_base_url,
                 on_blocked=self._network_blocked,
             )
             await self._commit(
