@@ -1,0 +1,179 @@
+"""Model endpoints on the real Claude Code CLI: two scripted models, one per endpoint.
+
+* two agents run at once, one on the endpoint its template names and one on the
+  endpoint its profile names: each model sees only its own agent's requests, with
+  the key its endpoint names (the model records which key came as a digest);
+* the keys are in no table, no byte of the database, no file of the home;
+* an endpoint whose key's variable is set nowhere refuses the agent, naming the
+  variable; nothing reaches the model;
+* a template's thinking reaches Claude Code's command line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from agentdeck.core.agent import AgentSpec
+from agentdeck.core.endpoints import ModelEndpoint
+from agentdeck.core.events import EventType
+from agentdeck.errors import AgentProcessError
+from agentdeck.mockmodel import MockModel, load_scenario
+from agentdeck.runner.options import build_options
+from agentdeck.runner.runner import Runner
+from agentdeck.runner.sdk_private import spawn_command
+from agentdeck.settings import Settings
+from agentdeck.store.store import Store
+
+pytestmark = [pytest.mark.anyio]
+
+
+@contextlib.contextmanager
+def _env(**values: str) -> Iterator[None]:
+    old = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in old.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _model(tmp_path: Path, name: str) -> MockModel:
+    path = tmp_path / f"{name}.yaml"
+    turns = [{"reply": [{"text": f"answer from {name}"}]}]
+    path.write_text(yaml.safe_dump({"name": name, "turns": turns}))
+    return MockModel([load_scenario(path)])
+
+
+def _digest(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _tables(db: Path) -> str:
+    texts: list[str] = []
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        for table in names:
+            for row in conn.execute(f'SELECT * FROM "{table}"'):
+                texts.extend(str(v) for v in row if v is not None)
+    return "\n".join(texts)
+
+
+def _home_files_with(home: Path, secret: str) -> list[str]:
+    return [str(p) for p in home.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
+
+
+def _texts(model: MockModel) -> list[str]:
+    return [str(r.body) for r in model.requests if r.path.endswith("/v1/messages")]
+
+
+@pytest.mark.cli
+async def test_two_agents_on_two_endpoints_at_once(
+    deck: tuple[Store, Runner], settings: Settings, tmp_path: Path
+) -> None:
+    store, runner = deck
+    alpha_key, beta_key = (f"sk-{n}-{uuid.uuid4().hex}" for n in ("alpha", "beta"))
+    async with _model(tmp_path, "alpha") as alpha, _model(tmp_path, "beta") as beta:
+        (settings.home / "endpoints.yaml").write_text(
+            yaml.safe_dump(
+                {
+                    "alpha": {"base_url": alpha.url_for("alpha"), "api_key_env": "K1_ALPHA_KEY"},
+                    "beta": {"base_url": beta.url_for("beta"), "api_key_env": "K1_BETA_KEY"},
+                }
+            )
+        )
+        # One names its endpoint (as its template would); the other gets its
+        # profile's, having none of its own.
+        profile = tmp_path / "on-beta.yaml"
+        profile.write_text(yaml.safe_dump({"name": "on-beta", "model_endpoint": "beta"}))
+        by_template = AgentSpec(
+            prompt="task-for-alpha", template="t", model_endpoint=ModelEndpoint("alpha")
+        )
+        by_profile = AgentSpec(prompt="task-for-beta", profile=str(profile))
+        with _env(K1_ALPHA_KEY=alpha_key, K1_BETA_KEY=beta_key):
+            sessions = await asyncio.gather(runner.start(by_template), runner.start(by_profile))
+            await asyncio.gather(*(s.wait_finished(timeout=120) for s in sessions))
+        a_texts, b_texts = _texts(alpha), _texts(beta)
+        assert a_texts and b_texts
+        assert all("task-for-alpha" in t and "task-for-beta" not in t for t in a_texts)
+        assert all("task-for-beta" in t and "task-for-alpha" not in t for t in b_texts)
+        # Every key that came is its endpoint's (Claude Code's HEAD /api/hello
+        # carries none); every request for the model carries it.
+        for model, key in ((alpha, alpha_key), (beta, beta_key)):
+            assert {r.credential for r in model.requests if r.credential} == {_digest(key)}
+            assert all(r.credential for r in model.requests if r.path.endswith("/v1/messages"))
+
+    for session, said in zip(sessions, ("answer from alpha", "answer from beta"), strict=True):
+        agent = await store.get_agent(session.agent.id)
+        assert agent.last_error is None, agent.last_error
+        events = await store.read(agent_id=agent.id, limit=10_000)
+        texts = [str(e.data) for e in events if e.type == EventType.ASSISTANT_TEXT]
+        assert any(said in t for t in texts), texts
+    # The spec keeps the endpoint's name, never its key.
+    stored = await store.get_agent(sessions[0].agent.id)
+    assert stored.spec.model_endpoint == ModelEndpoint("alpha")
+    for key in (alpha_key, beta_key):
+        assert key not in _tables(settings.db_path)
+        for suffix in ("", "-wal", "-shm"):
+            path = settings.db_path.with_name(settings.db_path.name + suffix)
+            assert not path.exists() or key.encode() not in path.read_bytes()
+        assert _home_files_with(settings.home, key) == []
+
+
+@pytest.mark.cli
+async def test_a_key_set_nowhere_refuses_the_agent_naming_the_variable(
+    deck: tuple[Store, Runner], settings: Settings, tmp_path: Path
+) -> None:
+    store, runner = deck
+    async with _model(tmp_path, "alpha") as alpha:
+        (settings.home / "endpoints.yaml").write_text(
+            yaml.safe_dump(
+                {"alpha": {"base_url": alpha.url_for("alpha"), "api_key_env": "K1_UNSET_KEY"}}
+            )
+        )
+        os.environ.pop("K1_UNSET_KEY", None)
+        spec = AgentSpec(prompt="go", template="t", model_endpoint=ModelEndpoint("alpha"))
+        said = "model endpoint alpha .* needs its key in K1_UNSET_KEY, which is set nowhere"
+        with pytest.raises(AgentProcessError, match=said):
+            await runner.start(spec)
+        assert alpha.requests == []
+    (agent,) = await store.list_agents()
+    assert agent.last_error is not None and "K1_UNSET_KEY" in agent.last_error
+
+
+async def test_a_name_endpoints_yaml_lacks_refuses_the_agent(
+    deck: tuple[Store, Runner], settings: Settings
+) -> None:
+    store, runner = deck
+    spec = AgentSpec(prompt="go", template="t", model_endpoint=ModelEndpoint("nowhere"))
+    with pytest.raises(AgentProcessError, match="template t: no model endpoint named nowhere"):
+        await runner.start(spec)
+    (agent,) = await store.list_agents()
+    assert agent.last_error is not None and "nowhere" in agent.last_error
+
+
+def test_a_templates_thinking_reaches_claude_code(settings: Settings, tmp_path: Path) -> None:
+    for thinking, args in (
+        ({"type": "adaptive"}, ["--thinking", "adaptive"]),
+        ({"type": "enabled", "budget_tokens": 4096}, ["--max-thinking-tokens", "4096"]),
+    ):
+        spec = AgentSpec(prompt="go", thinking=thinking)
+        options = build_options(
+            spec, settings=settings, cwd=tmp_path, can_use_tool=None, stderr=None
+        )
+        command = spawn_command(options)
+        at = command.index(args[0])
+        assert command[at : at + 2] == args
