@@ -4,8 +4,11 @@ The store calls us from its writer thread after each commit. One pump task
 delivers events strictly in id order: when a batch continues where the last one
 ended, it is passed on as it is; when there is a gap (another process wrote to
 the same database, or a batch was rolled back), the gap is read back from the
-store first. A periodic poll catches writes by other processes when we write
-nothing ourselves.
+store first. Writes by other processes (another API node, a runner host) wake the
+pump at once on PostgreSQL: every committed batch NOTIFYs ``agentdeck_events`` with
+its last id (``store.listen``), and an id past what we delivered triggers a read.
+A periodic poll (``poll_seconds``) stays as the fallback, and is the only way on
+SQLite.
 
 Each subscriber has a bounded queue. One that falls behind is dropped — with the
 id it had reached, so it can resume from the log (``Last-Event-ID``) — instead of
@@ -31,6 +34,7 @@ from agentdeck.core.events import StoredEvent
 from agentdeck.core.partial import PartialText
 from agentdeck.core.ports import SubscriptionDropped as SubscriptionDropped  # re-exported
 from agentdeck.daemon.partials import PartialCoalescer
+from agentdeck.store.listen import EVENTS
 from agentdeck.store.store import Store
 
 logger = logging.getLogger(__name__)
@@ -108,6 +112,7 @@ class EventHub:
         self.max_batches = max_batches
         self.poll_seconds = poll_seconds
         self.position = 0  # the last event id delivered to subscribers
+        self.notified = 0  # the largest event id another process told us of (NOTIFY)
         self._subscribers: set[Subscription] = set()
         self._inbox: list[StoredEvent] = []
         self._wake = asyncio.Event()
@@ -135,6 +140,7 @@ class EventHub:
         self._loop = asyncio.get_running_loop()
         self.position = await self.store.last_event_id()
         self._unsubscribe = self.store.subscribe(self._on_commit)
+        self.store.listen(EVENTS, self._on_notify)
         self._task = asyncio.create_task(self._pump(), name="event-hub")
 
     async def stop(self) -> None:
@@ -142,6 +148,7 @@ class EventHub:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+            self.store.unlisten(EVENTS, self._on_notify)
         self.partials.close()
         if self._task is not None:
             self._task.cancel()
@@ -190,6 +197,16 @@ class EventHub:
         self._inbox.extend(events)
         self._wake.set()
 
+    def _on_notify(self, payload: str) -> None:  # the loop: a batch committed somewhere
+        try:
+            last = int(payload)
+        except ValueError:  # "" after the listener's reconnect: look anyway
+            self._wake.set()
+            return
+        if last > max(self.position, self.notified):
+            self.notified = last
+            self._wake.set()
+
     async def _pump(self) -> None:
         while True:
             with contextlib.suppress(TimeoutError):
@@ -204,9 +221,12 @@ class EventHub:
 
     async def _deliver(self, inbox: list[StoredEvent]) -> None:
         fresh = [e for e in inbox if e.id > self.position]
+        if inbox and not fresh and self.notified <= self.position:
+            return  # already delivered: read from the log before they came
         if fresh and fresh[0].id == self.position + 1 and _contiguous(fresh):
             self._fan_out(fresh)
-            return
+            if self.notified <= self.position:
+                return  # nothing announced past what we wrote ourselves
         # A gap, or nothing of ours: the log is the truth.
         while True:
             batch = await self.store.read(after=self.position, limit=5000)
