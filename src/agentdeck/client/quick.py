@@ -71,6 +71,17 @@ class Daemon:
             raise from_body(response.status, data, path)
         return jsontext.loads(data) if data else None
 
+    def readiness(self) -> Any:
+        """``/readyz``'s answer, ready or not (503 says unhealthy; its body says why)."""
+        with self._open("GET", "/readyz", None, None, READ_TIMEOUT) as response:
+            try:
+                data = response.read_all()
+            except OSError as exc:
+                raise self._unreachable(exc) from exc
+        if response.status not in (200, 503):
+            raise from_body(response.status, data, "/readyz")
+        return jsontext.loads(data)
+
     def events(self, path: str, params: Params) -> Iterator[tuple[str, str]]:
         """Server-sent events as ``(kind, data)`` until the daemon ends the stream."""
         from agentdeck.client.sse import EventStreamReader  # here: most commands read none
