@@ -14,7 +14,7 @@ import os
 import shutil
 import stat
 from dataclasses import asdict, dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 from pydantic import SecretStr
@@ -77,6 +77,7 @@ async def checks(settings: Settings) -> list[Check]:
     return [
         await _claude(settings),
         await _model(settings),
+        *await _endpoints(settings),
         _home(settings),
         _database(settings),
         await _daemon(settings),
@@ -84,6 +85,13 @@ async def checks(settings: Settings) -> list[Check]:
         await _sandbox(settings),
         _disk(settings),
     ]
+
+
+async def _endpoints(settings: Settings) -> list[Check]:
+    """One line per endpoint of the home's endpoints.yaml (cli.doctor_endpoints)."""
+    from agentdeck.cli.doctor_endpoints import endpoint_checks
+
+    return await endpoint_checks(settings, os.environ)
 
 
 async def _claude(settings: Settings) -> Check:
@@ -352,6 +360,15 @@ async def _daemon(settings: Settings) -> Check:
     finally:
         await http.aclose()
     version = data.get("version")
+    health = await _readiness(info.url, read_token(settings) or "")
+    if health.get("status") in ("degraded", "unhealthy"):
+        return Check(
+            "daemon",
+            "fail" if health["status"] == "unhealthy" else "warn",
+            f"{info.url} (pid {info.pid}) is {health['status']}: "
+            + "; ".join(health.get("reasons") or []),
+            "`agentdeck status` says more; the daemon's log has the rest",
+        )
     if version != __version__:
         return Check(
             "daemon",
@@ -360,6 +377,19 @@ async def _daemon(settings: Settings) -> Check:
             "agentdeck down && agentdeck up",
         )
     return Check("daemon", "ok", f"{info.url} (pid {info.pid}) answers, version {version}")
+
+
+async def _readiness(url: str, token: str) -> dict[str, Any]:
+    """``/readyz``'s answer (200 or 503 alike); empty when there is none (an older daemon)."""
+    import httpx
+
+    async with httpx.AsyncClient(timeout=10.0) as http:
+        try:
+            r = await http.get(f"{url}/readyz", headers={"Authorization": f"Bearer {token}"})
+            body = r.json() if r.status_code in (200, 503) else {}
+        except (httpx.HTTPError, ValueError):
+            return {}
+    return body if isinstance(body, dict) else {}
 
 
 def _hooks(settings: Settings) -> Check:

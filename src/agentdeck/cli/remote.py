@@ -259,6 +259,7 @@ def down(home_dir: str | Path, timeout: float) -> int:
 
 def status(d: Daemon, as_json: bool) -> int:
     stats = d.get("/api/stats")
+    health = d.readiness()
     info = d.info
     if as_json:
         out.print_json(
@@ -268,6 +269,7 @@ def status(d: Daemon, as_json: bool) -> int:
                 "pid": info.pid,
                 "started_at": info.started_at,
                 "stats": stats,
+                "health": health,
             }
         )
         return 0
@@ -277,7 +279,18 @@ def status(d: Daemon, as_json: bool) -> int:
     by_state = stats.get("agents_by_state", {})
     out.say("agents: " + (", ".join(f"{n} {s}" for s, n in by_state.items()) or "none"))
     out.say(f"cost: ${stats.get('cost_usd', 0.0):.4f}")
+    out.say(health_line(health))
     return 0
+
+
+def health_line(health: dict[str, Any]) -> str:
+    """``/readyz``'s answer in a line: the status, the loop's lag, what is not ok."""
+    lag = health.get("lag") or {}
+    said = f"health: {health.get('status', '?')}"
+    if lag:
+        said += f" (event loop lag p99 {lag['p99'] * 1000:.0f} ms, max {lag['max'] * 1000:.0f} ms)"
+    reasons = health.get("reasons") or []
+    return said + "".join(f"\n  {reason}" for reason in reasons)
 
 
 # --- the inboxes ----------------------------------------------------------------------
