@@ -31,7 +31,7 @@ from agentdeck.daemon.health import LoopMonitor
 from agentdeck.daemon.watchdog import Watchdog, send
 from agentdeck.settings import Settings
 from tests.support.daemonproc import Daemon
-from tests.support.deckcli import deck_env
+from tests.support.deckcli import deck, deck_env
 from tests.support.fulldisk import fill, small_disk
 from tests.web.conftest import RunningDaemon, running_daemon
 
@@ -273,12 +273,26 @@ async def test_a_real_daemon_notifies_systemd_and_a_stopped_one_feeds_no_watchdo
         _wait_for(sock, "WATCHDOG=1")
         _wait_for(sock, "WATCHDOG=1")
 
+        healthy = await asyncio.to_thread(deck, env, "status")
+        assert "health: ok (event loop lag p99 " in healthy.out, healthy.out
+
         daemon.proc.send_signal(signal.SIGSTOP)  # a hung daemon: its loop turns no more
         _messages(sock, 0.3)  # a ping sent just before the stop
         assert _messages(sock, 3.0) == []  # 3 watchdog periods: systemd would restart it
 
         daemon.proc.send_signal(signal.SIGCONT)
         _wait_for(sock, "WATCHDOG=1", timeout=30)  # fed again once it turns on time
+
+        # The stall is in the last minute's lag: status and doctor say so.
+        status = await asyncio.to_thread(deck, env, "status")
+        assert status.code == 0, status.err
+        assert "health: unhealthy (event loop lag p99" in status.out, status.out
+        assert "\n  loop: lag p99 " in status.out, status.out
+        as_json = (await asyncio.to_thread(deck, env, "status", "--json")).json()
+        assert as_json["health"]["status"] == "unhealthy"
+        doctor = await asyncio.to_thread(deck, env, "doctor", "--json")
+        (check,) = [c for c in doctor.json()["checks"] if c["name"] == "daemon"]
+        assert check["status"] == "fail" and "is unhealthy: loop: lag p99" in check["detail"]
     finally:
         daemon.stop()
     assert any(m.startswith("STOPPING=1") for m in _messages(sock, 1.0))
