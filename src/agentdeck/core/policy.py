@@ -108,29 +108,7 @@ def decide(
             why = f"`{tool}` is disabled by profile {name} (`{rule.text}`)"
             return Verdict(Decision.DENY, why, rule.text, src)
 
-    def entries(rules: Sequence[Rule], kind: Decision) -> list[_Entry]:
-        own = [
-            _Entry(
-                r,
-                src,
-                SECRETS_WHY
-                if isinstance(r, SecretRule)
-                else f"in the {kind} list of profile {name}",
-            )
-            for r in rules
-        ]
-        remembered = [
-            _Entry(g.parsed, "grant", f"by a remembered {kind} grant")
-            for g in grants
-            if g.decision == kind
-        ]
-        return own + remembered
-
-    tiers = {
-        Decision.DENY: entries(profile.deny, Decision.DENY),
-        Decision.ASK: entries(profile.ask, Decision.ASK),
-        Decision.ALLOW: entries(profile.allow, Decision.ALLOW),
-    }
+    tiers = _tiers(profile, tool, tuple(grants))
     subject = analyze(tool, tool_input, workspace=workspace, home=home)
     where = {"workspace": workspace, "home": home}
     units = subject.units or (Unit(label=tool),)
@@ -165,6 +143,55 @@ def decide(
         parts = "; ".join(f"`{u.label}` by `{e.rule.text}`" for u, e in allowed)
         why = f"every sub-command is allowed: {parts}"
     return Verdict(Decision.ALLOW, why, ", ".join(rules), " + ".join(sources))
+
+
+# The rules that can apply to a tool, per tier, by (profile object, tool, grants):
+# only a rule covering the call's tool can match it (``Rule.matches`` asks
+# ``covers_tool`` first), so a profile judged again and again (a replay's, one
+# object per kind of agent) neither rebuilds nor walks the others. The profile is
+# held with its entry, so its id is not reused while the entry is kept.
+_TierKey = tuple[int, str, tuple[Grant, ...]]
+_TIERS: dict[_TierKey, tuple[Profile, Mapping[Decision, list[_Entry]]]] = {}
+_TIERS_KEPT = 256
+
+
+def _tiers(
+    profile: Profile, tool: str, grants: tuple[Grant, ...]
+) -> Mapping[Decision, list[_Entry]]:
+    key = (id(profile), tool, grants)
+    found = _TIERS.get(key)
+    if found is not None and found[0] is profile:
+        return found[1]
+    src, name = f"profile:{profile.name}", profile.name
+
+    def entries(rules: Sequence[Rule], kind: Decision) -> list[_Entry]:
+        own = [
+            _Entry(
+                r,
+                src,
+                SECRETS_WHY
+                if isinstance(r, SecretRule)
+                else f"in the {kind} list of profile {name}",
+            )
+            for r in rules
+            if r.covers_tool(tool)
+        ]
+        remembered = [
+            _Entry(g.parsed, "grant", f"by a remembered {kind} grant")
+            for g in grants
+            if g.decision == kind and g.parsed.covers_tool(tool)
+        ]
+        return own + remembered
+
+    tiers = {
+        Decision.DENY: entries(profile.deny, Decision.DENY),
+        Decision.ASK: entries(profile.ask, Decision.ASK),
+        Decision.ALLOW: entries(profile.allow, Decision.ALLOW),
+    }
+    if len(_TIERS) >= _TIERS_KEPT:
+        _TIERS.clear()
+    _TIERS[key] = (profile, tiers)
+    return tiers
 
 
 def _unsure(
