@@ -329,7 +329,7 @@ class ReplayTally:
         if after is call.before:
             self.unchanged += 1
             return
-        key = (call.before, after, None if rule is None else shown(rule), shown(source, 80))
+        key = (call.before, after, rule, source)  # shown (scrubbed, cut) in ``report``
         if key not in self._groups and len(self._groups) >= MAX_GROUPS:
             key = (call.before, after, OTHER_RULE, "")
         group = self._groups.setdefault(key, _Group())
@@ -357,7 +357,14 @@ class ReplayTally:
     ) -> PolicyReplay:
         groups = sorted(
             (
-                ReplayGroup(before, after, rule, source, g.count, tuple(g.examples))
+                ReplayGroup(
+                    before,
+                    after,
+                    None if rule is None else shown(rule),
+                    shown(source, 80),
+                    g.count,
+                    tuple(g.examples),
+                )  # fmt: skip
                 for (before, after, rule, source), g in self._groups.items()
             ),
             key=lambda g: (-int(stricter(g.before, g.after)), -g.count, g.change, g.rule or ""),

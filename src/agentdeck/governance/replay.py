@@ -13,6 +13,7 @@ re-decided, with why.
 
 from __future__ import annotations
 
+import json
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -45,6 +46,8 @@ from agentdeck.store.store import Store
 T = TypeVar("T")
 PAGE = 2000  # events per read
 KEEP = 4096  # agents (and their grants, ancestors) kept while replaying
+MEMO = 65_536  # verdicts kept, by agent, tool and input (oldest first out)
+MEMO_INPUT = 4096  # characters of an input's JSON past which its verdict is not kept
 MAX_SINCE_SECONDS = 10 * 366 * 86400
 NO_ROW = "its agent is no longer in the deck: no workspace to judge paths in"
 NO_CWD = "its agent's row records no absolute workspace to judge paths in"
@@ -91,9 +94,31 @@ class WhatIf(Governor):
         self.candidate = guarded(candidate, settings)
         self._grants: OrderedDict[str, list[Grant]] = OrderedDict()
         self._lineage: OrderedDict[str, list[Agent]] = OrderedDict()
+        self._own: OrderedDict[str, Profile] = OrderedDict()
+        self._shapes: dict[tuple[tuple[int, ...], ...], Profile] = {}
 
     def profile_named(self, name: str | None = None) -> Profile:
         return self.candidate
+
+    def own_profile(
+        self, agent: Agent, *, tools: bool = True, deck: bool | None = None, rules: bool = True
+    ) -> Profile:
+        # One object per agent and view: the engine keeps a profile's rules by tool
+        # for as long as the object lives (``core.policy``), so a replay reuses them.
+        key = f"{agent.id}/{tools}/{deck}/{rules}"
+        found = _cached(self._own, key)
+        if found is None:
+            made = super().own_profile(agent, tools=tools, deck=deck, rules=rules)
+            # Agents with no rules of their own get equal profiles: one object for all.
+            shape = tuple(
+                tuple(map(id, rules or ()))
+                for rules in (made.allow, made.deny, made.ask, made.enabled_tools)
+            )
+            same = self._shapes.get(shape)
+            found = _keep(self._own, key, same if same is not None and same == made else made)
+            if same is None and len(self._shapes) < KEEP:
+                self._shapes[shape] = made
+        return found
 
     async def grants(self, agent: Agent) -> list[Grant]:
         found = _cached(self._grants, agent.id)
@@ -131,6 +156,7 @@ class Replayer:
         self.home = str(Path.home())
         self._agents: OrderedDict[str, Agent | None] = OrderedDict()
         self.tally = ReplayTally()
+        self._memo: dict[tuple[str, str, str], Verdict | None] = {}
 
     async def agent(self, agent_id: str) -> Agent | None:
         if agent_id in self._agents:
@@ -148,16 +174,38 @@ class Replayer:
         if why is not None or agent is None:
             self.tally.undecided(why or NO_ROW)
             return
-        tool_input: dict[str, Any] = call.input
-        try:
-            verdict = await self.verdict(agent, call.tool, tool_input)
-        except (PolicyError, ValueError, TypeError):
+        verdict = await self.remembered(agent, call.tool, call.input)
+        if verdict is None:
             self.tally.undecided(UNJUDGED)
             return
         then = agent.spec.profile or self.settings.profile
         self.tally.decided(
             call, verdict.decision, verdict.rule, verdict.source, verdict.reason, then
         )
+
+    async def remembered(
+        self, agent: Agent, tool: str, tool_input: dict[str, Any]
+    ) -> Verdict | None:
+        """The verdict (None: the engine refused the input), once per agent, tool and
+        input: the engine is deterministic and an agent's context does not change
+        during a replay, and a history repeats itself (the same tests, the same
+        files read again)."""
+        try:
+            text = json.dumps(tool_input, sort_keys=True, ensure_ascii=False, default=str)
+        except (ValueError, RecursionError):
+            text = None
+        key = (agent.id, tool, text) if text is not None and len(text) <= MEMO_INPUT else None
+        if key is not None and key in self._memo:
+            return self._memo[key]
+        try:
+            verdict: Verdict | None = await self.verdict(agent, tool, tool_input)
+        except (PolicyError, ValueError, TypeError, RecursionError):
+            verdict = None
+        if key is not None:
+            self._memo[key] = verdict
+            if len(self._memo) > MEMO:
+                del self._memo[next(iter(self._memo))]
+        return verdict
 
     async def verdict(self, agent: Agent, tool: str, tool_input: dict[str, Any]) -> Verdict:
         gov = self.whatif
