@@ -101,6 +101,7 @@ ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("POST", "/ui/approvals/{ref}"): OP,
     ("GET", "/asks"): V,
     ("GET", "/ui/asks/count"): V,
+    ("GET", "/ui/health"): V,
     ("POST", "/ui/asks/{ref}"): OP,
     ("GET", "/ui/agents/{agent_id}/checkpoints"): V,
     ("GET", "/agents/{agent_id}/rewind"): V,

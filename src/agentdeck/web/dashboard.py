@@ -25,6 +25,7 @@ from agentdeck.web import (
     pages_asks,
     pages_checkpoints,
     pages_diff,
+    pages_health,
     pages_memory,
     pages_merges,
     pages_policy,
@@ -44,6 +45,7 @@ router.include_router(pages_approvals.router)
 router.include_router(pages_asks.router)
 router.include_router(pages_memory.router)
 router.include_router(pages_diff.router)
+router.include_router(pages_health.router)
 router.include_router(pages_usage.router)
 router.include_router(pages_policy.router)
 
