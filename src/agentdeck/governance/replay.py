@@ -46,8 +46,10 @@ from agentdeck.store.store import Store
 T = TypeVar("T")
 PAGE = 2000  # events per read
 KEEP = 4096  # agents (and their grants, ancestors) kept while replaying
-MEMO = 65_536  # verdicts kept, by agent, tool and input (oldest first out)
-MEMO_INPUT = 4096  # characters of an input's JSON past which its verdict is not kept
+# Verdicts kept, by agent, tool and input (least recently used out), for inputs up to
+# MEMO_INPUT characters of JSON: at most some 32 MB, whatever the model wrote.
+MEMO = 16_384
+MEMO_INPUT = 1024
 MAX_SINCE_SECONDS = 10 * 366 * 86400
 NO_ROW = "its agent is no longer in the deck: no workspace to judge paths in"
 NO_CWD = "its agent's row records no absolute workspace to judge paths in"
@@ -156,7 +158,7 @@ class Replayer:
         self.home = str(Path.home())
         self._agents: OrderedDict[str, Agent | None] = OrderedDict()
         self.tally = ReplayTally()
-        self._memo: dict[tuple[str, str, str], Verdict | None] = {}
+        self._memo: OrderedDict[tuple[str, str, str], Verdict | None] = OrderedDict()
 
     async def agent(self, agent_id: str) -> Agent | None:
         if agent_id in self._agents:
@@ -196,6 +198,7 @@ class Replayer:
             text = None
         key = (agent.id, tool, text) if text is not None and len(text) <= MEMO_INPUT else None
         if key is not None and key in self._memo:
+            self._memo.move_to_end(key)
             return self._memo[key]
         try:
             verdict: Verdict | None = await self.verdict(agent, tool, tool_input)
@@ -204,7 +207,7 @@ class Replayer:
         if key is not None:
             self._memo[key] = verdict
             if len(self._memo) > MEMO:
-                del self._memo[next(iter(self._memo))]
+                self._memo.popitem(last=False)
         return verdict
 
     async def verdict(self, agent: Agent, tool: str, tool_input: dict[str, Any]) -> Verdict:
