@@ -20,8 +20,14 @@ from typing import TYPE_CHECKING
 
 import yaml
 
-from agentdeck.core.endpoints import Endpoint, choose, parse_endpoints
-from agentdeck.errors import ConfigError
+from agentdeck.core.endpoints import (
+    Endpoint,
+    EndpointPolicy,
+    ModelEndpoint,
+    choose,
+    parse_endpoints,
+)
+from agentdeck.errors import AgentdeckError, ConfigError
 from agentdeck.runner.mcp_servers import SECRETS_VAR, read_secrets_file
 
 if TYPE_CHECKING:
@@ -29,7 +35,15 @@ if TYPE_CHECKING:
     from agentdeck.core.policy_profile import Profile
     from agentdeck.settings import Settings
 
-__all__ = ["endpoint_env", "endpoints_file", "load_endpoints", "model_url", "resolve"]
+__all__ = [
+    "endpoint_env",
+    "endpoints_file",
+    "load_endpoints",
+    "model_url",
+    "resolve",
+    "shown",
+    "unreached",
+]
 
 FILE_NAME = "endpoints.yaml"
 MAX_FILE = 64 * 1024
@@ -75,8 +89,6 @@ def resolve(spec: AgentSpec, profile: Profile | None, settings: Settings) -> End
     if spec.model_endpoint is None and (policy is None or policy.endpoint is None):
         return None  # nothing to read
     source = f"template {spec.template}" if spec.template else "the agent's spec"
-    from agentdeck.core.endpoints import EndpointPolicy
-
     return choose(
         spec.model_endpoint,
         policy or EndpointPolicy(),
@@ -118,3 +130,33 @@ def model_url(spec: AgentSpec, profile: Profile | None, settings: Settings) -> s
     """The URL ``spec``'s model endpoint names, if any: what its sandbox lets through."""
     endpoint = resolve(spec, profile, settings)
     return endpoint.base_url if endpoint is not None else None
+
+
+def shown(
+    wanted: ModelEndpoint | None, profile: Profile | None, settings: Settings
+) -> tuple[str, str]:
+    """``agents show``'s value and origin for an endpoint: its name and URL and the
+    variable its key is in, never the key; why it would be refused, if it would."""
+    policy = profile.endpoints if profile is not None else EndpointPolicy()
+    by = f"profile {profile.name}" if profile is not None else "its profile"
+    try:
+        endpoint = choose(wanted, policy, load_endpoints(settings), source="template", profile=by)
+    except AgentdeckError as exc:
+        return "refused", exc.message
+    if endpoint is None:
+        return settings.anthropic_base_url or "Anthropic's API", "the deck's own (settings)"
+    key = f"key in {endpoint.api_key_env}" if endpoint.api_key_env else "no key"
+    return endpoint.shown(), f"{'template' if wanted else by}; {key}"
+
+
+async def unreached(url: str, timeout: float) -> str | None:
+    """None when ``url`` answers anything over HTTP within ``timeout`` (no key is
+    sent: only whether it is there), else why not."""
+    import httpx
+
+    try:
+        async with httpx.AsyncClient(timeout=timeout) as http:
+            await http.head(url)
+    except httpx.HTTPError as exc:
+        return type(exc).__name__
+    return None
