@@ -20,6 +20,7 @@ def resolved(template: Template, settings: Settings) -> list[Row]:
     """Every key of ``template`` as an agent gets it, in Claude Code's order."""
     from agentdeck.core.templates_policy import DEFAULT_MODE, ceiling
     from agentdeck.governance.profiles import load_guarded
+    from agentdeck.runner.endpoints import shown as endpoint_shown
 
     own = "template"
     profile_ref = template.profile or settings.profile
@@ -49,6 +50,7 @@ def resolved(template: Template, settings: Settings) -> list[Row]:
         mine("tools", template.tools, "all", f"every tool; {by} decides each call"),
         mine("disallowedTools", template.disallowed_tools, [], "none"),
         mine("model", template.model, settings.model or "Claude Code's default", "settings"),
+        ("model_endpoint", *endpoint_shown(template.model_endpoint, profile, settings)),
         ("permissionMode", mode, mode_from),
         mine("maxTurns", template.max_turns, None, "no limit of its own"),
         mine("skills", claude.skills, [], "none"),
@@ -62,6 +64,7 @@ def resolved(template: Template, settings: Settings) -> list[Row]:
         mine("memory", claude.memory, None, "the project's memory (agentdeck)"),
         mine("background", claude.background, False, "agentdeck's default"),
         mine("effort", claude.effort, None, "the model's default"),
+        mine("thinking", template.thinking, None, "Claude Code's default"),
         mine("initialPrompt", claude.initial_prompt, None, "none"),
         mine("color", template.color, None, "none"),
         ("profile", profile.name if profile else profile_ref, profile_from),
