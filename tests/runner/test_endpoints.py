@@ -14,7 +14,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 import os
+import socket
 import sqlite3
 import uuid
 from collections.abc import Iterator
@@ -33,6 +35,7 @@ from agentdeck.runner.runner import Runner
 from agentdeck.runner.sdk_private import spawn_command
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
+from tests.support import deckcli
 
 pytestmark = [pytest.mark.anyio]
 
@@ -177,3 +180,58 @@ def test_a_templates_thinking_reaches_claude_code(settings: Settings, tmp_path: 
         command = spawn_command(options)
         at = command.index(args[0])
         assert command[at : at + 2] == args
+
+
+@pytest.mark.cli
+async def test_doctor_checks_every_named_endpoint_and_agents_show_resolves_one(
+    tmp_path: Path,
+) -> None:
+    key = f"sk-up-{uuid.uuid4().hex}"
+    home = tmp_path / "home"
+    home.mkdir()
+    closed = socket.socket()  # bound, never listening: nothing answers there
+    closed.bind(("127.0.0.1", 0))
+    try:
+        async with _model(tmp_path, "up") as up:
+            up_url = up.url_for("up")
+            (home / "endpoints.yaml").write_text(
+                yaml.safe_dump(
+                    {
+                        "up": {"base_url": up_url, "api_key_env": "K1_UP_KEY"},
+                        "keyless": {"base_url": up.url},
+                        "down": {
+                            "base_url": f"http://127.0.0.1:{closed.getsockname()[1]}",
+                            "api_key_env": "K1_DOWN_KEY",
+                        },
+                    }
+                )
+            )
+            env = deckcli.deck_env(tmp_path, K1_UP_KEY=key)
+            env.pop("K1_DOWN_KEY", None)
+            done = await asyncio.to_thread(deckcli.deck, env, "doctor", "--json")
+            found = {c["name"]: c for c in json.loads(done.out)["checks"]}
+            project = tmp_path / "project"
+            agents = project / ".claude" / "agents"
+            agents.mkdir(parents=True)
+            (agents / "gw.md").write_text(
+                "---\nname: gw\ndescription: On the up endpoint.\nmodel_endpoint: up\n"
+                "thinking: adaptive\n---\nWork.\n"
+            )
+            shown = await asyncio.to_thread(
+                deckcli.deck, env, "agents", "show", "gw", "--project", str(project), "--json"
+            )
+    finally:
+        closed.close()
+    assert found["endpoint up"]["status"] == "ok", found
+    assert "K1_UP_KEY" in found["endpoint up"]["detail"]
+    assert found["endpoint keyless"]["status"] == "ok"
+    down = found["endpoint down"]
+    assert down["status"] == "warn" and "K1_DOWN_KEY is set nowhere" in down["detail"], down
+    assert key not in done.out and key not in done.err
+    rows = shown.json()["resolved"]
+    assert rows["model_endpoint"] == {
+        "value": f"up ({up_url})",
+        "from": "template; key in K1_UP_KEY",
+    }
+    assert rows["thinking"]["value"] == {"type": "adaptive"}
+    assert key not in shown.out
