@@ -82,3 +82,27 @@ def test_show_prints_one_skill_and_its_instructions(places: tuple[dict[str, str]
     missing = deck(env, "skills", "show", "nope", "--project", str(project))
     assert missing.code == 1
     assert "no skill with id 'nope'" in missing.err and "skills here:" in missing.err
+
+
+def test_agents_show_says_where_each_skill_is_found_and_its_subagents(
+    places: tuple[dict[str, str], Path],
+) -> None:
+    env, project = places
+    agents = project / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "greeter.md").write_text(
+        "---\nname: greeter\ndescription: Greets.\nskills: [greet, both, run-tests, nope]\n"
+        "subagents:\n  checker: {description: Checks., prompt: Check.}\n---\nGreet.\n"
+    )
+    done = deck(env, "agents", "show", "greeter", "--project", str(project), "--json")
+    assert done.code == 0, done.err
+    rows = done.json()["resolved"]
+    assert rows["skills"]["value"] == ["greet", "both", "run-tests", "nope"]
+    said = rows["skills"]["from"]
+    assert said.startswith("template; greet: project; both: user; agentdeck:run-tests: built-in")
+    assert said.endswith(
+        "skill `nope` is found nowhere (the user's skills, the project's "
+        ".claude/skills, agentdeck's built-ins): it would not start"
+    )
+    assert rows["subagents"] == {"value": ["checker"], "from": "template"}
+    assert done.json()["claude"]["subagents"][0]["prompt"] == "Check."

@@ -215,7 +215,10 @@ def test_validate_and_show_as_a_user_meets_them(tmp_path: Path, project: Path) -
     assert resolved["permissionMode"]["from"].startswith("template; profile hooks allows at most")
     assert resolved["profile"] == {"value": "hooks", "from": "template"}
     assert resolved["orchestrator"] == {"value": False, "from": "agentdeck's default"}
-    assert resolved["skills"] == {"value": ["pdf-forms", "review"], "from": "template"}
+    assert resolved["skills"] == {
+        "value": ["pdf-forms", "review"],
+        "from": "template; pdf-forms: project; review: project",
+    }
     assert data["claude"]["hooks"] == [
         {"event": "SessionStart", "command": "touch hook-ran", "matcher": None, "timeout": None}
     ]

@@ -16,8 +16,9 @@ Row = tuple[str, Any, str]  # key, value, where it comes from
 _PRECEDENCE = "the first of the project's, the user's, the built-in"
 
 
-def resolved(template: Template, settings: Settings) -> list[Row]:
-    """Every key of ``template`` as an agent gets it, in Claude Code's order."""
+def resolved(template: Template, settings: Settings, project: str | None = None) -> list[Row]:
+    """Every key of ``template`` as an agent gets it (in ``project``), in Claude
+    Code's order."""
     from agentdeck.core.templates_policy import DEFAULT_MODE, ceiling
     from agentdeck.governance.profiles import load_guarded
     from agentdeck.runner.endpoints import shown as endpoint_shown
@@ -53,7 +54,7 @@ def resolved(template: Template, settings: Settings) -> list[Row]:
         ("model_endpoint", *endpoint_shown(template.model_endpoint, profile, settings)),
         ("permissionMode", mode, mode_from),
         mine("maxTurns", template.max_turns, None, "no limit of its own"),
-        mine("skills", claude.skills, [], "none"),
+        ("skills", list(claude.skills), _skills_from(template, settings, project)),
         mine(
             "mcpServers",
             [s.to_dict() for s in claude.mcp_servers],
@@ -71,4 +72,18 @@ def resolved(template: Template, settings: Settings) -> list[Row]:
         mine("budget_usd", template.budget_usd, None, f"{by}'s budgets"),
         mine("workspace", template.workspace, "new", "agentdeck's default"),
         mine("orchestrator", template.orchestrator, False, "agentdeck's default"),
+        mine("subagents", [a.name for a in claude.subagents], [], "none of its own"),
     ]
+
+
+def _skills_from(template: Template, settings: Settings, project: str | None) -> str:
+    """Where each of its skills is found here (``runner.skills``), or that one is not."""
+    from agentdeck.core.skills import resolve_names
+    from agentdeck.runner.skills import found
+
+    names = template.claude.skills
+    if not names:
+        return "none"
+    _, skills, problems = resolve_names(names, found(settings, project))
+    where = [f"{s.qualified}: {s.source}" for s in skills]
+    return "; ".join(["template", *where, *(f"{p}: it would not start" for p in problems)])

@@ -94,7 +94,7 @@ def show_template(
             return await deck.template(name, where)
 
     template = run_async(go)
-    rows = resolved(template, load_settings())
+    rows = resolved(template, load_settings(), where)
     if as_json:
         data = {**template.to_dict(), "resolved": {k: {"value": v, "from": f} for k, v, f in rows}}
         console.print_json(json.dumps(data))
