@@ -155,3 +155,19 @@ def test_a_child_gets_no_endpoint_its_parent_forbids() -> None:
         "it allows model endpoints its parent does not: any",
     ]
     assert policy_looser(parent, child) == []
+
+
+def test_a_profile_file_carries_its_endpoint_keys_to_children() -> None:
+    from agentdeck.core.policy_inherit import looser, meet
+    from agentdeck.core.policy_profile import profile_from_dict
+    from agentdeck.errors import PolicyError
+
+    parent = profile_from_dict(
+        {"model_endpoint": "local", "model_endpoints": ["local", "gateway"]}, "parent.yaml"
+    )
+    child = profile_from_dict({"inline_endpoints": True}, "child.yaml")
+    assert parent.endpoints == EndpointPolicy("local", ("local", "gateway"), False)
+    assert meet(parent, child).endpoints == EndpointPolicy("local", ("local", "gateway"), False)
+    assert "it allows inline model endpoints, its parent does not" in looser(child, parent)
+    with pytest.raises(PolicyError, match="`model_endpoints` must list endpoint names"):
+        profile_from_dict({"model_endpoints": "local"}, "bad.yaml")
