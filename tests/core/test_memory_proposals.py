@@ -43,7 +43,8 @@ def test_a_proposal_waits_unless_auto_and_round_trips() -> None:
     ("text", "kind", "said"),
     [
         ("", "fact", "empty"),
-        ("  \x1b\x00 ", "fact", "empty"),
+        ("  \x1b\x07 ", "fact", "empty"),
+        ("a\x00b", "fact", "NUL"),
         ("x" * (TEXT_MAX_BYTES + 1), "fact", "at most 2048 bytes"),
         ("é" * (TEXT_MAX_BYTES // 2 + 1), "fact", "at most 2048 bytes"),
         ("fine", "instruction", "kind is one of"),

@@ -29,6 +29,7 @@ from agentdeck.cli import (
     hooks,
     hosts,
     mcp,
+    memories,
     memory,
     mock,
     notify,
@@ -74,6 +75,7 @@ audit.register(app)
 policy.register(app)
 hooks.register(app)
 memory.register(app)
+memories.register(app)
 mcp.register(app)
 bridge.register(app)
 tui.register(app)

@@ -114,6 +114,8 @@ def checked_text(text: Any) -> str:
     ``UsageError`` (nothing is cut: the writer says it shorter)."""
     if not isinstance(text, str):
         raise UsageError("a memory's text is a string")
+    if "\x00" in text:  # as the API refuses one in any text
+        raise UsageError("a memory's text must not contain a NUL character")
     cleaned = _CONTROL.sub("", text.replace("\r\n", "\n").replace("\t", " ")).strip()
     if not cleaned:
         raise UsageError("a memory's text is empty", hint="say the learning in a sentence")

@@ -22,13 +22,16 @@ from agentdeck.core.memory import (
     Observation,
     SessionSummary,
     build_context,
+    estimate_tokens,
     make_observation,
     render_summary,
     summarize_session,
 )
+from agentdeck.core.memory_proposals import build_learned
 from agentdeck.core.redact import scrub
 from agentdeck.memory.model_summary import request_timeout, summarize_with_model
 from agentdeck.memory.projects import project_of
+from agentdeck.memory.proposals import Proposals
 from agentdeck.settings import Settings
 from agentdeck.store.memory import MemoryStore
 from agentdeck.store.store import Store
@@ -160,19 +163,28 @@ class Memory:
         if self._tasks:
             await asyncio.wait(set(self._tasks), timeout=request_timeout(self.settings) + 5)
 
-    async def context(self, project: str) -> str:
-        """What a new session in ``project`` is told at its start ("" if nothing)."""
+    async def context(self, project: str, template: str | None = None) -> str:
+        """What a new session in ``project`` is told at its start ("" if nothing).
+        An agent agentdeck runs (``template``: its template's name, "" for none) is
+        first told the memories earlier agents of its template left there and a
+        person accepted (``memory.proposals``), in at most half the budget."""
         if not self.enabled_for(project):
             return ""
+        budget = self.settings.memory_context_tokens
+        learned = ""
+        if template is not None:
+            accepted = await Proposals(self.store).learned(template, project)
+            learned = build_learned(accepted, budget_tokens=budget // 2)
         summaries = await self.records.recent_summaries(project, CONTEXT_SUMMARIES)
         observations = await self.records.recent_observations(project, CONTEXT_OBSERVATIONS)
-        return build_context(
+        history = build_context(
             summaries,
             observations,
-            budget_tokens=self.settings.memory_context_tokens,
+            budget_tokens=max(0, budget - (estimate_tokens(learned) + 1 if learned else 0)),
             project=project,
             now=time.time(),
         )
+        return "\n\n".join(part for part in (learned, history) if part)
 
     async def _recorded(self, agent_id: str, memory_id: str, kind: MemoryKind, title: str) -> None:
         await self.store.append(

@@ -1,6 +1,6 @@
 """The ``deck`` MCP server: in-process tools for one agent (``mcp__deck__*``).
 
-Every agent agentdeck runs gets ``ask_orchestrator``; an agent with a parent
+Every agent agentdeck runs gets ``ask_orchestrator`` and ``remember``; an agent with a parent
 also gets ``notify_parent`` and ``message_agent``; an agent whose template says
 ``orchestrator: true`` gets the orchestrator's tools. Each tool acts as the
 agent it was built for, on its own children only. What goes wrong comes back to
@@ -21,6 +21,7 @@ from agentdeck.orchestration import texts
 from agentdeck.orchestration.deck_server import SERVER, spawn_config
 from agentdeck.orchestration.host import Orchestration
 from agentdeck.orchestration.inbox import Inbox
+from agentdeck.orchestration.remember import DESCRIPTION, SCHEMA, remember
 from agentdeck.orchestration.waits import Waits
 from agentdeck.runner.callbacks import held
 from agentdeck.settings import Settings
@@ -51,7 +52,7 @@ ORCHESTRATOR_TOOLS = (
     "diff_agent",
     "merge_agent",
 )
-WORKER_TOOLS = ("ask_orchestrator", "notify_parent", "message_agent")
+WORKER_TOOLS = ("ask_orchestrator", "notify_parent", "message_agent", "remember")
 
 Handler = Callable[[dict[str, Any]], Awaitable[str]]
 
@@ -226,12 +227,13 @@ SCHEMAS: dict[str, tuple[str, dict[str, Any]]] = {
             ["agent", "text"],
         ),
     ),
+    "remember": (DESCRIPTION, SCHEMA),
 }
 
 
 def tool_names(agent: Agent) -> list[str]:
     """The deck tools ``agent`` gets, by its role."""
-    names = ["ask_orchestrator"]
+    names = ["ask_orchestrator", "remember"]
     if agent.parent_id:
         names += ["notify_parent", "message_agent"]
     if agent.spec.orchestrator:
@@ -358,6 +360,7 @@ def handlers(
         "ask_orchestrator": ask_orchestrator,
         "notify_parent": notify_parent,
         "message_agent": message_agent,
+        "remember": lambda a: remember(orch, agent_id, a),
     }
 
 

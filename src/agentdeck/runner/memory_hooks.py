@@ -80,7 +80,8 @@ class SessionMemory:
             return {}
         self._inject = False
         try:
-            context = await self.memory.context(self.project)
+            # An agent of ours: told its template's accepted memories too.
+            context = await self.memory.context(self.project, self._agent().spec.template or "")
         except AgentdeckError as exc:  # known (a full disk): one line
             logger.warning("memory: no context for agent %s: %s", self._agent().id, exc)
             return {}

@@ -55,6 +55,12 @@ ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("GET", "/api/memory/{memory_id}"): V,
     ("DELETE", "/api/memory/{memory_id}"): OP,
     ("DELETE", "/api/memory"): OP,
+    # memories the agents propose: deciding is steering what later agents are told
+    ("GET", "/api/memories"): V,
+    ("GET", "/api/memories/{memory_id}"): V,
+    ("POST", "/api/memories/{memory_id}/accept"): OP,
+    ("POST", "/api/memories/{memory_id}/reject"): OP,
+    ("PATCH", "/api/memories/{memory_id}"): OP,
     # orchestration
     ("GET", "/api/templates"): V,
     ("GET", "/api/templates/{name}"): V,
@@ -111,6 +117,8 @@ ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("GET", "/ui/memory/results"): V,
     ("GET", "/memory/{memory_id}"): V,
     ("POST", "/ui/memory/{memory_id}/forget"): OP,
+    ("GET", "/memories"): V,
+    ("POST", "/ui/memories/{memory_id}/{action}"): OP,
     ("GET", "/merges"): V,
     ("GET", "/ui/merges"): V,
     ("POST", "/ui/agents/{agent_id}/merge"): OP,

@@ -52,6 +52,7 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
         api_checkpoints,
         api_files,
         api_governance,
+        api_memories,
         api_memory,
         api_notify,
         api_orchestration,
@@ -104,6 +105,7 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
     app.include_router(api_governance.router, responses=COMMON_ERRORS)
     app.include_router(api_policy_replay.router, responses=COMMON_ERRORS)
     app.include_router(api_memory.router, responses=COMMON_ERRORS)
+    app.include_router(api_memories.router, responses=COMMON_ERRORS)
     app.include_router(api_orchestration.router, responses=COMMON_ERRORS)
     app.include_router(api_worktrees.router, responses=COMMON_ERRORS)
     app.include_router(api_checkpoints.router, responses=COMMON_ERRORS)

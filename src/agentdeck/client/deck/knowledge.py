@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from agentdeck.client.deck.base import RemoteBase, field
+from agentdeck.client.deck.base import field
+from agentdeck.client.deck.memories import RemoteMemories
 from agentdeck.core.knowledge import (
     MemoryRecord,
     PolicyCheck,
@@ -47,7 +48,7 @@ def since_text(seconds: float) -> str:
     return f"{int(minutes)}m" if minutes == int(minutes) else f"{minutes:.6f}m"
 
 
-class RemoteKnowledge(RemoteBase):
+class RemoteKnowledge(RemoteMemories):
     # templates
 
     async def templates(self, project: str | None = None) -> TemplateCatalog:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from agentdeck.core.deck.memories import MemoryReviewOps
 from agentdeck.core.knowledge import MemoryRecord, PolicyCheck, ProfileSummary, TemplateCatalog
 from agentdeck.core.memory import MemoryHit
 from agentdeck.core.policy_replay import PolicyReplay
@@ -12,8 +13,9 @@ from agentdeck.core.templates import Template
 from agentdeck.core.usage import Bucket, Budget, BudgetScope, UsageGroup, UsageReport
 
 
-class KnowledgeOps(Protocol):
-    """Agent templates, the policy (check, explain), memory, usage and budgets.
+class KnowledgeOps(MemoryReviewOps, Protocol):
+    """Agent templates, the policy (check, explain), memory (and the memories agents
+    propose: ``core.deck.memories``), usage and budgets.
 
     A ``project`` is an absolute directory (a relative one is a ``UsageError``: the
     deck's working directory means nothing to the caller)."""

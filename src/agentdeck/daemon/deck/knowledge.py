@@ -28,7 +28,7 @@ from agentdeck.core.usage import (
     UsageGroup,
     UsageReport,
 )
-from agentdeck.daemon.deck.parts import DeckParts
+from agentdeck.daemon.deck.memories import MemoryReview
 from agentdeck.errors import NotFound, PolicyError, UsageError
 from agentdeck.memory.projects import project_of
 
@@ -46,7 +46,7 @@ def absolute_dir(value: str | None, what: str = "project") -> str | None:
     return value
 
 
-class Knowledge(DeckParts):
+class Knowledge(MemoryReview):
     # -- templates -------------------------------------------------------------------
 
     async def templates(self, project: str | None = None) -> TemplateCatalog:
