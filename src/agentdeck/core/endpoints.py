@@ -295,7 +295,7 @@ def choose(
     if policy.allowed is not None and found.name not in policy.allowed:
         allowed = ", ".join(policy.allowed) or "none"
         raise Refused(
-            f"{source}: model endpoint {found.shown()} is not one {profile} allows "
+            f"{source}: the model endpoint {found.shown()} is not one {profile} allows "
             f"(model_endpoints: {allowed})"
         )
     return found
@@ -328,16 +328,16 @@ def _inline(
         if same_place(endpoint.base_url, wanted.base_url):
             if wanted.api_key_env not in (None, endpoint.api_key_env):
                 raise Refused(
-                    f"{source}: model_endpoint {wanted.base_url} is endpoint {endpoint.name}, "
+                    f"{source}: the model endpoint {wanted.base_url} is endpoint {endpoint.name}, "
                     f"whose key is not {wanted.api_key_env}",
                     hint=f"name it instead: model_endpoint: {endpoint.name}",
                 )
             return endpoint
     if not policy.inline:
         raise Refused(
-            f"{source}: model_endpoint {wanted.base_url} is no endpoint of endpoints.yaml, "
+            f"{source}: the model endpoint {wanted.base_url} is no endpoint of endpoints.yaml, "
             f"and {profile} does not allow inline endpoints",
-            hint="name it in endpoints.yaml in agentdeck's home (or set inline_endpoints: "
-            "true in the profile)",
+            hint="name it in endpoints.yaml in agentdeck's home, or set inline_endpoints: "
+            "true in the profile",
         )
     return Endpoint(None, wanted.base_url, wanted.api_key_env)

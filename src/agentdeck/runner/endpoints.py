@@ -27,12 +27,13 @@ from agentdeck.core.endpoints import (
     choose,
     parse_endpoints,
 )
-from agentdeck.errors import AgentdeckError, ConfigError
+from agentdeck.errors import AgentdeckError, ConfigError, Refused, TemplateError
 from agentdeck.runner.mcp_servers import SECRETS_VAR, read_secrets_file
 
 if TYPE_CHECKING:
     from agentdeck.core.agent import AgentSpec
     from agentdeck.core.policy_profile import Profile
+    from agentdeck.core.templates import Template
     from agentdeck.settings import Settings
 
 __all__ = [
@@ -160,3 +161,27 @@ async def unreached(url: str, timeout: float) -> str | None:
     except httpx.HTTPError as exc:
         return type(exc).__name__
     return None
+
+
+def refuse_endpoint(template: Template, profile: Profile, settings: Settings) -> None:
+    """``TemplateError`` (its ``model_endpoint`` line) when ``profile`` would refuse
+    the template's endpoint or ``endpoints.yaml`` lacks its name: said at spawn
+    and by ``agents validate``, before anything starts. Its key is looked up only
+    as the agent starts."""
+    from agentdeck.core.templates import Problem
+
+    if template.model_endpoint is None:
+        return
+    source = f"template {template.name}"
+    try:
+        choose(
+            template.model_endpoint,
+            profile.endpoints,
+            load_endpoints(settings),
+            source=source,
+            profile=f"profile {profile.name}",
+        )
+    except (ConfigError, Refused) as exc:
+        why = exc.message.removeprefix(f"{source}: ")
+        hint = f"; {exc.hint}" if exc.hint else ""
+        raise TemplateError([Problem(template.source, "model_endpoint", why + hint)]) from None
