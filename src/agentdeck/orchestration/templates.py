@@ -193,9 +193,13 @@ def governed(template: Template, settings: Settings, profile: str | None = None)
     """``template`` if the profile it runs under gives every key of it, else
     ``TemplateError`` naming each key and the profile's rule."""
     from agentdeck.core.templates_policy import govern
+    from agentdeck.runner.endpoints import refuse_endpoint
 
     ref = profile or template.profile or settings.profile
-    return govern(template, profile_for_templates(ref, settings))
+    held = profile_for_templates(ref, settings)
+    template = govern(template, held)
+    refuse_endpoint(template, held, settings)  # its model endpoint, as the profile says
+    return template
 
 
 def with_profile_path(template: Template, project: str | Path | None) -> Template:
