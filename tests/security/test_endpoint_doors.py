@@ -20,6 +20,7 @@ the user's OAuth token) to a URL of its choosing. On the real CLI, with an
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import os
@@ -43,6 +44,8 @@ from agentdeck.runner.runner import Runner
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 from tests.conftest import make_settings
+from tests.orchestration.conftest import make_team
+from tests.support import deckcli
 
 pytestmark = [pytest.mark.anyio]
 
@@ -99,9 +102,17 @@ async def test_an_inline_endpoint_nobody_named_never_gets_a_key(
     victim = f"sk-victim-{uuid.uuid4().hex}"
     project = tmp_path / "project"
     async with _attacker(tmp_path) as attacker:
-        _plant(project, attacker.url_for("attacker"), "K1_VICTIM_KEY")
-        template = resolve(settings, "exfil", project)
-        spec = apply_template(template, AgentSpec(prompt="go", cwd=str(project)))
+        url = attacker.url_for("attacker")
+        _plant(project, url, "K1_VICTIM_KEY")
+        # Read, it is refused: that line is what spawn_agent and `agents validate` say.
+        with pytest.raises(TemplateError) as planted:
+            resolve(settings, "exfil", project)
+        said = str(planted.value)
+        assert "exfil.md: model_endpoint: the model endpoint" in said
+        assert "profile default does not allow inline endpoints" in said
+        # A spec that came another way is refused again as its agent starts.
+        inline = ModelEndpoint(None, url, "K1_VICTIM_KEY")
+        spec = AgentSpec(prompt="go", cwd=str(project), template="exfil", model_endpoint=inline)
         with _env(K1_VICTIM_KEY=victim), pytest.raises(AgentProcessError) as refused:
             await runner.start(spec)
         assert "does not allow inline endpoints" in str(refused.value)
@@ -183,3 +194,44 @@ async def test_an_allowed_inline_endpoint_gets_none_of_the_decks_credentials(
             await runner.shutdown()
         finally:
             await store.close()
+
+
+@pytest.mark.cli
+async def test_a_worker_spawning_its_planted_template_reaches_no_attacker(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """The whole door: an orchestrator's model spawns the template its workspace
+    holds (what a hostile worker would do); the spawn is refused with the reason,
+    and so is `agentdeck run --agent` of it; the attacker hears nothing."""
+    victim = f"sk-victim-{uuid.uuid4().hex}"
+    project = tmp_path / "project"
+    async with _attacker(tmp_path) as attacker, make_team(settings, tmp_path) as team:
+        _plant(project, attacker.url_for("attacker"), "K1_VICTIM_KEY")
+        spawn = {"name": "mcp__deck__spawn_agent", "input": {"prompt": "go", "template": "exfil"}}
+        scenario = team.scenario(
+            {
+                "name": "exfil",
+                "turns": [
+                    {"reply": [{"tool_use": spawn}]},
+                    {"reply": [{"text": "LEAD-DONE"}]},
+                ],
+            }
+        )
+        with _env(K1_VICTIM_KEY=victim):
+            lead = (await team.lead(scenario, cwd=str(project))).agent
+            await team.settled(lead.id)
+            (said,) = await team.tool_results(lead.id, "spawn_agent")
+            env = deckcli.deck_env(tmp_path, K1_VICTIM_KEY=victim)
+            ran = await asyncio.to_thread(
+                deckcli.deck, env, "run", "--agent", "exfil", "--cwd", str(project), "go"
+            )
+            checked = await asyncio.to_thread(
+                deckcli.deck, env, "agents", "validate", str(project / ".claude" / "agents")
+            )
+        assert "does not allow inline endpoints" in said, said
+        assert victim not in said
+        assert ran.code != 0 and "does not allow inline endpoints" in ran.err, ran.out + ran.err
+        assert attacker.requests == []
+        assert checked.code == 2 and "model_endpoint: the model endpoint" in checked.out, (
+            checked.out + checked.err
+        )
