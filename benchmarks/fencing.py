@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
 import statistics
 import sys
@@ -100,6 +101,7 @@ def main() -> None:
         base = Path(tempfile.mkdtemp(prefix="agentdeck-pg-bench-"))
         cluster = PgCluster(base, bindir)
         cluster.start()
+    print(f"load average before: {os.getloadavg()[0]:.1f} (2 cores, shared)")
     print(" ".join(["$ .venv/bin/python benchmarks/fencing.py", *sys.argv[1:]]))
     print(f"fenced appends: {args.events} events, {args.tasks} tasks (one agent each), 1 a call")
     rates: dict[tuple[str, str], list[float]] = {}

@@ -8,7 +8,12 @@ of items at a time, commits them in ONE transaction, then
    per batch), and
 2. only then calls the subscribers with the batch's stored events, in id order.
 
-So no subscriber ever sees an event that is not committed. If a batch fails,
+So no subscriber ever sees an event that is not committed. On PostgreSQL the
+batch's transaction also NOTIFYs ``agentdeck_events`` with its last event id when
+it wrote events (delivered at COMMIT: ``store.listen``), so other processes' hubs
+wake at once. A store that writes as a runner host has its fenced agents' writes
+checked in the same transaction (``store.fencing``): the items of an agent whose
+lease the host lost fail with ``Fenced`` and the rest commits. If a batch fails,
 it is rolled back and its items are retried one transaction each, so one bad
 item fails alone.
 
