@@ -26,7 +26,7 @@ from tests.support.waiting import eventually
 FULL = """---
 name: full
 description: Every key of Claude Code's agent files.
-tools: Read, Grep, Bash, mcp__github, mcp__notes__search
+tools: Read, Grep, Bash, Skill, mcp__github, mcp__notes__search
 disallowedTools: WebFetch
 model: sonnet
 permissionMode: plan

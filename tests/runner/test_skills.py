@@ -32,6 +32,7 @@ pytestmark = [pytest.mark.anyio]
 TEMPLATE = """---
 name: greeter
 description: Greets with a skill.
+tools: Bash, Skill, Agent
 skills: [greet, agentdeck:status-report]
 subagents:
   checker:
@@ -126,6 +127,9 @@ async def test_a_templates_skill_is_offered_used_and_its_script_runs(
     assert "- greet: Greet the user the project's way." in listing, listing
     assert "- agentdeck:status-report: End a worker's task" in listing, listing
     assert listing.count("\\n- ") == 1, listing  # two entries
+    # Its tools: the ones it names (Skill and Agent: what its skills and subagents need).
+    tools = {t["name"] for t in first["tools"]} - {"DeferredToolPlaceholder"}
+    assert tools == {"Bash", "Skill", "Agent"}, tools
     # Its subagent is one the Agent tool can start.
     assert "- checker: Checks the greeting and changes nothing. (Tools: Read)" in json.dumps(first)
 

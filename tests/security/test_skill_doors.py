@@ -104,6 +104,27 @@ def test_names_are_plain_words_never_paths(settings: Settings, project: Path) ->
     assert any(s.problem and "is not a skill's name" in s.problem for s in found(settings, project))
 
 
+def test_a_template_whose_tools_leave_out_skill_is_refused() -> None:
+    """Its skills would be listed but unusable; the tool is never added for it."""
+    with pytest.raises(TemplateError) as caught:
+        parse_template(
+            {"name": "t", "description": "d", "tools": "Read", "skills": ["x"]}, "x", "t.md"
+        )
+    assert "skills: its skills are used through the Skill tool, which `tools` leaves out" in str(
+        caught.value
+    )
+    ok = parse_template(
+        {"name": "t", "description": "d", "tools": "Read, Skill", "skills": ["x"]}, "x", "t.md"
+    )
+    assert ok.claude.skills == ("x",)
+    helpers = {"c": {"description": "d", "prompt": "p"}}
+    with pytest.raises(TemplateError) as caught:
+        parse_template(
+            {"name": "t", "description": "d", "tools": "Read", "subagents": helpers}, "x", "t.md"
+        )
+    assert "subagents: its subagents are started through the Agent tool" in str(caught.value)
+
+
 def test_sizes_are_bounded(settings: Settings, project: Path) -> None:
     skills = project / ".claude" / "skills"
     big = _skill(skills, "big")

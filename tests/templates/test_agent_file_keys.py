@@ -19,7 +19,7 @@ from agentdeck.errors import TemplateError
 FULL: dict[str, Any] = {
     "name": "full",
     "description": "Every key.",
-    "tools": "Read, Grep, Bash, mcp__github, mcp__notes__search",
+    "tools": "Read, Grep, Bash, Skill, mcp__github, mcp__notes__search",
     "disallowedTools": ["WebFetch"],
     "model": "sonnet",
     "permissionMode": "plan",
@@ -55,7 +55,7 @@ def problems(data: dict[str, Any], body: str = "You review.") -> list[str]:
 def test_every_key_is_read_with_claude_codes_meaning() -> None:
     t = parse_template(FULL, "You review.", "x/full.md", stem="full")
     assert (t.tools, t.disallowed_tools, t.model, t.max_turns, t.workspace, t.color) == (
-        ("Read", "Grep", "Bash", "mcp__github", "mcp__notes__search"),
+        ("Read", "Grep", "Bash", "Skill", "mcp__github", "mcp__notes__search"),
         ("WebFetch",),
         "sonnet",
         7,

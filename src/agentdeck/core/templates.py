@@ -311,6 +311,16 @@ def parse_template(
         prefix = f"mcp__{server.name}"
         if not any(t == prefix or t.startswith(prefix + "__") for t in tools):
             fail("mcpServers", f"server `{server.name}` has no tool in `tools`; add {prefix}")
+    if tools and claude.skills and not any(t.split("(")[0] == "Skill" for t in tools):
+        fail(
+            "skills",
+            "its skills are used through the Skill tool, which `tools` leaves out; add Skill",
+        )
+    if tools and claude.subagents and not any(t.split("(")[0] in ("Agent", "Task") for t in tools):
+        fail(
+            "subagents",
+            "its subagents are started through the Agent tool, which `tools` leaves out; add Agent",
+        )
 
     prompt = body.strip()
     if len(prompt) > BODY_MAX:
