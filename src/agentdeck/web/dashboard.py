@@ -26,6 +26,7 @@ from agentdeck.web import (
     pages_checkpoints,
     pages_diff,
     pages_health,
+    pages_memories,
     pages_memory,
     pages_merges,
     pages_policy,
@@ -44,6 +45,7 @@ router.include_router(pages_stream.router)
 router.include_router(pages_approvals.router)
 router.include_router(pages_asks.router)
 router.include_router(pages_memory.router)
+router.include_router(pages_memories.router)
 router.include_router(pages_diff.router)
 router.include_router(pages_health.router)
 router.include_router(pages_usage.router)
