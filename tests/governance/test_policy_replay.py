@@ -8,6 +8,7 @@ grouping, the filters and what cannot be re-decided, call by call.
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -157,12 +158,16 @@ def asked(agent: str, use: str, command: str, answer: str) -> list[Event]:
     ]
 
 
-@pytest.fixture
-async def history(settings: Settings, tmp_path: Path) -> Store:
+@pytest.fixture(params=["sqlite", "postgres"])
+async def history(
+    settings: Settings, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[Store]:
     """Two projects: ``a1`` (in /p1, profile default) and ``b1`` (in /p2, profile
-    permissive); an agent whose row was removed; a call a week old."""
+    permissive); an agent whose row was removed; a call a week old. On SQLite and
+    on PostgreSQL (a fresh database on the private cluster)."""
     settings.ensure_home()
-    store = Store.open(settings.db_path)
+    target = request.getfixturevalue("pg_url") if request.param == "postgres" else None
+    store = Store.open(target or settings.db_path)
     p1, p2 = tmp_path / "p1", tmp_path / "p2"
     p1.mkdir(), p2.mkdir()
     await store.save_agent(agent_row("a1", str(p1), project=str(p1)))
