@@ -7,6 +7,7 @@ grouping, the filters and what cannot be re-decided, call by call.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -287,3 +288,19 @@ async def test_hostile_inputs_are_data_cut_short_and_escaped(
         assert len(example.input) <= 241 and len(example.reason) <= 241
         assert not any(c in example.input + example.reason for c in "\x1b\x9b\u202e")
     assert not any("hunter2-secret" in e.input for e in examples)
+
+
+async def test_a_hand_started_sessions_calls_are_judged_as_its_hook_would(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """Under ``deny-and-ask`` the hook speaks only for deny and ask rules: a call
+    no such rule names is left to Claude Code's own rules (shown as allow)."""
+    settings.ensure_home()
+    async with Store.open(settings.db_path) as store:
+        hand = agent_row("h1", str(tmp_path))
+        await store.save_agent(dataclasses.replace(hand, source=AgentSource.EXTERNAL))
+        await store.append([*call("h1", "k1", "echo hi"), *call("h1", "k2", "make build")])
+        report = await replay(store, settings, candidate_profile("s.yaml", STRICT), ReplayQuery())
+    assert (report.calls, report.changed, report.unchanged) == (2, 1, 1)
+    (group,) = report.groups
+    assert (group.change, group.rule) == ("allow→deny", "Bash(echo:*)")
