@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState
 from agentdeck.core.ids import new_agent_id
+from agentdeck.runner import endpoints
 from agentdeck.runner.runner_base import RunnerBase
 from agentdeck.runner.scripted import scenario_of
 from agentdeck.runner.session import AgentSession
@@ -83,11 +84,13 @@ class RunnerWarm(RunnerBase):
         )
         # Its options as a session of its own would spawn it (its callbacks
         # unused: those of the agent that claims it answer the process).
+        profile = self.governor.profile_for(agent)
         return await spawn_ahead(
             agent_id,
             template,
             settings=self.settings,
-            sandbox=self.governor.profile_for(agent).sandbox,
-            base_url=base_url,
+            sandbox=profile.sandbox,
+            # Its confinement lets its model through: the scripted one, its endpoint's.
+            base_url=base_url or endpoints.model_url(template, profile, self.settings),
             options_for=lambda _workspace: session.spawn_options(),
         )
