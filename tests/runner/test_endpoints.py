@@ -25,9 +25,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agentdeck.core.agent import AgentSpec
+from agentdeck.core.agent import AgentSpec, AgentState
 from agentdeck.core.endpoints import ModelEndpoint
 from agentdeck.core.events import EventType
+from agentdeck.daemon.compose import build_runner
 from agentdeck.errors import AgentProcessError
 from agentdeck.mockmodel import MockModel, load_scenario
 from agentdeck.runner.options import build_options
@@ -35,7 +36,10 @@ from agentdeck.runner.runner import Runner
 from agentdeck.runner.sdk_private import spawn_command
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
+from tests.conftest import make_settings
+from tests.sandbox.conftest import needs_bwrap
 from tests.support import deckcli
+from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.anyio]
 
@@ -235,3 +239,54 @@ async def test_doctor_checks_every_named_endpoint_and_agents_show_resolves_one(
     }
     assert rows["thinking"]["value"] == {"type": "adaptive"}
     assert key not in shown.out
+
+
+@needs_bwrap
+@pytest.mark.cli
+async def test_a_confined_agent_reaches_its_endpoint_cold_and_warm(tmp_path: Path) -> None:
+    """A process sandbox with no network lets the agent's own endpoint through,
+    whether its Claude Code starts with it or was started ahead (the warm pool)."""
+    settings = make_settings(tmp_path, warm_pool=1)
+    settings.ensure_home()
+    store = Store.open(settings.db_path)
+    runner = build_runner(store, settings, warm_pool=settings.warm_pool)
+    key = f"sk-boxed-{uuid.uuid4().hex}"
+    profile = tmp_path / "boxed.yaml"
+    sandbox = {"mode": "process", "required": True, "network": {"mode": "off"}}
+    profile.write_text(yaml.safe_dump({"name": "boxed", "sandbox": sandbox}))
+    try:
+        async with _model(tmp_path, "alpha") as alpha:
+            (settings.home / "endpoints.yaml").write_text(
+                yaml.safe_dump(
+                    {"alpha": {"base_url": alpha.url_for("alpha"), "api_key_env": "K1_BOX_KEY"}}
+                )
+            )
+            spec = AgentSpec(
+                prompt="boxed-task",
+                template="t",
+                profile=str(profile),
+                model_endpoint=ModelEndpoint("alpha"),
+            )
+            with _env(K1_BOX_KEY=key):
+                cold = await runner.start(spec)
+                await cold.wait_finished(timeout=120)
+
+                async def ready() -> bool | None:
+                    return True if len(runner.warm) else None
+
+                await eventually(ready, timeout=60, what="a warm Claude Code")
+                warm = await runner.start(spec)
+                await warm.wait_finished(timeout=120)
+            assert warm.warm_start
+            for session in (cold, warm):
+                agent = await store.get_agent(session.agent.id)
+                assert agent.state == AgentState.DONE, agent.last_error
+                events = await store.read(agent_id=agent.id, limit=10_000)
+                texts = [str(e.data) for e in events if e.type == EventType.ASSISTANT_TEXT]
+                assert any("answer from alpha" in t for t in texts), (agent.extra, texts)
+            assert {r.credential for r in alpha.requests if r.credential} == {_digest(key)}
+    finally:
+        try:
+            await runner.shutdown()
+        finally:
+            await store.close()
