@@ -37,7 +37,7 @@ from agentdeck.tui.loading import TranscriptLoader
 from agentdeck.tui.palette import DeckCommands
 from agentdeck.tui.render import alert_text, status_line
 from agentdeck.tui.steering import SteeringActions
-from agentdeck.tui.tables import InboxItem, InboxTable
+from agentdeck.tui.tables import InboxItem, InboxTable, box_of
 from agentdeck.tui.transcript import TranscriptView
 
 logger = logging.getLogger(__name__)
@@ -48,6 +48,7 @@ FLUSH_GAP = 0.002  # a changed row is redrawn at once, but at most this often (b
 ORDER_GAP = 0.02  # ... and at most this often when the order must be computed again
 AGE_SECONDS = 5.0  # how often the age column moves on
 TREE_LIMIT = 10_000  # the API's largest page: the newest 10,000 root agents and their trees
+MEMORY = "memory_proposed"  # the notice an agent's remember call leaves
 _INBOX_EVENTS = frozenset(
     {"permission_requested", "permission_resolved", "question_asked", "question_answered"}
 )
@@ -76,6 +77,8 @@ class DeckApp(SteeringActions):
         Binding("A", "allow_always", "always", show=False),
         Binding("d", "deny", "deny", show=False),
         Binding("n", "answer", "answer", show=False),
+        Binding("y", "keep_memory", "keep", show=False),
+        Binding("x", "drop_memory", "drop", show=False),
         Binding("i", "interrupt", "interrupt"),
         Binding("k", "kill", "kill"),
         Binding("r", "resume", "resume"),
@@ -188,7 +191,7 @@ class DeckApp(SteeringActions):
             if kind == "agent_spawned":
                 self._redraw = True
             self._schedule_flush()
-        if kind in _INBOX_EVENTS:
+        if kind in _INBOX_EVENTS or (kind == "notice" and event.data.get("kind") == MEMORY):
             self._spawn(self._load_inbox, group="inbox", exclusive=True)
         if kind in ("permission_requested", "question_asked"):
             self.bell()  # at once; the notice may first need the agent's name
@@ -234,10 +237,11 @@ class DeckApp(SteeringActions):
             deck = await self.link.deck()
             approvals = await deck.approvals(states=[ApprovalState.PENDING])
             asks = await deck.asks(states=[AskState.PENDING])
+            memories = await deck.memory_proposals("pending")
         except AgentdeckError as exc:
             logger.info("inbox refresh failed: %s", exc)
             return
-        self.inbox = [*approvals, *asks]
+        self.inbox = [*approvals, *asks, *memories]
         self._draw_inbox()
         self._show_status()
 
@@ -323,9 +327,11 @@ class DeckApp(SteeringActions):
         self._main("#inbox", InboxTable).draw(self.inbox, self.board)
         title = self._main("#inbox-title", Static)
         if self.inbox:
+            memories = any(box_of(item) == "memory" for item in self.inbox)
             title.update(
                 f"[b]inbox: {len(self.inbox)} pending[/]  "
                 "[b]a[/] allow  [b]A[/] always  [b]d[/] deny  [b]n[/] answer"
+                + ("  [b]y[/] keep memory  [b]x[/] drop memory" if memories else "")
             )
         else:
             title.update("inbox: nothing pending")

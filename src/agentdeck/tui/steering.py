@@ -18,6 +18,7 @@ from textual.widget import Widget
 from agentdeck.core.approvals import Approval, GrantScope
 from agentdeck.core.asks import Ask
 from agentdeck.core.deck import Deck
+from agentdeck.core.memory_proposals import MemoryProposal
 from agentdeck.errors import AgentdeckError
 from agentdeck.tui.board import Board, Row
 from agentdeck.tui.link import DeckLink
@@ -25,7 +26,7 @@ from agentdeck.tui.screens import Confirm, Prompt
 from agentdeck.tui.tables import InboxItem, InboxTable
 
 W = TypeVar("W", bound=Widget)
-T = TypeVar("T", Approval, Ask)
+T = TypeVar("T", Approval, Ask, MemoryProposal)
 Op = Callable[[Deck], Awaitable[object]]  # one call of the deck
 
 
@@ -51,10 +52,29 @@ class SteeringActions(App[None]):
         that there is none."""
         item = self._main("#inbox", InboxTable).pick(self.inbox, kind)
         if item is None:
-            self.notify(
-                f"no pending {'approval' if kind is Approval else 'ask'}", severity="warning"
-            )
+            noun = {Approval: "approval", Ask: "ask"}.get(kind, "memory")
+            self.notify(f"no pending {noun}", severity="warning")
         return item
+
+    async def _load_inbox(self) -> None:
+        """The inbox read again (``DeckApp``'s)."""
+
+    def _decide_memory(self, what: str, op: Callable[[Deck], Awaitable[object]]) -> None:
+        async def decided(deck: Deck) -> None:
+            await op(deck)
+            await self._load_inbox()  # no event says a memory was decided
+
+        self._do(what, decided)
+
+    def action_keep_memory(self) -> None:
+        item = self._inbox_item(MemoryProposal)
+        if item is not None:
+            self._decide_memory("memory kept", lambda deck: deck.accept_memory(item.id))
+
+    def action_drop_memory(self) -> None:
+        item = self._inbox_item(MemoryProposal)
+        if item is not None:
+            self._decide_memory("memory dropped", lambda deck: deck.reject_memory(item.id))
 
     def _spawn(
         self, work: Callable[[], Coroutine[Any, Any, None]], *, group: str, **kw: Any
