@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,8 @@ from agentdeck.core.templates import apply_template
 from agentdeck.errors import AgentProcessError
 from agentdeck.orchestration.templates import resolve
 from agentdeck.runner.runner import Runner
+from agentdeck.runner.skills import BUILTIN_DIR
+from agentdeck.sandbox.support import _probe_bwrap
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 
@@ -222,3 +225,45 @@ async def test_claude_codes_initialize_answer_and_init_message_list_them(
     assert {"greet", "agentdeck:status-report"} <= set(init["skills"]), init["skills"]
     assert "checker" in init["agents"], init["agents"]
     assert any(p["name"] == "agentdeck" for p in init["plugins"]), init["plugins"]
+
+
+@pytest.mark.cli
+@pytest.mark.skipif(not _probe_bwrap()[0], reason="bubblewrap cannot run here")
+async def test_in_a_process_sandbox_skills_scripts_are_confined_with_their_agent(
+    deck: tuple[Store, Runner], settings: Settings, tmp_path: Path
+) -> None:
+    """A skill's script is the agent's Bash call: inside the profile's process sandbox
+    it runs (the project's and the built-in's, from the package) and writes nothing
+    outside the workspace."""
+    store, runner = deck
+    project, profile, scenario, _ = _project(tmp_path)
+    outside = Path.home() / f".agentdeck-skill-escape-{uuid.uuid4().hex}"
+    script = project / ".claude" / "skills" / "greet" / "scripts" / "hi.sh"
+    script.write_text(
+        f"echo hello-from-the-skill\ntouch {outside} 2>/dev/null && echo wrote || echo refused\n"
+    )
+    (project / "tests").mkdir()
+    detect = BUILTIN_DIR / "skills" / "run-tests" / "scripts" / "detect.sh"
+    rules = yaml.safe_load(Path(profile).read_text())
+    rules["sandbox"] = {"mode": "process", "required": True, "network": {"mode": "off"}}
+    Path(profile).write_text(yaml.safe_dump(rules))
+    turns = [
+        {"reply": [{"tool_use": {"name": "Skill", "input": {"skill": "greet"}}}]},
+        {"reply": [{"tool_use": {"name": "Bash", "input": {"command": f"sh {script}"}}}]},
+        {"reply": [{"tool_use": {"name": "Bash", "input": {"command": f"sh {detect} ."}}}]},
+        {"reply": [{"text": "Greeted."}]},
+    ]
+    Path(scenario).write_text(yaml.safe_dump({"name": "skills", "turns": turns}))
+    try:
+        agent_id, events = await _run(store, runner, settings, project, profile, scenario)
+        assert not outside.exists()
+    finally:
+        outside.unlink(missing_ok=True)
+    returned = [str(e.data["output"]) for e in events if e.type == EventType.TOOL_RETURNED]
+    assert returned[:3] == [
+        "Launching skill: greet",
+        "hello-from-the-skill\nrefused",
+        "python -m pytest -q",
+    ], returned
+    agent = await store.get_agent(agent_id)
+    assert agent.extra.get("sandbox") == "process", agent.extra
