@@ -85,6 +85,8 @@ async def spawn(settings: Settings, spec: AgentSpec) -> Early | None:
             model = MockModel([scenario], host="127.0.0.1", port=0)
             await model.start()
             base_url = model.url_for(scenario.name)
+        from agentdeck.runner.endpoints import model_url
+
         profile = load_profile(spec.profile or settings.profile)
         template = template_of(spec)
         agent_id = new_agent_id()
@@ -108,7 +110,8 @@ async def spawn(settings: Settings, spec: AgentSpec) -> Early | None:
             template,
             settings=settings,
             sandbox=profile.sandbox,
-            base_url=base_url,
+            # Its confinement lets its model through: the scripted one, its endpoint's.
+            base_url=base_url or model_url(template, profile, settings),
             options_for=options_for,
         )
     except BaseException as exc:
