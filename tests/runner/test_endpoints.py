@@ -290,3 +290,34 @@ async def test_a_confined_agent_reaches_its_endpoint_cold_and_warm(tmp_path: Pat
             await runner.shutdown()
         finally:
             await store.close()
+
+
+@needs_bwrap
+@pytest.mark.cli
+async def test_agentdeck_run_of_a_confined_template_on_an_endpoint(tmp_path: Path) -> None:
+    """`agentdeck run --agent` with no daemon: its Claude Code is spawned early,
+    confined, and still reaches the endpoint its template names."""
+    key = f"sk-run-{uuid.uuid4().hex}"
+    agents = tmp_path / "claude-config" / "agents"  # the user's templates (deck_env's)
+    agents.mkdir(parents=True)
+    (agents / "boxed.md").write_text(
+        "---\nname: boxed\ndescription: Confined, on alpha.\nmodel_endpoint: alpha\n---\nWork.\n"
+    )
+    profile = tmp_path / "boxed.yaml"
+    sandbox = {"mode": "process", "required": True, "network": {"mode": "off"}}
+    profile.write_text(yaml.safe_dump({"name": "boxed", "sandbox": sandbox}))
+    async with _model(tmp_path, "alpha") as alpha:
+        home = tmp_path / "home"
+        home.mkdir()
+        (home / "endpoints.yaml").write_text(
+            yaml.safe_dump(
+                {"alpha": {"base_url": alpha.url_for("alpha"), "api_key_env": "K1_RUN_KEY"}}
+            )
+        )
+        env = deckcli.deck_env(tmp_path, K1_RUN_KEY=key)
+        args = ("run", "--agent", "boxed", "--profile", str(profile), "--json", "boxed-task")
+        done = await asyncio.to_thread(deckcli.deck, env, *args)
+        assert done.code == 0, done.out + done.err
+        assert "answer from alpha" in done.out, done.out
+        assert {r.credential for r in alpha.requests if r.credential} == {_digest(key)}
+    assert key not in done.out + done.err
