@@ -50,6 +50,7 @@ def test_a_template_names_an_endpoint_or_gives_one_inline() -> None:
         ({"base_url": "https://me:pw@x.test"}, "may not hold a user or password"),
         ({"base_url": "https://x.test@evil.test"}, "may not hold a user or password"),
         ({"base_url": "https://x.test/?key=1"}, "query"),
+        ({"base_url": "https://x.test/sk-ant-api03-" + "a" * 40}, "looks like a secret"),
         ({"base_url": "https://x.test", "api_key": "sk-1"}, "unknown key(s) `api_key`"),
         ({"base_url": "https://x.test", "api_key_env": "sk-ant-api03-abc"}, "variable's name"),
         ({"base_url": "https://x.test", "api_key_env": "ANTHROPIC_API_KEY"}, "deck's own"),

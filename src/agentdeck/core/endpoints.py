@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from agentdeck.core.agent_file import DECK_OWN_NAMES
+from agentdeck.core.agent_file import DECK_OWN_NAMES, looks_secret
 from agentdeck.core.quoting import key_shown
 from agentdeck.errors import ConfigError, Refused
 
@@ -129,6 +129,8 @@ def url_problem(url: Any) -> str | None:
         return "`base_url` may not hold a user or password (keys come from api_key_env)"
     if parts.query or parts.fragment:
         return "`base_url` may not have a query or a fragment"
+    if looks_secret(url):
+        return "`base_url` holds what looks like a secret (keys come from api_key_env)"
     return None
 
 
