@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agentdeck.errors import UsageError
+from agentdeck.errors import StoreError, UsageError
 from agentdeck.store import Store
 from agentdeck.store.listen import COMMANDS, EVENTS, QUEUE
 from tests.store.conftest import make_agent, text
@@ -114,6 +114,9 @@ async def test_closing_the_store_stops_the_listener_thread(pg_url: str) -> None:
     await store.close()
     assert not thread.is_alive()
     assert thread not in _listener_threads()
+    with pytest.raises(StoreError, match="closed"):
+        store.listen(EVENTS, Heard())  # no thread started again
+    assert thread not in _listener_threads() and not store._listener.alive  # type: ignore[union-attr]
 
 
 async def test_an_unlistened_callback_is_not_called(pg_url: str) -> None:

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 
 from sqlalchemy.engine import Engine
 
+from agentdeck.errors import StoreError
 from agentdeck.store import listen as notifications
 from agentdeck.store.listen import Listener, check_channel, check_payload
 from agentdeck.store.work import WorkResult
@@ -22,6 +23,7 @@ class ClusterParts:
     _writer: Writer
     _write_engine: Engine
     _listener: Listener | None
+    _closed: bool
     name: str
 
     # --- fenced writes ---------------------------------------------------
@@ -61,6 +63,8 @@ class ClusterParts:
         check_channel(channel)
         if not self.listens:
             return
+        if self._closed:
+            raise StoreError("the store is closed", hint="open it again to listen")
         loop = asyncio.get_running_loop()
         if self._listener is None:
             url = self._write_engine.url.set(drivername="postgresql")
