@@ -54,7 +54,9 @@ GREET-SKILL-BODY: run `sh {script}` and repeat what it prints.
 """
 
 
-def _project(tmp_path: Path, *, deny_script: bool = False) -> tuple[Path, str, str, Path]:
+def _project(
+    tmp_path: Path, *, deny_script: bool = False, allow_skill: bool = True
+) -> tuple[Path, str, str, Path]:
     project = tmp_path / "project"
     (project / ".claude" / "agents").mkdir(parents=True)
     (project / ".claude" / "agents" / "greeter.md").write_text(TEMPLATE)
@@ -67,7 +69,7 @@ def _project(tmp_path: Path, *, deny_script: bool = False) -> tuple[Path, str, s
     rules: dict[str, Any] = {
         "name": "skills-test",
         "default": "deny",
-        "allow": ["Skill", "Bash(sh *)"],
+        "allow": ["Skill", "Bash(sh *)"] if allow_skill else ["Bash(sh *)"],
     }
     if deny_script:
         rules["deny"] = [f"Bash(sh {script})"]
@@ -162,6 +164,24 @@ async def test_a_profile_rule_denies_the_skills_script(
     ], resolved
     trail = [(a.tool, str(a.decision)) for a in await store.read_audit()]
     assert ("Skill", "allow") in trail and ("Bash", "deny") in trail, trail
+
+
+@pytest.mark.cli
+async def test_the_policy_decides_a_skill_call_before_the_sdks_allow_rule(
+    deck: tuple[Store, Runner], settings: Settings, tmp_path: Path
+) -> None:
+    """The SDK turns ``skills`` into ``Skill(NAME)`` allow rules Claude Code would
+    apply by itself: the policy's hook still sees the call first, and a profile that
+    does not enable the Skill tool denies it; the SKILL.md never reaches the model."""
+    store, runner = deck
+    project, profile, scenario, _ = _project(tmp_path, allow_skill=False)
+    _, events = await _run(store, runner, settings, project, profile, scenario)
+    resolved = [e.data for e in events if e.type == EventType.PERMISSION_RESOLVED]
+    assert resolved and resolved[0]["decision"] == "deny", resolved
+    assert "`Skill`" in resolved[0]["reason"], resolved
+    assert not any("GREET-SKILL-BODY" in json.dumps(r["messages"]) for r in _requests(runner))
+    trail = [(a.tool, str(a.decision)) for a in await store.read_audit()]
+    assert ("Skill", "deny") in trail, trail
 
 
 @pytest.mark.cli
