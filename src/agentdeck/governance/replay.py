@@ -13,6 +13,7 @@ re-decided, with why.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections import OrderedDict
@@ -45,6 +46,7 @@ from agentdeck.store.store import Store
 
 T = TypeVar("T")
 PAGE = 2000  # events per read
+YIELD_EVERY = 64  # calls judged between two turns given to the loop's other tasks
 KEEP = 4096  # agents (and their grants, ancestors) kept while replaying
 # Verdicts kept, by agent, tool and input (least recently used out), for inputs up to
 # MEMO_INPUT characters of JSON: at most some 32 MB, whatever the model wrote.
@@ -291,6 +293,9 @@ async def replay(
             tally.events += 1
             for call in ledger.feed(event):
                 await replayer.judge(call)
+                if tally.calls % YIELD_EVERY == 0:
+                    # The engine runs on the loop: in a daemon, others get their turn.
+                    await asyncio.sleep(0)
         cursor = page[-1].id
     for call in ledger.flush():
         await replayer.judge(call)
