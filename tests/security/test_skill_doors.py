@@ -68,8 +68,10 @@ def test_symlinks_out_of_a_skill_folder_are_refused(
     assert problems["fine"] is None
 
     for name in ("loot", "linked-md", "inner"):
-        with pytest.raises(ConfigError, match=f"skill `{name}` is found nowhere"):
+        with pytest.raises(ConfigError) as caught:
             for_agent(AgentFile(skills=(name,)), settings, project)
+        said = f"skill `{name}` (project: {skills / name}) is refused: {problems[name]}"
+        assert said in str(caught.value)
     assert for_agent(AgentFile(skills=("fine",)), settings, project).skills == ["fine"]
 
 
@@ -87,6 +89,18 @@ def test_the_projects_skills_folder_as_a_symlink_is_refused(
     ]
     with pytest.raises(ConfigError):
         for_agent(AgentFile(skills=("loot",)), settings, project)
+
+    # .claude itself leading elsewhere: the same.
+    other = tmp_path / "other"
+    (other / "skills").mkdir(parents=True)
+    _skill(other / "skills", "loot", SECRET_SKILL.format(name="loot"))
+    second = tmp_path / "second"
+    second.mkdir()
+    os.symlink(other, second / ".claude")
+    skills = [s for s in found(settings, second) if s.source == "project"]
+    assert [(s.name, s.problem) for s in skills] == [
+        ("?", "the skills folder is a symlink: refused")
+    ]
 
 
 def test_names_are_plain_words_never_paths(settings: Settings, project: Path) -> None:

@@ -149,7 +149,8 @@ def resolve_names(
     ``skills``: a plain name is the user's or the project's, else agentdeck's
     built-in of that name; ``agentdeck:NAME`` a built-in; another ``plugin:NAME``
     is an installed plugin's, passed on as it is (Claude Code finds it or not)."""
-    chosen, _ = effective(found)
+    every = list(found)
+    chosen, _ = effective(every)
     out: list[str] = []
     skills: list[Skill] = []
     problems: list[str] = []
@@ -167,8 +168,11 @@ def resolve_names(
             else chosen.get(name) or chosen.get(f"{BUILTIN_PLUGIN}:{plain}")
         )
         if skill is None:
+            broken = next((s for s in every if s.problem and name in (s.name, s.qualified)), None)
             problems.append(
-                f"skill `{name}` is found nowhere (the user's skills, the project's "
+                f"skill `{name}` ({broken.source}: {broken.path}) is refused: {broken.problem}"
+                if broken is not None
+                else f"skill `{name}` is found nowhere (the user's skills, the project's "
                 ".claude/skills, agentdeck's built-ins)"
             )
             continue

@@ -145,7 +145,8 @@ def _read_place(source: str, root: Path) -> list[Skill]:
         info = root.lstat()
     except OSError:
         return []
-    if stat.S_ISLNK(info.st_mode) and source == "project":
+    if source == "project" and (stat.S_ISLNK(info.st_mode) or root.parent.is_symlink()):
+        # Model-written: .claude/skills (or .claude) leading elsewhere is not the project's.
         return [Skill("?", source, str(root), problem="the skills folder is a symlink: refused")]
     if not root.is_dir():
         return []
