@@ -47,6 +47,7 @@ __all__ = [
 ]
 
 FILE_NAME = "endpoints.yaml"
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # read at every agent start
 MAX_FILE = 64 * 1024
 # Sent when an endpoint names no key: something must be, or Claude Code falls
 # back to the user's own login and sends that.
@@ -74,7 +75,7 @@ def load_endpoints(settings: Settings) -> dict[str, Endpoint]:
     except UnicodeDecodeError:
         raise ConfigError(f"{path} is not UTF-8 text") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_LOADER)  # a safe loader (the C one where built)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f", line {mark.line + 1}" if mark is not None else ""
