@@ -101,6 +101,9 @@ def test_remember_accept_then_a_later_agent_of_the_template_in_the_project_is_to
     assert waiting["text"].startswith(LEARNED) and KEY not in waiting["text"]
     listed = cli("memories", "pending").out
     assert waiting["id"] in listed and LEARNED in listed
+    # The call itself is scrubbed where else it is kept: the log, the session's memory.
+    assert KEY not in cli("logs", first["id"], "--json").out
+    assert KEY not in cli("memory", "search", "cacheprovider", "--json").out
 
     cli.run("learner", here, "LATER-TASK: before it is accepted")
     assert "LEARNED-1" not in cli.told(), "a pending memory is told to no one"
