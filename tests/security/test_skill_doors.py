@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -205,3 +206,39 @@ def test_subagents_take_only_keys_that_cannot_widen_the_agent() -> None:
     assert "control characters" in _subagent_problems({"x": escape})
     many = {f"a{i}": {"description": "d", "prompt": "p"} for i in range(17)}
     assert "more than 16 subagents" in _subagent_problems(many)
+
+
+def _decide(rules: dict[str, Any], skill: object) -> tuple[str, str | None]:
+    from agentdeck.core.policy import decide, profile_from_dict
+
+    profile = profile_from_dict({"name": "p", **rules}, "p.yaml")
+    verdict = decide(profile, "Skill", {"skill": skill}, workspace="/w", home="/h")
+    return str(verdict.decision), verdict.rule
+
+
+def test_skill_rules_allow_only_the_skills_they_name() -> None:
+    """``Skill(name)``: a profile enables some skills, not all; a model-chosen name
+    that is not a skill's is never allowed by a rule, nor remembered as one."""
+    from agentdeck.core.policy import PolicyError, profile_from_dict, rule_for
+
+    only = {"default": "deny", "allow": ["Skill(greet)", "Skill(agentdeck:run-tests)"]}
+    assert _decide(only, "greet") == ("allow", "Skill(greet)")
+    assert _decide(only, "agentdeck:run-tests") == ("allow", "Skill(agentdeck:run-tests)")
+    assert _decide(only, "run-tests")[0] == "deny"  # an allow names one spelling exactly
+    assert _decide(only, "tidy")[0] == "deny"
+    assert _decide(only, "../greet")[0] == "deny"
+    assert _decide(only, None)[0] == "deny"
+
+    # A deny catches a plugin's skill by either spelling (Claude Code takes both).
+    deny = {"default": "ask", "allow": ["Skill"], "deny": ["Skill(agentdeck:run-tests)"]}
+    assert _decide(deny, "run-tests") == ("deny", "Skill(agentdeck:run-tests)")
+    assert _decide(deny, "agentdeck:run-tests") == ("deny", "Skill(agentdeck:run-tests)")
+    assert _decide(deny, "greet") == ("allow", "Skill")
+    assert _decide(deny, "/run-tests")[0] == "ask"  # not a name: no rule allows it
+
+    # "Approve always" remembers that skill, never every skill.
+    assert rule_for("Skill", {"skill": "greet"}, "/w") == "Skill(greet)"
+    with pytest.raises(PolicyError):
+        rule_for("Skill", {"skill": "greet) Bash(rm"}, "/w")
+    with pytest.raises(PolicyError, match="is not a skill's name"):
+        profile_from_dict({"name": "p", "allow": ["Skill(../x)"]}, "p.yaml")

@@ -12,6 +12,9 @@ Forms (anything else is refused with a ``PolicyError``):
 * ``WebFetch(domain:host)`` — exactly that host (case-insensitive, no
   subdomains, any port), as Claude Code does;
 * ``Agent(name)`` / ``Task(name)`` — that subagent type;
+* ``Skill(name)`` — that skill (``Skill(agentdeck:run-tests)``); Claude Code also
+  takes a plugin's skill by its plain name, so a deny or ask rule catches either
+  spelling, an allow rule only the one it names;
 * ``mcp__server__tool``, ``mcp__server__*`` and ``mcp__server`` (the whole server).
 
 Bash specifiers are matched against each simple command of the line
@@ -50,6 +53,7 @@ from agentdeck.errors import PolicyError
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
 AGENT_TOOLS = frozenset({"Agent", "Task"})
+SKILL_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,63}(?::[a-z0-9][a-z0-9-]{0,63})?")
 _TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MCP_NAME = re.compile(r"mcp__[A-Za-z0-9_-]+?(?:__(?:[A-Za-z0-9_-]+|\*))?")
 _HOST = re.compile(r"(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]*[a-z0-9])?")
@@ -141,6 +145,10 @@ class Rule:
             if not _TOOL_NAME.fullmatch(spec.strip().replace("-", "_")):
                 raise RuleSyntaxError(f"`{spec}` is not a subagent name (in `{t}`)")
             return cls(t, tool, spec.strip())
+        if tool == "Skill":
+            if not SKILL_NAME.fullmatch(spec.strip()):
+                raise RuleSyntaxError(f"`{spec}` is not a skill's name (in `{t}`)")
+            return cls(t, tool, spec.strip())
         raise RuleSyntaxError(f"`{tool}` rules take no specifier (`{t}`): write `{tool}`")
 
     def covers_tool(self, tool: str) -> bool:
@@ -183,6 +191,9 @@ class Rule:
             return self._path.reaches_into(path, **where)
         if self.tool == "WebFetch":
             return unit.host is not None and f"domain:{unit.host}" == self.specifier
+        if self.tool == "Skill" and not allow and isinstance(unit.value, str):
+            # `agentdeck:run-tests` is launched as `run-tests` too: a deny sees both.
+            return unit.value.rpartition(":")[2] == self.specifier.rpartition(":")[2]
         return unit.value is not None and unit.value == self.specifier
 
 

@@ -10,7 +10,8 @@ Which input field each tool is judged on:
   ``pattern``. Read rules judge that directory: an allow must cover it and all
   beneath it; an anchored deny or ask also catches a search of a directory
   that contains what it names (``Read(~/.ssh/**)`` catches ``Grep`` of ``~``);
-* ``WebFetch`` — the host of ``url``; ``Agent`` / ``Task`` — ``subagent_type``.
+* ``WebFetch`` — the host of ``url``; ``Agent`` / ``Task`` — ``subagent_type``;
+  ``Skill`` — ``skill``.
 
 An input without the field it is judged on cannot be allowed by a specifier rule.
 """
@@ -26,7 +27,7 @@ from urllib.parse import urlsplit
 
 from agentdeck.core.bash_split import SUBST, SimpleCommand, split_command
 from agentdeck.core.policy_paths import escape_glob, normalize_path
-from agentdeck.core.policy_rules import AGENT_TOOLS, EDIT_TOOLS, Unit
+from agentdeck.core.policy_rules import AGENT_TOOLS, EDIT_TOOLS, SKILL_NAME, Unit
 from agentdeck.core.redact_rules import MARK_START
 from agentdeck.errors import PolicyError
 
@@ -92,6 +93,11 @@ def analyze(tool: str, tool_input: Mapping[str, Any], *, workspace: str, home: s
     if tool in AGENT_TOOLS:
         kind = tool_input.get("subagent_type")
         return Subject(tool, (Unit(label=f"{tool} {kind}", value=kind),))
+    if tool == "Skill":
+        name = tool_input.get("skill")
+        if not isinstance(name, str) or not SKILL_NAME.fullmatch(name.strip()):
+            return Subject(tool, (Unit(label=tool),), "the input has no `skill` name")
+        return Subject(tool, (Unit(label=f"Skill {name.strip()}", value=name.strip()),))
     return Subject(tool, (Unit(label=tool),))
 
 
