@@ -26,11 +26,12 @@ import pytest
 import yaml
 
 from agentdeck.core.agent import AgentSpec, AgentState
-from agentdeck.core.endpoints import ModelEndpoint
+from agentdeck.core.endpoints import Endpoint, ModelEndpoint
 from agentdeck.core.events import EventType
 from agentdeck.daemon.compose import build_runner
-from agentdeck.errors import AgentProcessError
+from agentdeck.errors import AgentProcessError, ConfigError
 from agentdeck.mockmodel import MockModel, load_scenario
+from agentdeck.runner.endpoints import NO_KEY, endpoint_env
 from agentdeck.runner.options import build_options
 from agentdeck.runner.runner import Runner
 from agentdeck.runner.sdk_private import spawn_command
@@ -321,3 +322,25 @@ async def test_agentdeck_run_of_a_confined_template_on_an_endpoint(tmp_path: Pat
         assert "answer from alpha" in done.out, done.out
         assert {r.credential for r in alpha.requests if r.credential} == {_digest(key)}
     assert key not in done.out + done.err
+
+
+def test_the_key_comes_from_the_secrets_file_first_and_withholds_the_rest(
+    tmp_path: Path,
+) -> None:
+    secrets = tmp_path / "secrets.env"
+    secrets.write_text("K1_FILE_KEY=from-file\n")
+    secrets.chmod(0o600)
+    settings = make_settings(tmp_path, mcp_secrets_file=secrets)
+    endpoint = Endpoint("gw", "https://gw.test/v1", "K1_FILE_KEY")
+    assert endpoint_env(endpoint, settings, {"K1_FILE_KEY": "from-env"}) == {
+        "ANTHROPIC_BASE_URL": "https://gw.test/v1",
+        "ANTHROPIC_API_KEY": "from-file",
+        "ANTHROPIC_AUTH_TOKEN": "",
+        "CLAUDE_CODE_OAUTH_TOKEN": "",
+    }
+    keyless = endpoint_env(Endpoint(None, "http://127.0.0.1:9", None), settings, {})
+    assert keyless["ANTHROPIC_API_KEY"] == NO_KEY  # never the user's own login
+    secrets.chmod(0o644)
+    with pytest.raises(ConfigError, match="may be read by others") as refused:
+        endpoint_env(endpoint, settings, {})
+    assert "from-file" not in str(refused.value)
