@@ -26,10 +26,15 @@ def mount_web(deck: Deck, *, token: str, settings: Settings) -> Mounted:
 
 
 async def serve(
-    settings: Settings, *, on_ready: Ready | None = None, stop: asyncio.Event | None = None
+    settings: Settings,
+    *,
+    on_ready: Ready | None = None,
+    stop: asyncio.Event | None = None,
+    runner: bool = True,
 ) -> None:
-    """Run the daemon with the web app until ``stop`` is set (or a stop signal)."""
-    await serve_daemon(settings, mount_web, on_ready=on_ready, stop=stop)
+    """Run the daemon with the web app until ``stop`` is set (or a stop signal);
+    ``runner`` False: on a shared deck, no agents run here (``up --no-runner``)."""
+    await serve_daemon(settings, mount_web, on_ready=on_ready, stop=stop, runner=runner)
 
 
 def _is_a_deck(deck: Deck) -> DeckInterface:

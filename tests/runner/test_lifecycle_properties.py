@@ -116,7 +116,8 @@ def test_transition_moves_only_along_the_table(start: AgentState, asked: list[Ag
 def test_every_state_can_end_and_every_end_can_come_back() -> None:
     """What users expect of the table: a live agent can always be stopped (interrupted,
     killed, failed, done); a finished one comes back only through a resume (started
-    here, or queued for a runner host); a queued one starts or ends, killed or failed."""
+    here, or queued for a runner host); a queued one starts or ends (killed,
+    interrupted, failed)."""
     for state in LIVE_STATES:
         assert all(can_transition(state, end) for end in FINAL_STATES), state
     for end in FINAL_STATES:
@@ -128,9 +129,10 @@ def test_every_state_can_end_and_every_end_can_come_back() -> None:
     assert [s for s in STATES if s != queued and can_transition(queued, s)] == [
         AgentState.STARTING,
         AgentState.ERROR,
+        AgentState.INTERRUPTED,
         AgentState.KILLED,
     ]
-    assert not queued.is_live and not queued.is_final and not queued.is_busy
+    assert not queued.is_live and not queued.is_final and queued.is_busy
 
 
 # -- the callers that record states without a process ---------------------------------

@@ -63,6 +63,14 @@ def up(
     ] = False,
     # What --detach starts: its output goes to the log, so it prints no token.
     detached: Annotated[bool, typer.Option("--detached", hidden=True)] = False,
+    no_runner: Annotated[
+        bool,
+        typer.Option(
+            "--no-runner",
+            help="On a shared deck (PostgreSQL): serve the API and the dashboard only; "
+            "runner hosts (`agentdeck runner`) run the agents.",
+        ),
+    ] = False,
 ) -> None:
     """Start the daemon: runner, store, API and dashboard, until Ctrl-C / SIGTERM / SIGHUP.
 
@@ -86,7 +94,7 @@ def up(
 
         check_slack(settings)
     if detach:
-        _detach(settings)
+        _detach(settings, no_runner=no_runner)
         return
     from agentdeck.serve import serve
 
@@ -105,11 +113,11 @@ def up(
             running.append(serve_slack(settings))
         await asyncio.gather(*running)  # each logs its own failure; the daemon serves on
 
-    asyncio.run(serve(settings, on_ready=ready))
+    asyncio.run(serve(settings, on_ready=ready, runner=not no_runner))
     console.print("agentdeck daemon stopped")
 
 
-def _detach(settings: Settings) -> None:
+def _detach(settings: Settings, *, no_runner: bool = False) -> None:
     ensure_token(settings)  # a token file that holds none is refused here, in one line
     # The log is the owner's alone (0600, in a 0700 directory), made so if an
     # earlier version left it readable.
@@ -127,6 +135,7 @@ def _detach(settings: Settings) -> None:
         "--port",
         str(settings.port),
         "--detached",
+        *(["--no-runner"] if no_runner else []),
     ]
     with os.fdopen(fd, "ab") as out:
         proc = subprocess.Popen(

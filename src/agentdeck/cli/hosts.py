@@ -5,6 +5,7 @@ heartbeat (by the database's clock). Reads the store directly, beside a daemon.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -19,6 +20,91 @@ if TYPE_CHECKING:
 
 def register(app: typer.Typer) -> None:
     app.command("hosts")(hosts)
+    app.command("runner")(runner)
+
+
+def runner(
+    database: Annotated[
+        str | None,
+        typer.Option(
+            "--database",
+            help="The shared deck's PostgreSQL URL (default: AGENTDECK_DATABASE_URL); "
+            "'-' reads it from stdin, so that its password is on no command line.",
+        ),
+    ] = None,
+    name: Annotated[
+        str | None,
+        typer.Option(
+            "--name",
+            help="This host's name (default: AGENTDECK_RUNNER_NAME, else the machine's name).",
+        ),
+    ] = None,
+    capacity: Annotated[
+        int | None,
+        typer.Option(
+            "--capacity",
+            min=0,
+            help="Agents it runs at once (default: "
+            "AGENTDECK_RUNNER_CAPACITY, else AGENTDECK_MAX_LIVE_AGENTS).",
+        ),
+    ] = None,
+    label: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--label",
+            help="A label of this host (repeat); an agent asking for "
+            "labels runs only on a host carrying all of them.",
+        ),
+    ] = None,
+    project_root: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--project-root",
+            help="A directory this host reaches (repeat): it "
+            "claims agents working under one. None: only agents in a workspace of "
+            "their own.",
+        ),
+    ] = None,
+) -> None:
+    """Run agents of a shared deck (PostgreSQL) and nothing else, until Ctrl-C / SIGTERM.
+
+    It claims the queued agents that fit it (labels, project roots, capacity), each
+    under a lease it renews; on a stop it hands the agents it suspended to other
+    hosts. `agentdeck hosts` lists the hosts."""
+    import asyncio
+    import sys
+
+    from agentdeck.cli.context import load_settings
+    from agentdeck.daemon.runner_serve import serve_runner
+    from agentdeck.runner.hosting import RunnerHost
+
+    settings = load_settings()
+    if database == "-":
+        database = sys.stdin.readline().strip()
+    if database:
+        from agentdeck.settings_database import normalise
+
+        settings = settings.model_copy(update={"database_url": normalise(database)})
+    roots = [str(Path(r).expanduser().resolve()) for r in project_root or []]
+
+    async def ready(host: RunnerHost) -> None:
+        h = host.host
+        said = f"runner host {h.name} serving (capacity {h.capacity}"
+        said += f"; labels {', '.join(h.labels)}" if h.labels else ""
+        said += f"; project roots {', '.join(h.project_roots)}" if h.project_roots else ""
+        say(said + ")")
+
+    asyncio.run(
+        serve_runner(
+            settings,
+            name=name,
+            capacity=capacity,
+            labels=label or None,
+            project_roots=roots or None,
+            on_ready=ready,
+        )
+    )
+    say("runner host stopped")
 
 
 def hosts(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:

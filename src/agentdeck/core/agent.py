@@ -24,7 +24,7 @@ MAX_REF = 1_000  # characters of an id, prefix or name: longer is no agent's (no
 
 class AgentState(StrEnum):
     # Waiting for a runner host that fits to claim it (a deck on PostgreSQL with
-    # runner hosts): neither live (no process yet) nor final.
+    # runner hosts): neither live (no process yet) nor final; busy (a turn to come).
     QUEUED = "queued"
     STARTING = "starting"
     RUNNING = "running"
@@ -68,6 +68,7 @@ FINAL_STATES = frozenset(
 
 BUSY_STATES = frozenset(
     {
+        AgentState.QUEUED,  # about to start its first turn (or to carry one on)
         AgentState.STARTING,
         AgentState.RUNNING,
         AgentState.AWAITING_PERMISSION,
@@ -78,7 +79,9 @@ BUSY_STATES = frozenset(
 _WAITING = (AgentState.AWAITING_PERMISSION, AgentState.AWAITING_INPUT, AgentState.AWAITING_AGENTS)
 _TRANSITIONS: dict[AgentState, frozenset[AgentState]] = {
     # Claimed by a host (starting), or ended before any host took it.
-    AgentState.QUEUED: frozenset({AgentState.STARTING, AgentState.KILLED, AgentState.ERROR}),
+    AgentState.QUEUED: frozenset(
+        {AgentState.STARTING, AgentState.INTERRUPTED, AgentState.KILLED, AgentState.ERROR}
+    ),
     AgentState.STARTING: frozenset({AgentState.RUNNING, AgentState.IDLE, *FINAL_STATES}),
     AgentState.RUNNING: frozenset({*_WAITING, AgentState.IDLE, *FINAL_STATES}),
     # A waiting agent may wait on something else next (a worker's tool call that

@@ -15,10 +15,12 @@ with control characters (they end up on terminals and in the dashboard).
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from agentdeck.core.agent import AgentSpec
 from agentdeck.errors import UsageError
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -153,3 +155,28 @@ class Lease:
     def from_dict(cls, data: dict[str, Any]) -> Lease:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def place_of(spec: AgentSpec) -> str | None:
+    """Where the agent works, as a host must reach it: its cwd, else its project
+    (a worktree's repository); None for an agent in a workspace of its own."""
+    return spec.cwd or spec.project or None
+
+
+def unfit(host: Host, spec: AgentSpec) -> str | None:
+    """Why ``host`` cannot run an agent of ``spec`` (None: it fits): a label the
+    agent needs that the host lacks, or a place outside the host's project roots."""
+    missing = [label for label in spec.labels if label not in host.labels]
+    if missing:
+        return f"host {host.name} lacks the label(s) {', '.join(missing)}"
+    place = place_of(spec)
+    if place is None:
+        return None
+    if not place.startswith("/"):
+        return f"{place!r} is not an absolute path"
+    where = posixpath.normpath(place)
+    for root in host.project_roots:
+        top = posixpath.normpath(root)
+        if top == "/" or where == top or where.startswith(top + "/"):
+            return None
+    return f"{where} is under none of host {host.name}'s project roots"

@@ -69,12 +69,13 @@ def build_orchestration(store: Store, runner: Runner, settings: Settings) -> Orc
     return orchestration
 
 
-async def open_deck(settings: Settings, *, embedded: bool = False) -> Deck:
+async def open_deck(settings: Settings, *, embedded: bool = False, notify: bool = True) -> Deck:
     """The deck of ``settings``' home, its feeds started. ``embedded``: for one
     command in this process (the CLI without a daemon): no warm pool, no
-    notification targets, and its agents stop (not suspend) when it closes."""
+    notification targets, and its agents stop (not suspend) when it closes.
+    ``notify`` False: no notification targets (a runner host: the API nodes notify)."""
     # A bad notification config stops the start, before anything is opened.
-    targets = [] if embedded else load_targets(settings)
+    targets = [] if embedded or not notify else load_targets(settings)
     if not embedded:
         # The daemon starts Claude Codes: it imports the SDK (and all of mcp, ~1 s)
         # now, not on its loop as its first agent starts. One command imports it
@@ -83,6 +84,9 @@ async def open_deck(settings: Settings, *, embedded: bool = False) -> Deck:
     store = open_store(settings)
     try:
         runner = build_runner(store, settings, warm_pool=0 if embedded else settings.warm_pool)
+        # On a shared database a daemon's new agents wait for a runner host that fits
+        # (``agentdeck up`` is one unless --no-runner); one command runs its own.
+        runner.queueing = settings.database_url is not None and not embedded
         hub = EventHub(store)
         await hub.start()
         runner.partials = hub  # the text being written, live (never stored)

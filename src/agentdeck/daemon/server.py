@@ -77,9 +77,11 @@ async def serve(
     *,
     on_ready: Ready | None = None,
     stop: asyncio.Event | None = None,
+    runner: bool = True,
 ) -> None:
     """Serve ``mount``'s app until ``stop`` is set (or SIGINT/SIGTERM/SIGHUP when
-    ``stop`` is None)."""
+    ``stop`` is None). On a deck with runner hosts (PostgreSQL) the daemon runs
+    agents as one too, unless ``runner`` is False (``up --no-runner``)."""
     settings.ensure_home()
     lock = DaemonLock(settings)
     lock.acquire()
@@ -94,6 +96,12 @@ async def serve(
                 logger.warning(
                     "reconciled %d agent(s) left live by an earlier run", len(reconciled)
                 )
+            if deck.queueing and runner:
+                # Every directory of this machine, unless the settings name some.
+                roots = settings.runner_project_roots or ["/"]
+                await deck.serve_as_host(deck.host_of_settings(project_roots=roots))
+            else:
+                deck.start_reaping()  # a node that runs nothing still ends lost hosts' agents
             hooks = await _serve_hooks(settings, deck)
             try:
                 await _serve_app(settings, deck, mount, token, on_ready, stop)

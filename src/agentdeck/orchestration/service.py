@@ -226,12 +226,10 @@ class Orchestrator:
             except NotFound as exc:
                 raise ToolError(f"{exc.message} ({exc.hint})") from None
             try:
-                session = await self.runner.start(
-                    spec, keep_alive=True, parent_id=parent.id, background=True
-                )
+                # Started here, or queued for a runner host that fits (maybe another).
+                child = await self.runner.place(spec, parent_id=parent.id, background=True)
             except WorktreeError as exc:  # not a repository, a dirty base…: the model can act
                 raise ToolError(str(exc)) from None
-        child = session.agent
         async with self._budget_lock:
             if child.id not in self._budgets:  # its session may have asked already
                 self._budgets[child.id] = BudgetNode(child.id, budget, parent=node)

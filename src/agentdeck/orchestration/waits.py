@@ -95,8 +95,13 @@ class Waits:
                         waited,
                         remaining=timeout - waited,
                     )
+                # Children on other runner hosts change in another process's store:
+                # looked at again every poll (this process's writes wake it at once).
+                look = deadline - now
+                if orch.runner.queueing:
+                    look = min(look, orch.settings.runner_poll_seconds)
                 with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(deadline - now):
+                    async with asyncio.timeout(look):
                         await wake.wait()
         finally:
             last = orch.unwait(parent_id, wake)

@@ -21,12 +21,36 @@ from agentdeck.core.redact import scrub
 from agentdeck.errors import AgentdeckError, InvalidState, SecretNotKept, UsageError
 from agentdeck.runner import procs
 from agentdeck.runner.runner import Runner
+from agentdeck.store.queue import end_queued
 from agentdeck.store.store import Store
 
 logger = logging.getLogger(__name__)
 
 
+# The runner host this process runs as, if it does (``runner.hosting``): an agent
+# marked with another host's name is that host's to steer (commands through the
+# store); the reaper, not a process check, says when that host is gone.
+_this_host: str | None = None
+
+
+def set_this_host(name: str | None) -> None:
+    global _this_host
+    _this_host = name
+
+
+def hosted_elsewhere(agent: Agent) -> bool:
+    """Whether a runner host other than this process runs (or has claimed) it."""
+    host = agent.extra.get("host")
+    return (
+        host is not None
+        and host != _this_host
+        and (agent.state.is_live or agent.state is AgentState.QUEUED)
+    )
+
+
 def owned_elsewhere(agent: Agent) -> bool:
+    if "host" in agent.extra:
+        return hosted_elsewhere(agent)
     if agent.source is AgentSource.EXTERNAL:
         # A hand-started session belongs to its terminal while its process lives.
         return agent.state.is_live and procs.runs_since(agent.pid, agent.updated_at)
@@ -43,6 +67,7 @@ def supervisor_gone(agent: Agent) -> bool:
     before it could record the end): nobody will answer it until it is reconciled."""
     return (
         agent.state.is_live
+        and "host" not in agent.extra  # a host's agents: its leases say (the reaper)
         and agent.source is not AgentSource.EXTERNAL
         and agent.owner_pid is not None
         and agent.owner_pid != os.getpid()
@@ -108,15 +133,43 @@ async def reconcile_stale(
     return updated
 
 
+def supervisor_of(agent: Agent) -> str:
+    """Who runs the agent, as a person is told."""
+    host = agent.extra.get("host")
+    return f"runner host {host}" if host else f"process {agent.owner_pid}"
+
+
+async def end_unclaimed(store: Store, agent: Agent, end: AgentState) -> Agent | None:
+    """A queued agent no host has claimed yet, ended ``end`` (killed, interrupted);
+    None when a host claimed it meanwhile (steer it there)."""
+    if not await end_queued(store, agent.id, end):
+        return None
+    now = time.time()
+    moved = transition(agent, end, ts=now, reason=f"{end} before a runner host took it")
+    updated = moved.agent.with_changes(updated_at=now)
+    await store.record(list(moved.events), updated)
+    return updated
+
+
 class Steering:
     def __init__(self, store: Store, runner: Runner, *, ack_timeout: float = 10.0) -> None:
         self.store = store
         self.runner = runner
         self.ack_timeout = ack_timeout
 
+    async def _unqueued(self, agent: Agent, end: AgentState) -> Agent | None:
+        """A queued agent ended here, or None once a host has it (read again)."""
+        if agent.state is not AgentState.QUEUED:
+            return None
+        return await end_unclaimed(self.store, agent, end)
+
     async def interrupt(self, ref: str) -> Agent:
         agent = await self.store.find_agent(ref)
         ensure_steerable(agent, "interrupt")
+        ended = await self._unqueued(agent, AgentState.INTERRUPTED)
+        if ended is not None:
+            return ended
+        agent = await self.store.get_agent(agent.id)
         local = self.runner.live(agent.id)
         if local is not None:
             await local.interrupt()
@@ -130,6 +183,10 @@ class Steering:
     async def kill(self, ref: str) -> Agent:
         agent = await self.store.find_agent(ref)
         ensure_steerable(agent, "kill")
+        ended = await self._unqueued(agent, AgentState.KILLED)
+        if ended is not None:
+            return ended
+        agent = await self.store.get_agent(agent.id)
         local = self.runner.live(agent.id)
         if local is not None:
             await local.kill()
@@ -151,13 +208,17 @@ class Steering:
         if local is not None:
             await local.send(text)
             return None
+        if agent.state is AgentState.QUEUED and "host" not in agent.extra:
+            raise InvalidState(
+                agent.id, agent.state, "send a message to it before a runner host takes it"
+            )
         if owned_elsewhere(agent):
             if scrub(text) != text:
                 # The queue to another process is a table: it never holds a secret,
                 # and a redacted message would not be the one that was sent.
                 raise SecretNotKept(
-                    f"the message holds a secret, and agent {agent.id} is run by another "
-                    f"process ({agent.owner_pid}): a message to it goes through the database, "
+                    f"the message holds a secret, and agent {agent.id} is run by "
+                    f"{supervisor_of(agent)}: a message to it goes through the database, "
                     "which never holds a secret, so it was not sent",
                     hint="send it where the agent runs (the terminal of its `agentdeck run`, "
                     "or the daemon for agents the daemon runs), or without the secret",
@@ -184,7 +245,7 @@ class Steering:
                     return current
             await asyncio.sleep(0.05)
         raise AgentdeckError(
-            f"agent {agent.id} is supervised by process {agent.owner_pid}, "
+            f"agent {agent.id} is supervised by {supervisor_of(agent)}, "
             f"which did not take the {kind} command within {self.ack_timeout:.0f}s",
             hint="is that process stuck? `agentdeck kill` it or stop that process",
         )

@@ -151,11 +151,18 @@ class HostStore:
         return result
 
     async def claim(
-        self, host: str, agent_ids: Sequence[str], *, n: int | None = None, epoch: int | None = None
+        self,
+        host: str,
+        agent_ids: Sequence[str],
+        *,
+        n: int | None = None,
+        epoch: int | None = None,
+        queued_only: bool = False,
     ) -> list[Lease]:
         """Leases on up to ``n`` of ``agent_ids`` (in that order) that no host holds
         now, within the host's free capacity; each token is the agent's last + 1.
-        Agents the store does not know, and those another host holds, are skipped.
+        Agents the store does not know, and those another host holds, are skipped;
+        with ``queued_only``, those no longer queued too (killed meanwhile).
         Errors as ``heartbeat``'s."""
         check_name(host)
         if n is not None and n < 0:
@@ -180,9 +187,10 @@ class HostStore:
             room = room if n is None else min(room, n)
             if not room or not wanted:
                 return []
-            known = {
-                r.id for r in conn.execute(sa.select(agents.c.id).where(agents.c.id.in_(wanted)))
-            }
+            which = sa.select(agents.c.id).where(agents.c.id.in_(wanted))
+            if queued_only:
+                which = which.where(agents.c.state == "queued")
+            known = {r.id for r in conn.execute(which)}
             stmt = sa.select(leases).where(leases.c.agent_id.in_(wanted))
             if conn.dialect.name == "postgresql":
                 stmt = stmt.with_for_update(skip_locked=True)
@@ -244,6 +252,28 @@ class HostStore:
 
         released: bool = await self.store._write(op)
         return released
+
+    async def reap(self, lease: Lease) -> bool:
+        """Release ``lease`` as lost if it is still expired and unreleased: True for
+        the one reaper (of any host or node) that wins it, False for the others."""
+
+        def op(conn: Connection) -> bool:
+            now = db_now(conn)
+            done = conn.execute(
+                sa.update(leases)
+                .where(
+                    leases.c.agent_id == lease.agent_id,
+                    leases.c.host == lease.host,
+                    leases.c.token == lease.token,
+                    leases.c.released_at.is_(None),
+                    leases.c.expires_at <= now,
+                )
+                .values(released_at=now)
+            )
+            return bool(done.rowcount)
+
+        reaped: bool = await self.store._write(op)
+        return reaped
 
     async def stop(self, name: str) -> None:
         """The host stopped cleanly: marked stopped, its leases released."""

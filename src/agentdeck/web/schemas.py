@@ -106,6 +106,12 @@ class AgentCreate(Body):
         min_length=1,
         description="With workspace worktree: the ref to start from (default: the current branch).",
     )
+    labels: list[str] = Field(
+        default_factory=list,
+        max_length=32,
+        description="On a deck with runner hosts: only a host carrying every one of these "
+        "labels runs the agent (`agentdeck runner --label`).",
+    )
     output_schema: dict[str, Any] | str | None = Field(
         default=None,
         description="The JSON Schema (an object; `$ref` only inside it) the agent's final "
@@ -133,6 +139,17 @@ class AgentCreate(Body):
             raise ValueError("must not be blank")
         return value
 
+    @field_validator("labels")
+    @classmethod
+    def _labels(cls, value: list[str]) -> list[str]:
+        from agentdeck.core.hosts import check_label
+        from agentdeck.errors import UsageError
+
+        try:
+            return [check_label(label) for label in value]
+        except UsageError as exc:
+            raise ValueError(exc.message) from None
+
     def to_spec(self) -> AgentSpec:
         return AgentSpec(
             prompt=self.prompt,
@@ -151,6 +168,7 @@ class AgentCreate(Body):
             workspace=self.workspace,
             base=self.base,
             output_schema=self.output_schema if isinstance(self.output_schema, dict) else None,
+            labels=tuple(self.labels),
         )
 
 

@@ -81,6 +81,8 @@ def create_body(spec: AgentSpec, *, keep_alive: bool, template: str | None) -> d
     body.update(allow=list(spec.allow), deny=list(spec.deny), keep_alive=keep_alive)
     if spec.resume_on_restart:
         body["resume_on_restart"] = True
+    if spec.labels:
+        body["labels"] = list(spec.labels)
     if template is not None:
         body["agent"] = template
     return body

@@ -31,8 +31,7 @@ class Agents(DeckParts):
             spec = replace(spec, output_schema=resolve_schema(spec.output_schema))
         if self._embedded and spec.owner is None:
             spec = replace(spec, owner=LOCAL_OWNER)  # no daemon, no users: the machine's
-        session = await self._runner.start(spec, keep_alive=keep_alive and not self._embedded)
-        return session.agent
+        return await self._runner.place(spec, keep_alive=keep_alive and not self._embedded)
 
     async def spawn(
         self,

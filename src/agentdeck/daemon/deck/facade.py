@@ -12,6 +12,7 @@ from agentdeck.daemon.deck.agents import Agents
 from agentdeck.daemon.deck.changes import Changes
 from agentdeck.daemon.deck.events import Events
 from agentdeck.daemon.deck.health import Health
+from agentdeck.daemon.deck.hosting import Hosting
 from agentdeck.daemon.deck.inbox import Inbox
 from agentdeck.daemon.deck.knowledge import Knowledge
 from agentdeck.daemon.deck.lookups import Lookups
@@ -49,7 +50,9 @@ class Collaborators:
     usage: UsageStore
 
 
-class Deck(Agents, Inbox, Changes, Events, Knowledge, Team, Orchestration, Lookups, Health):
+class Deck(
+    Agents, Inbox, Changes, Events, Knowledge, Team, Orchestration, Lookups, Health, Hosting
+):
     """What the daemon serves — store, runner, event hub — behind one API.
 
     The web layer, the CLI's embedded mode and the daemon's own start-up steer
@@ -85,9 +88,14 @@ class Deck(Agents, Inbox, Changes, Events, Knowledge, Team, Orchestration, Looku
     async def close(self) -> None:
         """Stop every agent gracefully (then by force), flush the log."""
         try:
+            await self.stop_reaping()
+            if self._host is not None:
+                await self._host.close()  # claims nothing more
             # A daemon suspends what runs, to carry it on at its next start; one
             # command's agents stop with it, as an `agentdeck run`'s do.
             await self._runner.shutdown(suspend=not self._embedded)
+            if self._host is not None:
+                await self._host.stopped()  # what it suspended, queued for another host
             await self._runner.memory.drain()
         finally:
             self._orchestration.close()

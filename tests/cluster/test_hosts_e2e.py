@@ -1,0 +1,227 @@
+"""Several machines' worth of agentdeck on this one (issue 30, items 3, 4, 6, 8):
+API nodes (``agentdeck up --no-runner``) and runner hosts (``agentdeck runner``),
+each a process with its own home, on one real PostgreSQL database.
+
+- an agent started on node 1 runs on a runner host and is approved on node 2;
+- kill -9 of a host mid-turn: its agent is marked lost within the lease, queued
+  again (``resume_on_restart``) and carried on by the other host, from the
+  transcript kept in the database (its file removed first), no event lost or twice;
+- SIGSTOP of a host past its lease, then SIGCONT: it finds itself fenced, says so,
+  stops its Claude Code process; the agent goes on elsewhere.
+"""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+import yaml
+
+from agentdeck.runner import procs
+from tests.support.cluster import Cluster, api
+from tests.support.governance import ask_profile_and_scenario
+from tests.support.waiting import eventually
+
+pytestmark = pytest.mark.anyio
+
+SLOW_TURN = {
+    "name": "slow-turn",
+    "turns": [
+        {
+            "reply": [
+                {"text": "Starting the job."},
+                {
+                    "tool_use": {
+                        "name": "Bash",
+                        "input": {
+                            "command": 'python3 -c "import time; time.sleep(45)"',
+                            "description": "the job",
+                            "timeout": 120000,
+                        },
+                    }
+                },
+            ]
+        },
+        {"reply": [{"text": "Carried on after the job."}]},
+    ],
+}
+
+
+def slow_scenario(tmp_path: Path) -> str:
+    path = tmp_path / "slow-turn.yaml"
+    path.write_text(yaml.safe_dump(SLOW_TURN))
+    return str(path)
+
+
+async def agent_of(client: Any, agent_id: str) -> dict[str, Any]:
+    answer = await client.get(f"/api/agents/{agent_id}")
+    assert answer.status_code == 200, answer.text
+    return dict(answer.json())
+
+
+async def events_of(client: Any, agent_id: str) -> list[dict[str, Any]]:
+    answer = await client.get("/api/events", params={"agent": agent_id, "limit": 1000})
+    return list(answer.json()["events"])
+
+
+async def test_started_on_one_node_run_on_a_host_approved_on_the_other(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    one = await cluster.node("node1")
+    two = await cluster.node("node2")
+    await cluster.host("hostA", "--capacity", "2")
+    profile, scenario = ask_profile_and_scenario(tmp_path)
+    async with api(one) as first, api(two) as second:
+        made = await first.post(
+            "/api/agents", json={"prompt": "make it", "scenario": scenario, "profile": profile}
+        )
+        assert made.status_code == 201, made.text
+        agent_id = made.json()["id"]
+        assert made.json()["state"] == "queued"
+
+        async def pending() -> list[dict[str, Any]]:
+            return list((await second.get("/api/approvals")).json()["approvals"])
+
+        (approval,) = await eventually(pending, timeout=90, what="a pending approval")
+        answered = await second.post(f"/api/approvals/{approval['id']}", json={"decision": "allow"})
+        assert answered.json()["state"] == "allowed"
+
+        async def finished() -> dict[str, Any] | None:
+            agent = await agent_of(first, agent_id)
+            return agent if agent["state"] == "idle" and agent["turns"] >= 1 else None
+
+        agent = await eventually(finished, timeout=90, what="the agent's turn to end")
+    assert agent["extra"]["host"] == "hostA"
+    assert (Path(agent["cwd"]) / "made.txt").exists()
+    hosts = cluster.cli("node1", "hosts", "--json").json()
+    assert [(h["name"], h["live_leases"]) for h in hosts] == [("hostA", 1)]
+
+
+async def test_a_host_killed_mid_turn_is_lost_and_its_agent_carried_on_elsewhere(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    node = await cluster.node("node1")
+    a = await cluster.host("hostA", "--capacity", "1")
+    async with api(node) as client:
+        made = await client.post(
+            "/api/agents",
+            json={
+                "prompt": "run the job",
+                "scenario": slow_scenario(tmp_path),
+                "allow": ["Bash(python3:*)"],
+                "resume_on_restart": True,
+            },
+        )
+        agent_id = made.json()["id"]
+
+        async def in_its_tool() -> dict[str, Any] | None:
+            agent = await agent_of(client, agent_id)
+            return (
+                agent if agent.get("current_tool") == "Bash" and agent.get("session_id") else None
+            )
+
+        running = await eventually(in_its_tool, timeout=90, what="the agent in its long tool")
+        assert running["extra"]["host"] == "hostA"
+
+        async def kept() -> bool:  # at host A's next heartbeat, the tool call in it
+            engine = sa.create_engine(cluster.url)
+            try:
+                with engine.connect() as conn:
+                    text = conn.execute(
+                        sa.text("SELECT data FROM transcripts WHERE agent_id = :a"),
+                        {"a": agent_id},
+                    ).scalar()
+            finally:
+                engine.dispose()
+            return bool(text) and "time.sleep(45)" in text
+
+        await eventually(kept, timeout=30, what="the transcript kept in the database")
+        # The transcript file goes with host A's disk: host B must take it from the database.
+        transcript = next((tmp_path / "hostA" / "claude-config" / "projects").rglob("*.jsonl"))
+        a.signal(signal.SIGKILL)
+        a.proc.wait(timeout=10)  # type: ignore[union-attr]
+        transcript.unlink()
+        cpid = running.get("pid")
+        if cpid:  # what host A started dies with its machine
+            procs.terminate_tree(int(cpid), 1.0)
+
+        async def lost() -> list[dict[str, Any]] | None:
+            if (await agent_of(client, agent_id))["state"] != "queued":
+                return None  # interrupted, then queued again: two writes
+            events = await events_of(client, agent_id)
+            return [e for e in events if e["data"].get("kind") == "host_lost"] or None
+
+        (said,) = await eventually(lost, timeout=30, what="the agent lost and queued again")
+        assert said["type"] == "error_occurred"
+        assert said["data"]["message"] == "runner host hostA lost"
+        await cluster.host("hostB", "--capacity", "1")
+
+        async def carried_on() -> dict[str, Any] | None:
+            agent = await agent_of(client, agent_id)
+            return (
+                agent
+                if agent["state"] == "idle" and agent["extra"].get("host") == "hostB"
+                else None
+            )
+
+        await eventually(carried_on, timeout=90, what="the agent resumed on host B")
+        events = await events_of(client, agent_id)
+    ids = [e["id"] for e in events]
+    assert ids == sorted(set(ids))  # none twice
+    assert [e["type"] for e in events].count("agent_spawned") == 1
+    texts = [e["data"].get("text") for e in events if e["type"] == "assistant_text"]
+    assert "Carried on after the job." in texts
+
+
+async def test_a_host_stopped_past_its_lease_is_fenced_when_it_comes_back(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    node = await cluster.node("node1")
+    a = await cluster.host("hostA", "--capacity", "1")
+    async with api(node) as client:
+        made = await client.post(
+            "/api/agents",
+            json={
+                "prompt": "run the job",
+                "scenario": slow_scenario(tmp_path),
+                "allow": ["Bash(python3:*)"],
+                "resume_on_restart": True,
+            },
+        )
+        agent_id = made.json()["id"]
+
+        async def in_its_tool() -> dict[str, Any] | None:
+            agent = await agent_of(client, agent_id)
+            return agent if agent.get("current_tool") == "Bash" and agent.get("pid") else None
+
+        running = await eventually(in_its_tool, timeout=90, what="the agent in its long tool")
+        claude_pid = int(running["pid"])
+        a.signal(signal.SIGSTOP)
+        await cluster.host("hostB", "--capacity", "1")
+
+        async def elsewhere() -> dict[str, Any] | None:
+            agent = await agent_of(client, agent_id)
+            return agent if agent["extra"].get("host") == "hostB" else None
+
+        await eventually(elsewhere, timeout=60, what="the agent taken by host B")
+        a.signal(signal.SIGCONT)
+
+        async def fenced() -> bool:
+            return "fenced from agent" in a.output()
+
+        await eventually(fenced, timeout=30, what="host A to say it is fenced")
+
+        async def gone() -> bool:
+            return not procs.runs_since(claude_pid, 0)
+
+        await eventually(gone, timeout=30, what="host A's Claude Code process to stop")
+
+        async def settled() -> dict[str, Any] | None:
+            agent = await agent_of(client, agent_id)
+            return agent if agent["state"] == "idle" else None
+
+        agent = await eventually(settled, timeout=90, what="the agent carried on by host B")
+    assert agent["extra"]["host"] == "hostB"
