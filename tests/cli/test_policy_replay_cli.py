@@ -39,6 +39,7 @@ def test_a_profile_file_replayed_over_a_real_run(tmp_path: Path) -> None:
     text = deck(env, "policy", "replay", "--profile", str(profile), "--since", "1h")
     assert text.code == 0, text
     lines = text.out.splitlines()
+    assert lines[0].startswith("profile stricter (") and ", the calls since " in lines[0]
     assert lines[1] == "2 tool calls: 1 would change, 1 unchanged, 0 not re-decided"
     assert "allow→deny  1  rule `Bash(echo:*)`" in text.out
     assert '{"command": "echo hi"}' in text.out and "(ran under permissive)" in text.out

@@ -159,12 +159,12 @@ def report_lines(found: PolicyReplay) -> list[str]:
     window = (
         f"since {datetime.fromtimestamp(found.since, UTC):%Y-%m-%d %H:%M} UTC"
         if found.since is not None
-        else "all history"
+        else "in all the history"
     )
     whose = f", agent {found.agent_id}" if found.agent_id else ""
     whose += f", project {found.project}" if found.project else ""
     lines = [
-        f"profile {found.profile} ({found.profile_source}) over {window}{whose}",
+        f"profile {found.profile} ({found.profile_source}), the calls {window}{whose}",
         f"{found.calls} tool calls: {found.changed} would change, {found.unchanged} unchanged,"
         f" {found.calls - found.redecided} not re-decided",
     ]
