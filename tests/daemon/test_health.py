@@ -7,14 +7,18 @@ socket — its watchdog pings stop while the daemon is stopped (SIGSTOP)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import re
 import signal
 import socket
 import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 
 from agentdeck import __version__
@@ -33,11 +37,16 @@ from agentdeck.settings import Settings
 from tests.support.daemonproc import Daemon
 from tests.support.deckcli import deck, deck_env
 from tests.support.fulldisk import fill, small_disk
+from tests.support.waiting import eventually
 from tests.web.conftest import RunningDaemon, running_daemon
+from tests.web.dashboard_support import CHROMIUM, browser_tab, snap
 
 pytestmark = pytest.mark.anyio
 
 FAST = 0.05  # the monitor's interval in the in-process tests
+# The in-process monitors' window: 80 wake-ups, so one stall is their p99 while it is in
+# the window (4 s: the probe or the page that reads it comes well within).
+WINDOW = 4.0
 
 
 # --- the pure rules ---------------------------------------------------------------------
@@ -45,10 +54,14 @@ FAST = 0.05  # the monitor's interval in the in-process tests
 
 def test_lag_summary_and_judgement() -> None:
     assert lag_of([]) == LoopLag(0, 0.0, 0.0, 0.0)
-    lag = lag_of([0.001] * 99 + [3.0])
-    assert (lag.samples, lag.last, lag.max) == (100, 3.0, 3.0)
+    lag = lag_of([0.001] * 99 + [0.5])
+    assert (lag.samples, lag.last, lag.max) == (100, 0.5, 0.5)
     assert lag.p99 == 0.001  # one stall in a hundred wake-ups is not the p99
     assert judge_lag(lag).status is HealthStatus.OK
+    assert judge_lag(lag_of([0.001] * 99 + [3.0])).status is HealthStatus.DEGRADED  # a freeze
+    # Just after start-up the window is not full: the wake-ups to come count as on time.
+    assert lag_of([0.34, 0.001], expected=120).p99 == 0.001
+    assert lag_of([0.34, 0.001], expected=2).p99 == 0.34
     assert judge_lag(lag_of([0.3] * 10)).status is HealthStatus.DEGRADED
     assert judge_lag(lag_of([2.5] * 10)).status is HealthStatus.UNHEALTHY
     assert judge_lag(None).status is HealthStatus.OK
@@ -102,15 +115,29 @@ async def _ticks(seen: list[float], n: int) -> None:
 # --- the probes over HTTP --------------------------------------------------------------
 
 
-@pytest.fixture
-async def served(settings: Settings) -> AsyncIterator[RunningDaemon]:
-    monitor = LoopMonitor(interval=FAST)
+@contextlib.asynccontextmanager
+async def _serving(settings: Settings, monitor: LoopMonitor) -> AsyncIterator[RunningDaemon]:
     async with running_daemon(settings, configure=lambda deck: deck.watch_loop(monitor)) as d:
         monitor.start()
         try:
             yield d
         finally:
             await monitor.stop()
+
+
+@pytest.fixture
+async def served(settings: Settings) -> AsyncIterator[RunningDaemon]:
+    async with _serving(settings, LoopMonitor(interval=FAST, window=WINDOW)) as d:
+        yield d
+
+
+async def _calm(served: RunningDaemon) -> None:
+    """Until the fixture's own start (on this loop) is out of the monitor's window."""
+
+    async def calm() -> bool:
+        return served.deck.loop_check().status is HealthStatus.OK
+
+    await eventually(calm, timeout=60, what="a calm loop")
 
 
 async def test_healthz_says_ok_to_anyone_and_the_version_to_a_token(
@@ -132,12 +159,21 @@ async def test_healthz_says_ok_to_anyone_and_the_version_to_a_token(
 
 
 async def test_readyz_gives_reasons_only_to_a_token(served: RunningDaemon) -> None:
+    # Ok once the loop is calm (a loaded machine's hiccup is in a 4 s window for 4 s).
     async with served.client(token="") as anyone:
-        r = await anyone.get("/readyz")
-        assert (r.status_code, r.json()) == (200, {"status": "ok"})
+
+        async def bare() -> httpx.Response | None:
+            r = await anyone.get("/readyz")
+            return r if r.json() == {"status": "ok"} else None
+
+        assert (await eventually(bare, timeout=60, what="ok")).status_code == 200
     async with served.client() as api:
-        body = (await api.get("/readyz")).json()
-    assert body["status"] == "ok", body
+
+        async def full() -> dict[str, Any] | None:
+            body: dict[str, Any] = (await api.get("/readyz")).json()
+            return body if body["status"] == "ok" else None
+
+        body = await eventually(full, timeout=60, what="ok, with reasons")
     assert body["reasons"] == []
     assert [c["name"] for c in body["checks"]] == ["store", "runner", "loop", "disk"]
     assert body["lag"]["samples"] >= 0
@@ -151,8 +187,8 @@ async def test_readyz_gives_reasons_only_to_a_token(served: RunningDaemon) -> No
 async def test_readyz_under_a_stall_of_the_serving_loop(
     served: RunningDaemon, stall: float, status: str, code: int
 ) -> None:
+    await _calm(served)
     async with served.client() as api, served.client(token="") as anyone:
-        assert (await api.get("/readyz")).json()["status"] == "ok"
         time.sleep(stall)  # noqa: ASYNC251 - the injected stall of the loop serving the probes
         await asyncio.sleep(FAST * 3)  # the monitor wakes (late) and records it
         r = await api.get("/readyz")
@@ -216,6 +252,25 @@ def test_an_abstract_socket_gets_the_datagram() -> None:
         assert send("@" + name, "WATCHDOG=1")
         assert sock.recv(4096) == b"WATCHDOG=1"
     assert not send("/nonexistent/notify.sock", "READY=1")  # logged, not raised
+
+
+def test_a_reader_that_lags_never_blocks_the_sender() -> None:
+    """A datagram socket queues 10 (net.unix.max_dgram_qlen); a blocking sendto past
+    that waits for the reader, and the daemon's loop with it (it hung a stop)."""
+    import threading
+
+    name = f"agentdeck-lag-{os.getpid()}"
+    sent: list[bool] = []
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        sock.bind("\0" + name)  # never read until the sender is done
+        sender = threading.Thread(
+            target=lambda: sent.extend(send("@" + name, "WATCHDOG=1") for _ in range(600)),
+            daemon=True,
+        )
+        sender.start()
+        sender.join(timeout=30)
+        assert not sender.is_alive(), "send blocked on a full socket"
+    assert sent[0] and not sent[-1]  # the first queued, the last dropped
 
 
 @pytest.fixture
@@ -283,16 +338,51 @@ async def test_a_real_daemon_notifies_systemd_and_a_stopped_one_feeds_no_watchdo
         daemon.proc.send_signal(signal.SIGCONT)
         _wait_for(sock, "WATCHDOG=1", timeout=30)  # fed again once it turns on time
 
-        # The stall is in the last minute's lag: status and doctor say so.
+        # The freeze is in the last minute's lag: status and doctor say so.
         status = await asyncio.to_thread(deck, env, "status")
         assert status.code == 0, status.err
-        assert "health: unhealthy (event loop lag p99" in status.out, status.out
+        assert "health: degraded (event loop lag p99" in status.out, status.out
         assert "\n  loop: lag p99 " in status.out, status.out
         as_json = (await asyncio.to_thread(deck, env, "status", "--json")).json()
-        assert as_json["health"]["status"] == "unhealthy"
+        assert as_json["health"]["status"] == "degraded"
+        assert as_json["health"]["lag"]["max"] >= 2.5  # stopped 3.3 s, less its sleep
         doctor = await asyncio.to_thread(deck, env, "doctor", "--json")
         (check,) = [c for c in doctor.json()["checks"] if c["name"] == "daemon"]
-        assert check["status"] == "fail" and "is unhealthy: loop: lag p99" in check["detail"]
+        assert check["status"] == "warn" and "is degraded: loop: lag p99" in check["detail"]
+        daemon.proc.terminate()
+        _, err = daemon.proc.communicate(timeout=60)
+        after = _messages(sock, 1.0)
+        assert any(m.startswith("STOPPING=1") for m in after), (daemon.proc.returncode, err)
     finally:
         daemon.stop()
-    assert any(m.startswith("STOPPING=1") for m in _messages(sock, 1.0))
+
+
+# --- the board's top bar, in a real browser ----------------------------------------------
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
+async def test_the_top_bar_says_degraded_after_a_stall_and_nothing_while_ok(
+    settings: Settings,
+) -> None:
+    from playwright.async_api import expect
+
+    # The browser starts on this loop too: its own stall is out of the window in seconds.
+    monitor = LoopMonitor(interval=FAST, window=WINDOW)
+    async with _serving(settings, monitor) as served, browser_tab(served) as tab:
+        await _calm(served)
+        await tab.reload()
+        mark = tab.locator("#deck-health")
+        await expect(mark).to_have_count(1)
+        await expect(mark).to_be_hidden()  # ok: nothing to say
+        await snap(tab, "health-ok.png")
+
+        time.sleep(0.6)  # noqa: ASYNC251 - the injected stall of the loop serving the board
+        await asyncio.sleep(FAST * 3)  # the monitor wakes (late) and records it
+        await tab.reload()  # within the window: the stall is still in it
+        await expect(mark).to_be_visible()
+        await expect(mark).to_have_text("degraded")
+        await expect(mark).to_have_class(re.compile(r"\bhealth-degraded\b"))
+        title = await mark.get_attribute("title") or ""
+        assert title.startswith("loop: lag p99 "), title
+        await snap(tab, "health-degraded.png")

@@ -27,12 +27,18 @@ logger = logging.getLogger(__name__)
 
 
 def send(address: str, message: str) -> bool:
-    """One datagram to systemd's socket; False (logged) if it cannot be sent."""
+    """One datagram to systemd's socket; False (logged) if it cannot be sent.
+
+    Never blocks: it is sent from the event loop, and a datagram socket whose reader
+    lags (its queue holds ``net.unix.max_dgram_qlen`` datagrams, 10 by default)
+    would block a plain ``sendto`` — the loop with it, for good if the reader waits
+    on the daemon (seen in a test that read its socket only after stopping it)."""
     target = "\0" + address[1:] if address.startswith("@") else address
+    flags = socket.SOCK_DGRAM | socket.SOCK_CLOEXEC | socket.SOCK_NONBLOCK
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
+        with socket.socket(socket.AF_UNIX, flags) as sock:
             sock.sendto(message.encode(), target)
-    except OSError as exc:
+    except OSError as exc:  # BlockingIOError too: that datagram is dropped, not waited on
         logger.warning("could not notify systemd at %s: %s", address, exc)
         return False
     return True
