@@ -16,8 +16,10 @@ from typing import Any
 
 # The event loop's lag (how late a 0.5 s sleep wakes), over the last minute: a p99
 # past the first is felt by every request and stream; past the second nothing works.
+# One freeze past the third (a blocking call) is worth a look, however rare.
 LAG_DEGRADED_SECONDS = 0.25
 LAG_UNHEALTHY_SECONDS = 2.0
+LAG_FREEZE_SECONDS = 1.0
 # Free disk under the deck's home (``agentdeck doctor``'s warn and fail).
 DISK_DEGRADED_BYTES = 2 * 1024**3
 DISK_UNHEALTHY_BYTES = 200 * 1024**2
@@ -110,14 +112,18 @@ class Readiness:
         )
 
 
-def lag_of(samples: Sequence[float]) -> LoopLag:
+def lag_of(samples: Sequence[float], expected: int = 0) -> LoopLag:
     """The lag's summary over ``samples`` (oldest first): the last, p99 (nearest
-    rank) and max; zeros for none."""
+    rank) and max; zeros for none. ``expected``: how many samples a full window
+    holds; until it is full the missing ones count as on time, so one hiccup just
+    after start-up is not the p99 of the two samples taken so far."""
     if not samples:
         return LoopLag(0, 0.0, 0.0, 0.0)
     ordered = sorted(samples)
-    rank = max(1, math.ceil(0.99 * len(ordered)))
-    return LoopLag(len(samples), samples[-1], ordered[rank - 1], ordered[-1])
+    missing = max(0, expected - len(ordered))
+    rank = max(1, math.ceil(0.99 * (len(ordered) + missing))) - missing
+    p99 = ordered[rank - 1] if rank >= 1 else 0.0
+    return LoopLag(len(samples), samples[-1], p99, ordered[-1])
 
 
 def judge_lag(lag: LoopLag | None) -> HealthCheck:
@@ -126,7 +132,7 @@ def judge_lag(lag: LoopLag | None) -> HealthCheck:
     said = f"lag p99 {lag.p99:.2f} s, max {lag.max:.2f} s over the last minute"
     if lag.p99 >= LAG_UNHEALTHY_SECONDS:
         return HealthCheck("loop", HealthStatus.UNHEALTHY, said)
-    if lag.p99 >= LAG_DEGRADED_SECONDS:
+    if lag.p99 >= LAG_DEGRADED_SECONDS or lag.max >= LAG_FREEZE_SECONDS:
         return HealthCheck("loop", HealthStatus.DEGRADED, said)
     return HealthCheck("loop", HealthStatus.OK, said)
 

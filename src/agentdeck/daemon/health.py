@@ -74,7 +74,7 @@ class LoopMonitor:
             overdue = now - self._samples[-1][0] - self.interval
             if overdue > 0 and (not lags or overdue > lags[-1]):
                 lags.append(overdue)
-        return lag_of(lags)
+        return lag_of(lags, expected=int(self.window / self.interval))
 
     async def _run(self) -> None:
         while True:
