@@ -106,3 +106,21 @@ def test_agents_show_says_where_each_skill_is_found_and_its_subagents(
     )
     assert rows["subagents"] == {"value": ["checker"], "from": "template"}
     assert done.json()["claude"]["subagents"][0]["prompt"] == "Check."
+
+
+def test_a_projects_skills_are_found_up_to_its_repositorys_root(tmp_path: Path) -> None:
+    """As Claude Code finds them: ``.claude/skills`` in the directory and each
+    parent up to the git repository's root, the nearest first; none above it."""
+    env = deck_env(tmp_path)
+    repo = tmp_path / "outer" / "repo"
+    (repo / ".git").mkdir(parents=True)
+    deeper = repo / "pkg" / "sub"
+    deeper.mkdir(parents=True)
+    _skill(repo / ".claude" / "skills", "rooted", "At the root.")
+    _skill(repo / ".claude" / "skills", "twice", "The root's twice.")
+    _skill(repo / "pkg" / ".claude" / "skills", "twice", "The package's twice.")
+    _skill(tmp_path / "outer" / ".claude" / "skills", "above", "Above the repository.")
+    data = deck(env, "skills", "list", "--project", str(deeper), "--json").json()
+    mine = {s["name"]: s["description"] for s in data["skills"] if s["source"] == "project"}
+    assert mine == {"rooted": "At the root.", "twice": "The package's twice."}, data
+    assert [s["path"] for s in data["shadowed"]] == [str(repo / ".claude" / "skills" / "twice")]

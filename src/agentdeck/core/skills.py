@@ -4,7 +4,8 @@ by name through its ``Skill`` tool. Pure: ``runner.skills`` reads the folders.
 Where they come from, as Claude Code itself looks (2.1, tried with the real CLI):
 
 * the user's — ``$CLAUDE_CONFIG_DIR/skills/NAME`` (``~/.claude/skills``);
-* the project's — ``.claude/skills/NAME`` in the agent's directory;
+* the project's — ``.claude/skills/NAME`` in the agent's directory and each parent
+  up to its git repository's root, the nearest first (``runner.skills.places``);
 * agentdeck's built-ins — a plugin folder in the package, passed as a plugin
   directory: Claude Code names them ``agentdeck:NAME``, so they never clash.
 

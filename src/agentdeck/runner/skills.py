@@ -55,16 +55,32 @@ __all__ = ["BUILTIN_DIR", "SkillOptions", "find_skill", "for_agent", "found", "p
 # A plugin folder: its name is the prefix Claude Code gives its skills.
 BUILTIN_DIR = Path(__file__).parent / "builtin_skills" / BUILTIN_PLUGIN
 SKILL_FILE = "SKILL.md"
+MAX_DEPTH = 64  # parent directories looked in for .claude/skills
 
 
 def places(settings: Settings, project: str | Path | None) -> list[tuple[str, Path]]:
-    """``(source, folder of skill folders)``, highest first."""
+    """``(source, folder of skill folders)``, highest first. The project's are
+    ``.claude/skills`` in its directory and each parent up to its git repository's
+    root, nearest first, or up to ``/`` outside a repository: where Claude Code 2.1
+    finds them (tried: a skill above the repository's root is not listed, one above
+    a directory outside any repository is)."""
     config = (settings.claude_config_dir or Path("~/.claude")).expanduser()
-    out = [("user", config / "skills")]
+    user = config / "skills"
+    out = [("user", user)]
     if project is not None:
-        out.append(("project", Path(project).expanduser() / ".claude" / "skills"))
+        for folder in _upwards(Path(project).expanduser().absolute()):
+            if folder / ".claude" / "skills" != user:
+                out.append(("project", folder / ".claude" / "skills"))
     out.append(("built-in", BUILTIN_DIR / "skills"))
     return out
+
+
+def _upwards(start: Path) -> list[Path]:
+    chain = [start, *start.parents][:MAX_DEPTH]
+    for i, folder in enumerate(chain):
+        if (folder / ".git").exists():
+            return chain[: i + 1]
+    return chain
 
 
 def found(settings: Settings, project: str | Path | None) -> list[Skill]:
