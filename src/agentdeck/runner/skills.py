@@ -27,8 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from agentdeck.core.agent_file import AgentFile
 from agentdeck.core.quoting import key_shown
 from agentdeck.core.skills import (
@@ -43,7 +41,6 @@ from agentdeck.core.skills import (
     resolve_names,
     skill_name_ok,
 )
-from agentdeck.core.templates import split_front_matter
 from agentdeck.errors import ConfigError, NotFound
 from agentdeck.settings import Settings
 
@@ -198,6 +195,10 @@ def _read_skill(source: str, folder: Path, entry: os.DirEntry[str]) -> Skill:
         return refused(problem)
     if SKILL_FILE not in files:
         return refused("no SKILL.md")
+    import yaml  # here: an agent without skills (an early spawn) never loads these
+
+    from agentdeck.core.templates import split_front_matter
+
     text, problem = _read_text(folder / SKILL_FILE)
     if problem is not None:
         return refused(problem)
