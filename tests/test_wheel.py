@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tarfile
 import time
 import zipfile
 from pathlib import Path
@@ -47,9 +48,16 @@ def _run(argv: list[str], *, env: dict[str, str] | None = None, cwd: Path, timeo
 
 
 def _build(out: Path) -> Path:
-    """The wheel, by uv (the project's tool), else by a fresh environment's pip."""
+    """The wheel, by uv (the project's tool: the sdist first, then the wheel built
+    from the sdist, so the sdist is proved to carry what the wheel needs), else by a
+    fresh environment's pip from the checkout."""
     if shutil.which("uv") is not None:
-        _run(["uv", "build", "--wheel", "--out-dir", str(out), str(ROOT)], cwd=out, timeout=300)
+        _run(["uv", "build", "--out-dir", str(out), str(ROOT)], cwd=out, timeout=300)
+        (sdist,) = out.glob("agentdeck-*.tar.gz")
+        with tarfile.open(sdist) as tf:
+            names = {n.split("/", 1)[1] for n in tf.getnames() if "/" in n}
+        assert {"pyproject.toml", "README.md", "uv.lock"} <= names
+        assert not [n for n in names if n.startswith((".grimp_cache", ".import_linter_cache"))]
     else:
         builder = out / "builder"
         _run([sys.executable, "-m", "venv", str(builder)], cwd=out, timeout=120)
