@@ -4,7 +4,11 @@ order they were asked for, each test-gated (``worktrees.merge``).
 An entry is a row first (``queued``), so the queue survives the process: one
 left queued or mid-merge by a process that died is taken again by the daemon at
 its next start. In one process the entries of a repository wait on one lock,
-first come first served; across processes the merge's own lock file serialises.
+first come first served; across processes on one machine the merge's own lock
+file serialises; on a PostgreSQL deck, whose hosts each have their own home, an
+advisory lock keyed by the repository's real path (``store.advisory``) is held
+from the take to the outcome, so two hosts never merge into one repository at
+once, and one that dies mid-merge lets the next one in.
 Every outcome is a ``merge`` notice on the agent and an audit entry.
 
 The test runs in the sandbox of the agent's profile (``merge_sandbox``); its
@@ -15,6 +19,7 @@ for models takes none).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import secrets
@@ -25,17 +30,24 @@ from agentdeck.core.agent import Agent
 from agentdeck.core.events import Notice
 from agentdeck.core.merge_queue import PENDING, MergeEntry, MergeState
 from agentdeck.core.worktree import STRATEGIES, Strategy
-from agentdeck.errors import AgentdeckError, NotFound, Refused, WorktreeError
+from agentdeck.errors import AgentdeckError, NotFound, Refused, StoreError, WorktreeError
 from agentdeck.governance.governor import Governor
 from agentdeck.runner import procs
 from agentdeck.runner.merge_sandbox import confine_for, deck_secrets
 from agentdeck.settings import Settings
+from agentdeck.store import advisory
 from agentdeck.store.merges import MergeStore
 from agentdeck.store.store import Store
 from agentdeck.worktrees import worktree_of
 from agentdeck.worktrees.merge import check_target, clear_leftover, merge
 
 logger = logging.getLogger(__name__)
+
+
+def merge_lock_name(repo: str) -> str:
+    """The deck-wide lock of a repository's merges: its real path, as every host
+    that reaches it by the same path names it."""
+    return "merge:" + os.path.realpath(repo)
 
 
 class MergeQueue:
@@ -149,45 +161,64 @@ class MergeQueue:
 
     async def _run(self, entry: MergeEntry, *, again: bool) -> MergeEntry:
         async with self._locks.setdefault(entry.repo, asyncio.Lock()):
-            taken = await self.records.take(entry.id, again=again)
-            if taken is None:  # cancelled while it waited
-                return await self.records.get(entry.id)
+            locked = False
             try:
-                agent = await self.store.get_agent(entry.agent_id)
-            except NotFound:
-                return await self.records.finish(
-                    entry.id, MergeState.FAILED,
-                    reason=f"the agent {entry.agent_id} is gone; {entry.branch} is still there",
-                )  # fmt: skip
-            try:
-                worktree = worktree_of(agent)
-                profile = agent.spec.profile or self.settings.profile
-                sandbox = self.governor.profile_for(agent).sandbox
-                outcome = await merge(
-                    worktree, scratch=self.scratch, into=entry.target,
-                    strategy=entry.strategy,  # type: ignore[arg-type]  # checked when queued
-                    test=entry.test,
-                    message=f"Merge {entry.branch} ({agent.name}) into {entry.target}",
-                    confine=confine_for(sandbox, self.settings, worktree.git_dir, profile),
-                    hide=deck_secrets(self.settings),
-                )  # fmt: skip
-            except AgentdeckError as exc:
+                async with advisory.held(self.store, merge_lock_name(entry.repo)):
+                    locked = True
+                    return await self._merge(entry, again=again)
+            except StoreError as exc:
+                if locked:
+                    raise
+                # The deck-wide lock could not be taken: not merged, and said so
+                # (if it is still queued: one left merging may be another host's).
+                if await self.records.take(entry.id) is None:
+                    return await self.records.get(entry.id)
                 finished = await self.records.finish(
-                    entry.id, MergeState.FAILED, reason=exc.message
+                    entry.id, MergeState.FAILED, reason=f"not merged: {exc.message}"
                 )
-            except Exception as exc:  # the entry must end, whatever broke
-                logger.exception("merge %s failed", entry.id)
-                finished = await self.records.finish(
-                    entry.id, MergeState.FAILED, reason=f"{type(exc).__name__}: {exc}"
-                )
-            else:
-                finished = await self.records.finish(
-                    entry.id,
-                    MergeState.LANDED if outcome.landed else MergeState.REFUSED,
-                    reason=outcome.reason, commit=outcome.commit, outcome=outcome.to_dict(),
-                )  # fmt: skip
-            await self._record(agent, finished)
-            return finished
+                with contextlib.suppress(NotFound):
+                    await self._record(await self.store.get_agent(entry.agent_id), finished)
+                return finished
+
+    async def _merge(self, entry: MergeEntry, *, again: bool) -> MergeEntry:
+        """Take the entry and merge it: under the repository's locks."""
+        taken = await self.records.take(entry.id, again=again)
+        if taken is None:  # cancelled while it waited
+            return await self.records.get(entry.id)
+        try:
+            agent = await self.store.get_agent(entry.agent_id)
+        except NotFound:
+            return await self.records.finish(
+                entry.id, MergeState.FAILED,
+                reason=f"the agent {entry.agent_id} is gone; {entry.branch} is still there",
+            )  # fmt: skip
+        try:
+            worktree = worktree_of(agent)
+            profile = agent.spec.profile or self.settings.profile
+            sandbox = self.governor.profile_for(agent).sandbox
+            outcome = await merge(
+                worktree, scratch=self.scratch, into=entry.target,
+                strategy=entry.strategy,  # type: ignore[arg-type]  # checked when queued
+                test=entry.test,
+                message=f"Merge {entry.branch} ({agent.name}) into {entry.target}",
+                confine=confine_for(sandbox, self.settings, worktree.git_dir, profile),
+                hide=deck_secrets(self.settings),
+            )  # fmt: skip
+        except AgentdeckError as exc:
+            finished = await self.records.finish(entry.id, MergeState.FAILED, reason=exc.message)
+        except Exception as exc:  # the entry must end, whatever broke
+            logger.exception("merge %s failed", entry.id)
+            finished = await self.records.finish(
+                entry.id, MergeState.FAILED, reason=f"{type(exc).__name__}: {exc}"
+            )
+        else:
+            finished = await self.records.finish(
+                entry.id,
+                MergeState.LANDED if outcome.landed else MergeState.REFUSED,
+                reason=outcome.reason, commit=outcome.commit, outcome=outcome.to_dict(),
+            )  # fmt: skip
+        await self._record(agent, finished)
+        return finished
 
     async def _record(self, agent: Agent, entry: MergeEntry) -> None:
         await self.store.append(
