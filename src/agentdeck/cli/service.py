@@ -131,6 +131,7 @@ def install(
     path.write_text(unit_text(settings.home_dir, user=user))
     path.chmod(0o644)
     out.say(f"wrote {path} (home {settings.home_dir})")
+    _verify(path)
     if where is not None or not enable:
         return
     if not systemd_runs():
@@ -147,6 +148,29 @@ def install(
                 hint=f"the unit is written at {path}; run the command yourself to see why",
             )
     out.say(f"enabled and started {UNIT}: `{_command(user, 'status', UNIT)}` shows it")
+
+
+def _verify(path: Path) -> None:
+    """``systemd-analyze verify`` on the unit where systemd's tools are installed: what
+    it objects to is said (the unit is written all the same)."""
+    if shutil.which("systemd-analyze") is None:
+        return
+    try:
+        done = subprocess.run(
+            ["systemd-analyze", "verify", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=SYSTEMCTL_TIMEOUT_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        out.say("warning: systemd-analyze verify did not finish; the unit is not verified")
+        return
+    said = [line for line in done.stderr.splitlines() if path.name in line]
+    if done.returncode != 0 or said:
+        out.say("warning: systemd-analyze verify objects:")
+        for line in said or done.stderr.splitlines()[:5]:
+            out.say(f"  {line}")
 
 
 @service_app.command("uninstall")
