@@ -46,15 +46,24 @@ def plain_table(*columns: str, right: Set[str] = frozenset()) -> Table:
     return Table(columns, right=frozenset(right))
 
 
+def host_of(agent: Record) -> str:
+    """The runner host that runs (or ran) the agent, or ``""`` (no hosts: one daemon)."""
+    host = (agent.get("extra") or {}).get("host")
+    return host if isinstance(host, str) else ""
+
+
 def agents_table(agents: list[Record], orphans: Set[str] = frozenset()) -> Table:
+    hosted = any(host_of(a) for a in agents)  # a HOST column only on a deck with hosts
     table = plain_table(
-        "ID", "NAME", "STATE", "TOOL", "TURNS", "COST", "AGE", right={"TURNS", "COST"}
-    )
+        "ID", "NAME", "STATE", *(["HOST"] if hosted else []), "TOOL", "TURNS", "COST", "AGE",
+        right={"TURNS", "COST"},
+    )  # fmt: skip
     for a in agents:
         table.add_row(
             a["id"],
             a["name"],
             state_text(a, orphans),
+            *([host_of(a)] if hosted else []),
             a.get("current_tool") or "",
             str(a.get("turns", 0)),
             f"${a.get('cost_usd', 0.0):.4f}",
@@ -81,9 +90,10 @@ def tree_table(agents: list[Record]) -> Table:
     ids = {a["id"] for a in agents}
     views: list[Any] = [_Attrs(a) for a in agents]
     roots = [v for v in views if not v.parent_id or v.parent_id not in ids]
+    hosted = any(host_of(a) for a in agents)
     table = plain_table(
-        "ID", "NAME", "STATE", "TOOL", "TURNS", "COST", "TREE", "AGE",
-        right={"TURNS", "COST", "TREE"},
+        "ID", "NAME", "STATE", *(["HOST"] if hosted else []), "TOOL", "TURNS", "COST", "TREE",
+        "AGE", right={"TURNS", "COST", "TREE"},
     )  # fmt: skip
     for row in tree_rows(roots, views):
         a = row.agent.data  # type: ignore[attr-defined]  # an _Attrs, as given
@@ -92,6 +102,7 @@ def tree_table(agents: list[Record]) -> Table:
             a["id"],
             f"{indent}{a['name']}",
             Line(a["state"], style=STATE_STYLE.get(a["state"], "")),
+            *([host_of(a)] if hosted else []),
             a.get("current_tool") or "",
             str(a.get("turns", 0)),
             f"${a.get('cost_usd', 0.0):.4f}",
@@ -114,6 +125,8 @@ def agent_panel(agent: Record) -> Table:
         *([("template", spec["template"])] if spec.get("template") else []),
         *([("parent", a["parent_id"])] if a.get("parent_id") else []),
         *([("sandbox", str(extra["sandbox"]))] if extra.get("sandbox") else []),
+        *([("host", host_of(a))] if host_of(a) else []),
+        *([("lease", str(extra["lease"]))] if host_of(a) and extra.get("lease") else []),
         ("session", a.get("session_id") or "-"),
         ("turns", str(a.get("turns", 0))),
         ("cost", f"${a.get('cost_usd', 0.0):.4f}"),
