@@ -349,6 +349,7 @@ async def test_a_real_daemon_notifies_systemd_and_a_stopped_one_feeds_no_watchdo
         doctor = await asyncio.to_thread(deck, env, "doctor", "--json")
         (check,) = [c for c in doctor.json()["checks"] if c["name"] == "daemon"]
         assert check["status"] == "warn" and "is degraded: loop: lag p99" in check["detail"]
+        _messages(sock, 0.2)  # read what queued meanwhile, as systemd reads at once
         daemon.proc.terminate()
         _, err = daemon.proc.communicate(timeout=60)
         after = _messages(sock, 1.0)
@@ -386,3 +387,53 @@ async def test_the_top_bar_says_degraded_after_a_stall_and_nothing_while_ok(
         title = await mark.get_attribute("title") or ""
         assert title.startswith("loop: lag p99 "), title
         await snap(tab, "health-degraded.png")
+
+
+# --- a newer CLI and an older daemon ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("code", "body", "expected"),
+    [
+        (404, {"error": {"status": 404, "message": "Not Found"}}, None),  # predates /readyz
+        (503, {"status": "unhealthy", "reasons": ["store: x"]}, "unhealthy"),
+    ],
+)
+def test_the_quick_client_reads_readyz_ready_or_not(
+    code: int, body: dict[str, Any], expected: str | None
+) -> None:
+    import http.server
+    import json
+    import threading
+
+    from agentdeck.cli.remote import health_line
+    from agentdeck.client.quick import Daemon as QuickDaemon
+    from agentdeck.daemon.home import DaemonInfo
+
+    class Answer(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: object) -> None:
+            return
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        info = DaemonInfo(pid=1, host="127.0.0.1", port=server.server_address[1], started_at=0)
+        health = QuickDaemon(info, "t").readiness()
+    finally:
+        server.shutdown()
+        server.server_close()
+    if expected is None:
+        assert health is None
+        assert "predates /readyz" in health_line(health)
+    else:
+        assert health["status"] == expected
+        assert health_line(health) == "health: unhealthy\n  store: x"

@@ -283,8 +283,10 @@ def status(d: Daemon, as_json: bool) -> int:
     return 0
 
 
-def health_line(health: dict[str, Any]) -> str:
+def health_line(health: dict[str, Any] | None) -> str:
     """``/readyz``'s answer in a line: the status, the loop's lag, what is not ok."""
+    if health is None:
+        return "health: unknown (this daemon predates /readyz: agentdeck down && agentdeck up)"
     lag = health.get("lag") or {}
     said = f"health: {health.get('status', '?')}"
     if lag:

@@ -72,12 +72,15 @@ class Daemon:
         return jsontext.loads(data) if data else None
 
     def readiness(self) -> Any:
-        """``/readyz``'s answer, ready or not (503 says unhealthy; its body says why)."""
+        """``/readyz``'s answer, ready or not (503 says unhealthy; its body says why);
+        None from a daemon older than it (404)."""
         with self._open("GET", "/readyz", None, None, READ_TIMEOUT) as response:
             try:
                 data = response.read_all()
             except OSError as exc:
                 raise self._unreachable(exc) from exc
+        if response.status == 404:
+            return None
         if response.status not in (200, 503):
             raise from_body(response.status, data, "/readyz")
         return jsontext.loads(data)
