@@ -206,7 +206,8 @@ async def family_html(deck: Deck, agent: Agent) -> str:
             parent = None
     children = await deck.children(agent.id)
     below = await deck.descendants([agent.id]) if children else []
-    live = agent.state.is_live or any(c.state.is_live for c in children)
+    # A queued agent is not live yet, but will be: its family is followed too.
+    live = not agent.state.is_final or any(not c.state.is_final for c in children)
     return render_text(
         "_agent_family.html",
         agent=agent,

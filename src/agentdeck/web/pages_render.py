@@ -164,11 +164,13 @@ def first_line(text: str | None) -> str:
 
 
 def parse_states(state: str) -> list[AgentState] | None:
-    """``""`` → all; ``live`` / ``finished`` → groups; else one state name."""
+    """``""`` → all; ``live`` / ``finished`` → groups; else one state name.
+    ``live`` is every agent not ended: one queued for a runner host too (it has
+    no process yet, but it is on its way, and can be killed)."""
     if not state:
         return None
     if state == "live":
-        return [s for s in AgentState if s.is_live]
+        return [s for s in AgentState if not s.is_final]
     if state == "finished":
         return [s for s in AgentState if s.is_final]
     try:
