@@ -11,6 +11,8 @@ from pathlib import Path
 
 import psycopg
 import pytest
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
 
 from agentdeck.core.merge_queue import MergeState
 from agentdeck.daemon.compose import build_runner
@@ -19,6 +21,7 @@ from agentdeck.runner.runner import Runner
 from agentdeck.store import Store
 from agentdeck.store.advisory import lock_key
 from agentdeck.store.merges import MergeStore
+from agentdeck.store.schema import merges
 from tests.conftest import make_settings
 from tests.support.waiting import eventually
 from tests.worktrees.conftest import git, make_repo
@@ -161,3 +164,37 @@ async def test_a_merge_stopped_while_it_waits_for_the_lock_stays_queued_and_wait
         assert await advisory_locks(pg_url, key) == [(True, "another-host")]
     assert (await MergeStore(store).get(entry.id)).state is MergeState.QUEUED  # taken again later
     assert await advisory_locks(pg_url, key) == []
+
+
+async def test_a_host_starting_while_another_merges_neither_waits_for_it_nor_clears_its_merge(
+    hosts: list[tuple[Store, Runner]], shared_repo: Path, tmp_path: Path, pg_url: str
+) -> None:
+    (store_a, runner_a), (store_b, runner_b) = hosts
+    agent = await worker(store_a, runner_a, shared_repo, "busy", {6: "busy was here"})
+    log, gate = tmp_path / "tests.log", tmp_path / "go"
+    test = f"echo start >> {log}; while [ ! -e {gate} ]; do sleep 0.05; done; echo end >> {log}"
+    entry = await runner_a.merge(agent, test=test, wait=False, by="user:test")
+    await eventually(
+        lambda: asyncio.to_thread(lambda: log.exists() and log.read_text() == "start\n"),
+        what="host a's merge test to start",
+    )
+    # Host a's pid, as host b sees it: a process that is not there.
+    gone = await asyncio.create_subprocess_exec("true")
+    await gone.wait()
+
+    def elsewhere(conn: Connection) -> None:
+        conn.execute(sa.update(merges).where(merges.c.id == entry.id).values(owner_pid=gone.pid))
+
+    await store_a._write(elsewhere)
+    # Host b starts: it takes the entry as an orphan, but its start is not held up
+    # by host a's merge, and what that merge works in is left alone.
+    taken = await asyncio.wait_for(runner_b.merges.recover(), 30)
+    assert [e.id for e in taken] == [entry.id]
+    scratch = [p for p in (tmp_path / "host-a" / "home").rglob("merge-*") if p.is_dir()]
+    assert scratch and all(p.exists() for p in scratch)
+    gate.touch()
+    landed = await runner_a.merges.wait(entry.id)
+    assert landed.state is MergeState.LANDED, landed.reason
+    again = await runner_b.merges.wait(entry.id)  # taken there after a's merge: nothing left
+    assert again.state is MergeState.LANDED and again.commit == landed.commit
+    assert log.read_text() == "start\nend\n"  # merged once

@@ -59,6 +59,7 @@ class MergeQueue:
         self.scratch = scratch  # where the scratch worktrees of merges go
         self._locks: dict[str, asyncio.Lock] = {}  # per repository: FIFO in this process
         self._tasks: dict[str, asyncio.Task[MergeEntry]] = {}
+        self._clearing: set[asyncio.Task[None]] = set()
 
     async def enqueue(
         self,
@@ -138,7 +139,10 @@ class MergeQueue:
             and (e.owner_pid is None or not procs.is_running(e.owner_pid))
         ]  # fmt: skip
         for repo in dict.fromkeys(e.repo for e in orphans if e.state is MergeState.MERGING):
-            await clear_leftover(repo)  # its test killed, its scratch worktree removed
+            if advisory.conninfo(self.store) is None:  # one machine: behind the lock file
+                await clear_leftover(repo)  # its test killed, its scratch worktree removed
+            else:
+                self._start_clearing(repo)
         for entry in orphans:
             logger.warning("taking again merge %s left %s by a process that ended", entry.id,
                            entry.state)  # fmt: skip
@@ -147,12 +151,31 @@ class MergeQueue:
 
     async def close(self) -> None:
         """Stop the merges under way; their entries are taken again at the next start."""
-        tasks = [t for t in self._tasks.values() if not t.done()]
+        tasks = [t for t in [*self._tasks.values(), *self._clearing] if not t.done()]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
     # -- merging -------------------------------------------------------------------
+
+    def _start_clearing(self, repo: str) -> None:
+        """What a merge that ended with its process left in ``repo``, cleared in the
+        background under the deck-wide lock: on a deck with hosts, an entry's pid
+        means nothing on another host, so its merge may be under way there (this
+        waits for it, without holding up the start), and this queue's own merges
+        of the repository come after (its lock is first come, first served)."""
+
+        async def clear() -> None:
+            async with self._locks.setdefault(repo, asyncio.Lock()):
+                try:
+                    async with advisory.held(self.store, merge_lock_name(repo)):
+                        await clear_leftover(repo)
+                except StoreError as exc:
+                    logger.warning("left what a merge left in %s: %s", repo, exc.message)
+
+        task = asyncio.create_task(clear(), name=f"merge leftovers {repo}")
+        self._clearing.add(task)
+        task.add_done_callback(self._clearing.discard)
 
     def _start(self, entry: MergeEntry, *, again: bool = False) -> None:
         task = asyncio.create_task(self._run(entry, again=again), name=f"merge {entry.id}")
