@@ -18,8 +18,11 @@ Times are read from the events table (one machine, one clock).
   process's spawn → ``running``);
 - **latency**: hosts idle, ``--latency-agents`` agents submitted through the API one
   after another (each waited for): ``agent_spawned`` (queued) → the host's
-  ``claimed`` notice → ``state_changed`` ``starting`` → ``running``. Goal: p50 of
-  queued → running ≤ 250 ms above the bare run's spawned → running;
+  ``claimed`` notice → ``state_changed`` ``starting`` → ``running``. Each is paired
+  with one submitted just before it to one ``agentdeck up`` on a SQLite home (its
+  runner in it, its warm pool: the embedded default) under the same load: its
+  ``agent_spawned`` (= ``starting``) → ``running``. Goal: p50 of queued → running
+  ≤ 250 ms above that daemon's start (and above ``agentdeck run``'s, printed too);
 - **burst**: ``--agents`` submitted at once (20 requests in flight): agents finished
   per minute (first submission to the last one ``done``), the same latencies
   (queued → running is mostly the wait for a free slot here);
@@ -350,10 +353,32 @@ async def all_final(engine: sa.Engine, ids: list[str], timeout: float, what: str
     await until(probe, timeout=timeout, what=what, every=0.2)
 
 
+async def one_by_one(deck: Deck, n: int) -> list[str]:
+    """``n`` agents submitted one after another, each waited for."""
+    body = {"prompt": PROMPT, "scenario": "chat", "keep_alive": False}
+    ids: list[str] = []
+    with engine_of(deck.url) as engine:
+        async with deck.api() as client:
+            for _ in range(n):
+                ids.append(await submit(client, body))
+                await all_final(engine, ids[-1:], 120, "a one-turn agent")
+    return ids
+
+
+async def start_daemon(base: Path, settings: dict[str, str]) -> Deck:
+    """The embedded default to compare with: one ``agentdeck up`` on a SQLite home,
+    its runner in it (the same Claude Code start, no queue, no lease)."""
+    root = base / "sqlite"
+    deck = Deck(root, f"sqlite:///{root / 'node' / 'home' / 'agentdeck.db'}", settings)
+    await deck.start_node(runner=True)
+    return deck
+
+
 async def one_phase(
     base: Path,
     pg: PgCluster,
     settings: dict[str, str],
+    daemon: Deck | None,
     *,
     hosts: int,
     capacity: int,
@@ -367,16 +392,22 @@ async def one_phase(
         await asyncio.gather(*(deck.start_host(f"h{i + 1}", capacity) for i in range(hosts)))
         body = {"prompt": PROMPT, "scenario": "chat", "keep_alive": False}
         result: dict[str, Any] = {}
+        # Latency: one at a time, hosts idle; each agent paired with one on the
+        # SQLite daemon just before it (the same load on the machine for both).
+        serial: list[str] = []
+        paired: list[str] = []
+        for _ in range(latency_agents):
+            if daemon is not None:
+                paired += await one_by_one(daemon, 1)
+            serial += await one_by_one(deck, 1)
         with engine_of(deck.url) as engine:
-            async with deck.api() as client:
-                # Latency: one at a time, hosts idle.
-                serial: list[str] = []
-                for _ in range(latency_agents):
-                    agent_id = await submit(client, body)
-                    serial.append(agent_id)
-                    await all_final(engine, [agent_id], 120, "a one-turn agent")
-                result["latency"] = phases_of(engine, serial)
-                if burst:
+            result["latency"] = phases_of(engine, serial)
+        if daemon is not None:
+            with engine_of(daemon.url) as engine:
+                result["daemon"] = phases_of(engine, paired)
+        if burst:
+            with engine_of(deck.url) as engine:
+                async with deck.api() as client:
                     print(f"    burst of {agents} on {hosts} host(s), load {load()}", flush=True)
                     gate = asyncio.Semaphore(20)
 
@@ -398,25 +429,6 @@ async def one_phase(
                         "states": sorted(final.values()),
                     }
         return result
-    finally:
-        deck.stop()
-
-
-async def daemon_latency(base: Path, settings: dict[str, str], agents: int) -> dict[str, Any]:
-    """The embedded default for comparison: one ``agentdeck up`` on a SQLite home, its
-    runner in it (and its warm pool), agents submitted one after another."""
-    root = base / "sqlite"
-    deck = Deck(root, f"sqlite:///{root / 'node' / 'home' / 'agentdeck.db'}", settings)
-    try:
-        await deck.start_node(runner=True)
-        body = {"prompt": PROMPT, "scenario": "chat", "keep_alive": False}
-        with engine_of(deck.url) as engine:
-            async with deck.api() as client:
-                ids = []
-                for _ in range(agents):
-                    ids.append(await submit(client, body))
-                    await all_final(engine, ids[-1:], 120, "a one-turn agent")
-            return phases_of(engine, ids)
     finally:
         deck.stop()
 
@@ -497,6 +509,8 @@ def report_marks(marks: dict[str, dict[str, float]]) -> dict[str, list[float]]:
         "queued -> claimed": spans(marks, "queued", "claimed"),
         "claimed -> starting": spans(marks, "claimed", "starting"),
         "starting -> running": spans(marks, "starting", "running"),
+        "  starting -> sandbox ready": spans(marks, "starting", "sandbox"),
+        "  sandbox ready -> running": spans(marks, "sandbox", "running"),
         "queued -> running": spans(marks, "queued", "running"),
         "running -> done": spans(marks, "running", "done"),
     }
@@ -520,27 +534,45 @@ async def run(args: argparse.Namespace, pg: PgCluster, base: Path) -> None:
         f"{'the default (1)' if args.warm_pool is None else args.warm_pool}"
     )
     bare_p50 = None
-    daemon_p50 = 0.0
     if args.bare_runs:
         print(f"\nbare `agentdeck run --scenario chat` x{args.bare_runs} (load {load()})")
         s2r, p2r = await asyncio.to_thread(bare_runs, base, args.bare_runs)
         print(ms_row("spawned -> running", s2r))
         print(ms_row("process spawn -> running", p2r))
         bare_p50 = median(p2r)
-    if args.latency_agents:
-        print(f"\none daemon on SQLite (`agentdeck up`, its runner in it; load {load()})")
-        print(f"  latency, {args.latency_agents} agents one at a time (spawned = starting):")
-        daemon_p50 = median(
-            report_marks(await daemon_latency(base, settings, args.latency_agents))[
-                "queued -> running"
-            ]
+    daemon = await start_daemon(base, settings) if args.latency_agents else None
+    try:
+        await phases(args, pg, base, settings, daemon, bare_p50)
+    finally:
+        if daemon is not None:
+            daemon.stop()
+    for n in range(args.failovers):
+        print(f"\nfailover {n + 1}: kill -9 of the host running a resumed agent (load {load()})")
+        figures = await failover(base, pg, settings, n)
+        goal = args.lease + 2
+        print(
+            f"  kill -> host_lost {figures['lost']:.2f} s (goal <= {goal:g} s), -> claimed by "
+            f"{figures['host']} {figures['claimed']:.2f} s, -> running {figures['running']:.2f} s,"
+            f" -> the model's first answer {figures['answer']:.2f} s"
         )
+    print(f"\nload average after: {load()}")
+
+
+async def phases(
+    args: argparse.Namespace,
+    pg: PgCluster,
+    base: Path,
+    settings: dict[str, str],
+    daemon: Deck | None,
+    bare_p50: float | None,
+) -> None:
     for hosts in [int(h) for h in args.hosts.split(",")]:
         print(f"\n{hosts} runner host(s), capacity {args.capacity} each (load {load()})")
         result = await one_phase(
             base,
             pg,
             settings,
+            daemon,
             hosts=hosts,
             capacity=args.capacity,
             agents=args.agents,
@@ -550,6 +582,8 @@ async def run(args: argparse.Namespace, pg: PgCluster, base: Path) -> None:
         if args.latency_agents:
             print(f"  latency, {args.latency_agents} agents one at a time, hosts idle:")
             rows = report_marks(result["latency"])
+            print("  the same, each paired with one on the SQLite daemon just before it:")
+            daemon_p50 = median(report_marks(result["daemon"])["queued -> running"])
             p50 = median(rows["queued -> running"])
             print(
                 f"  queued -> running p50 {p50 * 1000:.0f} ms: {(p50 - daemon_p50) * 1000:+.0f} ms "
@@ -571,16 +605,6 @@ async def run(args: argparse.Namespace, pg: PgCluster, base: Path) -> None:
                 f"(load {load()})"
             )
             report_marks(burst["marks"])
-    for n in range(args.failovers):
-        print(f"\nfailover {n + 1}: kill -9 of the host running a resumed agent (load {load()})")
-        figures = await failover(base, pg, settings, n)
-        goal = args.lease + 2
-        print(
-            f"  kill -> host_lost {figures['lost']:.2f} s (goal <= {goal:g} s), -> claimed by "
-            f"{figures['host']} {figures['claimed']:.2f} s, -> running {figures['running']:.2f} s,"
-            f" -> the model's first answer {figures['answer']:.2f} s"
-        )
-    print(f"\nload average after: {load()}")
 
 
 def main() -> None:
