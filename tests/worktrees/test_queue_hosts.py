@@ -198,3 +198,26 @@ async def test_a_host_starting_while_another_merges_neither_waits_for_it_nor_cle
     again = await runner_b.merges.wait(entry.id)  # taken there after a's merge: nothing left
     assert again.state is MergeState.LANDED and again.commit == landed.commit
     assert log.read_text() == "start\nend\n"  # merged once
+
+
+async def test_a_merge_whose_lock_cannot_be_taken_fails_saying_so_and_merges_nothing(
+    hosts: list[tuple[Store, Runner]], shared_repo: Path, pg_url: str
+) -> None:
+    (store, runner), _ = hosts
+    agent = await worker(store, runner, shared_repo, "nolock", {7: "nolock was here"})
+    before = git(shared_repo, "rev-parse", "main").strip()
+    database = pg_url.rsplit("/", 1)[1]
+    admin_url = libpq(pg_url.rsplit("/", 1)[0] + "/postgres")
+    await asyncio.gather(*(MergeStore(store).list_merges() for _ in range(4)))  # pooled
+    # New connections to the deck's database are refused (the store's are open).
+    async with await psycopg.AsyncConnection.connect(admin_url, autocommit=True) as admin:
+        await admin.execute(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS false')
+        try:
+            entry = await runner.merge(agent, test="true", wait=False, by="user:test")
+            done = await asyncio.wait_for(runner.merges.wait(entry.id), 60)
+        finally:
+            await admin.execute(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS true')
+    assert done.state is MergeState.FAILED
+    assert done.reason and done.reason.startswith("not merged: could not take the lock")
+    assert "merge:" in done.reason
+    assert git(shared_repo, "rev-parse", "main").strip() == before  # nothing landed
