@@ -94,10 +94,28 @@ async def test_started_on_one_node_run_on_a_host_approved_on_the_other(
             return agent if agent["state"] == "idle" and agent["turns"] >= 1 else None
 
         agent = await eventually(finished, timeout=90, what="the agent's turn to end")
-    assert agent["extra"]["host"] == "hostA"
-    assert (Path(agent["cwd"]) / "made.txt").exists()
-    hosts = cluster.cli("node1", "hosts", "--json").json()
-    assert [(h["name"], h["live_leases"]) for h in hosts] == [("hostA", 1)]
+        assert agent["extra"]["host"] == "hostA"
+        assert (Path(agent["cwd"]) / "made.txt").exists()
+        hosts = cluster.cli("node1", "hosts", "--json").json()
+        assert [(h["name"], h["live_leases"]) for h in hosts] == [("hostA", 1)]
+        # Steering reaches the host through the database, from either node.
+        sent = await second.post(f"/api/agents/{agent_id}/messages", json={"text": "and now?"})
+        assert sent.status_code == 200, sent.text
+
+        async def answered() -> dict[str, Any] | None:
+            agent = await agent_of(first, agent_id)
+            return agent if agent["state"] == "idle" and agent["turns"] >= 2 else None
+
+        await eventually(answered, timeout=90, what="the follow-up answered on host A")
+        killed = await first.post(f"/api/agents/{agent_id}/kill", json={})
+        assert killed.status_code == 200, killed.text
+        assert killed.json()["state"] == "killed"
+
+    async def released() -> bool:
+        hosts = cluster.cli("node1", "hosts", "--json").json()
+        return [(h["name"], h["live_leases"]) for h in hosts] == [("hostA", 0)]
+
+    await eventually(released, timeout=30, what="host A to let the agent go")
 
 
 async def test_a_host_killed_mid_turn_is_lost_and_its_agent_carried_on_elsewhere(
@@ -225,3 +243,93 @@ async def test_a_host_stopped_past_its_lease_is_fenced_when_it_comes_back(
 
         agent = await eventually(settled, timeout=90, what="the agent carried on by host B")
     assert agent["extra"]["host"] == "hostB"
+
+
+SPREAD = {
+    "name": "spread",
+    "turns": [
+        {
+            "reply": [
+                {"text": "Two workers."},
+                {
+                    "tool_use": {
+                        "name": "mcp__deck__spawn_agent",
+                        "input": {"prompt": "JOB-1: say one", "template": "engineer", "name": "w1"},
+                    }
+                },
+                {
+                    "tool_use": {
+                        "name": "mcp__deck__spawn_agent",
+                        "input": {"prompt": "JOB-2: say two", "template": "engineer", "name": "w2"},
+                    }
+                },
+            ]
+        },
+        {
+            "reply": [
+                {
+                    "tool_use": {
+                        "name": "mcp__deck__wait_for_agents",
+                        "input": {"agents": ["w1", "w2"]},
+                    }
+                }
+            ]
+        },
+        {
+            "when": {"tool_result_matches": "wait_for_agents: (woken|still waiting)"},
+            "repeat": True,
+            "reply": [
+                {
+                    "tool_use": {
+                        "name": "mcp__deck__wait_for_agents",
+                        "input": {"agents": ["w1", "w2"]},
+                    }
+                }
+            ],
+        },
+        {
+            "when": {"tool_result_contains": "wait_for_agents: done"},
+            "reply": [{"text": "SPREAD-REPORT: both done."}],
+        },
+    ],
+    "conversations": [
+        {"when": {"first_user_text_contains": "JOB-1"}, "turns": [{"reply": [{"text": "ONE"}]}]},
+        {"when": {"first_user_text_contains": "JOB-2"}, "turns": [{"reply": [{"text": "TWO"}]}]},
+    ],
+}
+
+
+async def test_an_orchestrators_children_run_on_another_host_and_it_waits_for_them(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    node = await cluster.node("node1")
+    await cluster.host("hostA", "--capacity", "1")
+    scenario = tmp_path / "spread.yaml"
+    scenario.write_text(yaml.safe_dump(SPREAD))
+    async with api(node) as client:
+        made = await client.post(
+            "/api/agents",
+            json={"prompt": "lead", "agent": "orchestrator", "scenario": str(scenario)},
+        )
+        assert made.status_code == 201, made.text
+        boss = made.json()["id"]
+
+        async def children() -> list[dict[str, Any]] | None:
+            found = (await client.get("/api/agents", params={"parent": boss})).json()["agents"]
+            return found if len(found) == 2 else None
+
+        kids = await eventually(children, timeout=90, what="the two children")
+        assert {k["state"] for k in kids} == {"queued"}  # host A is full: its boss runs there
+        await cluster.host("hostB", "--capacity", "2")
+
+        async def reported() -> dict[str, Any] | None:
+            agent = await agent_of(client, boss)
+            return agent if agent["state"] == "idle" and agent["turns"] >= 1 else None
+
+        await eventually(reported, timeout=120, what="the orchestrator's report")
+        events = await events_of(client, boss)
+        kids = (await client.get("/api/agents", params={"parent": boss})).json()["agents"]
+        assert (await agent_of(client, boss))["extra"]["host"] == "hostA"
+    assert {k["extra"]["host"] for k in kids} == {"hostB"}
+    texts = [e["data"].get("text") for e in events if e["type"] == "assistant_text"]
+    assert "SPREAD-REPORT: both done." in texts

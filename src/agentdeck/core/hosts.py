@@ -158,9 +158,12 @@ class Lease:
 
 
 def place_of(spec: AgentSpec) -> str | None:
-    """Where the agent works, as a host must reach it: its cwd, else its project
-    (a worktree's repository); None for an agent in a workspace of its own."""
-    return spec.cwd or spec.project or None
+    """Where the agent works, as a host must reach it: its cwd, else (for a
+    worktree) its project, the repository; None for an agent in a workspace of
+    its own (its project then only says where its templates come from)."""
+    if spec.cwd:
+        return spec.cwd
+    return spec.project if spec.workspace == "worktree" and spec.project else None
 
 
 def unfit(host: Host, spec: AgentSpec) -> str | None:

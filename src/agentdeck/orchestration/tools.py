@@ -258,7 +258,8 @@ def handlers(
         )
         budget = f", budget ${child.spec.budget_usd:.2f}" if child.spec.budget_usd else ""
         return (
-            f"Started {texts.who(child)} in {child.cwd} ({child.spec.workspace} workspace"
+            f"Started {texts.who(child)} in {child.cwd or 'a runner host'}"
+            f" ({child.spec.workspace} workspace"
             f"{budget}); state {child.state}. It works in the background: wait_for_agents"
             f"([{child.name!r}]) returns its result."
         )

@@ -36,7 +36,7 @@ from agentdeck.runner.reaping import Reaper
 from agentdeck.runner.runner import Runner
 from agentdeck.store import listen
 from agentdeck.store.hosts import HostStore
-from agentdeck.store.queue import queued_agents
+from agentdeck.store.queue import live_count, queued_agents
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +84,7 @@ class RunnerHost:
         steering.set_this_host(self.name)
         self.store.fence_as(self.name)
         self.store.listen(listen.QUEUE, self._woken)
+        self.store.listen(listen.COMMANDS, self._command_for)
         # A restart of this host ended its leases (``register``): what it ran is lost.
         await self.reaper.take_back(self.name)
         self._unsubscribe = self.store.subscribe(self._from_writer)
@@ -102,6 +103,7 @@ class RunnerHost:
                 await task
         self._tasks = []
         self.store.unlisten(listen.QUEUE, self._woken)
+        self.store.unlisten(listen.COMMANDS, self._command_for)
         if callable(self._unsubscribe):
             self._unsubscribe()
 
@@ -124,6 +126,12 @@ class RunnerHost:
     def _woken(self, _payload: str) -> None:
         self._wake.set()
 
+    def _command_for(self, agent_id: str) -> None:
+        """A steering command was queued: for one of ours (or, after a reconnect,
+        maybe), the runner looks at once."""
+        if not agent_id or agent_id in self.leases:
+            self.runner.commands_waiting.set()
+
     async def _claims(self) -> None:
         while True:
             with contextlib.suppress(TimeoutError):
@@ -142,6 +150,10 @@ class RunnerHost:
         """Claim the queued agents that fit, within the free capacity, and start them."""
         room = self.host.capacity - len(self.leases)
         if room <= 0 or self.fenced_out:
+            return []
+        # The fleet's limit of live agents is the cluster's, not one host's.
+        room = min(room, self.runner.settings.max_live_agents - await live_count(self.store))
+        if room <= 0:
             return []
         fitting = [
             a for a in await queued_agents(self.store, room * 4) if unfit(self.host, a.spec) is None
@@ -184,7 +196,7 @@ class RunnerHost:
                         ts=time.time(),
                         kind="claimed",
                         message=f"claimed by runner host {self.name}",
-                        detail={"host": self.name, "token": lease.token},
+                        detail={"host": self.name, "lease": lease.token},
                     )
                 ],
                 marked,

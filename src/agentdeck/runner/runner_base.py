@@ -93,6 +93,9 @@ class RunnerBase:
         self._no_creation = asyncio.Event()
         self._no_creation.set()
         self._commands: asyncio.Task[None] | None = None
+        # Set by a NOTIFY for a steering command (a runner host on PostgreSQL):
+        # the commands are looked at now, not at the next poll.
+        self.commands_waiting = asyncio.Event()
         self.claimer = f"pid:{os.getpid()}"
         self.governor = parts.governor
         self.memory = parts.memory
@@ -188,7 +191,10 @@ class RunnerBase:
                         await self._apply(command.agent_id, command.kind, command.payload)
                 except Exception:
                     logger.exception("steering command failed")
-            await asyncio.sleep(self.settings.command_poll_seconds)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.settings.command_poll_seconds):
+                    await self.commands_waiting.wait()
+            self.commands_waiting.clear()
 
     async def _apply(self, agent_id: str, kind: str, payload: dict[str, object]) -> None:
         session = self.live(agent_id)

@@ -62,6 +62,11 @@ def _json_dumps(value: Any) -> str:
     return text
 
 
+# How long a writer may sit idle inside its transaction (ms): a batch's transaction
+# never waits on anything but the database, so only a stopped process reaches it.
+WRITER_IDLE_MS = 5000
+
+
 def take_write_lock(conn: Connection) -> None:
     """Serialise this write transaction with every other (see the module's doc)."""
     conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({WRITE_LOCK})")
@@ -76,7 +81,15 @@ def create_engine(url: str, *, writer: bool) -> Engine:
             "a PostgreSQL store needs psycopg 3, which is not installed",
             hint=f"{POSTGRES_EXTRA}, or unset AGENTDECK_DATABASE_URL to use SQLite",
         ) from None
-    options = "-c default_transaction_read_only=on" if not writer else ""
+    # A writer holds the deck's write lock for the length of its transaction: one
+    # whose process stopped mid-transaction (SIGSTOP, a frozen VM) would hold every
+    # other writer of every host. PostgreSQL ends such a session after a while, its
+    # lock released; the stopped host finds its connection gone when it comes back.
+    options = (
+        f"-c idle_in_transaction_session_timeout={WRITER_IDLE_MS}"
+        if writer
+        else "-c default_transaction_read_only=on"
+    )
     engine = sa.create_engine(
         url,
         json_serializer=_json_dumps,

@@ -76,3 +76,14 @@ async def hosted_live(store: Store, host: str) -> list[Agent]:
         return [a for a in found if a.extra.get("host") == host]
 
     return await store._read(query)
+
+
+async def live_count(store: Store) -> int:
+    """Agents live on the whole deck (every host's): the fleet's limit counts them."""
+
+    def query(conn: Connection) -> int:
+        live = [str(s) for s in AgentState if s.is_live]
+        stmt = sa.select(sa.func.count()).select_from(agents).where(agents.c.state.in_(live))
+        return int(conn.execute(stmt).scalar_one())
+
+    return await store._read(query)
