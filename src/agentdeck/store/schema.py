@@ -434,3 +434,36 @@ memory_proposals = sa.Table(
     sa.Index(None, "agent_id", "state"),
     sa.Index(None, "template", "project", "state"),
 )
+
+# Webhook triggers (migration 0014): a named trigger starts an agent of a template
+# when a signed POST reaches ``/hooks/NAME`` (``store.triggers``). The secret stays in
+# its 0600 file: only its path and a fingerprint are here. A delivery's row is its
+# replay guard (kept a day), its rate-limit count and the trigger's history.
+triggers = sa.Table(
+    "triggers",
+    metadata,
+    sa.Column("name", sa.Text, primary_key=True),
+    sa.Column("template", sa.Text, nullable=False),
+    sa.Column("project", sa.Text, nullable=False),
+    sa.Column("prompt_template", sa.Text, nullable=False),
+    sa.Column("secret_file", sa.Text, nullable=False),
+    sa.Column("secret_fingerprint", sa.Text, nullable=False),
+    sa.Column("rate_per_min", sa.Integer, nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("created_by", sa.Text, nullable=False),
+)
+
+trigger_deliveries = sa.Table(
+    "trigger_deliveries",
+    metadata,
+    sa.Column("trigger", sa.Text, nullable=False),
+    sa.Column("delivery_id", sa.Text, nullable=False),
+    sa.Column("event", sa.Text, nullable=False),
+    sa.Column("received_at", sa.Float, nullable=False),
+    sa.Column("status", sa.Integer, nullable=False),
+    sa.Column("outcome", sa.Text, nullable=False),
+    sa.Column("agent_id", sa.Text, nullable=True),
+    sa.Column("payload", sa.Text, nullable=True),
+    sa.PrimaryKeyConstraint("trigger", "delivery_id"),
+    sa.Index(None, "trigger", "received_at"),
+)
