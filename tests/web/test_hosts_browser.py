@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,16 +19,19 @@ from playwright.async_api import Page, expect
 
 from agentdeck.core.agent import Agent, AgentSpec, AgentState
 from agentdeck.store.store import Store
+from tests.conftest import make_settings
 
-from .conftest import RunningDaemon
+from .conftest import RunningDaemon, running_daemon
 from .dashboard_support import CHROMIUM, browser_tab, snap
 
 pytestmark = [
     pytest.mark.anyio,
     pytest.mark.browser,
+    pytest.mark.cli,
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed"),
 ]
 
+LIVE = 60_000  # ms
 HOSTILE = '<img src=x onerror="window.pwned=1">'
 
 
@@ -98,3 +102,28 @@ async def test_a_host_name_is_shown_as_text_never_as_markup(
     await expect(page.locator("#agent-host")).to_have_text(f"{HOSTILE} lease 1")
     assert await page.evaluate("window.pwned") is None
     assert await page.locator("img[src=x]").count() == 0
+
+
+async def test_the_board_shows_live_the_host_that_claims_a_queued_agent(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """A deck on PostgreSQL with runner hosts: a new agent's row shows ``queued``,
+    then, without a reload, the host that claimed it, and the agent at work."""
+    from agentdeck.runner import steering
+
+    settings = make_settings(tmp_path, database_url=pg_url, runner_poll_seconds=0.2)
+    try:
+        async with running_daemon(settings) as daemon, browser_tab(daemon) as page:
+            deck = daemon.deck
+            agent = await deck.create_agent(
+                AgentSpec(prompt="hello", name="later", scenario="chat")
+            )
+            row = page.locator(f"#agent-{agent.id}")
+            await expect(row.locator(".badge")).to_have_text("queued", timeout=LIVE)
+            await expect(row.locator(".host-tag")).to_have_count(0)
+            await deck.serve_as_host(deck.host_of_settings(name="h1", capacity=2))
+            await expect(row.locator(".host-tag")).to_have_text("host: h1", timeout=LIVE)
+            await expect(row.locator(".badge")).to_have_text("idle", timeout=LIVE)
+            await snap(page, "board-host-claimed.png")
+    finally:
+        steering.set_this_host(None)
