@@ -449,6 +449,7 @@ triggers = sa.Table(
     sa.Column("secret_file", sa.Text, nullable=False),
     sa.Column("secret_fingerprint", sa.Text, nullable=False),
     sa.Column("rate_per_min", sa.Integer, nullable=False),
+    sa.Column("scenario", sa.Text, nullable=True),  # a scripted-model run's, if any
     sa.Column("created_at", sa.Float, nullable=False),
     sa.Column("created_by", sa.Text, nullable=False),
 )

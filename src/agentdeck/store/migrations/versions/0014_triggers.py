@@ -29,6 +29,7 @@ def upgrade() -> None:
         sa.Column("secret_file", sa.Text, nullable=False),
         sa.Column("secret_fingerprint", sa.Text, nullable=False),
         sa.Column("rate_per_min", sa.Integer, nullable=False),
+        sa.Column("scenario", sa.Text, nullable=True),
         sa.Column("created_at", sa.Float, nullable=False),
         sa.Column("created_by", sa.Text, nullable=False),
     )
