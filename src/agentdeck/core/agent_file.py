@@ -16,6 +16,8 @@ fields; what is here is the rest, with the meaning Claude Code gives it:
   (``{Event: [{matcher, hooks: [{type: command, command, timeout}]}]}``).
 * ``initialPrompt`` — the first user turn, put before the task it is given.
 * ``background`` — always run as a background task.
+* ``config_dir`` — agentdeck's: ``isolated`` runs the agent with a Claude config
+  directory of its own (``runner.config_dirs``); ``shared`` (the default) with the user's.
 
 ``parse_agent_file`` reads them from front matter, reporting problems through a
 callback; the template text is hostile input (an agent may write its own
@@ -37,6 +39,7 @@ __all__ = ["AgentFile", "Hook", "McpServer", "looks_secret", "parse_agent_file"]
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions")
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
 MEMORY_SCOPES = ("user", "project", "local")
+CONFIG_DIRS = ("isolated", "shared")
 HOOK_EVENTS = (
     "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "UserPromptSubmit",
     "Notification", "Stop", "SubagentStart", "SubagentStop", "PreCompact", "SessionStart",
@@ -106,6 +109,7 @@ class AgentFile:
     initial_prompt: str | None = None
     background: bool = False
     subagents: tuple[Subagent, ...] = ()  # agentdeck's ``subagents:`` (core.subagents)
+    config_dir: str | None = None  # "isolated": its own CLAUDE_CONFIG_DIR; None: the user's
 
     def __bool__(self) -> bool:
         return self != AgentFile()
@@ -121,6 +125,7 @@ class AgentFile:
             "initial_prompt": self.initial_prompt,
             "background": self.background,
             "subagents": [a.to_dict() for a in self.subagents],
+            **({"config_dir": self.config_dir} if self.config_dir else {}),
         }
 
     @classmethod
@@ -142,6 +147,7 @@ class AgentFile:
             initial_prompt=data.get("initial_prompt"),
             background=bool(data.get("background", False)),
             subagents=tuple(Subagent.from_dict(a) for a in data.get("subagents") or ()),
+            config_dir="isolated" if data.get("config_dir") == "isolated" else None,
         )
 
     def hook_settings(self) -> dict[str, Any]:
@@ -188,7 +194,9 @@ def parse_agent_file(data: Mapping[str, Any], fail: Fail) -> AgentFile:
         elif looks_secret(initial):
             fail("initialPrompt", _SECRET)
             initial = None
+    config_dir = _choice(data, "config_dir", CONFIG_DIRS, fail)
     return AgentFile(
+        config_dir=config_dir if config_dir == "isolated" else None,
         permission_mode=mode,
         effort=effort,
         skills=_skills(data.get("skills"), fail),

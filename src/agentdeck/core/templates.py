@@ -78,7 +78,7 @@ _AGENT_TOOL = re.compile(r"^(?:Agent|Task)\([A-Za-z0-9_, -]*\)$")
 AGENTDECK_KEYS = (
     "profile", "budget_usd", "max_turns", "workspace", "orchestrator", "output_schema",
     "model_endpoint", "thinking",
-    "subagents", "memory_review",
+    "subagents", "memory_review", "config_dir",
 )  # fmt: skip
 CLAUDE_KEYS = (
     "name", "description", "tools", "disallowedTools", "model", "permissionMode", "maxTurns",
