@@ -15,6 +15,7 @@ from agentdeck.core.memory_proposals import (
     checked_id,
     checked_state,
     propose,
+    skips_review,
 )
 from agentdeck.core.templates import parse_template
 from agentdeck.errors import TemplateError, UsageError
@@ -94,3 +95,9 @@ def test_a_template_says_memory_review() -> None:
     assert parse_template({**data, "memory_review": None}, "b", "t.md").memory_review is None
     with pytest.raises(TemplateError, match="memory_review: must be one of inbox, auto"):
         parse_template({**data, "memory_review": "yes"}, "b", "t.md")
+
+
+def test_only_a_user_or_built_in_template_skips_review() -> None:
+    assert skips_review("auto", "user") and skips_review("auto", "built-in")
+    assert not skips_review("auto", "project")
+    assert not skips_review("inbox", "user") and not skips_review(None, "built-in")

@@ -171,3 +171,23 @@ def test_an_agent_that_floods_the_inbox_is_refused_past_the_cap(cli: Deck) -> No
     logs = cli("logs", flooder["id"], "--json").out
     assert "memories waiting for review (at most 5)" in logs
     assert "FLOOD-7" not in json.dumps(cli.memories("all"))
+
+
+def test_agents_show_says_whether_memories_are_reviewed(cli: Deck) -> None:
+    here = cli.project("here")
+    own = here / ".claude" / "agents"
+    own.mkdir(parents=True)
+    (own / "planted.md").write_text(template("planted", "auto"))
+
+    def review(name: str) -> dict[str, Any]:
+        done = cli("agents", "show", name, "--project", str(here), "--json")
+        assert done.code == 0, done.err
+        row: dict[str, Any] = done.json()["resolved"]["memory_review"]
+        return row
+
+    assert review("trusting") == {"value": "auto", "from": "template"}
+    assert review("learner")["value"] == "inbox"
+    assert review("planted") == {
+        "value": "inbox",
+        "from": "template says auto; a project's template may not",
+    }

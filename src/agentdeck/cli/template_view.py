@@ -73,7 +73,19 @@ def resolved(template: Template, settings: Settings, project: str | None = None)
         mine("workspace", template.workspace, "new", "agentdeck's default"),
         mine("orchestrator", template.orchestrator, False, "agentdeck's default"),
         mine("subagents", [a.name for a in claude.subagents], [], "none of its own"),
+        _memory_review(template),
     ]
+
+
+def _memory_review(template: Template) -> Row:
+    """Whether what its agents remember waits for a person (``core.memory_proposals``)."""
+    from agentdeck.core.memory_proposals import skips_review
+
+    if template.memory_review is None:
+        return ("memory_review", "inbox", "agentdeck's default: a person reviews each")
+    if template.memory_review == "auto" and not skips_review("auto", template.scope):
+        return ("memory_review", "inbox", "template says auto; a project's template may not")
+    return ("memory_review", template.memory_review, "template")
 
 
 def _skills_from(template: Template, settings: Settings, project: str | None) -> str:

@@ -180,6 +180,16 @@ def decided(
     return replace(proposal, state=state, decided_at=now, decided_by=by)
 
 
+TRUSTED_SCOPES = ("user", "built-in")  # where a template may waive review
+
+
+def skips_review(memory_review: str | None, scope: str) -> bool:
+    """Whether a template's agents' memories are accepted unreviewed: it says
+    ``auto`` and it is a user's or a built-in one. A project's template is one the
+    agent may have written itself (its project's ``.claude/agents``): reviewed."""
+    return memory_review == "auto" and scope in TRUSTED_SCOPES
+
+
 def parse_memory_review(value: Any, fail: Callable[[str | None, str], None]) -> str | None:
     """A template's ``memory_review``: inbox (a person reviews; the default) or auto."""
     if value is None:

@@ -14,15 +14,18 @@ import logging
 from typing import Any
 
 from agentdeck.core.agent import Agent
-from agentdeck.core.memory_proposals import KINDS, PENDING_PER_AGENT, TEXT_MAX_BYTES
+from agentdeck.core.memory_proposals import (
+    KINDS,
+    PENDING_PER_AGENT,
+    TEXT_MAX_BYTES,
+    skips_review,
+)
 from agentdeck.errors import AgentdeckError
 from agentdeck.memory.proposals import Proposals, agent_project
 from agentdeck.orchestration.host import Orchestration
 from agentdeck.orchestration.templates import resolve
 
 logger = logging.getLogger(__name__)
-
-TRUSTED_SCOPES = ("user", "built-in")
 
 DESCRIPTION = (
     "Propose a learning for later agents of your template in this project: a command "
@@ -52,11 +55,11 @@ async def review_of(orch: Orchestration, agent: Agent) -> tuple[bool, str]:
     except AgentdeckError as exc:  # gone or broken since: a person reviews
         logger.info("remember: template %s not read: %s", agent.spec.template, exc)
         return False, ""
-    if template.memory_review != "auto":
-        return False, ""
-    if template.scope not in TRUSTED_SCOPES:
+    if skips_review(template.memory_review, template.scope):
+        return True, ""
+    if template.memory_review == "auto":
         return False, " (a project's template may not skip review)"
-    return True, ""
+    return False, ""
 
 
 async def remember(orch: Orchestration, agent_id: str, args: dict[str, Any]) -> str:
