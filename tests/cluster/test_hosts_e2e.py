@@ -102,11 +102,11 @@ async def test_started_on_one_node_run_on_a_host_approved_on_the_other(
         sent = await second.post(f"/api/agents/{agent_id}/messages", json={"text": "and now?"})
         assert sent.status_code == 200, sent.text
 
-        async def answered() -> dict[str, Any] | None:
+        async def followed_up() -> dict[str, Any] | None:
             agent = await agent_of(first, agent_id)
             return agent if agent["state"] == "idle" and agent["turns"] >= 2 else None
 
-        await eventually(answered, timeout=90, what="the follow-up answered on host A")
+        await eventually(followed_up, timeout=90, what="the follow-up answered on host A")
         killed = await first.post(f"/api/agents/{agent_id}/kill", json={})
         assert killed.status_code == 200, killed.text
         assert killed.json()["state"] == "killed"

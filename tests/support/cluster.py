@@ -125,22 +125,28 @@ class Cluster:
         token = home / "token"
         token.write_text(TOKEN + "\n")
         token.chmod(0o600)
-        return deck_env(
-            root,
-            AGENTDECK_DATABASE_URL=self.url,
-            AGENTDECK_RUNNER_HEARTBEAT_SECONDS=HEARTBEAT,
-            AGENTDECK_RUNNER_LEASE_SECONDS=LEASE,
-            AGENTDECK_RUNNER_POLL_SECONDS="0.3",
-            **extra,
-        )
+        settings = {
+            "AGENTDECK_DATABASE_URL": self.url,
+            "AGENTDECK_RUNNER_HEARTBEAT_SECONDS": HEARTBEAT,
+            "AGENTDECK_RUNNER_LEASE_SECONDS": LEASE,
+            "AGENTDECK_RUNNER_POLL_SECONDS": "0.3",
+        }
+        return deck_env(root, **{**settings, **extra})
 
     async def node(self, name: str, *, runner: bool = False) -> Node:
         node = Node(self.env(name), runner=runner)
         self.nodes.append(node)
         return await node.start()
 
-    async def host(self, name: str, *args: str) -> RunnerHost:
-        host = RunnerHost(self.env(name), name, *args)
+    async def host(self, name: str, *args: str, lease: float | None = None) -> RunnerHost:
+        """A runner host; ``lease``: its lease (heartbeat a fifth of it), else the tests'."""
+        extra = {}
+        if lease is not None:
+            extra = {
+                "AGENTDECK_RUNNER_LEASE_SECONDS": str(lease),
+                "AGENTDECK_RUNNER_HEARTBEAT_SECONDS": str(lease / 5),
+            }
+        host = RunnerHost(self.env(name, **extra), name, *args)
         self.hosts.append(host)
         return await host.start().serving()
 
