@@ -566,7 +566,7 @@ async def phases(
     daemon: Deck | None,
     bare_p50: float | None,
 ) -> None:
-    for hosts in [int(h) for h in args.hosts.split(",")]:
+    for hosts in [int(h) for h in args.hosts.split(",") if h]:
         print(f"\n{hosts} runner host(s), capacity {args.capacity} each (load {load()})")
         result = await one_phase(
             base,
