@@ -9,6 +9,7 @@ Screenshots land in ``artifacts/screenshots/``.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -41,8 +42,10 @@ async def page(daemon: RunningDaemon) -> AsyncIterator[Page]:
         yield tab
 
 
-async def seed(store: Store, name: str, state: AgentState, extra: dict[str, Any]) -> Agent:
-    now = time.time()
+async def seed(
+    store: Store, name: str, state: AgentState, extra: dict[str, Any], *, ago: float = 0.0
+) -> Agent:
+    now = time.time() - ago
     agent = Agent(
         id=f"agent000{name:0>8}", name=name, state=state, spec=AgentSpec(prompt="p"),
         cwd="/tmp/w", created_at=now, updated_at=now, extra=extra,
@@ -57,7 +60,7 @@ async def test_the_board_and_the_agent_page_show_the_runner_host(
     store = daemon.deck._store
     hosted = await seed(store, "onhost", AgentState.DONE, {"host": "builder-2", "lease": 7})
     local = await seed(store, "local", AgentState.DONE, {})
-    queued = await seed(store, "waiting", AgentState.QUEUED, {})
+    queued = await seed(store, "waiting", AgentState.QUEUED, {}, ago=120)
     await page.goto(daemon.url + "/")
 
     row = page.locator(f"#agent-{hosted.id}")
@@ -65,6 +68,13 @@ async def test_the_board_and_the_agent_page_show_the_runner_host(
     await expect(page.locator(f"#agent-{local.id} .host-tag")).to_have_count(0)
     await expect(page.locator(f"#agent-{queued.id} .badge")).to_have_text("queued")
     await expect(page.locator("#totals a.state-queued .stat-value")).to_have_text("1")
+    # Its wait counts, and goes on counting.
+    await expect(page.locator(f"#agent-{queued.id} .c-elapsed")).to_have_text(
+        re.compile(r"^2m \d\ds$")
+    )
+    await expect(page.locator(f"#agent-{queued.id} .c-elapsed")).to_have_attribute(
+        "data-since", str(queued.created_at)
+    )
     await snap(page, "board-hosts.png")
 
     await page.goto(daemon.url + "/?state=queued")

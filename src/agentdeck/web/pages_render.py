@@ -77,7 +77,9 @@ def duration(seconds: float) -> str:
 
 
 def elapsed(agent: Agent, now: float | None = None) -> float:
-    end = (now or time.time()) if agent.state.is_live else agent.updated_at
+    """Since it was created: until now while it has not ended (queued for a host
+    too: its wait counts), else until its last change."""
+    end = agent.updated_at if agent.state.is_final else (now or time.time())
     return max(0.0, end - agent.created_at)
 
 
