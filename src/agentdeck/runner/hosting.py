@@ -43,6 +43,11 @@ logger = logging.getLogger(__name__)
 _KEEP_TRANSCRIPT_ON = frozenset({"turn_completed", "tool_called"})
 
 
+def reap_every(heartbeat_seconds: float) -> float:
+    """How often expired leases are looked for: every heartbeat, at most a second."""
+    return min(heartbeat_seconds, 1.0)
+
+
 class RunnerHost:
     def __init__(self, runner: Runner, host: Host) -> None:
         settings = runner.settings
@@ -274,7 +279,8 @@ class RunnerHost:
 
     async def _reaps(self) -> None:
         while True:
-            await asyncio.sleep(self.hosts.heartbeat_seconds)
+            # At least every second: a lost host is found within its lease + 1 s.
+            await asyncio.sleep(reap_every(self.hosts.heartbeat_seconds))
             try:
                 await self.reaper.reap()
             except Exception:

@@ -13,7 +13,7 @@ import socket
 from agentdeck import __version__
 from agentdeck.core.hosts import Host
 from agentdeck.daemon.deck.parts import DeckParts
-from agentdeck.runner.hosting import RunnerHost
+from agentdeck.runner.hosting import RunnerHost, reap_every
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ class Hosting(DeckParts):
 
         async def reap() -> None:
             while True:
-                await asyncio.sleep(settings.runner_heartbeat_seconds)
+                await asyncio.sleep(reap_every(settings.runner_heartbeat_seconds))
                 try:
                     await reaper.reap()
                 except Exception:
