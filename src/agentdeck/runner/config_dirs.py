@@ -1,0 +1,124 @@
+"""An agent's own Claude config directory (a template's ``config_dir: isolated``).
+
+Claude Code keeps its state in ``CLAUDE_CONFIG_DIR``: the session transcripts
+(``projects/``), todos, shell snapshots, its state file (``.claude.json``), the
+credentials. Agents sharing the user's directory share and may clobber all of it.
+An isolated agent gets ``<home>/claude-config/<agent id>`` instead, made once and
+kept for the agent's life (a resume finds its transcript there), seeded with a
+copy of what the user configured: ``settings.json``, ``CLAUDE.md``, ``agents/``,
+``skills/``, ``commands/``. Copies, never links: a link would let the agent's
+Claude Code write the user's files.
+
+The credentials file is the one exception, and only when the deck's own login
+needs it: when no key or token reaches the process (``ANTHROPIC_API_KEY``,
+``CLAUDE_CODE_OAUTH_TOKEN``, …) and no scripted model answers it, Claude Code
+logs in with the user's subscription from ``.credentials.json``. A copy would not
+do: its OAuth refresh token rotates, so the first refresh in a copy would log the
+user out everywhere else. It is linked then (what a shared directory gives every
+agent anyway); otherwise it is never there.
+
+With the process sandbox, the sandbox's view (``sandbox.confine``) is laid over
+the agent's own directory instead of the user's: ``settings_for`` gives the
+session settings naming it, made and seeded before the view is laid out.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+from agentdeck.core.agent import Agent
+from agentdeck.errors import UsageError
+from agentdeck.sandbox.confine import claude_config
+from agentdeck.sandbox.plan import CREDENTIALS
+from agentdeck.settings import Settings
+
+__all__ = ["SEEDED", "config_dir_of", "isolate", "isolated_dir", "settings_for"]
+
+SEEDED = ("settings.json", "CLAUDE.md", "agents", "skills", "commands")
+DIRECTORY = "claude-config"  # under the home
+# What logs Claude Code in without the credentials file.
+LOGINS = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "CLAUDE_CODE_USE_BEDROCK",
+    "CLAUDE_CODE_USE_VERTEX",
+)
+_AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+
+
+def isolated_dir(settings: Settings, agent_id: str) -> Path:
+    """Where the agent's own config directory is (made or not)."""
+    if not _AGENT_ID.fullmatch(agent_id):  # never a path out of the home
+        raise UsageError(f"not an agent id: {agent_id!r}")
+    return settings.home_dir / DIRECTORY / agent_id
+
+
+def config_dir_of(settings: Settings, agent: Agent) -> Path:
+    """The Claude config directory the agent runs with (where its transcripts
+    are: ``<this>/projects/<slug>/<session>.jsonl``)."""
+    if agent.spec.claude.config_dir == "isolated":
+        return isolated_dir(settings, agent.id)
+    return (settings.claude_config_dir or Path.home() / ".claude").expanduser()
+
+
+def settings_for(settings: Settings, agent: Agent, base_url: str | None) -> Settings:
+    """``settings`` as the agent's sandbox sees them: naming its own config directory
+    (made and seeded now) when it is isolated; ``base_url``: its scripted model's."""
+    if agent.spec.claude.config_dir != "isolated":
+        return settings
+    from agentdeck.runner.options import agent_env
+
+    own = isolate(settings, agent.id, agent_env(settings, base_url, agent.id))
+    return settings.model_copy(update={"claude_config_dir": own})
+
+
+def isolate(settings: Settings, agent_id: str, env: Mapping[str, str]) -> Path:
+    """The agent's own config directory, made and seeded on its first start (kept
+    as it is on a resume); ``env`` is what its process is given on top of ours."""
+    target = isolated_dir(settings, agent_id)
+    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if not target.is_dir():
+        scratch = target.with_name(f".{agent_id}.new")
+        shutil.rmtree(scratch, ignore_errors=True)
+        scratch.mkdir(mode=0o700)
+        _seed(claude_config(settings), scratch)
+        scratch.rename(target)  # whole or not at all: a crash mid-copy is redone
+    _link_login(claude_config(settings), target, needed=_needs_login_file(env))
+    return target
+
+
+def _seed(user: Path, target: Path) -> None:
+    for name in SEEDED:
+        source = user / name
+        try:
+            if source.is_dir():
+                shutil.copytree(source, target / name, ignore_dangling_symlinks=True)
+            elif source.is_file():
+                shutil.copyfile(source, target / name)
+        except (OSError, shutil.Error):
+            continue  # unreadable, or gone meanwhile: the agent starts without it
+
+
+def _needs_login_file(env: Mapping[str, str]) -> bool:
+    """Whether Claude Code would log in from the credentials file: no key, token
+    or cloud provider reaches it (ours or the agent's env), no scripted model."""
+    if "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC" in env and "ANTHROPIC_BASE_URL" in env:
+        return False  # the scripted model (runner.options.agent_env)
+    return not any(env.get(name) or os.environ.get(name) for name in LOGINS)
+
+
+def _link_login(user: Path, target: Path, *, needed: bool) -> None:
+    link = target / CREDENTIALS
+    if link.is_symlink():
+        if not needed:
+            link.unlink()  # the deck's login changed: the user's login goes
+        return
+    if link.exists():  # the agent's own (a login made in its directory): kept
+        return
+    if needed and (user / CREDENTIALS).is_file():
+        link.symlink_to(user / CREDENTIALS)
