@@ -149,12 +149,17 @@ def build_options(
         settings=json.dumps(claude.hook_settings()) if claude.hooks else None,
         max_turns=spec.max_turns,
         max_budget_usd=spec.budget_usd,
-        env={
-            **server_env,
-            **agent_env(settings, base_url, agent_id),
-            **_endpoint_env(spec, profile, settings, scripted=base_url is not None),
-            **(extra_env or {}),
-        },
+        env=_config_dir(
+            spec,
+            settings,
+            agent_id,
+            {
+                **server_env,
+                **agent_env(settings, base_url, agent_id),
+                **_endpoint_env(spec, profile, settings, scripted=base_url is not None),
+                **(extra_env or {}),
+            },
+        ),
         thinking=cast("ThinkingConfig | None", spec.thinking),
         can_use_tool=can_use_tool,
         # The policy sees every tool call first. A failing or timed-out hook must
@@ -185,6 +190,18 @@ def _skills(spec: AgentSpec, settings: Settings, cwd: Path) -> SkillOptions:
 
     source = f"template {spec.template}" if spec.template else "the agent's spec"
     return for_agent(spec.claude, settings, cwd, source=source)
+
+
+def _config_dir(
+    spec: AgentSpec, settings: Settings, agent_id: str | None, env: dict[str, str]
+) -> dict[str, str]:
+    """``env`` with the agent's own config directory when its template isolates it
+    (runner.config_dirs)."""
+    if spec.claude.config_dir != "isolated" or agent_id is None:
+        return env
+    from agentdeck.runner.config_dirs import isolate
+
+    return {**env, "CLAUDE_CONFIG_DIR": str(isolate(settings, agent_id, env))}
 
 
 def _endpoint_env(
