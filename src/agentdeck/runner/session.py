@@ -28,7 +28,7 @@ from agentdeck.core.events import ErrorOccurred, Notice
 from agentdeck.core.sandbox import SandboxSpec
 from agentdeck.core.worktree import Worktree
 from agentdeck.errors import AgentProcessError, SandboxUnavailable
-from agentdeck.runner import endpoints, procs, sandboxing, sdk_private
+from agentdeck.runner import config_dirs, endpoints, procs, sandboxing, sdk_private
 from agentdeck.runner.options import build_options
 from agentdeck.runner.session_state import (
     ABORT_GRACE_SECONDS,
@@ -94,7 +94,7 @@ class AgentSession(SessionSteering):
             self.sandboxing = await self._warm_sandboxing(sandbox) or await sandboxing.prepare(
                 sandbox,
                 workspace=Path(self.agent.cwd),
-                settings=self.settings,
+                settings=config_dirs.settings_for(self.settings, self.agent, self._base_url),
                 endpoint=self._base_url
                 or endpoints.model_url(self.agent.spec, profile, self.settings)
                 or self.settings.anthropic_base_url,
@@ -210,8 +210,8 @@ class AgentSession(SessionSteering):
         """The confinement of the warm process it was given, if that process runs
         confined exactly as its profile asks (same sandbox, same workspace): the
         process can only be adopted inside it. Another is closed, not used."""
-        if self._warm is None:
-            return None
+        if self._warm is None or self.agent.spec.claude.config_dir == "isolated":
+            return None  # a warm confinement's view is over the user's config directory
         box = self._warm.take_sandboxing(self._network_blocked)
         if box is None or box.confinement is None:
             return None
