@@ -1,0 +1,118 @@
+"""The Deck's webhook triggers: one signed delivery to ``POST /hooks/NAME`` in, an
+agent of the trigger's template out (``core.triggers``; the rows in
+``store.triggers``; the HTTP side, size cap and Host check in ``web.hooks_api``).
+
+Each refusal is an answer, not an error, and starts nothing: 404 no such trigger,
+503 its secret file cannot be used, 401 a missing or wrong signature (logged as an
+audit line without the body), 400 no delivery id or no JSON object, 409 a delivery
+id seen within a day, 429 past the rate, 422 the prompt template failed on this
+payload; else 202 and the agent's id.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import cast
+
+from agentdeck.core.agent import AgentSpec
+from agentdeck.core.redact import scrub_value
+from agentdeck.core.triggers import (
+    HookAnswer,
+    Trigger,
+    check_delivery_id,
+    check_name,
+    render_prompt,
+    signature_ok,
+)
+from agentdeck.daemon.deck.agents import Agents
+from agentdeck.daemon.deck.parts import DeckParts
+from agentdeck.errors import AgentdeckError, ConfigError, NotFound, UsageError
+from agentdeck.store.triggers import TriggerStore, read_secret
+
+logger = logging.getLogger(__name__)
+
+
+class Triggers(DeckParts):
+    async def receive_webhook(
+        self,
+        name: str,
+        body: bytes,
+        *,
+        signature: str | None,
+        delivery: str | None,
+        event: str | None,
+        peer: str = "?",
+    ) -> HookAnswer:
+        """Take one webhook delivery for trigger ``name`` (``body`` as it came, its
+        ``X-Hub-Signature-256``, ``X-GitHub-Delivery`` and ``X-GitHub-Event``)."""
+        store = TriggerStore(self._store)
+        try:
+            trigger = await store.get(check_name(name))
+        except (UsageError, NotFound):
+            return HookAnswer(404, "no such trigger")
+        try:
+            secret = read_secret(trigger.secret_file)
+        except ConfigError as exc:
+            logger.error("trigger %s: its secret cannot be used: %s", name, exc)
+            return HookAnswer(503, "this trigger's secret cannot be used (see the daemon's log)")
+        event = (event or "")[:100]
+        event = event if event and event.isprintable() else "unknown"
+        if not signature_ok(secret, body, signature):
+            logger.warning(
+                "audit: trigger %s refused a delivery (%s signature), delivery %r, "
+                "event %r, from %s, %d bytes",
+                name,
+                "no" if signature is None else "a bad",
+                (delivery or "")[:100],
+                event,
+                peer,
+                len(body),
+            )
+            return HookAnswer(401, "missing or bad X-Hub-Signature-256")
+        try:
+            delivery = check_delivery_id(delivery)
+            payload = json.loads(body)
+        except UsageError as exc:
+            return HookAnswer(400, str(exc))
+        except ValueError:
+            return HookAnswer(400, "the payload is not JSON")
+        if not isinstance(payload, dict):
+            return HookAnswer(400, "the payload is no JSON object")
+        try:
+            await store.admit(trigger, delivery, event)
+        except AgentdeckError as exc:
+            return HookAnswer(exc.http_status, str(exc))
+        return await self._started(store, trigger, delivery, event, payload)
+
+    async def _started(
+        self,
+        store: TriggerStore,
+        trigger: Trigger,
+        delivery: str,
+        event: str,
+        payload: dict[str, object],
+    ) -> HookAnswer:
+        try:
+            prompt = render_prompt(trigger.prompt_template, payload, event=event, delivery=delivery)
+            spec = AgentSpec(
+                prompt=prompt,
+                project=trigger.project,
+                scenario=trigger.scenario,
+                owner=trigger.created_by,
+            )
+            # The Deck composes both parts: an agent starts as ``create_agent`` starts it.
+            agent = await cast(Agents, self).create_agent(spec, template=trigger.template)
+        except AgentdeckError as exc:
+            status = 422 if isinstance(exc, UsageError) else exc.http_status
+            await store.settle(trigger.name, delivery, status=status, outcome=str(exc))
+            logger.warning(
+                "trigger %s: delivery %r started no agent: %s", trigger.name, delivery, exc
+            )
+            return HookAnswer(status, str(exc), delivery=delivery)
+        kept = json.dumps(scrub_value(payload))
+        await store.settle(
+            trigger.name, delivery, status=202, outcome="started", agent_id=agent.id, payload=kept
+        )
+        logger.info("trigger %s: delivery %r started agent %s", trigger.name, delivery, agent.id)
+        return HookAnswer(202, "started", agent_id=agent.id, delivery=delivery)
