@@ -18,6 +18,7 @@ from agentdeck.daemon.deck.knowledge import Knowledge
 from agentdeck.daemon.deck.lookups import Lookups
 from agentdeck.daemon.deck.orchestration import Orchestration
 from agentdeck.daemon.deck.team import Team
+from agentdeck.daemon.deck.triggers import Triggers
 from agentdeck.daemon.hub import EventHub
 from agentdeck.daemon.identity import Identity
 from agentdeck.hooks.bridge import HookBridge
@@ -51,7 +52,17 @@ class Collaborators:
 
 
 class Deck(
-    Agents, Inbox, Changes, Events, Knowledge, Team, Orchestration, Lookups, Health, Hosting
+    Agents,
+    Inbox,
+    Changes,
+    Events,
+    Knowledge,
+    Team,
+    Orchestration,
+    Lookups,
+    Health,
+    Hosting,
+    Triggers,
 ):
     """What the daemon serves — store, runner, event hub — behind one API.
 
