@@ -18,6 +18,7 @@ from agentdeck.settings import Settings
 from agentdeck.web.access import authorize
 from agentdeck.web.auth import SecurityMiddleware
 from agentdeck.web.health import HealthProbes
+from agentdeck.web.hooks_api import HookDoor
 from agentdeck.web.schemas import COMMON_ERRORS
 
 logger = logging.getLogger(__name__)
@@ -117,6 +118,8 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
     app.include_router(dashboard.router)
     hosts = [settings.host, *settings.allowed_hosts]
     app.add_middleware(SecurityMiddleware, identity=deck.identity, file_token=token, hosts=hosts)
+    # Before the token check: a webhook's HMAC is its credential (web.hooks_api).
+    app.add_middleware(HookDoor, deck=deck, hosts=hosts)
     # Outermost (added last): /healthz and /readyz answer before the token check.
     app.add_middleware(HealthProbes, deck=deck, file_token=token, hosts=hosts)
     return app
