@@ -42,6 +42,7 @@ from agentdeck.cli import (
     skills,
     team,
     templates,
+    triggers,
     tui,
     usage,
     worktrees,
@@ -84,6 +85,7 @@ usage.register(app)
 db.register(app)
 hosts.register(app)
 service.register(app)
+triggers.register(app)
 
 
 def main() -> None:
