@@ -35,6 +35,11 @@ from agentdeck.worktrees import Worktrees
 from agentdeck.worktrees.checkpoints import Checkpoints
 
 
+# How long a node trusts what it proved of a token before asking the shared
+# database again (a revocation or a role change made on another node).
+IDENTITY_RECHECK_SECONDS = 2.0
+
+
 def open_store(settings: Settings) -> Store:
     """The deck's store (made or migrated to the schema's head): the home's file,
     or the PostgreSQL database of ``AGENTDECK_DATABASE_URL``."""
@@ -95,7 +100,12 @@ async def open_deck(settings: Settings, *, embedded: bool = False, notify: bool 
             hooks=HookBridge(store, runner.governor, runner.memory),
             orchestration=build_orchestration(store, runner, settings),
             notifier=Notifier(settings, store, hub, targets),
-            identity=Identity(UserStore(store), session_ttl=settings.session_ttl_seconds),
+            identity=Identity(
+                UserStore(store),
+                session_ttl=settings.session_ttl_seconds,
+                # Several nodes on one database: what another node revoked ends here too.
+                recheck_seconds=IDENTITY_RECHECK_SECONDS if settings.database_url else None,
+            ),
             usage=UsageStore(store),
         )
     except BaseException:

@@ -31,9 +31,16 @@ class Session:
 
 
 class Identity:
-    def __init__(self, users: UserStore, *, session_ttl: float) -> None:
+    def __init__(
+        self, users: UserStore, *, session_ttl: float, recheck_seconds: float | None = None
+    ) -> None:
+        """``recheck_seconds``: on a deck several nodes serve (PostgreSQL), another
+        node may revoke a token or change a role: what this one remembers is asked
+        again (by the token's id, no key derivation) once it is that old."""
         self.users = users
         self.session_ttl = session_ttl
+        self.recheck_seconds = recheck_seconds
+        self._checked: dict[str, float] = {}  # token id -> when the store last said so
         self._proven: dict[str, Principal] = {}
         self._sessions: dict[str, Session] = {}
         self._ended: dict[str, asyncio.Event] = {}
@@ -79,23 +86,52 @@ class Identity:
         key = token_hash.fingerprint(secret)
         known = self._proven.get(key)
         if known is not None:
-            if known.valid(now):
-                return known
+            if known.valid(now) and await self._still(known):
+                return self._proven.get(key)
             self._forget(known.token_id)
             return None
         found = await self.users.authenticate(secret)
         if found is not None:
             self._proven[key] = found
+            self._checked[found.token_id] = now
         return found
 
-    def by_session(self, session_id: str) -> Principal | None:
+    async def by_session(self, session_id: str) -> Principal | None:
         session = self._sessions.get(session_id)
         if session is None:
             return None
-        if not session.principal.valid(time.time()):
-            del self._sessions[session_id]
+        if not session.principal.valid(time.time()) or not await self._still(session.principal):
+            self._sessions.pop(session_id, None)
             return None
-        return session.principal
+        current = self._sessions.get(session_id)
+        return current.principal if current is not None else None
+
+    async def _still(self, principal: Principal) -> bool:
+        """Whether a remembered principal still holds, asked of the store again on a
+        deck with several nodes once ``recheck_seconds`` passed (a role changed
+        elsewhere is taken on; a revoked token or a removed user forgotten)."""
+        if self.recheck_seconds is None:
+            return True
+        now = time.time()
+        token_id = principal.token_id
+        if now - self._checked.get(token_id, 0.0) < self.recheck_seconds:
+            return True
+        current = await self.users.principal_of(token_id)
+        if current is None:
+            return False
+        self._checked[token_id] = now
+        if current.role != principal.role:
+            self._proven = {
+                k: replace(p, role=current.role) if p.token_id == token_id else p
+                for k, p in self._proven.items()
+            }
+            self._sessions = {
+                sid: Session(replace(v.principal, role=current.role))
+                if v.principal.token_id == token_id
+                else v
+                for sid, v in self._sessions.items()
+            }
+        return True
 
     async def login(self, secret: str) -> tuple[str, Principal] | None:
         """A new dashboard session for the token's user, or None for a bad token."""
@@ -128,6 +164,7 @@ class Identity:
             return
 
     def _forget(self, token_id: str) -> None:
+        self._checked.pop(token_id, None)
         for key in [k for k, p in self._proven.items() if p.token_id == token_id]:
             del self._proven[key]
         for sid in [s for s, v in self._sessions.items() if v.principal.token_id == token_id]:

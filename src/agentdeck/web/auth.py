@@ -94,7 +94,7 @@ class SecurityMiddleware:
         if auth.lower().startswith("bearer "):
             return await self.identity.by_token(auth[7:].strip())
         session = session_of(headers)
-        return self.identity.by_session(session) if session else None
+        return await self.identity.by_session(session) if session else None
 
     async def _guarded(
         self, principal: Principal, scope: Scope, receive: Receive, send: Send

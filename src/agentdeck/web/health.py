@@ -72,7 +72,7 @@ class HealthProbes:
         if auth.lower().startswith("bearer "):
             return await identity.by_token(auth[7:].strip())
         session = session_of(headers)
-        return identity.by_session(session) if session else None
+        return await identity.by_session(session) if session else None
 
 
 async def _answer(send: Send, status: int, body: dict[str, Any], *, head: bool) -> None:
