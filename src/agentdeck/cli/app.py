@@ -20,6 +20,7 @@ from agentdeck.cli import (
     audit,
     bridge,
     checkpoints,
+    compact,
     context,
     daemon,
     db,
@@ -86,6 +87,7 @@ db.register(app)
 hosts.register(app)
 service.register(app)
 triggers.register(app)
+compact.register(app)
 
 
 def main() -> None:
