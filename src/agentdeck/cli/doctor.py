@@ -13,29 +13,22 @@ import json
 import os
 import shutil
 import stat
-from dataclasses import asdict, dataclass
-from typing import Annotated, Any, Literal
+from dataclasses import asdict
+from typing import Annotated, Any
 
 import typer
 from pydantic import SecretStr
 
 from agentdeck import __version__
 from agentdeck.cli.context import console, run_async
+from agentdeck.cli.doctor_check import Check as Check
+from agentdeck.cli.doctor_check import Status as Status
 from agentdeck.settings import Settings
 
-Status = Literal["ok", "warn", "fail"]
 MODEL_TRIES = 3  # the endpoint check: a 429, a 5xx or a timeout is tried again
 MODEL_TIMEOUT_SECONDS = 10.0
 LOW_DISK_BYTES = 2 * 1024**3
 NO_DISK_BYTES = 200 * 1024**2
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    status: Status
-    detail: str
-    fix: str | None = None
 
 
 def register(app: typer.Typer) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 
-from agentdeck.cli.doctor import Check
+from agentdeck.cli.doctor_check import Check
 from agentdeck.core.endpoints import Endpoint
 from agentdeck.errors import ConfigError
 from agentdeck.settings import Settings
