@@ -2,7 +2,7 @@
 each agent runs with its own Claude config directory under the home, seeded with
 copies of the user's settings, never their credentials (the scripted model needs
 no login); nothing is written into another agent's directory nor the user's; a
-resume finds the agent's transcript in its own directory."""
+resume finds the agent's transcript in its own directory, a fork a copy of it in its own."""
 
 from __future__ import annotations
 
@@ -108,6 +108,20 @@ async def test_isolated_agents_write_only_into_their_own_config_dir_and_resume(
     assert "hello" in str(requests[-1].body["messages"])
     assert _tree(dirs[1]) == seen  # the other agent's directory untouched
     assert _tree(user) == before
+
+    # A fork goes on from a copy of its parent's transcript, in a directory of its own.
+    fork = await runner.resume(agent.id, "again please", fork=True)
+    await fork.wait_finished(timeout=120)
+    assert fork.agent.state is AgentState.DONE, fork.agent
+    own = config_dir_of(settings, fork.agent)
+    assert own == settings.home_dir / "claude-config" / fork.agent.id
+    assert _transcripts(own) == sorted(
+        [f"{agent.session_id}.jsonl", f"{fork.agent.session_id}.jsonl"]
+    )
+    assert f"{fork.agent.session_id}.jsonl" not in _transcripts(dirs[0])
+    requests = [r for m in runner.scripted_models().values() for r in m.requests if r.turn]
+    assert "say it again" in str(requests[-1].body["messages"])
+    assert _tree(dirs[1]) == seen and _tree(user) == before
 
 
 def test_the_users_login_is_linked_only_when_the_deck_logs_in_with_it(

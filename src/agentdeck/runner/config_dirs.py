@@ -24,6 +24,7 @@ session settings naming it, made and seeded before the view is laid out.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -73,13 +74,19 @@ def settings_for(settings: Settings, agent: Agent, base_url: str | None) -> Sett
         return settings
     from agentdeck.runner.options import agent_env
 
-    own = isolate(settings, agent.id, agent_env(settings, base_url, agent.id))
+    parent = agent.extra.get("forked_from")
+    env = agent_env(settings, base_url, agent.id)
+    own = isolate(settings, agent.id, env, forked_from=parent if isinstance(parent, str) else None)
     return settings.model_copy(update={"claude_config_dir": own})
 
 
-def isolate(settings: Settings, agent_id: str, env: Mapping[str, str]) -> Path:
+def isolate(
+    settings: Settings, agent_id: str, env: Mapping[str, str], *, forked_from: str | None = None
+) -> Path:
     """The agent's own config directory, made and seeded on its first start (kept
-    as it is on a resume); ``env`` is what its process is given on top of ours."""
+    as it is on a resume); ``env`` is what its process is given on top of ours. A
+    fork (``forked_from``: the agent it was forked from) gets a copy of that agent's
+    transcripts, the session it goes on from."""
     target = isolated_dir(settings, agent_id)
     target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     if not target.is_dir():
@@ -87,6 +94,8 @@ def isolate(settings: Settings, agent_id: str, env: Mapping[str, str]) -> Path:
         shutil.rmtree(scratch, ignore_errors=True)
         scratch.mkdir(mode=0o700)
         _seed(claude_config(settings), scratch)
+        if forked_from is not None:
+            _copy_transcripts(isolated_dir(settings, forked_from), scratch)
         scratch.rename(target)  # whole or not at all: a crash mid-copy is redone
     _link_login(claude_config(settings), target, needed=_needs_login_file(env))
     return target
@@ -102,6 +111,12 @@ def _seed(user: Path, target: Path) -> None:
                 shutil.copyfile(source, target / name)
         except (OSError, shutil.Error):
             continue  # unreadable, or gone meanwhile: the agent starts without it
+
+
+def _copy_transcripts(parent: Path, target: Path) -> None:
+    if (parent / "projects").is_dir():  # links copied as links: nothing read through them
+        with contextlib.suppress(OSError, shutil.Error):  # then the fork finds no session
+            shutil.copytree(parent / "projects", target / "projects", symlinks=True)
 
 
 def _needs_login_file(env: Mapping[str, str]) -> bool:
