@@ -191,6 +191,7 @@ def meet(parent: Profile, child: Profile) -> Profile:
         if child.permission_mode == parent.permission_mode
         else None,
         endpoints=policy_meet(parent.endpoints, child.endpoints),
+        config_dir="isolated" if "isolated" in (parent.config_dir, child.config_dir) else "shared",
         source=child.source
         if parent.source == child.source
         else f"{child.source} under {parent.name}",

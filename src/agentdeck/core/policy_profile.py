@@ -20,6 +20,7 @@ Claude Code ``settings.json`` are turned into one by ``governance.profiles``)::
     model_endpoint: gateway          # endpoints.yaml's: when a template names none
     model_endpoints: [gateway]       # the only endpoints its agents may use
     inline_endpoints: false          # a template's own base_url (core.endpoints)
+    config_dir: shared               # isolated: each agent its own CLAUDE_CONFIG_DIR
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ class Profile:
     additional_directories: tuple[str, ...] = ()
     permission_mode: str | None = None
     endpoints: EndpointPolicy = field(default_factory=EndpointPolicy)
+    config_dir: str = "shared"  # isolated: runner.config_dirs
     description: str = ""
     source: str = "<memory>"
 
@@ -82,7 +84,7 @@ _FLOAT_BUDGETS = ("max_usd", "max_wall_seconds", "daily_usd")
 PROFILE_KEYS = _KEYS = (
     "name", "description", "default", "allow", "ask", "deny", "enabled_tools", "disabled_tools",
     "budgets", "approval_timeout_seconds", "sandbox", "additional_directories", "permission_mode",
-    *ENDPOINT_KEYS,
+    *ENDPOINT_KEYS, "config_dir",
 )  # fmt: skip
 
 
@@ -109,6 +111,9 @@ def profile_from_dict(
     mode = data.get("permission_mode")
     if mode is not None and not isinstance(mode, str):
         raise v.error(("permission_mode",), "`permission_mode` must be a string")
+    config_dir = data.get("config_dir", "shared")
+    if config_dir not in ("shared", "isolated"):
+        raise v.error(("config_dir",), "`config_dir` must be shared or isolated")
     description = data.get("description") or ""
     if not isinstance(description, str):
         raise v.error(("description",), "`description` must be a string")
@@ -128,6 +133,7 @@ def profile_from_dict(
         additional_directories=v.strings(data, "additional_directories"),
         permission_mode=mode,
         endpoints=endpoint_policy(data, lambda key, why: v.error((key,), why)),
+        config_dir=str(config_dir),
         description=description,
         source=source,
     )
