@@ -153,6 +153,7 @@ def build_options(
             spec,
             settings,
             agent_id,
+            profile,
             {
                 **server_env,
                 **agent_env(settings, base_url, agent_id),
@@ -193,13 +194,18 @@ def _skills(spec: AgentSpec, settings: Settings, cwd: Path) -> SkillOptions:
 
 
 def _config_dir(
-    spec: AgentSpec, settings: Settings, agent_id: str | None, env: dict[str, str]
+    spec: AgentSpec,
+    settings: Settings,
+    agent_id: str | None,
+    profile: Profile | None,
+    env: dict[str, str],
 ) -> dict[str, str]:
-    """``env`` with the agent's own config directory when its template isolates it
-    (runner.config_dirs)."""
-    if spec.claude.config_dir != "isolated" or agent_id is None:
+    """``env`` with the agent's own config directory when its template or profile
+    isolates it (runner.config_dirs)."""
+    from agentdeck.runner.config_dirs import is_isolated, isolate
+
+    if agent_id is None or not is_isolated(spec, profile):
         return env
-    from agentdeck.runner.config_dirs import isolate
 
     return {**env, "CLAUDE_CONFIG_DIR": str(isolate(settings, agent_id, env))}
 
