@@ -94,7 +94,9 @@ class AgentSession(SessionSteering):
             self.sandboxing = await self._warm_sandboxing(sandbox) or await sandboxing.prepare(
                 sandbox,
                 workspace=Path(self.agent.cwd),
-                settings=config_dirs.settings_for(self.settings, self.agent, self._base_url),
+                settings=config_dirs.settings_for(
+                    self.settings, self.agent, self._base_url, profile
+                ),
                 endpoint=self._base_url
                 or endpoints.model_url(self.agent.spec, profile, self.settings)
                 or self.settings.anthropic_base_url,
@@ -210,7 +212,8 @@ class AgentSession(SessionSteering):
         """The confinement of the warm process it was given, if that process runs
         confined exactly as its profile asks (same sandbox, same workspace): the
         process can only be adopted inside it. Another is closed, not used."""
-        if self._warm is None or self.agent.spec.claude.config_dir == "isolated":
+        profile = self.governor.profile_for(self.agent)
+        if self._warm is None or config_dirs.is_isolated(self.agent.spec, profile):
             return None  # a warm confinement's view is over the user's config directory
         box = self._warm.take_sandboxing(self._network_blocked)
         if box is None or box.confinement is None:
