@@ -14,7 +14,7 @@ import yaml
 
 from agentdeck.core.agent import AgentSpec, AgentState
 from agentdeck.core.agent_file import AgentFile
-from agentdeck.errors import UsageError
+from agentdeck.errors import PolicyError, UsageError
 from agentdeck.runner.config_dirs import config_dir_of, isolate, isolated_dir
 from agentdeck.runner.runner import Runner
 from agentdeck.sandbox.plan import project_slug
@@ -53,12 +53,14 @@ def _transcripts(config: Path) -> list[str]:
 
 
 @pytest.mark.cli
-@pytest.mark.parametrize("sandbox", ["process", "off"])
+@pytest.mark.parametrize(
+    ("sandbox", "source"), [("process", "template"), ("off", "template"), ("process", "profile")]
+)
 async def test_isolated_agents_write_only_into_their_own_config_dir_and_resume(
-    deck: tuple[Store, Runner], settings: Settings, tmp_path: Path, sandbox: str
+    deck: tuple[Store, Runner], settings: Settings, tmp_path: Path, sandbox: str, source: str
 ) -> None:
     """With the process sandbox (its view laid over the agent's own directory) and
-    without."""
+    without; isolated by its template's key or by its profile's."""
     store, runner = deck
     user = _user_config(settings)
     before = _tree(user)
@@ -66,9 +68,12 @@ async def test_isolated_agents_write_only_into_their_own_config_dir_and_resume(
     work.mkdir()
     profile = tmp_path / "profile.yaml"
     rules = {"name": "isolated", "default": "deny", "sandbox": {"mode": sandbox}}
+    if source == "profile":
+        rules["config_dir"] = "isolated"
     profile.write_text(yaml.safe_dump(rules))
+    claude = ISOLATED if source == "template" else AgentFile()
     spec = AgentSpec(
-        prompt="hello", scenario="chat", cwd=str(work), claude=ISOLATED, profile=str(profile)
+        prompt="hello", scenario="chat", cwd=str(work), claude=claude, profile=str(profile)
     )
     first = await runner.start(spec)
     second = await runner.start(spec)
@@ -76,7 +81,8 @@ async def test_isolated_agents_write_only_into_their_own_config_dir_and_resume(
     await second.wait_finished(timeout=120)
     agents = [await store.get_agent(s.agent.id) for s in (first, second)]
     assert [a.state for a in agents] == [AgentState.DONE, AgentState.DONE], agents
-    assert agents[0].spec.claude.config_dir == "isolated"  # kept with the agent
+    if source == "template":
+        assert agents[0].spec.claude.config_dir == "isolated"  # kept with the agent
     assert [a.extra["sandbox"] for a in agents] == [sandbox, sandbox]
 
     # The user's directory is as it was: not one file more, none changed.
@@ -151,3 +157,17 @@ def test_an_agent_id_is_never_a_path(settings: Settings) -> None:
     for bad in ("../x", "a/b", "", ".hidden", "a" * 65):
         with pytest.raises(UsageError):
             isolated_dir(settings, bad)
+
+
+def test_a_profile_says_shared_or_isolated_and_a_child_stays_isolated() -> None:
+    from agentdeck.core.policy_inherit import meet
+    from agentdeck.core.policy_profile import profile_from_dict
+
+    shared = profile_from_dict({"name": "a"}, "a.yaml")
+    isolated = profile_from_dict({"name": "b", "config_dir": "isolated"}, "b.yaml")
+    assert (shared.config_dir, isolated.config_dir) == ("shared", "isolated")
+    with pytest.raises(PolicyError, match="`config_dir` must be shared or isolated"):
+        profile_from_dict({"name": "c", "config_dir": "/tmp/x"}, "c.yaml")
+    assert meet(isolated, shared).config_dir == "isolated"
+    assert meet(shared, isolated).config_dir == "isolated"
+    assert meet(shared, shared).config_dir == "shared"

@@ -1,4 +1,5 @@
-"""An agent's own Claude config directory (a template's ``config_dir: isolated``).
+"""An agent's own Claude config directory (``config_dir: isolated`` in its template
+or its profile).
 
 Claude Code keeps its state in ``CLAUDE_CONFIG_DIR``: the session transcripts
 (``projects/``), todos, shell snapshots, its state file (``.claude.json``), the
@@ -31,13 +32,21 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
-from agentdeck.core.agent import Agent
+from agentdeck.core.agent import Agent, AgentSpec
+from agentdeck.core.policy_profile import Profile
 from agentdeck.errors import UsageError
 from agentdeck.sandbox.confine import claude_config
 from agentdeck.sandbox.plan import CREDENTIALS
 from agentdeck.settings import Settings
 
-__all__ = ["SEEDED", "config_dir_of", "isolate", "isolated_dir", "settings_for"]
+__all__ = [
+    "SEEDED",
+    "config_dir_of",
+    "is_isolated",
+    "isolate",
+    "isolated_dir",
+    "settings_for",
+]
 
 SEEDED = ("settings.json", "CLAUDE.md", "agents", "skills", "commands")
 DIRECTORY = "claude-config"  # under the home
@@ -61,16 +70,28 @@ def isolated_dir(settings: Settings, agent_id: str) -> Path:
 
 def config_dir_of(settings: Settings, agent: Agent) -> Path:
     """The Claude config directory the agent runs with (where its transcripts
-    are: ``<this>/projects/<slug>/<session>.jsonl``)."""
-    if agent.spec.claude.config_dir == "isolated":
-        return isolated_dir(settings, agent.id)
+    are: ``<this>/projects/<slug>/<session>.jsonl``): its own once it has one (its
+    template's or its profile's ``config_dir: isolated``)."""
+    own = isolated_dir(settings, agent.id)
+    if agent.spec.claude.config_dir == "isolated" or own.is_dir():
+        return own
     return (settings.claude_config_dir or Path.home() / ".claude").expanduser()
 
 
-def settings_for(settings: Settings, agent: Agent, base_url: str | None) -> Settings:
+def is_isolated(spec: AgentSpec, profile: Profile | None) -> bool:
+    """Whether the agent runs with its own config directory: its template or its
+    profile says so (``config_dir: isolated``)."""
+    return spec.claude.config_dir == "isolated" or (
+        profile is not None and profile.config_dir == "isolated"
+    )
+
+
+def settings_for(
+    settings: Settings, agent: Agent, base_url: str | None, profile: Profile | None
+) -> Settings:
     """``settings`` as the agent's sandbox sees them: naming its own config directory
     (made and seeded now) when it is isolated; ``base_url``: its scripted model's."""
-    if agent.spec.claude.config_dir != "isolated":
+    if not is_isolated(agent.spec, profile):
         return settings
     from agentdeck.runner.options import agent_env
 
