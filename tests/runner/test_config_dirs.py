@@ -171,3 +171,21 @@ def test_a_profile_says_shared_or_isolated_and_a_child_stays_isolated() -> None:
     assert meet(isolated, shared).config_dir == "isolated"
     assert meet(shared, isolated).config_dir == "isolated"
     assert meet(shared, shared).config_dir == "shared"
+
+
+def test_a_transcript_put_back_before_the_first_start_is_kept_and_the_dir_seeded(
+    settings: Settings,
+) -> None:
+    """Another host resuming the agent puts its kept transcript back first
+    (runner.transcripts): the directory is seeded around it, once."""
+    _user_config(settings)
+    own = isolated_dir(settings, "a0000000000abcdeh")
+    kept = own / "projects" / "-w" / "s1.jsonl"
+    kept.parent.mkdir(parents=True)
+    kept.write_text("TRANSCRIPT\n")
+    assert isolate(settings, "a0000000000abcdeh", {"ANTHROPIC_API_KEY": "k"}) == own
+    assert kept.read_text() == "TRANSCRIPT\n"
+    assert (own / "CLAUDE.md").read_text() == "USER-MEMORY\n"
+    (own / "CLAUDE.md").write_text("THE AGENT'S OWN\n")
+    isolate(settings, "a0000000000abcdeh", {"ANTHROPIC_API_KEY": "k"})  # a resume: not again
+    assert (own / "CLAUDE.md").read_text() == "THE AGENT'S OWN\n"

@@ -50,6 +50,7 @@ __all__ = [
 
 SEEDED = ("settings.json", "CLAUDE.md", "agents", "skills", "commands")
 DIRECTORY = "claude-config"  # under the home
+SEEDED_MARK = ".agentdeck-seeded"  # in an agent's directory once it is seeded
 # What logs Claude Code in without the credentials file.
 LOGINS = (
     "ANTHROPIC_API_KEY",
@@ -68,12 +69,12 @@ def isolated_dir(settings: Settings, agent_id: str) -> Path:
     return settings.home_dir / DIRECTORY / agent_id
 
 
-def config_dir_of(settings: Settings, agent: Agent) -> Path:
+def config_dir_of(settings: Settings, agent: Agent, profile: Profile | None = None) -> Path:
     """The Claude config directory the agent runs with (where its transcripts
-    are: ``<this>/projects/<slug>/<session>.jsonl``): its own once it has one (its
-    template's or its profile's ``config_dir: isolated``)."""
+    are: ``<this>/projects/<slug>/<session>.jsonl``): its own when its template or
+    ``profile`` isolates it, or once it has one."""
     own = isolated_dir(settings, agent.id)
-    if agent.spec.claude.config_dir == "isolated" or own.is_dir():
+    if is_isolated(agent.spec, profile) or own.is_dir():
         return own
     return (settings.claude_config_dir or Path.home() / ".claude").expanduser()
 
@@ -110,14 +111,13 @@ def isolate(
     transcripts, the session it goes on from."""
     target = isolated_dir(settings, agent_id)
     target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if not target.is_dir():
-        scratch = target.with_name(f".{agent_id}.new")
-        shutil.rmtree(scratch, ignore_errors=True)
-        scratch.mkdir(mode=0o700)
-        _seed(claude_config(settings), scratch)
+    target.mkdir(mode=0o700, exist_ok=True)  # a transcript put back may have made it
+    seeded = target / SEEDED_MARK
+    if not seeded.exists():  # once: a crash before the mark is seeded again
+        _seed(claude_config(settings), target)
         if forked_from is not None:
-            _copy_transcripts(isolated_dir(settings, forked_from), scratch)
-        scratch.rename(target)  # whole or not at all: a crash mid-copy is redone
+            _copy_transcripts(isolated_dir(settings, forked_from), target)
+        seeded.touch()
     _link_login(claude_config(settings), target, needed=_needs_login_file(env))
     return target
 
@@ -127,7 +127,9 @@ def _seed(user: Path, target: Path) -> None:
         source = user / name
         try:
             if source.is_dir():
-                shutil.copytree(source, target / name, ignore_dangling_symlinks=True)
+                shutil.copytree(
+                    source, target / name, ignore_dangling_symlinks=True, dirs_exist_ok=True
+                )
             elif source.is_file():
                 shutil.copyfile(source, target / name)
         except (OSError, shutil.Error):
@@ -137,7 +139,9 @@ def _seed(user: Path, target: Path) -> None:
 def _copy_transcripts(parent: Path, target: Path) -> None:
     if (parent / "projects").is_dir():  # links copied as links: nothing read through them
         with contextlib.suppress(OSError, shutil.Error):  # then the fork finds no session
-            shutil.copytree(parent / "projects", target / "projects", symlinks=True)
+            shutil.copytree(
+                parent / "projects", target / "projects", symlinks=True, dirs_exist_ok=True
+            )
 
 
 def _needs_login_file(env: Mapping[str, str]) -> bool:
