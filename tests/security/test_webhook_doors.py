@@ -112,6 +112,15 @@ async def test_no_wrong_or_foreign_signature_starts_anything_and_the_log_keeps_n
     assert all("Cache the parsed" not in m and "octo-org" not in m for m in refused)
 
 
+async def test_a_signed_body_that_is_no_json_object_or_nests_too_deep_is_refused(
+    served: Served,
+) -> None:
+    for body in (b"[1, 2]", b"not json", b"[" * 200_000 + b"]" * 200_000, b'{"a": 1'):
+        r = await post(served, "pr", body)
+        assert r.status_code == 400, (body[:20], r.text)
+    assert await agents(served) == []
+
+
 async def test_a_replayed_delivery_is_refused_and_runs_once(served: Served) -> None:
     first = await post(served, "pr", **{"X-GitHub-Delivery": "abc-1"})
     assert first.status_code == 202, first.text

@@ -75,8 +75,8 @@ class Triggers(DeckParts):
             payload = json.loads(body)
         except UsageError as exc:
             return HookAnswer(400, str(exc))
-        except ValueError:
-            return HookAnswer(400, "the payload is not JSON")
+        except (ValueError, RecursionError):  # RecursionError: nested past Python's stack
+            return HookAnswer(400, "the payload is not JSON (or nested too deep)")
         if not isinstance(payload, dict):
             return HookAnswer(400, "the payload is no JSON object")
         try:
@@ -110,7 +110,10 @@ class Triggers(DeckParts):
                 "trigger %s: delivery %r started no agent: %s", trigger.name, delivery, exc
             )
             return HookAnswer(status, str(exc), delivery=delivery)
-        kept = json.dumps(scrub_value(payload))
+        try:
+            kept: str | None = json.dumps(scrub_value(payload))
+        except RecursionError:  # nested too deep to scrub: not kept at all
+            kept = None
         await store.settle(
             trigger.name, delivery, status=202, outcome="started", agent_id=agent.id, payload=kept
         )
