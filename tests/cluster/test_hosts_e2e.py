@@ -56,6 +56,28 @@ def slow_scenario(tmp_path: Path) -> str:
     return str(path)
 
 
+async def slow_agent_in_its_tool(client: Any, tmp_path: Path) -> dict[str, Any]:
+    """An agent (``resume_on_restart``) started through ``client``, once it is in its
+    long tool call, with its Claude session and process known."""
+    made = await client.post(
+        "/api/agents",
+        json={
+            "prompt": "run the job",
+            "scenario": slow_scenario(tmp_path),
+            "allow": ["Bash(python3:*)"],
+            "resume_on_restart": True,
+        },
+    )
+    agent_id = made.json()["id"]
+
+    async def in_its_tool() -> dict[str, Any] | None:
+        agent = await agent_of(client, agent_id)
+        busy = agent.get("current_tool") == "Bash" and agent.get("session_id")
+        return agent if busy and agent.get("pid") else None
+
+    return dict(await eventually(in_its_tool, timeout=90, what="the agent in its long tool"))
+
+
 async def agent_of(client: Any, agent_id: str) -> dict[str, Any]:
     answer = await client.get(f"/api/agents/{agent_id}")
     assert answer.status_code == 200, answer.text
@@ -124,24 +146,8 @@ async def test_a_host_killed_mid_turn_is_lost_and_its_agent_carried_on_elsewhere
     node = await cluster.node("node1")
     a = await cluster.host("hostA", "--capacity", "1")
     async with api(node) as client:
-        made = await client.post(
-            "/api/agents",
-            json={
-                "prompt": "run the job",
-                "scenario": slow_scenario(tmp_path),
-                "allow": ["Bash(python3:*)"],
-                "resume_on_restart": True,
-            },
-        )
-        agent_id = made.json()["id"]
-
-        async def in_its_tool() -> dict[str, Any] | None:
-            agent = await agent_of(client, agent_id)
-            return (
-                agent if agent.get("current_tool") == "Bash" and agent.get("session_id") else None
-            )
-
-        running = await eventually(in_its_tool, timeout=90, what="the agent in its long tool")
+        running = await slow_agent_in_its_tool(client, tmp_path)
+        agent_id = running["id"]
         assert running["extra"]["host"] == "hostA"
 
         async def kept() -> bool:  # at host A's next heartbeat, the tool call in it
@@ -200,22 +206,8 @@ async def test_a_host_stopped_past_its_lease_is_fenced_when_it_comes_back(
     node = await cluster.node("node1")
     a = await cluster.host("hostA", "--capacity", "1")
     async with api(node) as client:
-        made = await client.post(
-            "/api/agents",
-            json={
-                "prompt": "run the job",
-                "scenario": slow_scenario(tmp_path),
-                "allow": ["Bash(python3:*)"],
-                "resume_on_restart": True,
-            },
-        )
-        agent_id = made.json()["id"]
-
-        async def in_its_tool() -> dict[str, Any] | None:
-            agent = await agent_of(client, agent_id)
-            return agent if agent.get("current_tool") == "Bash" and agent.get("pid") else None
-
-        running = await eventually(in_its_tool, timeout=90, what="the agent in its long tool")
+        running = await slow_agent_in_its_tool(client, tmp_path)
+        agent_id = running["id"]
         claude_pid = int(running["pid"])
         a.signal(signal.SIGSTOP)
         await cluster.host("hostB", "--capacity", "1")

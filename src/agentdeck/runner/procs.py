@@ -165,14 +165,18 @@ def end_leftover(pid: int | None, since: float, grace: float, agent_id: str | No
 AGENT_ENV = "AGENTDECK_AGENT_ID"
 
 
-def carrying(agent_id: str) -> list[int]:
+RUNNER_ENV = "AGENTDECK_RUNNER_PID"  # set beside AGENT_ENV: the process supervising it
+
+
+def carrying(agent_id: str, runner_pid: int | None = None) -> list[int]:
     """The processes whose environment names agent ``agent_id`` (``AGENT_ENV``),
     wherever they were re-parented: what an agent leaves behind when its Claude
     Code process ends — a process started in the background that left its
     session, and in a sandbox the pid namespace's init, which waits for every
     process in it and so lives on with it, holding Claude Code's output open.
     Never this process or its ancestors (an agentdeck that an agent started
-    carries that agent's id). Blocking."""
+    carries that agent's id). ``runner_pid``: only those this supervisor started
+    (another runner host on this machine may run the agent now). Blocking."""
     own = {os.getpid()}
     with contextlib.suppress(psutil.Error):
         own.update(p.pid for p in psutil.Process().parents())
@@ -181,17 +185,20 @@ def carrying(agent_id: str) -> list[int]:
         if proc.pid in own:
             continue
         try:
-            if proc.environ().get(AGENT_ENV) == agent_id:
+            env = proc.environ()
+            if env.get(AGENT_ENV) != agent_id:
+                continue
+            if runner_pid is None or env.get(RUNNER_ENV) == str(runner_pid):
                 found.append(proc.pid)
         except psutil.Error:
             continue
     return found
 
 
-def end_carrying(agent_id: str, grace: float) -> list[int]:
-    """Stop every process that carries ``agent_id``, with its tree (SIGTERM, then
-    SIGKILL after ``grace``); the pids found. Blocking."""
-    found = carrying(agent_id)
+def end_carrying(agent_id: str, grace: float, runner_pid: int | None = None) -> list[int]:
+    """Stop every process that carries ``agent_id`` (of ``runner_pid``'s, if given),
+    with its tree (SIGTERM, then SIGKILL after ``grace``); the pids found. Blocking."""
+    found = carrying(agent_id, runner_pid)
     if found:
         logger.info("agent %s left %d process(es) running: stopping them", agent_id, len(found))
         terminate_trees(found, grace)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from typing import Any
 
@@ -127,8 +128,9 @@ class SessionExit(SessionState):
         """Stop whatever still carries this agent (``procs.carrying``): nothing an
         agent started outlives its process."""
         try:
+            # Its own only: another runner host on this machine may run the agent now.
             await asyncio.to_thread(
-                procs.end_carrying, self.agent.id, self.settings.stop_grace_seconds
+                procs.end_carrying, self.agent.id, self.settings.stop_grace_seconds, os.getpid()
             )
         except Exception:
             logger.exception("agent %s: what it left running could not be stopped", self.agent.id)
