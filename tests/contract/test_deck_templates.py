@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.cli]
 FULL = """---
 name: full
 description: Every key.
-tools: Read, Grep, mcp__notes
+tools: Read, Grep, Skill, mcp__notes
 disallowedTools: WebFetch
 model: haiku
 permissionMode: plan
