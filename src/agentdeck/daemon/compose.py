@@ -34,7 +34,6 @@ from agentdeck.store.users import UserStore
 from agentdeck.worktrees import Worktrees
 from agentdeck.worktrees.checkpoints import Checkpoints
 
-
 # How long a node trusts what it proved of a token before asking the shared
 # database again (a revocation or a role change made on another node).
 IDENTITY_RECHECK_SECONDS = 2.0
