@@ -48,6 +48,13 @@ class AgentOps(Protocol):
         """A follow-up; a finished agent is resumed with it (kept alive)."""
         ...
 
+    async def compact(self, ref: str, instructions: str | None = None) -> Agent:
+        """Send Claude Code's ``/compact`` to an idle agent (``instructions``: what the
+        summary should keep, one line; ``UsageError`` otherwise); ``InvalidState``
+        unless it is idle. The compaction is a ``compact_boundary`` notice in its log
+        (``core.compaction``)."""
+        ...
+
     async def interrupt(self, ref: str) -> Agent:
         """Stop the current turn (an idle agent has none: nothing changes);
         ``InvalidState`` for an agent that has ended."""
