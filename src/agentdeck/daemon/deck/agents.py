@@ -6,10 +6,11 @@ import time
 from dataclasses import replace
 
 from agentdeck.core.agent import Agent, AgentSpec, AgentState
+from agentdeck.core.compaction import compact_text
 from agentdeck.core.events import Notice
 from agentdeck.core.usage import LOCAL_OWNER
 from agentdeck.daemon.deck.parts import DeckParts
-from agentdeck.errors import UsageError
+from agentdeck.errors import InvalidState, UsageError
 from agentdeck.orchestration.templates import resolve as resolve_template
 from agentdeck.runner.steering import ensure_steerable, owned_elsewhere, reconcile_stale
 
@@ -104,6 +105,16 @@ class Agents(DeckParts):
                 agent = await reconcile_stale(self._store, agent)
             session = await self._runner.resume(agent.id, text, keep_alive=not self._embedded)
             return session.agent
+        taken = await self._steering.send(agent.id, text)
+        return taken if taken is not None else await self.get_agent(agent.id)
+
+    async def compact(self, ref: str, instructions: str | None = None) -> Agent:
+        text = compact_text(instructions)
+        agent = await self._store.find_agent(ref)
+        if self._runner.live(agent.id) is None and not owned_elsewhere(agent):
+            agent = await reconcile_stale(self._store, agent) if agent.state.is_live else agent
+        if agent.state is not AgentState.IDLE:  # a busy one would queue it behind its turn
+            raise InvalidState(agent.id, str(agent.state), "compact it (only between turns)")
         taken = await self._steering.send(agent.id, text)
         return taken if taken is not None else await self.get_agent(agent.id)
 
