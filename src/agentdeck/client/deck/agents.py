@@ -80,6 +80,10 @@ class RemoteAgents(RemoteBase):
         )
         return agent_of(answer)
 
+    async def compact(self, ref: str, instructions: str | None = None) -> Agent:
+        body = {"instructions": instructions}
+        return agent_of(await self.http.call("POST", api_path("agents", ref, "compact"), json=body))
+
     async def interrupt(self, ref: str) -> Agent:
         return agent_of(await self.http.call("POST", api_path("agents", ref, "interrupt")))
 
