@@ -193,6 +193,12 @@ class MessageIn(Body):
     text: str = Field(min_length=1, description="The follow-up user message.")
 
 
+class CompactIn(Body):
+    instructions: str | None = Field(
+        default=None, max_length=2000, description="What the summary should keep (one line)."
+    )
+
+
 class ResumeIn(Body):
     text: str | None = Field(default=None, min_length=1, description="Default: ask it to continue.")
     fork: bool = Field(default=False, description="Branch into a new agent instead.")
