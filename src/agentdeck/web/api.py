@@ -26,6 +26,7 @@ from agentdeck.web.schemas import (
     AgentOut,
     AgentPage,
     ArchiveIn,
+    CompactIn,
     EventOut,
     EventPage,
     KillIn,
@@ -208,6 +209,18 @@ async def get_agent(request: Request, ref: AgentRef) -> AgentOut:
 async def send_message(request: Request, ref: AgentRef, body: MessageIn) -> AgentOut:
     agent = await _deck(request).send(ref, body.text)
     await audit_member_act(request, agent.id, "message", {"text": body.text})
+    return AgentOut.of(agent)
+
+
+@router.post(
+    "/agents/{ref}/compact",
+    response_model=AgentOut,
+    summary="Compact an idle agent's context (Claude Code's /compact)",
+)
+async def compact(request: Request, ref: AgentRef, body: CompactIn | None = None) -> AgentOut:
+    body = body or CompactIn()
+    agent = await _deck(request).compact(ref, body.instructions)
+    await audit_member_act(request, agent.id, "compact", {})
     return AgentOut.of(agent)
 
 
