@@ -27,6 +27,7 @@ ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("GET", "/api/agents/{ref}"): V,
     ("POST", "/api/agents/{ref}/messages"): OP,
     ("POST", "/api/agents/{ref}/interrupt"): OP,
+    ("POST", "/api/agents/{ref}/compact"): OP,
     ("POST", "/api/agents/{ref}/kill"): OP,
     ("POST", "/api/agents/{ref}/children"): OP,
     ("POST", "/api/agents/{ref}/resume"): OP,
