@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from agentdeck.cli.compact import compact_text, compaction
 from agentdeck.core.agent import AgentSpec, AgentState
+from agentdeck.core.compaction import compact_text, compaction
 from agentdeck.core.events import EventType
 from agentdeck.errors import UsageError
 from agentdeck.settings import Settings

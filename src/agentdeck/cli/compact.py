@@ -12,7 +12,6 @@ one would resume it first, and a busy one would queue the command behind its tur
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -21,6 +20,7 @@ from agentdeck.cli import out
 from agentdeck.cli.context import run_async
 from agentdeck.cli.ending import watch
 from agentdeck.core.agent import FINAL_STATES, AgentState
+from agentdeck.core.compaction import BOUNDARY, compact_text, compaction
 from agentdeck.errors import AgentProcessError, UsageError
 from agentdeck.settings import Settings
 
@@ -29,44 +29,9 @@ if TYPE_CHECKING:
     from agentdeck.core.deck import Deck
     from agentdeck.core.events import StoredEvent
 
-COMMAND = "/compact"
-INSTRUCTIONS_MAX = 2000
-BOUNDARY = "compact_boundary"
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # a newline too: one line after the command
-
 
 def register(app: typer.Typer) -> None:
     app.command("compact")(compact)
-
-
-def compact_text(instructions: str | None) -> str:
-    """The message that makes Claude Code compact (``UsageError`` for instructions
-    that are not one line of text)."""
-    if instructions is None or not instructions.strip():
-        return COMMAND
-    if len(instructions) > INSTRUCTIONS_MAX:
-        raise UsageError(f"the instructions have {len(instructions):,} characters; at most 2,000")
-    if _CONTROL.search(instructions):
-        raise UsageError("the instructions must be one line of text (no control characters)")
-    return f"{COMMAND} {instructions.strip()}"
-
-
-def compaction(data: dict[str, Any]) -> dict[str, Any]:
-    """What a ``compact_boundary`` notice's detail says: trigger, tokens before and
-    after (None where the stream did not say, or said something else than a count)."""
-    meta = data.get("detail", {}).get("compact_metadata")
-    meta = meta if isinstance(meta, dict) else {}
-
-    def count(key: str) -> int | None:
-        value = meta.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-    trigger = meta.get("trigger")
-    return {
-        "trigger": trigger if trigger in ("manual", "auto") else None,
-        "pre_tokens": count("pre_tokens"),
-        "post_tokens": count("post_tokens"),
-    }
 
 
 def compact(
@@ -99,7 +64,7 @@ def compact(
                     hint="compact it when it is idle (agentdeck ls shows its state)",
                 )
             mark = await deck.last_event_id()
-            await deck.send(found.id, text)
+            await deck.compact(found.id, instructions)
             return await _outcome(deck, found.id, mark, text, as_json)
 
     raise typer.Exit(run_async(lambda settings: watch("compact", lambda e: work(settings, e))))
