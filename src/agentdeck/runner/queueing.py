@@ -107,7 +107,8 @@ class AgentQueueing(AgentRestarts):
             agent = agent.with_changes(extra=extra)
             if agent.session_id and isinstance(requeued, dict):
                 agent = await self._reachable(agent)
-                if not await transcripts.restore(self.store, self.settings, agent):
+                profile = self.governor.profile_for(agent)
+                if not await transcripts.restore(self.store, self.settings, agent, profile):
                     return await self._over(agent)
                 await self.store.save_agent(agent)
                 busy = bool(requeued.get("busy"))

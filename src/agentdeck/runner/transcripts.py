@@ -5,8 +5,9 @@ Claude Code keeps a session in ``<config dir>/projects/<slug>/<session>.jsonl``
 (the config dir is ``CLAUDE_CONFIG_DIR``, else ``~/.claude``; the slug is the
 absolute cwd with every character but letters and digits made ``-``:
 ``sandbox.plan.project_slug``). A sandboxed agent's transcripts are made in the
-user's directory too (where a resume finds them). A cwd past the slug's length
-limit (Claude Code adds a hash then) is not kept.
+user's directory too (where a resume finds them); an isolated agent's
+(``config_dir: isolated``) in its own config directory (``runner.config_dirs``). A cwd
+past the slug's length limit (Claude Code adds a hash then) is not kept.
 """
 
 from __future__ import annotations
@@ -15,26 +16,25 @@ import asyncio
 from pathlib import Path
 
 from agentdeck.core.agent import Agent
+from agentdeck.core.policy_profile import Profile
+from agentdeck.runner.config_dirs import config_dir_of
 from agentdeck.sandbox.plan import project_slug
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 from agentdeck.store.transcripts import TranscriptStore
 
 
-def transcript_path(settings: Settings, cwd: str, session_id: str) -> Path | None:
-    slug = project_slug(cwd)
-    if slug is None:
-        return None
-    base = (settings.claude_config_dir or Path.home() / ".claude").expanduser()
-    return base / "projects" / slug / f"{session_id}.jsonl"
-
-
-def path_of(settings: Settings, agent: Agent) -> Path | None:
+def path_of(settings: Settings, agent: Agent, profile: Profile | None = None) -> Path | None:
     """Where Claude Code keeps the agent's transcript (None: it has none, or its
-    cwd is past the slug's limit)."""
+    cwd is past the slug's limit): under its own config directory when it is
+    isolated (its template, or ``profile``), else the deck's."""
     if not (agent.session_id and agent.cwd):
         return None
-    return transcript_path(settings, agent.cwd, agent.session_id)
+    slug = project_slug(agent.cwd)
+    if slug is None:
+        return None
+    base = config_dir_of(settings, agent, profile)
+    return base / "projects" / slug / f"{agent.session_id}.jsonl"
 
 
 async def keep(store: Store, settings: Settings, agent: Agent, host: str) -> bool:
@@ -51,10 +51,12 @@ async def keep(store: Store, settings: Settings, agent: Agent, host: str) -> boo
     return True
 
 
-async def restore(store: Store, settings: Settings, agent: Agent) -> bool:
+async def restore(
+    store: Store, settings: Settings, agent: Agent, profile: Profile | None = None
+) -> bool:
     """The agent's kept transcript where Claude Code will look for it, unless a
     copy is there already (this host ran it before); False when none was kept."""
-    path = path_of(settings, agent)
+    path = path_of(settings, agent, profile)
     if path is None:
         return False
     if path.exists():
