@@ -19,7 +19,7 @@ user out everywhere else. It is linked then (what a shared directory gives every
 agent anyway); otherwise it is never there.
 
 With the process sandbox, the sandbox's view (``sandbox.confine``) is laid over
-the agent's own directory instead of the user's: ``settings_for`` gives the
+the agent's own directory instead of the user's: ``runner.options.settings_for`` gives the
 session settings naming it, made and seeded before the view is laid out.
 """
 
@@ -45,7 +45,6 @@ __all__ = [
     "is_isolated",
     "isolate",
     "isolated_dir",
-    "settings_for",
 ]
 
 SEEDED = ("settings.json", "CLAUDE.md", "agents", "skills", "commands")
@@ -85,21 +84,6 @@ def is_isolated(spec: AgentSpec, profile: Profile | None) -> bool:
     return spec.claude.config_dir == "isolated" or (
         profile is not None and profile.config_dir == "isolated"
     )
-
-
-def settings_for(
-    settings: Settings, agent: Agent, base_url: str | None, profile: Profile | None
-) -> Settings:
-    """``settings`` as the agent's sandbox sees them: naming its own config directory
-    (made and seeded now) when it is isolated; ``base_url``: its scripted model's."""
-    if not is_isolated(agent.spec, profile):
-        return settings
-    from agentdeck.runner.options import agent_env
-
-    parent = agent.extra.get("forked_from")
-    env = agent_env(settings, base_url, agent.id)
-    own = isolate(settings, agent.id, env, forked_from=parent if isinstance(parent, str) else None)
-    return settings.model_copy(update={"claude_config_dir": own})
 
 
 def isolate(

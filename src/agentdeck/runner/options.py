@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from agentdeck.core.agent import AgentSpec
+from agentdeck.core.agent import Agent, AgentSpec
 from agentdeck.errors import CLINotFound
 from agentdeck.runner import sdk_private
 from agentdeck.runner.callbacks import Stopping, held, held_hooks
@@ -254,3 +254,18 @@ def _whole_tool(rule: str) -> bool:
     if "(" not in rule:
         return bool(rule)
     return rule.endswith(")") and rule[rule.index("(") + 1 : -1] in ("", "*")
+
+
+def settings_for(
+    settings: Settings, agent: Agent, base_url: str | None, profile: Profile | None
+) -> Settings:
+    """``settings`` as the agent's sandbox sees them: naming its own config directory
+    (made and seeded now) when it is isolated; ``base_url``: its scripted model's."""
+    from agentdeck.runner.config_dirs import is_isolated, isolate
+
+    if not is_isolated(agent.spec, profile):
+        return settings
+    parent = agent.extra.get("forked_from")
+    env = agent_env(settings, base_url, agent.id)
+    own = isolate(settings, agent.id, env, forked_from=parent if isinstance(parent, str) else None)
+    return settings.model_copy(update={"claude_config_dir": own})

@@ -29,7 +29,7 @@ from agentdeck.core.sandbox import SandboxSpec
 from agentdeck.core.worktree import Worktree
 from agentdeck.errors import AgentProcessError, SandboxUnavailable
 from agentdeck.runner import config_dirs, endpoints, procs, sandboxing, sdk_private
-from agentdeck.runner.options import build_options
+from agentdeck.runner.options import build_options, settings_for
 from agentdeck.runner.session_state import (
     ABORT_GRACE_SECONDS,
     READER_GRACE_SECONDS,
@@ -94,9 +94,7 @@ class AgentSession(SessionSteering):
             self.sandboxing = await self._warm_sandboxing(sandbox) or await sandboxing.prepare(
                 sandbox,
                 workspace=Path(self.agent.cwd),
-                settings=config_dirs.settings_for(
-                    self.settings, self.agent, self._base_url, profile
-                ),
+                settings=settings_for(self.settings, self.agent, self._base_url, profile),
                 endpoint=self._base_url
                 or endpoints.model_url(self.agent.spec, profile, self.settings)
                 or self.settings.anthropic_base_url,
