@@ -13,6 +13,7 @@ past the slug's length limit (Claude Code adds a hash then) is not kept.
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 from agentdeck.core.agent import Agent
@@ -23,13 +24,15 @@ from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 from agentdeck.store.transcripts import TranscriptStore
 
+_SESSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+
 
 def path_of(settings: Settings, agent: Agent, profile: Profile | None = None) -> Path | None:
     """Where Claude Code keeps the agent's transcript (None: it has none, or its
     cwd is past the slug's limit): under its own config directory when it is
     isolated (its template, or ``profile``), else the deck's."""
-    if not (agent.session_id and agent.cwd):
-        return None
+    if not (agent.session_id and agent.cwd) or not _SESSION.fullmatch(agent.session_id):
+        return None  # a session id is Claude Code's uuid: never a path of its own
     slug = project_slug(agent.cwd)
     if slug is None:
         return None
