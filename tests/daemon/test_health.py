@@ -13,6 +13,7 @@ import re
 import signal
 import socket
 import tempfile
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -88,7 +89,7 @@ async def test_the_monitor_sees_a_stall_of_its_own_loop() -> None:
     monitor.start()
     try:
         await _ticks(seen, 3)
-        time.sleep(0.4)  # noqa: ASYNC251 - the stall: the loop blocked, as a blocking call does
+        _block_the_loop(0.4)
         await _ticks(seen, len(seen) + 2)
         assert monitor.lag().max >= 0.35
         assert monitor.lag().samples == len(seen)
@@ -129,6 +130,21 @@ async def _serving(settings: Settings, monitor: LoopMonitor) -> AsyncIterator[Ru
 async def served(settings: Settings) -> AsyncIterator[RunningDaemon]:
     async with _serving(settings, LoopMonitor(interval=FAST, window=WINDOW)) as d:
         yield d
+
+
+def _block_the_loop(seconds: float) -> None:
+    """The fault injected: the calling thread — the event loop's — blocked for
+    ``seconds``, as a blocking call in a handler would block it (an event nobody sets)."""
+    threading.Event().wait(seconds)
+
+
+async def _recorded(served: RunningDaemon, status: HealthStatus) -> None:
+    """Until the monitor has woken (late) after a stall and says ``status``."""
+
+    async def seen() -> bool:
+        return served.deck.loop_check().status is status
+
+    await eventually(seen, timeout=20, what=f"the monitor to record the stall ({status})")
 
 
 async def _calm(served: RunningDaemon) -> None:
@@ -189,8 +205,8 @@ async def test_readyz_under_a_stall_of_the_serving_loop(
 ) -> None:
     await _calm(served)
     async with served.client() as api, served.client(token="") as anyone:
-        time.sleep(stall)  # noqa: ASYNC251 - the injected stall of the loop serving the probes
-        await asyncio.sleep(FAST * 3)  # the monitor wakes (late) and records it
+        _block_the_loop(stall)  # the loop serving the probes
+        await _recorded(served, HealthStatus(status))
         r = await api.get("/readyz")
         assert (r.status_code, r.json()["status"]) == (code, status), r.json()
         assert any(reason.startswith("loop: lag p99") for reason in r.json()["reasons"])
@@ -378,8 +394,8 @@ async def test_the_top_bar_says_degraded_after_a_stall_and_nothing_while_ok(
         await expect(mark).to_be_hidden()  # ok: nothing to say
         await snap(tab, "health-ok.png")
 
-        time.sleep(0.6)  # noqa: ASYNC251 - the injected stall of the loop serving the board
-        await asyncio.sleep(FAST * 3)  # the monitor wakes (late) and records it
+        _block_the_loop(0.6)  # the loop serving the board
+        await _recorded(served, HealthStatus.DEGRADED)
         await tab.reload()  # within the window: the stall is still in it
         await expect(mark).to_be_visible()
         await expect(mark).to_have_text("degraded")
