@@ -55,7 +55,9 @@ class Follower:
                 pass
             self.reconnects += 1
             turn += 1
-            await asyncio.sleep(0.2)  # a client's reconnection delay
+            # A client's reconnection delay, cut short when the test is done.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=0.2)
 
 
 async def all_ids(node: Node) -> list[int]:
