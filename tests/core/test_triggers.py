@@ -12,13 +12,12 @@ from agentdeck.core.triggers import (
     MAX_PROMPT_CHARS,
     check_delivery_id,
     check_name,
-    check_prompt_template,
     parse_rate,
-    render_prompt,
     sign,
     signature_ok,
 )
 from agentdeck.errors import UsageError
+from agentdeck.orchestration.trigger_prompts import check_prompt_template, render_prompt
 
 SECRET = b"0123456789abcdef-secret"
 

@@ -22,7 +22,6 @@ from agentdeck.core.triggers import (
     Delivery,
     Trigger,
     check_name,
-    check_prompt_template,
     fingerprint,
     parse_rate,
 )
@@ -84,6 +83,8 @@ def add(
     from agentdeck.store.triggers import TriggerStore, read_secret
 
     check_name(name)
+    from agentdeck.orchestration.trigger_prompts import check_prompt_template  # jinja2: here
+
     check_prompt_template(prompt_template)
     per_min = parse_rate(rate)
     where = (project or Path.cwd()).resolve()

@@ -22,12 +22,12 @@ from agentdeck.core.triggers import (
     Trigger,
     check_delivery_id,
     check_name,
-    render_prompt,
     signature_ok,
 )
 from agentdeck.daemon.deck.agents import Agents
 from agentdeck.daemon.deck.parts import DeckParts
 from agentdeck.errors import AgentdeckError, ConfigError, NotFound, UsageError
+from agentdeck.orchestration.trigger_prompts import render_prompt
 from agentdeck.store.triggers import TriggerStore, read_secret
 
 logger = logging.getLogger(__name__)
