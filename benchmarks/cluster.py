@@ -61,33 +61,13 @@ import httpx
 import psutil
 import sqlalchemy as sa
 import yaml
+from tests.support.cluster import SLOW_TURN
 from tests.support.pgcluster import PgCluster, server_bin
 
 from _common import header, median, percentile
 
 TOKEN = "adk_cluster_bench_token_0123456789abcdef"
 PROMPT = "Say hello."
-SLOW_TURN = {
-    "name": "slow-turn",
-    "turns": [
-        {
-            "reply": [
-                {"text": "Starting the job."},
-                {
-                    "tool_use": {
-                        "name": "Bash",
-                        "input": {
-                            "command": 'python3 -c "import time; time.sleep(45)"',
-                            "description": "the job",
-                            "timeout": 120000,
-                        },
-                    }
-                },
-            ]
-        },
-        {"reply": [{"text": "Carried on after the job."}]},
-    ],
-}
 
 
 def load() -> str:

@@ -21,33 +21,11 @@ import sqlalchemy as sa
 import yaml
 
 from agentdeck.runner import procs
-from tests.support.cluster import Cluster, api
+from tests.support.cluster import SLOW_TURN, Cluster, api
 from tests.support.governance import ask_profile_and_scenario
 from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.anyio
-
-SLOW_TURN = {
-    "name": "slow-turn",
-    "turns": [
-        {
-            "reply": [
-                {"text": "Starting the job."},
-                {
-                    "tool_use": {
-                        "name": "Bash",
-                        "input": {
-                            "command": 'python3 -c "import time; time.sleep(45)"',
-                            "description": "the job",
-                            "timeout": 120000,
-                        },
-                    }
-                },
-            ]
-        },
-        {"reply": [{"text": "Carried on after the job."}]},
-    ],
-}
 
 
 def slow_scenario(tmp_path: Path) -> str:

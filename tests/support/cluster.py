@@ -19,6 +19,29 @@ from tests.support.deckcli import deck, deck_env, spawn
 from tests.support.waiting import eventually
 
 TOKEN = "adk_cluster_test_token_0123456789abcdef"  # the file's token of every home
+# An agent busy in one long tool call (45 s), then a closing text: for kill -9 and
+# SIGSTOP of its host mid-turn (the tests and benchmarks/cluster.py).
+SLOW_TURN = {
+    "name": "slow-turn",
+    "turns": [
+        {
+            "reply": [
+                {"text": "Starting the job."},
+                {
+                    "tool_use": {
+                        "name": "Bash",
+                        "input": {
+                            "command": 'python3 -c "import time; time.sleep(45)"',
+                            "description": "the job",
+                            "timeout": 120000,
+                        },
+                    }
+                },
+            ]
+        },
+        {"reply": [{"text": "Carried on after the job."}]},
+    ],
+}
 HEARTBEAT = "0.5"
 LEASE = "2"
 

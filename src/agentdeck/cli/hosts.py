@@ -114,11 +114,7 @@ def hosts(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] =
         from agentdeck.store.hosts import HostStore
 
         async with opened_store(settings) as store:
-            hs = HostStore(
-                store,
-                heartbeat_seconds=settings.runner_heartbeat_seconds,
-                lease_seconds=settings.runner_lease_seconds,
-            )
+            hs = HostStore.of(store, settings)
             found, now = await hs.list_hosts()
             live: dict[str, int] = {}
             for lease in await hs.leases():

@@ -25,7 +25,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from agentdeck.core.agent import AgentState
 from agentdeck.core.events import Notice, StoredEvent
@@ -54,11 +54,7 @@ class RunnerHost:
         self.runner = runner
         self.store = runner.store
         self.host = host.checked()
-        self.hosts = HostStore(
-            runner.store,
-            heartbeat_seconds=settings.runner_heartbeat_seconds,
-            lease_seconds=settings.runner_lease_seconds,
-        )
+        self.hosts = HostStore.of(runner.store, settings)
         self.poll_seconds = settings.runner_poll_seconds
         self.epoch = 0
         self.leases: dict[str, Lease] = {}  # the agents this host runs, by id
@@ -69,7 +65,7 @@ class RunnerHost:
         self._saving: dict[str, asyncio.Task[None]] = {}
         self._dirty: set[str] = set()
         self._kept_at: dict[str, float] = {}  # each transcript's mtime when last kept
-        self._unsubscribe: object = None
+        self._unsubscribe: Callable[[], None] | None = None
         self._last_beat = time.monotonic()
         self._event_loop: asyncio.AbstractEventLoop | None = None
         self.ran: set[str] = set()  # every agent this life of the host claimed
@@ -109,8 +105,9 @@ class RunnerHost:
         self._tasks = []
         self.store.unlisten(listen.QUEUE, self._woken)
         self.store.unlisten(listen.COMMANDS, self._command_for)
-        if callable(self._unsubscribe):
+        if self._unsubscribe is not None:
             self._unsubscribe()
+            self._unsubscribe = None
 
     async def stopped(self) -> None:
         """The runner stopped its agents: those it suspended (and those asked to

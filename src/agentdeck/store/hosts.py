@@ -29,6 +29,7 @@ from sqlalchemy.engine import Connection
 
 from agentdeck.core.hosts import Host, Lease, check_name
 from agentdeck.errors import NotFound, Refused, UsageError
+from agentdeck.settings import Settings
 from agentdeck.store.schema import agents, hosts, leases
 from agentdeck.store.store import Store
 
@@ -73,6 +74,15 @@ class HostStore:
         self.store = store
         self.heartbeat_seconds = heartbeat_seconds
         self.lease_seconds = lease_seconds
+
+    @classmethod
+    def of(cls, store: Store, settings: Settings) -> HostStore:
+        """The deck's host store, with the settings' heartbeat and lease."""
+        return cls(
+            store,
+            heartbeat_seconds=settings.runner_heartbeat_seconds,
+            lease_seconds=settings.runner_lease_seconds,
+        )
 
     async def register(self, host: Host) -> Host:
         """Upsert ``host`` (checked: ``UsageError`` saying what is wrong) and start

@@ -67,11 +67,7 @@ class Hosting(DeckParts):
         from agentdeck.store.hosts import HostStore
 
         settings = self.settings
-        hosts = HostStore(
-            self._store,
-            heartbeat_seconds=settings.runner_heartbeat_seconds,
-            lease_seconds=settings.runner_lease_seconds,
-        )
+        hosts = HostStore.of(self._store, settings)
         reaper = Reaper(self._store, hosts)
 
         async def reap() -> None:
