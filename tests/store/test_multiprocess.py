@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentdeck.store import Store
+from tests.support.waiting import eventually
 
 from .conftest import text
 
@@ -57,11 +58,23 @@ async def test_two_processes_interleave_without_collisions(target: Path | str) -
         assert child.stdin is not None and child.stdout is not None
         ready = await asyncio.wait_for(child.stdout.readline(), 30)
         assert ready.strip() == b"ready"
+        parent_ids: list[int] = []
+
+        async def write(i: int) -> None:
+            nonlocal parent_ids
+            parent_ids += [e.id for e in await store.append([text("parent", i)] * (1 + i % 3))]
+
+        # The two overlap by construction, not by the scheduler's luck on a loaded
+        # machine: the parent writes first, and waits mid-way for the child's first.
+        await write(0)
         child.stdin.write(b"go\n")
         await child.stdin.drain()
-        parent_ids: list[int] = []
-        for i in range(APPENDS):
-            parent_ids += [e.id for e in await store.append([text("parent", i)] * (1 + i % 3))]
+        for i in range(1, APPENDS):
+            if i == APPENDS // 2:
+                await eventually(
+                    lambda: store.read(agent_id="child", limit=1), what="the child's first event"
+                )
+            await write(i)
         out, err = await asyncio.wait_for(child.communicate(), 60)
         assert child.returncode == 0, err.decode()
     finally:
@@ -75,7 +88,7 @@ async def test_two_processes_interleave_without_collisions(target: Path | str) -
     assert not set(parent_ids) & set(child_ids)
     everything = sorted(parent_ids + child_ids)
     assert everything == list(range(1, len(everything) + 1))
-    # the two really wrote at the same time: each wrote inside the other's id range
+    # each wrote inside the other's id range
     assert min(child_ids) < max(parent_ids) and min(parent_ids) < max(child_ids)
 
     async with Store.open(target) as reopened:

@@ -111,8 +111,11 @@ class Agents(DeckParts):
     async def compact(self, ref: str, instructions: str | None = None) -> Agent:
         text = compact_text(instructions)
         agent = await self._store.find_agent(ref)
-        if self._runner.live(agent.id) is None and not owned_elsewhere(agent):
-            agent = await reconcile_stale(self._store, agent) if agent.state.is_live else agent
+        session = self._runner.live(agent.id)
+        if session is not None:  # its own view: the store may still be writing the turn's end
+            agent = session.agent
+        elif not owned_elsewhere(agent) and agent.state.is_live:
+            agent = await reconcile_stale(self._store, agent)
         if agent.state is not AgentState.IDLE:  # a busy one would queue it behind its turn
             raise InvalidState(agent.id, str(agent.state), "compact it (only between turns)")
         taken = await self._steering.send(agent.id, text)
