@@ -468,3 +468,6 @@ trigger_deliveries = sa.Table(
     sa.PrimaryKeyConstraint("trigger", "delivery_id"),
     sa.Index(None, "trigger", "received_at"),
 )
+
+# Tables kept in modules of their own (to keep this one small), in this metadata.
+from agentdeck.store import schema_schedules as schema_schedules  # noqa: E402
