@@ -29,9 +29,11 @@ from agentdeck.core.agent_file import SKILL_NAME
 
 __all__ = [
     "BUILTIN_PLUGIN",
+    "OFFERED",
     "SOURCES",
     "Skill",
     "effective",
+    "offered",
     "parse_skill",
     "resolve_names",
     "skill_name_ok",
@@ -180,3 +182,35 @@ def resolve_names(
         out.append(skill.qualified)
         skills.append(skill)
     return list(dict.fromkeys(out)), skills, problems
+
+
+# Where an agent's row keeps the skills it was offered (its ``extra``), and how many.
+OFFERED = "skills"
+MAX_OFFERED = 100
+
+
+def offered(init: Mapping[str, Any], wanted: Sequence[str]) -> list[str]:
+    """The skills Claude Code offered an agent, from its ``init`` message: the
+    names it lists, kept to those the template's ``skills`` (``wanted``) let
+    through (a plain name: the user's or the project's, else the built-in of
+    that name; Claude Code's init lists every skill it found, the ``skills``
+    option filters what the model is told). None without the ``Skill`` tool.
+    The list is Claude Code's reading of folders a model may have written: only
+    skill names (plain words, one ``plugin:`` prefix) are kept, at most
+    ``MAX_OFFERED``."""
+    tools, listed = init.get("tools"), init.get("skills")
+    if not isinstance(listed, list) or (isinstance(tools, list) and "Skill" not in tools):
+        return []
+    names = [n for n in dict.fromkeys(listed) if isinstance(n, str) and SKILL_NAME.fullmatch(n)]
+    if wanted:
+        present = set(names)
+        chosen = []
+        for name in wanted:
+            plain = ":" not in name
+            builtin = f"{BUILTIN_PLUGIN}:{name}"
+            if name in present:
+                chosen.append(name)
+            elif plain and builtin in present:
+                chosen.append(builtin)
+        names = list(dict.fromkeys(chosen))
+    return names[:MAX_OFFERED]
