@@ -236,6 +236,14 @@ class Agent:
     def with_changes(self, **changes: Any) -> Agent:
         return replace(self, **changes)
 
+    @property
+    def skills(self) -> tuple[str, ...]:
+        """The skills Claude Code offered it at its last start (core.skills.offered)."""
+        from agentdeck.core.skills import OFFERED
+
+        found = self.extra.get(OFFERED)
+        return tuple(str(s) for s in found) if isinstance(found, list) else ()
+
     def to_dict(self) -> dict[str, Any]:
         """The agent as JSON-ready data (API, ``--json``)."""
         return {
