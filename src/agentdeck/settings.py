@@ -103,6 +103,19 @@ class Settings(HomeLayout, HostSettings, BridgeSettings, BaseSettings):
         description="Files larger than this are left out of checkpoints (each checkpoint "
         "lists them) and rewind leaves them alone.",
     )
+    record: Literal["none", "all", "errors"] = Field(
+        default="none",
+        description="Record every agent's model traffic through the recording proxy into "
+        "a cassette under recordings/: none, all, or errors (a cassette is kept only when "
+        "the run ended in error). `agentdeck run --record` and the API's record: true "
+        "record one agent whatever this says.",
+    )
+    recording_max_bytes: int = Field(
+        default=50 * 1024 * 1024,
+        ge=1024,
+        description="Bytes one cassette may grow to; past them the proxy keeps forwarding "
+        "but stops keeping bodies, and the cassette says so.",
+    )
     raw_payloads: bool = Field(
         default=False,
         description="Keep the full tool outputs in payloads/ unscrubbed (files mode 0600). "
