@@ -150,6 +150,9 @@ class AgentSpec:
     # On a deck with runner hosts: only a host carrying every one of these labels
     # claims it (``agentdeck runner --label``).
     labels: tuple[str, ...] = ()
+    # Its model traffic goes through the recording proxy into a cassette
+    # (``agentdeck run --record``, the API's ``record``): runner.recording.
+    record: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -177,6 +180,7 @@ class AgentSpec:
             **({"model_endpoint": self.model_endpoint.to_dict()} if self.model_endpoint else {}),
             **({"thinking": self.thinking} if self.thinking else {}),
             **({"labels": list(self.labels)} if self.labels else {}),
+            **({"record": True} if self.record else {}),
         }
 
     @classmethod
@@ -206,6 +210,7 @@ class AgentSpec:
             model_endpoint=ModelEndpoint.from_dict(data.get("model_endpoint")),
             thinking=data.get("thinking") or None,
             labels=tuple(str(x) for x in data.get("labels") or ()),
+            record=data.get("record") is True,
         )
 
 
