@@ -159,6 +159,19 @@ class Settings(HomeLayout, HostSettings, BridgeSettings, BaseSettings):
         ),
         description="Passed to agents as CLAUDE_CODE_OAUTH_TOKEN. Never logged.",
     )
+    otel_endpoint: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("AGENTDECK_OTEL_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"),
+        description="OpenTelemetry collector's OTLP/HTTP base URL (e.g. http://localhost:4318): "
+        "set, the daemon exports traces of its agents there and their Claude Code gets the "
+        "same endpoint for its own telemetry. Unset: no OpenTelemetry at all.",
+    )
+    otel_protocol: str = Field(
+        default="http/protobuf",
+        validation_alias=AliasChoices("AGENTDECK_OTEL_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"),
+        description="OTLP protocol; only http/protobuf is shipped (the daemon refuses to start "
+        "with another while an endpoint is set).",
+    )
 
     max_depth: int = Field(
         default=3,
