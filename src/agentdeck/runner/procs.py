@@ -17,6 +17,8 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Mapping
+from typing import Any
 
 import psutil
 
@@ -166,6 +168,17 @@ AGENT_ENV = "AGENTDECK_AGENT_ID"
 
 
 RUNNER_ENV = "AGENTDECK_RUNNER_PID"  # set beside AGENT_ENV: the process supervising it
+
+# An agent's ``extra`` key: the id its processes carry in ``AGENT_ENV`` when that is
+# not its own — a runner host's warm process, started under an id of the host's
+# before the queued agent that adopted it was claimed.
+CARRIED = "carried_id"
+
+
+def carried_id(agent_id: str, extra: Mapping[str, Any]) -> str:
+    """The id the agent's processes carry (``AGENT_ENV``): its own, or ``CARRIED``."""
+    value = extra.get(CARRIED)
+    return value if isinstance(value, str) and value else agent_id
 
 
 def carrying(agent_id: str, runner_pid: int | None = None) -> list[int]:

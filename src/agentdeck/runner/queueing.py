@@ -22,11 +22,12 @@ from agentdeck.core.events import ErrorOccurred, Notice, spawned_events
 from agentdeck.core.ids import new_agent_id
 from agentdeck.core.lifecycle import REFUSALS, transition
 from agentdeck.errors import SecretNotKept, WorktreeError
-from agentdeck.runner import transcripts
+from agentdeck.runner import config_dirs, procs, transcripts
 from agentdeck.runner.creation import default_name
 from agentdeck.runner.restarts import AgentRestarts
 from agentdeck.runner.scripted import scenario_of
 from agentdeck.runner.session import AgentSession
+from agentdeck.runner.warm import Warm, warmable
 from agentdeck.store import listen
 
 # Set on an agent queued again for a resume (its host was lost): ``busy`` says
@@ -151,12 +152,20 @@ class AgentQueueing(AgentRestarts):
 
     async def _fresh(self, agent: Agent) -> AgentSession:
         spec = agent.spec
+        warm: Warm | None = None
         try:
             self.check_capacity()
             scenario = scenario_of(spec.scenario)
             base_url = await self._model_url(scenario) if scenario else None
             extra: dict[str, Any] = dict(agent.extra)
-            if spec.workspace == "worktree":
+            fits_warm = self._warmable_here(agent, bool(scenario and scenario.workspace_files))
+            # A process this host started ahead for the template: the agent takes its
+            # workspace, and its processes go on carrying the id it was started under.
+            warm = self.warm.take(spec) if fits_warm else None
+            extra.pop(procs.CARRIED, None)  # from a start that never began, if any
+            if warm is not None:
+                cwd, extra[procs.CARRIED] = warm.cwd, warm.agent_id
+            elif spec.workspace == "worktree":
                 worktree = await self._worktree(agent.id, agent.name, spec)
                 cwd, extra["worktree"] = Path(worktree.path), worktree.to_dict()
             elif not spec.cwd and agent.cwd and Path(agent.cwd).is_dir():
@@ -164,6 +173,8 @@ class AgentQueueing(AgentRestarts):
             else:
                 cwd = self._workspace(agent.id, spec, scenario)
         except Exception as exc:
+            if warm is not None:
+                self.warm.discard(warm, keep_cwd=False)
             await self._failed_to_place(agent, exc)
             raise
         now = time.time()
@@ -171,9 +182,27 @@ class AgentQueueing(AgentRestarts):
         started = moved.agent.with_changes(
             cwd=str(cwd), owner_pid=os.getpid(), updated_at=now, extra=extra
         )
-        await self.store.record(list(moved.events), started)
+        try:
+            await self.store.record(list(moved.events), started)
+        except BaseException:
+            if warm is not None:
+                self.warm.discard(warm, keep_cwd=False)
+            raise
         keep_alive = not agent.extra.get(ONE_TURN)
-        return await self._launch(started, spec.prompt, base_url=base_url, keep_alive=keep_alive)
+        session = await self._launch(
+            started, spec.prompt, base_url=base_url, keep_alive=keep_alive, warm=warm
+        )
+        if fits_warm:  # the next agent of its template finds a process waiting
+            self.warm.fill(spec, self._prestart, after=self._turn_over(session))
+        return session
+
+    def _warmable_here(self, agent: Agent, workspace_files: bool) -> bool:
+        """Whether a warm process can be its: a new empty workspace, its own config
+        directory not isolated (that directory is named after the agent's id)."""
+        spec = agent.spec
+        if not warmable(spec, workspace_files):
+            return False
+        return not config_dirs.is_isolated(spec, self.governor.profile_for(agent))
 
     async def _failed_to_place(self, agent: Agent, exc: Exception) -> None:
         """The claimed agent could not be given a workspace here: it fails, saying why."""

@@ -196,7 +196,7 @@ class AgentSession(SessionSteering):
             hook_timeout=profile.approval_timeout_seconds + 60,
             profile=profile,
             extra_hooks=self.memory.hooks() if self.memory else None,
-            agent_id=self.agent.id,
+            agent_id=procs.carried_id(self.agent.id, self.agent.extra),
             stderr=self._stderr.append,
             base_url=self._base_url,
             resume=self._resume,

@@ -130,7 +130,10 @@ class SessionExit(SessionState):
         try:
             # Its own only: another runner host on this machine may run the agent now.
             await asyncio.to_thread(
-                procs.end_carrying, self.agent.id, self.settings.stop_grace_seconds, os.getpid()
+                procs.end_carrying,
+                procs.carried_id(self.agent.id, self.agent.extra),
+                self.settings.stop_grace_seconds,
+                os.getpid(),
             )
         except Exception:
             logger.exception("agent %s: what it left running could not be stopped", self.agent.id)

@@ -124,6 +124,8 @@ class RunnerShutdown(RunnerBase):
                 except Exception:
                     logger.exception("agent %s could not be killed either", session.agent.id)
         await self.models.close()
+        if self._recorder is not None:  # the cassettes of agents still open, cut short
+            await self._recorder.close()
 
     async def _creations_ended(self) -> None:
         """Creations under way end at their next step (refused, or their start
@@ -151,7 +153,11 @@ class RunnerShutdown(RunnerBase):
                 continue
             grace = ABORT_GRACE_SECONDS
             await asyncio.to_thread(
-                procs.end_leftover, agent.pid, agent.updated_at, grace, agent.id
+                procs.end_leftover,
+                agent.pid,
+                agent.updated_at,
+                grace,
+                procs.carried_id(agent.id, agent.extra),
             )
             extra, reason = stopped_start(agent.extra, suspended=self._suspending)
             logger.warning("agent %s was still %s when the runner stopped", agent.id, agent.state)

@@ -109,7 +109,8 @@ async def reconcile_stale(
         return agent
     if agent.source is AgentSource.EXTERNAL:
         return await _ended_quietly(store, agent)
-    await asyncio.to_thread(procs.end_leftover, agent.pid, agent.updated_at, grace, agent.id)
+    carried = procs.carried_id(agent.id, agent.extra)
+    await asyncio.to_thread(procs.end_leftover, agent.pid, agent.updated_at, grace, carried)
     if agent.extra.get("sandbox") == "process":
         # Its sandbox's private directory (its /tmp may hold the agent's files),
         # which the dead supervisor did not remove: not left for a later sandbox.
