@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import anyio.to_thread
+from claude_agent_sdk import SystemMessage
 
-from agentdeck.core import output_schema
+from agentdeck.core import output_schema, skills
 from agentdeck.core.agent import AgentState
 from agentdeck.core.event_scrub import scrubbed_head
 from agentdeck.core.events import Event, Notice, UserMessageSent
@@ -72,6 +73,8 @@ class SessionStream(SessionExit):
         if mapped.events and self.partials is not None:
             self.partials.end(self.agent.id)  # the whole message: its event shows it
         changes: dict[str, Any] = dict(mapped.changes)
+        if isinstance(message, SystemMessage) and message.subtype == "init":
+            self._offered_skills(message.data, changes)
         result = mapped.result
         retry = None  # the one follow-up a result that does not match its schema gets
         if result is not None:
@@ -132,6 +135,13 @@ class SessionStream(SessionExit):
             and not self._background_tasks.holds_input
         ):
             await self._end_input()
+
+    def _offered_skills(self, init: dict[str, Any], changes: dict[str, Any]) -> None:
+        """The skills Claude Code offered it (core.skills.offered), on its row when
+        they differ from what it holds (each process start says them again)."""
+        names = [scrub(n) for n in skills.offered(init, self.agent.spec.claude.skills)]
+        if names != self.agent.extra.get(skills.OFFERED):
+            changes["extra"] = {**self.agent.extra, skills.OFFERED: names}
 
     def _structured(self, result: Any, changes: dict[str, Any]) -> str | None:
         """The result judged against the spec's schema (core.output_schema): kept
