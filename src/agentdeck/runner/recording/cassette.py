@@ -1,0 +1,269 @@
+"""A cassette: one agent's model traffic as JSON lines, scrubbed, within a size cap.
+
+One file per agent (``<home>/recordings/<agent id>.jsonl``), appended to when the
+agent is resumed. Lines, in order of arrival:
+
+* ``meta``: the agent, when it began, the upstream (no userinfo, no query), the
+  mode (``all`` or ``errors``), the cap, and the workspace's start state;
+* ``request``: the exchange's number, its method, path, kept headers and body;
+* ``chunk``: a piece of the response body as it came, ``t`` seconds after the
+  request was forwarded (text, or ``b64`` when it is not UTF-8);
+* ``response``: its status and kept headers (written when they came);
+* ``end``: how the exchange ended (``complete``, ``timeout``, ``upstream_error``,
+  ``client_gone``) and how long it took;
+* ``capped``: the cap was reached; from here on no body or chunk is kept;
+* ``closed``: the agent's run ended, with its state.
+
+What is kept is scrubbed with the event log's rules (``core.redact``): a request
+body through its JSON structure, a response's chunks line by line, a response as
+a whole once it ended (a secret split across chunks is then redacted in one
+``chunk`` that carries the whole body: the timings of that response are lost,
+not the secret kept). Credential headers are never kept (``kept_headers``).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from agentdeck.core.redact import scrub, scrub_value
+
+FORMAT = 1
+
+# Headers a cassette may keep: those that say what was asked and answered, nothing
+# that authenticates. Anything else is dropped (deny when unsure).
+_KEPT = frozenset((
+    "content-type", "content-length", "anthropic-version", "anthropic-beta", "user-agent",
+    "request-id", "retry-after", "x-should-retry", "accept",
+))  # fmt: skip
+_KEPT_PREFIXES = ("anthropic-ratelimit-", "x-stainless-")
+# A header whose name says it carries a credential is never kept, even if allowed above.
+_CREDENTIAL = re.compile(r"auth|token|key|secret|cookie|session|password|signature", re.I)
+
+
+def kept_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """The headers a cassette keeps (lower-cased names, scrubbed values)."""
+    kept: dict[str, str] = {}
+    for name, value in headers:
+        low = name.lower()
+        if _CREDENTIAL.search(low):
+            continue
+        if low in _KEPT or low.startswith(_KEPT_PREFIXES):
+            kept[low] = scrub(value)
+    return kept
+
+
+def shown_upstream(url: str) -> str:
+    """The upstream as a cassette names it: scheme, host, port and path only."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def scrubbed_body(body: bytes) -> Any:
+    """A request body as kept: JSON scrubbed through its structure, else text."""
+    try:
+        return {"json": scrub_value(json.loads(body))}
+    except (ValueError, RecursionError):
+        return _piece(body)
+
+
+def _piece(data: bytes) -> dict[str, str]:
+    try:
+        return {"text": scrub(data.decode("utf-8"))}
+    except UnicodeDecodeError:
+        return {"b64": base64.b64encode(data).decode("ascii")}
+
+
+@dataclass
+class _Response:
+    """One response's chunks, held until it ends so it is scrubbed as a whole too."""
+
+    number: int
+    chunks: list[tuple[float, bytes]] = field(default_factory=list)
+    size: int = 0
+
+
+class CassetteWriter:
+    """Appends one agent's exchanges to its cassette; never raises into the proxy
+    for a full disk: recording stops, the agent goes on (``broken``)."""
+
+    def __init__(self, path: Path, *, cap_bytes: int) -> None:
+        self.path = path
+        self.cap_bytes = cap_bytes
+        self.written = path.stat().st_size if path.exists() else 0
+        self.capped = False
+        self.broken: str | None = None
+        self.exchanges = self._count_exchanges()
+        self._file: IO[str] | None = None
+        self._open: dict[int, _Response] = {}
+
+    def _count_exchanges(self) -> int:
+        if not self.path.exists():
+            return 0
+        with self.path.open(encoding="utf-8") as f:
+            return sum(1 for line in f if line.startswith('{"kind": "request"'))
+
+    # -- writing ---------------------------------------------------------------
+
+    def _write(self, record: Mapping[str, Any], *, body: bool = False) -> None:
+        if self.broken is not None:
+            return
+        line = json.dumps(record, ensure_ascii=False) + "\n"
+        size = len(line.encode("utf-8"))
+        if body and self.written + size > self.cap_bytes:
+            if not self.capped:
+                self.capped = True
+                self._write({"kind": "capped", "at_bytes": self.written, "cap": self.cap_bytes})
+            return
+        try:
+            if self._file is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                self._file = self.path.open("a", encoding="utf-8")
+                self.path.chmod(0o600)
+            self._file.write(line)
+        except OSError as exc:
+            self.broken = f"{type(exc).__name__}: {exc}"
+            return
+        self.written += size
+
+    def flush(self) -> None:
+        if self._file is not None and self.broken is None:
+            try:
+                self._file.flush()
+            except OSError as exc:
+                self.broken = f"{type(exc).__name__}: {exc}"
+
+    def meta(self, agent_id: str, upstream: str, mode: str, start: Mapping[str, Any]) -> None:
+        self._write(
+            {
+                "kind": "meta",
+                "format": FORMAT,
+                "agent_id": agent_id,
+                "ts": time.time(),
+                "upstream": shown_upstream(upstream),
+                "mode": mode,
+                "cap": self.cap_bytes,
+                "start": dict(start),
+            }
+        )
+        self.flush()
+
+    def request(
+        self, method: str, path: str, headers: Iterable[tuple[str, str]], body: bytes
+    ) -> int:
+        """Record a request; its exchange number."""
+        self.exchanges += 1
+        n = self.exchanges
+        record: dict[str, Any] = {
+            "kind": "request",
+            "n": n,
+            "ts": time.time(),
+            "method": method,
+            "path": path,
+            "headers": kept_headers(headers),
+        }
+        if body and not self.capped:
+            whole = {**record, "body": scrubbed_body(body)}
+            if self.written + len(json.dumps(whole)) <= self.cap_bytes:
+                record = whole
+            else:
+                self.capped = True
+                self._write({"kind": "capped", "at_bytes": self.written, "cap": self.cap_bytes})
+        self._write(record)
+        self._open[n] = _Response(n)
+        return n
+
+    def response(self, n: int, status: int, headers: Iterable[tuple[str, str]]) -> None:
+        self._write(
+            {"kind": "response", "n": n, "status": status, "headers": kept_headers(headers)}
+        )
+
+    def chunk(self, n: int, t: float, data: bytes) -> None:
+        """A piece of response ``n``'s body, held until the response ends; past the
+        cap, nothing more (the chunk is still forwarded by the proxy)."""
+        held = self._open.get(n)
+        if held is None or self.capped:
+            return
+        held.size += len(data)
+        if self.written + held.size > self.cap_bytes:
+            self.capped = True
+            self._write({"kind": "capped", "at_bytes": self.written, "cap": self.cap_bytes})
+            held.chunks.clear()
+            return
+        held.chunks.append((t, data))
+
+    def end(self, n: int, outcome: str, seconds: float, detail: str | None = None) -> None:
+        held = self._open.pop(n, None)
+        if held is not None and held.chunks:
+            for record in _scrubbed_chunks(n, held.chunks):
+                self._write(record, body=True)
+        ended: dict[str, Any] = {"kind": "end", "n": n, "outcome": outcome, "seconds": seconds}
+        if detail:
+            ended["detail"] = scrub(detail)
+        self._write(ended)
+        self.flush()
+
+    def close(self, state: str | None) -> None:
+        for n in list(self._open):
+            self.end(n, "client_gone", 0.0, "the run ended during this exchange")
+        self._write({"kind": "closed", "ts": time.time(), "state": state})
+        if self._file is not None:
+            try:
+                self._file.close()
+            except OSError as exc:
+                self.broken = f"{type(exc).__name__}: {exc}"
+            self._file = None
+
+
+def _scrubbed_chunks(n: int, chunks: list[tuple[float, bytes]]) -> list[dict[str, Any]]:
+    """The chunks as kept: each scrubbed; if the whole body scrubbed differs from
+    the pieces scrubbed (a secret across a chunk boundary), the whole as one chunk."""
+    whole = b"".join(data for _, data in chunks)
+    pieces = [(t, _piece(data)) for t, data in chunks]
+    try:
+        text = whole.decode("utf-8")
+    except UnicodeDecodeError:
+        return [{"kind": "chunk", "n": n, "t": t, **p} for t, p in pieces]
+    joined = "".join(p.get("text", "") for _, p in pieces)
+    clean = scrub(text)
+    if all("text" in p for _, p in pieces) and joined == clean:
+        return [{"kind": "chunk", "n": n, "t": t, **p} for t, p in pieces]
+    return [{"kind": "chunk", "n": n, "t": chunks[0][0], "text": clean, "merged": True}]
+
+
+# -- reading -------------------------------------------------------------------
+
+
+def read_lines(path: Path) -> list[dict[str, Any]]:
+    """Every record of a cassette (a torn last line, from a crash, is skipped)."""
+    records: list[dict[str, Any]] = []
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                records.append(record)
+    return records
+
+
+def response_bytes(records: Iterable[Mapping[str, Any]], n: int) -> bytes:
+    """The body of response ``n`` as the cassette keeps it."""
+    out = bytearray()
+    for record in records:
+        if record.get("kind") == "chunk" and record.get("n") == n:
+            if "text" in record:
+                out += str(record["text"]).encode("utf-8")
+            elif "b64" in record:
+                out += base64.b64decode(str(record["b64"]))
+    return bytes(out)

@@ -1,0 +1,221 @@
+"""The runner's recording proxy: one server on 127.0.0.1 for all its recorded agents.
+
+Started when the first recorded agent starts, stopped with the runner (or when its
+last recorded agent has ended). Each agent gets a route whose path segment is an
+unguessable token (``secrets.token_urlsafe``): another local process that finds the
+port still cannot reach, or write into, an agent's cassette. The agent's
+``ANTHROPIC_BASE_URL`` is ``http://127.0.0.1:<port>/r/<token>``; the upstream is
+the URL it would have had otherwise (its scripted model, its template's or
+profile's endpoint, ``AGENTDECK_ANTHROPIC_BASE_URL``, else Anthropic's API).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import socket
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx
+import uvicorn
+
+from agentdeck.core.agent import AgentSpec
+from agentdeck.runner.recording.cassette import CassetteWriter
+from agentdeck.runner.recording.proxy import DropConnectionFilter, ProxyApp, Route
+from agentdeck.runner.recording.store import Recordings
+from agentdeck.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_UPSTREAM = "https://api.anthropic.com"
+STOP_TIMEOUT = 5.0
+Mode = Literal["all", "errors"]
+_DROP_FILTER = DropConnectionFilter()
+
+
+def mode_for(spec: AgentSpec, settings: Settings) -> Mode | None:
+    """Whether (and how) an agent is recorded: asked for (``--record``, the API's
+    ``record``) keeps its cassette whatever the outcome; else the deck's
+    ``AGENTDECK_RECORD``."""
+    if spec.record:
+        return "all"
+    if settings.record == "all":
+        return "all"
+    if settings.record == "errors":
+        return "errors"
+    return None
+
+
+class _Server(uvicorn.Server):
+    """uvicorn in the runner's loop, leaving the process's signal handlers alone."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Any:
+        yield
+
+
+class Recorder:
+    """The recording proxy of one runner (see the module)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.recordings = Recordings.of(settings)
+        self.routes: dict[str, Route] = {}
+        self._by_agent: dict[str, tuple[str, Mode]] = {}
+        self._server: _Server | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._client: httpx.AsyncClient | None = None
+        self._port: int | None = None
+        self._watches: set[asyncio.Task[None]] = set()
+        self._lock = asyncio.Lock()
+
+    @property
+    def url(self) -> str:
+        if self._port is None:
+            raise RuntimeError("the recording proxy is not started")
+        return f"http://127.0.0.1:{self._port}"
+
+    async def start(self) -> None:
+        """Listen on a free 127.0.0.1 port (once)."""
+        async with self._lock:
+            if self._server is not None:
+                return
+            uvicorn_logger = logging.getLogger("uvicorn.error")
+            if _DROP_FILTER not in uvicorn_logger.filters:
+                uvicorn_logger.addFilter(_DROP_FILTER)
+            timeout = self.settings.api_timeout_seconds or 600.0
+            self._client = httpx.AsyncClient(
+                timeout=httpx.Timeout(timeout, connect=10.0),
+                limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
+                follow_redirects=False,
+                trust_env=False,
+            )
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(("127.0.0.1", 0))
+            self._port = sock.getsockname()[1]
+            config = uvicorn.Config(
+                ProxyApp(self.routes, self._client),
+                http="h11",
+                lifespan="off",
+                log_config=None,
+                log_level="warning",
+                access_log=False,
+                timeout_graceful_shutdown=2,
+            )
+            self._server = server = _Server(config)
+            self._task = asyncio.create_task(server.serve(sockets=[sock]), name="recording-proxy")
+            logger.info("recording proxy listening on %s", self.url)
+
+    async def open(self, agent_id: str, upstream: str, mode: Mode, start: Mapping[str, Any]) -> str:
+        """The agent's route (its base URL for Claude Code); its cassette begun, or
+        carried on when it already has one (a resumed agent)."""
+        await self.start()
+        path = self.recordings.path_of(agent_id)
+        old = self._by_agent.pop(agent_id, None)
+        if old is not None:
+            self._drop_route(old[0], None)
+        writer = CassetteWriter(path, cap_bytes=self.settings.recording_max_bytes)
+        if writer.written == 0:
+            writer.meta(agent_id, upstream, mode, start)
+        token = secrets.token_urlsafe(24)
+        self.routes[token] = Route(agent_id, upstream, writer)
+        self._by_agent[agent_id] = (token, mode)
+        return f"{self.url}/r/{token}"
+
+    def follow(self, agent_id: str, finished: asyncio.Event, state: Callable[[], str]) -> None:
+        """End the agent's cassette once its session has finished."""
+        task = asyncio.create_task(self._follow(agent_id, finished, state))
+        self._watches.add(task)
+        task.add_done_callback(self._watches.discard)
+
+    async def _follow(
+        self, agent_id: str, finished: asyncio.Event, state: Callable[[], str]
+    ) -> None:
+        try:
+            await finished.wait()
+        except asyncio.CancelledError:
+            self.finish(agent_id, None)
+            raise
+        self.finish(agent_id, state())
+
+    def finish(self, agent_id: str, state: str | None) -> Path | None:
+        """Close the agent's cassette with how its run ended; in ``errors`` mode a
+        run that did not end in error leaves none. The cassette kept, if any."""
+        held = self._by_agent.pop(agent_id, None)
+        if held is None:
+            return None
+        token, mode = held
+        return self._drop_route(token, state, keep=mode == "all" or state == "error")
+
+    def _drop_route(self, token: str, state: str | None, *, keep: bool = True) -> Path | None:
+        route = self.routes.pop(token, None)
+        if route is None:
+            return None
+        route.writer.close(state)
+        if route.writer.broken is not None:
+            logger.warning(
+                "agent %s: its recording stopped: %s", route.agent_id, route.writer.broken
+            )
+        if keep:
+            return route.writer.path
+        with contextlib.suppress(FileNotFoundError):
+            route.writer.path.unlink()
+        return None
+
+    async def close(self) -> None:
+        """Stop serving; cassettes still open are closed as cut short."""
+        for watch in list(self._watches):
+            watch.cancel()
+        for watch in list(self._watches):
+            with contextlib.suppress(asyncio.CancelledError):
+                await watch
+        for agent_id in list(self._by_agent):
+            self.finish(agent_id, None)
+        server, task, client = self._server, self._task, self._client
+        self._server, self._task, self._client, self._port = None, None, None, None
+        if server is not None and task is not None:
+            server.should_exit = True
+            try:
+                await asyncio.wait_for(asyncio.shield(task), STOP_TIMEOUT)
+            except TimeoutError:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        if client is not None:
+            await client.aclose()
+
+
+async def start_state(cwd: Path, snapshot: Callable[[], Any] | None) -> dict[str, Any]:
+    """The workspace as the agent found it: its git HEAD (if it is in a repository)
+    and a checkpoint of everything in it (``snapshot``: the runner's checkpoints)."""
+    state: dict[str, Any] = {"cwd": str(cwd), "ts": time.time(), "git_head": None}
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            "git", "-C", str(cwd), "rev-parse", "--verify", "-q", "HEAD",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            async with asyncio.timeout(10):
+                out, _ = await proc.communicate()
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+            out = b""
+        if proc.returncode == 0:
+            state["git_head"] = out.decode().strip() or None
+    except OSError as exc:
+        logger.debug("no git HEAD for %s: %s", cwd, exc)
+    if snapshot is not None:
+        try:
+            checkpoint = await snapshot()
+            state["checkpoint"] = checkpoint.to_dict()
+        except Exception as exc:  # noqa: BLE001 - a recording never stops the agent
+            logger.warning("the start state of %s was not checkpointed: %s", cwd, exc)
+            state["checkpoint_error"] = str(exc)[:200]
+    return state
