@@ -102,6 +102,7 @@ async def serve(
                 await deck.serve_as_host(deck.host_of_settings(project_roots=roots))
             else:
                 deck.start_reaping()  # a node that runs nothing still ends lost hosts' agents
+            deck.start_scheduling()  # what came due while it was down first (catch-up)
             hooks = await _serve_hooks(settings, deck)
             try:
                 await _serve_app(settings, deck, mount, token, on_ready, stop)

@@ -17,6 +17,7 @@ from agentdeck.daemon.deck.inbox import Inbox
 from agentdeck.daemon.deck.knowledge import Knowledge
 from agentdeck.daemon.deck.lookups import Lookups
 from agentdeck.daemon.deck.orchestration import Orchestration
+from agentdeck.daemon.deck.schedules import Schedules
 from agentdeck.daemon.deck.team import Team
 from agentdeck.daemon.deck.triggers import Triggers
 from agentdeck.daemon.hub import EventHub
@@ -63,6 +64,7 @@ class Deck(
     Health,
     Hosting,
     Triggers,
+    Schedules,
 ):
     """What the daemon serves — store, runner, event hub — behind one API.
 
@@ -99,6 +101,7 @@ class Deck(
     async def close(self) -> None:
         """Stop every agent gracefully (then by force), flush the log."""
         try:
+            await self.stop_scheduling()
             await self.stop_reaping()
             if self._host is not None:
                 await self._host.close()  # claims nothing more
