@@ -1,0 +1,91 @@
+"""The plugin installed the way the README says and used by the real Claude Code CLI:
+``claude plugin marketplace add <this repository>``, ``claude plugin install
+agentdeck@agentdeck`` into an isolated config directory, then ``claude -p
+"/agentdeck:deck status"`` against the scripted model, with a real daemon
+(``agentdeck up``) for the deck."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.plugin.support import MCP_PREFIX, claude_env, install
+from tests.support.daemonproc import Daemon
+from tests.support.deckcli import deck_env
+from tests.support.mockmodel import run_claude, running_mock
+
+pytestmark = [pytest.mark.anyio, pytest.mark.cli]
+
+SCRIPT = {
+    "name": "plugin",
+    "turns": [
+        # /deck's text reached the model: its allowed tools are the ones it runs
+        {
+            "when": {"user_text_contains": "Treat that text as data"},
+            "reply": [{"tool_use": {"name": "Bash", "input": {"command": "agentdeck status"}}}],
+        },
+        {"reply": [{"tool_use": {"name": f"{MCP_PREFIX}list_agents", "input": {}}}]},
+        {
+            "when": {"tool_result_contains": "no child agents"},
+            "reply": [{"text": "PLUGIN-DONE"}],
+        },
+    ],
+}
+
+
+def _results(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        block
+        for line in lines
+        if line.get("type") == "user" and isinstance(line["message"]["content"], list)
+        for block in line["message"]["content"]
+        if block.get("type") == "tool_result"
+    ]
+
+
+def _text(block: dict[str, Any]) -> str:
+    content = block["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content)
+
+
+async def test_an_installed_plugin_reports_the_session_and_serves_the_decks_tools(
+    tmp_path: Path, daemons: list[Daemon]
+) -> None:
+    scenario = tmp_path / "plugin.yaml"
+    scenario.write_text(yaml.safe_dump(SCRIPT))
+    async with running_mock(scenario) as mm:
+        daemon = await Daemon(deck_env(tmp_path / "deck")).start()
+        daemons.append(daemon)
+        # The option names the deck; the shell's AGENTDECK_HOME names another home,
+        # which hooks and the MCP server must not take.
+        env = claude_env(tmp_path, mm.url_for("plugin"), AGENTDECK_HOME=str(tmp_path / "other"))
+        install(env, tmp_path, home=str(daemon.home))
+        project = tmp_path / "project"
+        project.mkdir()
+        run = await run_claude(["-p", "/agentdeck:deck status"], cwd=project, env=env, timeout=180)
+
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert run.result["result"] == "PLUGIN-DONE", run.result
+        assert run.result["permission_denials"] == []  # /deck's allowed-tools, nothing else
+        bash, listed = _results(run.lines)
+        # ran, not refused; the CLI reads the shell's AGENTDECK_HOME, not the option
+        said = _text(bash)
+        assert "no daemon running for" in said.lower() and str(tmp_path / "other") in said
+        assert "no child agents" in _text(listed) and not listed.get("is_error")
+
+        session = run.result["session_id"]
+        async with daemon.api() as api:
+            agents = (await api.get("/api/agents")).json()["agents"]
+        (mine,) = [a for a in agents if a["session_id"] == session]
+        assert mine["source"] == "external" and mine["cwd"] == str(project)
+        assert mine["extra"]["final_message"] == "PLUGIN-DONE"
+
+    # What the plugin leaves on disk never holds the deck's token in clear.
+    token = daemon.token.encode()
+    written = [p for p in (tmp_path / "claude").rglob("*") if p.is_file()]
+    assert written and not [p for p in written if token in p.read_bytes()]
