@@ -47,6 +47,7 @@ async def test_a_token_revoked_on_one_node_ends_on_the_other(
 
     await eventually(refused, timeout=10, what="the revocation on the other node")
     assert await second.by_session(session) is None
+    assert await Identity(second.users, session_ttl=3600).by_session(session) is None
 
 
 async def test_a_user_removed_on_one_node_is_gone_on_the_other(
@@ -73,3 +74,25 @@ async def test_one_node_alone_asks_nothing_again(pg_url: str) -> None:
         await alone.users.create_token("cy", name="t", secret=SECRET)
         assert await alone.by_token(SECRET) is not None
         assert alone.recheck_seconds is None
+
+
+async def test_a_login_on_one_node_is_known_on_the_other_and_a_logout_there_ends_it(
+    nodes: tuple[Identity, Identity],
+) -> None:
+    first, second = nodes
+    await first.users.add_user("ada", Role.OPERATOR)
+    await first.users.create_token("ada", name="laptop", secret=SECRET)
+    logged_in = await first.login(SECRET)
+    assert logged_in is not None
+    session = logged_in[0]
+    found = await second.by_session(session)  # never seen there: read from the database
+    assert found is not None and (found.user, found.role) == ("ada", Role.OPERATOR)
+    assert await first.by_session(session) is not None  # remembered here
+    await second.logout(session)
+    assert await second.by_session(session) is None
+    assert await Identity(second.users, session_ttl=3600).by_session(session) is None
+
+    async def ended() -> bool:
+        return await first.by_session(session) is None
+
+    await eventually(ended, timeout=10, what="the logout on the other node")

@@ -4,8 +4,15 @@ role, cheaply, and ended at once when revoked or expired.
 A token proven once (scrypt, in the store) is remembered in memory by its
 fingerprint, so each later request costs one SHA-256 and a dict look-up.
 Revoking a token, or removing its user, through this service forgets it here
-and wakes whatever watches it (open event streams end). Dashboard sessions live
-in memory: a restart of the daemon asks for the token again.
+and wakes whatever watches it (open event streams end).
+
+Dashboard sessions are kept in the database (``store.sessions``: a SHA-256 of the
+id, never the id), so every API node of a deck knows a login made on any of them,
+and a restart keeps them. Each node remembers the sessions it has seen: alone on
+its database (SQLite) that memory is the truth, as it was; on a deck with several
+nodes a remembered session is asked of the database again once
+``recheck_seconds`` old, so a logout, a revoked token or a removed user elsewhere
+ends it here too.
 """
 
 from __future__ import annotations
@@ -18,16 +25,19 @@ from dataclasses import dataclass, replace
 
 from agentdeck.core import token_hash
 from agentdeck.core.roles import Principal, Role, TokenInfo, User
+from agentdeck.store.sessions import SessionStore, key_of
 from agentdeck.store.users import UserStore
 
 logger = logging.getLogger(__name__)
 
 NO_USER = "nobody"  # what a state-changing call records when it had no user
+SWEEP_SECONDS = 600.0  # a login sweeps the sessions that ended, at most this often
 
 
 @dataclass(frozen=True)
 class Session:
     principal: Principal  # expires_at: the earlier of the session's and the token's end
+    checked_at: float = 0.0  # when the database last said so
 
 
 class Identity:
@@ -38,11 +48,13 @@ class Identity:
         node may revoke a token or change a role: what this one remembers is asked
         again (by the token's id, no key derivation) once it is that old."""
         self.users = users
+        self.sessions = SessionStore(users.store)
         self.session_ttl = session_ttl
         self.recheck_seconds = recheck_seconds
         self._checked: dict[str, float] = {}  # token id -> when the store last said so
         self._proven: dict[str, Principal] = {}
-        self._sessions: dict[str, Session] = {}
+        self._sessions: dict[str, Session] = {}  # by key_of(session id)
+        self._swept = 0.0
         self._ended: dict[str, asyncio.Event] = {}
         self._ready = False
         self._lock = asyncio.Lock()
@@ -97,13 +109,25 @@ class Identity:
         return found
 
     async def by_session(self, session_id: str) -> Principal | None:
-        session = self._sessions.get(session_id)
+        if not session_id:
+            return None
+        now = time.time()
+        key = key_of(session_id)
+        session = self._sessions.get(key)
+        recheck = self.recheck_seconds
+        if session is not None and recheck is not None and now - session.checked_at >= recheck:
+            session = None  # asked of the database again, below
         if session is None:
+            found = await self.sessions.principal_of(key, now=now)
+            if found is None:
+                self._sessions.pop(key, None)
+                return None
+            self._checked[found.token_id] = now
+            self._sessions[key] = session = Session(found, now)
+        if not session.principal.valid(now) or not await self._still(session.principal):
+            self._sessions.pop(key, None)
             return None
-        if not session.principal.valid(time.time()) or not await self._still(session.principal):
-            self._sessions.pop(session_id, None)
-            return None
-        current = self._sessions.get(session_id)
+        current = self._sessions.get(key)
         return current.principal if current is not None else None
 
     async def _still(self, principal: Principal) -> bool:
@@ -126,10 +150,10 @@ class Identity:
                 for k, p in self._proven.items()
             }
             self._sessions = {
-                sid: Session(replace(v.principal, role=current.role))
+                key: replace(v, principal=replace(v.principal, role=current.role))
                 if v.principal.token_id == token_id
                 else v
-                for sid, v in self._sessions.items()
+                for key, v in self._sessions.items()
             }
         return True
 
@@ -138,16 +162,29 @@ class Identity:
         principal = await self.by_token(secret)
         if principal is None:
             return None
-        ends = time.time() + self.session_ttl
+        now = time.time()
+        ends = now + self.session_ttl
         if principal.expires_at is not None:
             ends = min(ends, principal.expires_at)
         principal = replace(principal, expires_at=ends)
         session_id = secrets.token_urlsafe(32)
-        self._sessions[session_id] = Session(principal)
+        key = key_of(session_id)
+        await self.sessions.add(key, principal, created_at=now)
+        self._sessions[key] = Session(principal, now)
+        if now - self._swept >= SWEEP_SECONDS:
+            self._swept = now
+            swept = await self.sessions.sweep(now=now)
+            if swept:
+                logger.info("swept %d dashboard session(s) that had ended", swept)
         return session_id, principal
 
-    def logout(self, session_id: str) -> None:
-        self._sessions.pop(session_id, None)
+    async def logout(self, session_id: str) -> None:
+        """End the session on every node (on another, within ``recheck_seconds``)."""
+        if not session_id:
+            return
+        key = key_of(session_id)
+        self._sessions.pop(key, None)
+        await self.sessions.remove(key)
 
     # -- ending ------------------------------------------------------------------
 
@@ -162,6 +199,12 @@ class Identity:
                 await event.wait()
         except TimeoutError:
             return
+
+    async def _end(self, token_ids: list[str]) -> None:
+        """Tokens revoked here: forgotten, and their sessions gone from the database."""
+        for token_id in token_ids:
+            self._forget(token_id)
+        await self.sessions.remove_of_tokens(token_ids)
 
     def _forget(self, token_id: str) -> None:
         self._checked.pop(token_id, None)
@@ -180,8 +223,7 @@ class Identity:
 
     async def remove_user(self, name: str) -> list[str]:
         revoked = await self.users.remove_user(name)
-        for token_id in revoked:
-            self._forget(token_id)
+        await self._end(revoked)
         return revoked
 
     async def create_token(
@@ -191,5 +233,5 @@ class Identity:
 
     async def revoke_token(self, ref: str) -> TokenInfo:
         info = await self.users.revoke_token(ref)
-        self._forget(info.id)
+        await self._end([info.id])
         return info

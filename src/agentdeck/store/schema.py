@@ -194,6 +194,7 @@ merges = sa.Table(
     sa.Column("reason", sa.Text, nullable=True),
     sa.Column("commit", sa.Text, nullable=True),
     sa.Column("outcome", JSON, nullable=False),
+    sa.Column("owner_host", sa.Text, nullable=True),  # the runner host merging it (0016)
     sa.Index(None, "state", "enqueued_at"),
     sa.Index(None, "agent_id"),
 )
@@ -471,3 +472,4 @@ trigger_deliveries = sa.Table(
 
 # Tables kept in modules of their own (to keep this one small), in this metadata.
 from agentdeck.store import schema_schedules as schema_schedules  # noqa: E402
+from agentdeck.store import schema_sessions as schema_sessions  # noqa: E402

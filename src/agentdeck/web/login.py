@@ -56,7 +56,7 @@ async def handle(
         if method != "POST":
             await _page(send, 405, "use the Log out button")
             return
-        identity.logout(session_of(headers))
+        await identity.logout(session_of(headers))
         await _redirect(send, "/login", f"{COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict")
         return
     if method in ("GET", "HEAD"):
