@@ -31,6 +31,7 @@ from agentdeck.core.ids import new_agent_id
 from agentdeck.core.lifecycle import REFUSALS, transition
 from agentdeck.core.worktree import Worktree
 from agentdeck.errors import PolicyDenied, UsageError, WorktreeError
+from agentdeck.runner.extension import SessionExtension
 from agentdeck.runner.scripted import scenario_of
 from agentdeck.runner.session import AgentSession
 from agentdeck.runner.warm import Warm, warmable
@@ -217,6 +218,7 @@ class AgentCreation(RunnerWarm):
                 moved.agent.with_changes(last_error=stop.message, updated_at=now),
             )
             raise PolicyDenied(stop.message)
+        recorded = await self._recorded(agent, base_url, warm)
         session = self._session(
             agent,
             base_url=base_url,
@@ -226,7 +228,10 @@ class AgentCreation(RunnerWarm):
             fleet=fleet,
             warm=warm,
             budgets=scoped,
+            extension=recorded,
         )
+        if recorded is not None:  # its cassette ends with its session
+            self.recorder.follow(agent.id, session.finished, lambda: str(session.agent.state))
         if new:
             try:
                 await self.store.record(spawned_events(agent), agent)
@@ -236,6 +241,27 @@ class AgentCreation(RunnerWarm):
                     self.warm.discard(warm, keep_cwd=False)
                 raise
         return session
+
+    async def _recorded(
+        self, agent: Agent, base_url: str | None, warm: Warm | None
+    ) -> SessionExtension | None:
+        """A recorded agent's extension (its model traffic through the recording
+        proxy: runner.recording); None for an agent that is not recorded."""
+        from agentdeck.runner.recording.seam import recorded
+
+        try:
+            return await recorded(
+                self.recorder,
+                agent,
+                base_url=base_url,
+                profile=self.governor.profile_for(agent),
+                inner=self.extension,
+                checkpoints=self.checkpoints if self.settings.checkpoints else None,
+            )
+        except BaseException:
+            if warm is not None:
+                self.warm.discard(warm, keep_cwd=True)
+            raise
 
     def _session(
         self,
@@ -248,6 +274,7 @@ class AgentCreation(RunnerWarm):
         fleet: FleetBudget | None = None,
         warm: Warm | None = None,
         budgets: tuple[FleetBudget, ...] = (),
+        extension: SessionExtension | None = None,
     ) -> AgentSession:
         session = AgentSession(
             agent,
@@ -262,7 +289,7 @@ class AgentCreation(RunnerWarm):
             fleet=fleet,
             budgets=budgets,
             memory=self.memory,
-            extension=self.extension,
+            extension=extension or self.extension,
             worktrees=self.worktrees,
             checkpoints=self.checkpoints if self.settings.checkpoints else None,
             start_slots=self.start_slots,

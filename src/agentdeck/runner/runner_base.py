@@ -41,6 +41,7 @@ from agentdeck.worktrees.checkpoints import Checkpoints
 
 if TYPE_CHECKING:  # the scripted model loads only for --scenario runs
     from agentdeck.mockmodel import MockModel, Scenario
+    from agentdeck.runner.recording.service import Recorder
 
 logger = logging.getLogger(__name__)
 
@@ -108,6 +109,16 @@ class RunnerBase:
         self._launching: set[asyncio.Task[None]] = set()
         self.merges = parts.merges
         self.warm = parts.warm
+        self._recorder: Recorder | None = None
+
+    @property
+    def recorder(self) -> Recorder:
+        """Its recording proxy (runner.recording), made when an agent is first recorded."""
+        if self._recorder is None:
+            from agentdeck.runner.recording.service import Recorder
+
+            self._recorder = Recorder(self.settings)
+        return self._recorder
 
     def attach(self, extension: SessionExtension) -> None:
         """What every session of this runner gets beside its own: orchestration."""

@@ -30,6 +30,7 @@ from agentdeck.core.worktree import Worktree
 from agentdeck.errors import AgentProcessError, SandboxUnavailable
 from agentdeck.runner import config_dirs, endpoints, procs, sandboxing, sdk_private
 from agentdeck.runner.options import build_options, settings_for
+from agentdeck.runner.recording.seam import recording_endpoint
 from agentdeck.runner.session_state import (
     ABORT_GRACE_SECONDS,
     READER_GRACE_SECONDS,
@@ -95,7 +96,8 @@ class AgentSession(SessionSteering):
                 sandbox,
                 workspace=Path(self.agent.cwd),
                 settings=settings_for(self.settings, self.agent, self._base_url, profile),
-                endpoint=self._base_url
+                endpoint=recording_endpoint(extension)
+                or self._base_url
                 or endpoints.model_url(self.agent.spec, profile, self.settings)
                 or self.settings.anthropic_base_url,
                 on_blocked=self._network_blocked,

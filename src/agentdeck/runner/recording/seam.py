@@ -14,11 +14,11 @@ from agentdeck.core.asks import Ask, AskKind, AskState
 from agentdeck.core.guardrails import SharedBudget
 from agentdeck.runner import endpoints
 from agentdeck.runner.extension import SessionExtension
-from agentdeck.runner.recording.service import DEFAULT_UPSTREAM, Recorder, mode_for, start_state
 from agentdeck.settings import Settings
 
 if TYPE_CHECKING:
     from agentdeck.core.policy_profile import Profile
+    from agentdeck.runner.recording.service import Recorder
     from agentdeck.worktrees.checkpoints import Checkpoints
 
 
@@ -58,10 +58,18 @@ class RecordedExtension:
         )
 
 
+def recording_endpoint(extension: SessionExtension | None) -> str | None:
+    """The proxy's URL when the session is recorded: its sandbox lets the process
+    reach that, not the upstream (which the proxy reaches, outside it)."""
+    return extension.url if isinstance(extension, RecordedExtension) else None
+
+
 def upstream_of(
     agent: Agent, base_url: str | None, profile: Profile | None, settings: Settings
 ) -> str:
     """Where the agent's requests would go without the proxy."""
+    from agentdeck.runner.recording.service import DEFAULT_UPSTREAM
+
     return (
         base_url
         or endpoints.model_url(agent.spec, profile, settings)
@@ -81,6 +89,8 @@ async def recorded(
 ) -> RecordedExtension | None:
     """The extension of a recorded agent's session (None: it is not recorded): its
     route opened, its start state kept when its cassette begins."""
+    from agentdeck.runner.recording.service import mode_for, start_state
+
     mode = mode_for(agent.spec, recorder.settings)
     if mode is None:
         return None
