@@ -13,7 +13,7 @@ from textual.strip import Strip
 
 from agentdeck.core.agent import Agent
 from agentdeck.core.events import StoredEvent
-from agentdeck.tui.agent_table import AgentTable
+from agentdeck.tui.agent_table import COLUMNS, AgentTable
 from agentdeck.tui.app import DeckApp
 from tests.tui.test_snapshots import Nowhere, agent, agents
 
@@ -56,7 +56,7 @@ async def test_a_growing_cost_widens_its_column_and_only_its_row_is_drawn_again(
     async with app.run_test(size=(100, 30)) as pilot:
         table = await loaded(pilot, agents(time.time()))
         assert table.shown == ["fixr0004", "lead0001", "writ0002", "test0003"]
-        cost_column = table.widths[4]
+        cost_column = table.widths[COLUMNS.index("cost")]
         assert cost_column == len("$0.3012")
         drawn = record_lines(table)
 
@@ -74,7 +74,7 @@ async def test_a_growing_cost_widens_its_column_and_only_its_row_is_drawn_again(
         app._flush_board()
         await pilot.pause()
         assert str(table.get_cell("writ0002", "cost")) == "$12345.5000"
-        assert table.widths[4] == len("$12345.5000") > cost_column
+        assert table.widths[COLUMNS.index("cost")] == len("$12345.5000") > cost_column
         assert {0, 1, 2, 3, 4} <= set(drawn)  # a wider column: every line
         # The order did not change; the other rows as they were.
         assert table.shown == ["fixr0004", "lead0001", "writ0002", "test0003"]
@@ -88,14 +88,14 @@ async def test_a_growing_cost_widens_its_column_and_only_its_row_is_drawn_again(
         app._flush_board()
         await pilot.pause()
         assert str(table.get_cell("writ0002", "tool")) == "a_rather_long_to"
-        widest = table.widths[2]
+        widest = table.widths[COLUMNS.index("tool")]
         assert widest == len("a_rather_long_to")
         drawn.clear()
         await app._take_event(event(4, "writ0002", "tool_returned", output="ok"))
         app._flush_board()
         await pilot.pause()
         assert str(table.get_cell("writ0002", "tool")) == ""
-        assert table.widths[2] == widest
+        assert table.widths[COLUMNS.index("tool")] == widest
         assert drawn == [3]
 
 

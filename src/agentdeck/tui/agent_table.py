@@ -9,6 +9,9 @@ widest value put in it.
 
 Keys when focused: up/down, page up/down, home/end move the cursor; a click picks a
 row. Moving the cursor posts ``Highlighted`` with the agent's id.
+
+The ``host`` column (the runner host an agent runs on, as in ``agentdeck ls``) is
+shown from the first row that has a host on: a deck of one daemon has none.
 """
 
 from __future__ import annotations
@@ -30,8 +33,10 @@ from agentdeck.tui.board import Board, Row, age
 
 NAME_WIDTH = 28
 TOOL_WIDTH = 16
-COLUMNS = ("name", "state", "tool", "turns", "cost", "age")
+HOST_WIDTH = 24
+COLUMNS = ("name", "state", "host", "tool", "turns", "cost", "age")
 _AGE = COLUMNS.index("age")
+_HOST = COLUMNS.index("host")
 PADDING = 1  # a space each side of a cell, as DataTable draws them
 _STATE_STYLE = {
     "running": "green",
@@ -66,6 +71,7 @@ def cells(row: Row, depth: int) -> tuple[Cell, ...]:
     return (
         _printable(prefix + row.name)[:NAME_WIDTH],
         Text(row.state, style=_STATE_STYLE.get(row.state, "")),
+        _printable(row.host)[:HOST_WIDTH],
         _printable(short_tool(row.current_tool))[:TOOL_WIDTH],
         str(row.turns),
         f"${row.cost_usd:.4f}",
@@ -138,6 +144,7 @@ class AgentTable(ScrollView, can_focus=True):
         self.depths: dict[str, int] = {}  # of the rows shown
         self.drawn: dict[str, tuple[Cell, ...]] = {}  # the cells shown, per row
         self.widths = [cell_len(label) for label in COLUMNS]
+        self.hosted = False  # a row had a host: the host column is shown from then on
         self.cursor_row = 0
         self._index: dict[str, int] = {}
         self._strips: dict[str, tuple[tuple[Any, ...], Strip]] = {}  # id: (key, line)
@@ -210,6 +217,8 @@ class AgentTable(ScrollView, can_focus=True):
         """Widen the columns these values (those not as ``before``) do not fit in;
         whether any was."""
         wider = False
+        if not self.hosted and values[_HOST]:
+            self.hosted = wider = True
         for i, value in enumerate(values):
             if before is not None and before[i] == value:
                 continue
@@ -290,8 +299,12 @@ class AgentTable(ScrollView, can_focus=True):
 
     # -- drawing --------------------------------------------------------------------
 
+    def _table_width(self) -> int:
+        shown = [w for i, w in enumerate(self.widths) if self.hosted or i != _HOST]
+        return sum(shown) + 2 * PADDING * len(shown)
+
     def _resize(self) -> None:
-        width = sum(self.widths) + 2 * PADDING * len(self.widths)
+        width = self._table_width()
         self.virtual_size = Size(width, len(self.shown) + 1)
 
     def _view(self) -> range:
@@ -319,7 +332,9 @@ class AgentTable(ScrollView, can_focus=True):
         of the width in the row's style."""
         segments = []
         pad = " " * PADDING
-        for value, width in zip(values, self.widths, strict=True):
+        for i, (value, width) in enumerate(zip(values, self.widths, strict=True)):
+            if i == _HOST and not self.hosted:
+                continue
             if isinstance(value, Text):
                 own = value.style
                 text = value.plain
@@ -333,7 +348,7 @@ class AgentTable(ScrollView, can_focus=True):
                 Segment(text, text_style),
                 Segment(" " * (width - cell_len(text)) + pad, style),
             ]
-        table = sum(self.widths) + 2 * PADDING * len(self.widths)
+        table = self._table_width()
         width = max(table, self.scrollable_content_region.width)
         segments.append(Segment(" " * (width - table), style))
         return Strip(segments, width).simplify()
@@ -344,7 +359,7 @@ class AgentTable(ScrollView, can_focus=True):
         header, even, odd, cursor = self._styles()
         base = self.rich_style
         if y == 0:
-            key: tuple[Any, ...] = (base, header, tuple(self.widths), width)
+            key: tuple[Any, ...] = (base, header, tuple(self.widths), self.hosted, width)
             if self._header is None or self._header[0] != key:
                 self._header = (key, self._line(COLUMNS, base + header, None))
             strip = self._header[1]

@@ -29,6 +29,12 @@ _SORTS: dict[str, Callable[[Row], Any]] = {
 }
 
 
+def host_of(agent: Agent) -> str:
+    """The runner host in the agent's record (as ``agentdeck ls`` shows it), or ``""``."""
+    host = agent.extra.get("host")
+    return host if isinstance(host, str) else ""
+
+
 @dataclass
 class Row:
     id: str
@@ -39,6 +45,7 @@ class Row:
     turns: int
     cost_usd: float
     created_at: float
+    host: str = ""  # the runner host that runs (or ran) it; "" on a one-daemon deck
 
     @classmethod
     def of(cls, agent: Agent) -> Row:
@@ -51,6 +58,7 @@ class Row:
             turns=agent.turns,
             cost_usd=agent.cost_usd,
             created_at=agent.created_at,
+            host=host_of(agent),
         )
 
     def matches(self, text: str) -> bool:
