@@ -12,6 +12,7 @@ from agentdeck.errors import CLINotFound
 from agentdeck.runner import sdk_private
 from agentdeck.runner.callbacks import Stopping, held, held_hooks
 from agentdeck.settings import Settings
+from agentdeck.telemetry.claude_env import claude_env
 
 if TYPE_CHECKING:
     from claude_agent_sdk.types import (
@@ -76,6 +77,8 @@ def agent_env(
         env["API_TIMEOUT_MS"] = str(int(settings.api_timeout_seconds * 1000))
     if settings.claude_config_dir is not None:
         env["CLAUDE_CONFIG_DIR"] = str(settings.claude_config_dir.expanduser())
+    # Telemetry on: Claude Code's own joins the deck's trace (empty when off).
+    env.update(claude_env(settings, agent_id))
     return env
 
 
