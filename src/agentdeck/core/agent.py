@@ -271,6 +271,7 @@ class Agent:
             "updated_at": self.updated_at,
             "spec": self.spec.to_dict(),
             "extra": dict(self.extra),
+            "skills": list(self.skills),  # extra's, read: from_dict takes them from there
         }
 
     @classmethod
