@@ -255,6 +255,10 @@ class AgentOut(BaseModel):
     updated_at: float
     spec: SpecOut
     extra: dict[str, Any]
+    skills: list[str] = Field(
+        default_factory=list,
+        description="The skills Claude Code offered it at its last start (names only).",
+    )
 
     @classmethod
     def of(cls, agent: Agent) -> AgentOut:
