@@ -43,6 +43,7 @@ ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("GET", "/api/events"): V,
     ("GET", "/api/events/stream"): V,
     ("GET", "/api/stats"): V,
+    ("GET", "/metrics"): V,  # Prometheus' scrape (web.metrics)
     # governance: a policy check only evaluates, it changes nothing
     ("GET", "/api/approvals"): V,
     ("GET", "/api/approvals/{ref}"): V,

@@ -62,6 +62,7 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
         api_usage,
         api_worktrees,
         dashboard,
+        metrics,
         sse,
     )
 
@@ -116,6 +117,7 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
     app.include_router(api_usage.router, responses=COMMON_ERRORS)
     app.include_router(sse.router, responses=COMMON_ERRORS)
     app.include_router(dashboard.router)
+    app.include_router(metrics.router)  # GET /metrics, Prometheus' format (web.metrics)
     hosts = [settings.host, *settings.allowed_hosts]
     app.add_middleware(SecurityMiddleware, identity=deck.identity, file_token=token, hosts=hosts)
     # Before the token check: a webhook's HMAC is its credential (web.hooks_api).
