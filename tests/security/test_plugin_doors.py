@@ -7,13 +7,23 @@ launchers run as Claude Code runs them, and once through the real CLI."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.plugin.support import MCP_PREFIX, PLUGIN, claude_env, install, launch, manifest
+from tests.plugin.support import (
+    MCP_PREFIX,
+    PLUGIN,
+    SCRIPTS,
+    claude_env,
+    install,
+    launch,
+    manifest,
+)
 from tests.support.mockmodel import run_claude, running_mock
 
 
@@ -107,3 +117,32 @@ async def test_a_hostile_home_option_through_the_real_cli_runs_nothing(tmp_path:
     # the server took the value whole, as the name of a home with no daemon
     said = json.dumps([line for line in run.lines if line.get("type") == "user"])
     assert json.dumps(f"no agentdeck daemon is running for {value}")[1:-1] in said
+
+
+def _mcp_under_a_claude(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The MCP launcher started by a process (a stand-in for Claude Code) that this
+    test's process started: as a runner starts an agent's Claude Code."""
+    return subprocess.run(
+        ["/bin/sh", "-c", '"$0"; exit $?', str(SCRIPTS / "agentdeck-mcp")],
+        env=env,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_an_agent_agentdeck_runs_gets_no_deck_tools_from_the_plugin(tmp_path: Path) -> None:
+    """Its own deck tools are under its tree's limits; the plugin's would act for it
+    as a session started by hand (the hook client steps aside alike)."""
+    agent = {"AGENTDECK_AGENT_ID": "a1", "AGENTDECK_RUNNER_PID": str(os.getpid())}
+    # without agentdeck on PATH, a server that did not step aside says so
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    aside = _mcp_under_a_claude(env | agent)
+    assert aside.returncode == 0 and "not served to agent a1" in aside.stderr
+
+    # a `claude` the agent starts from its Bash: another parent, served as any session
+    other = _mcp_under_a_claude(env | agent | {"AGENTDECK_RUNNER_PID": "1"})
+    assert other.returncode == 1 and "agentdeck is not on PATH" in other.stderr
+    alone = _mcp_under_a_claude(env | {"AGENTDECK_AGENT_ID": "a1"})
+    assert alone.returncode == 1 and "agentdeck is not on PATH" in alone.stderr
