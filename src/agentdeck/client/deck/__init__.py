@@ -9,6 +9,7 @@ from agentdeck.client.deck.events import RemoteEvents
 from agentdeck.client.deck.inbox import RemoteInbox
 from agentdeck.client.deck.knowledge import RemoteKnowledge
 from agentdeck.client.deck.orchestration import RemoteOrchestration
+from agentdeck.client.deck.schedules import RemoteSchedules
 from agentdeck.client.deck.team import RemoteTeam
 from agentdeck.core.deck import Deck
 
@@ -21,6 +22,7 @@ class RemoteDeck(
     RemoteKnowledge,
     RemoteTeam,
     RemoteOrchestration,
+    RemoteSchedules,
 ):
     """The deck of the daemon ``http`` talks to, one part per module of this package
     (as ``core.deck``'s). It does not own ``http``'s connection unless made by
