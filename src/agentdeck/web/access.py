@@ -69,6 +69,14 @@ ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("GET", "/api/asks"): V,
     ("GET", "/api/asks/{ref}"): V,
     ("POST", "/api/asks/{ref}"): OP,
+    # schedules: adding, running or changing one starts agents
+    ("GET", "/api/schedules"): V,
+    ("POST", "/api/schedules"): OP,
+    ("GET", "/api/schedules/{name}"): V,
+    ("POST", "/api/schedules/{name}/pause"): OP,
+    ("POST", "/api/schedules/{name}/resume"): OP,
+    ("POST", "/api/schedules/{name}/run"): OP,
+    ("DELETE", "/api/schedules/{name}"): OP,
     # worktrees
     ("GET", "/api/merges"): V,
     ("GET", "/api/merges/{ref}"): V,
@@ -122,6 +130,7 @@ ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("GET", "/memories"): V,
     ("POST", "/ui/memories/{memory_id}/{action}"): OP,
     ("GET", "/merges"): V,
+    ("GET", "/schedules"): V,
     ("GET", "/ui/merges"): V,
     ("POST", "/ui/agents/{agent_id}/merge"): OP,
     ("POST", "/ui/merges/{ref}/cancel"): OP,

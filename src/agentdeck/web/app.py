@@ -58,11 +58,13 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
         api_notify,
         api_orchestration,
         api_policy_replay,
+        api_schedules,
         api_team,
         api_usage,
         api_worktrees,
         dashboard,
         metrics,
+        pages_schedules,
         sse,
     )
 
@@ -109,6 +111,7 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
     app.include_router(api_memory.router, responses=COMMON_ERRORS)
     app.include_router(api_memories.router, responses=COMMON_ERRORS)
     app.include_router(api_orchestration.router, responses=COMMON_ERRORS)
+    app.include_router(api_schedules.router, responses=COMMON_ERRORS)
     app.include_router(api_worktrees.router, responses=COMMON_ERRORS)
     app.include_router(api_checkpoints.router, responses=COMMON_ERRORS)
     app.include_router(api_files.router, responses=COMMON_ERRORS)
@@ -117,6 +120,7 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
     app.include_router(api_usage.router, responses=COMMON_ERRORS)
     app.include_router(sse.router, responses=COMMON_ERRORS)
     app.include_router(dashboard.router)
+    app.include_router(pages_schedules.router)
     app.include_router(metrics.router)  # GET /metrics, Prometheus' format (web.metrics)
     hosts = [settings.host, *settings.allowed_hosts]
     app.add_middleware(SecurityMiddleware, identity=deck.identity, file_token=token, hosts=hosts)
