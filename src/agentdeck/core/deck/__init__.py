@@ -25,11 +25,20 @@ from agentdeck.core.deck.events import EventOps
 from agentdeck.core.deck.inbox import InboxOps
 from agentdeck.core.deck.knowledge import KnowledgeOps
 from agentdeck.core.deck.orchestration import OrchestrationOps
+from agentdeck.core.deck.schedules import ScheduleOps
 from agentdeck.core.deck.team import TeamOps
 
 
 class Deck(
-    AgentOps, EventOps, InboxOps, ChangeOps, KnowledgeOps, TeamOps, OrchestrationOps, Protocol
+    AgentOps,
+    EventOps,
+    InboxOps,
+    ChangeOps,
+    KnowledgeOps,
+    TeamOps,
+    OrchestrationOps,
+    ScheduleOps,
+    Protocol,
 ):
     """The deck as a client sees it, one part per module of this package. ``ref`` is
     an agent's id, a unique id prefix or a unique name (an approval's or an ask's id
@@ -44,5 +53,6 @@ __all__ = [
     "InboxOps",
     "KnowledgeOps",
     "OrchestrationOps",
+    "ScheduleOps",
     "TeamOps",
 ]
