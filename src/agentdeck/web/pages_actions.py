@@ -1,5 +1,5 @@
 """What the dashboard's forms and buttons do: start an agent, send a follow-up,
-interrupt, kill, resume — each through the Deck.
+interrupt, kill, resume, compact — each through the Deck.
 
 htmx requests get an HTML fragment back (the agent header, or an error
 message) and a redirect in ``HX-Redirect``; plain form posts (no JavaScript)
@@ -28,7 +28,7 @@ logger = logging.getLogger(__name__)
 router = APIRouter(include_in_schema=False)
 
 MAX_FORM_BYTES = 256 * 1024
-ACTIONS = ("send", "interrupt", "kill", "resume")
+ACTIONS = ("send", "interrupt", "kill", "resume", "compact")
 
 
 async def form_of(request: Request) -> dict[str, str]:
@@ -104,6 +104,8 @@ async def _act(deck: Deck, agent_id: str, action: str, form: dict[str, str]) -> 
         return await deck.interrupt(agent_id)
     if action == "kill":
         return await deck.kill(agent_id)
+    if action == "compact":  # an idle agent only (InvalidState); the text: what to keep
+        return await deck.compact(agent_id, text or None)
     return await deck.resume(agent_id, text or None)
 
 
@@ -138,4 +140,5 @@ _DONE = {
     "interrupt": "interrupted",
     "kill": "killed",
     "resume": "resumed",
+    "compact": "compaction asked for: its log shows it when Claude Code is done",
 }
