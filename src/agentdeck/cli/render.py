@@ -141,6 +141,9 @@ def agent_panel(agent: Record) -> Table:
         result = extra.get("structured_result")
         shown = "-" if result is None else jsontext.dumps(result, ensure_ascii=False)
         rows.append(("result", short(shown, 2000)))
+    skills = a.get("skills") or extra.get("skills")  # what Claude Code offered it
+    if isinstance(skills, list) and skills:
+        rows.append(("skills", short(", ".join(str(s) for s in skills), 500)))
     if a.get("last_error"):
         rows.append(("error", Line(a["last_error"], style="red")))
     for key, value in rows:
