@@ -39,6 +39,7 @@ from agentdeck.cli import (
     queue,
     run,
     sandbox,
+    schedules,
     service,
     skills,
     team,
@@ -88,6 +89,7 @@ hosts.register(app)
 service.register(app)
 triggers.register(app)
 compact.register(app)
+schedules.register(app)
 
 
 def main() -> None:
