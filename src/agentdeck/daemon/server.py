@@ -38,6 +38,8 @@ from agentdeck.hooks.config import write_client_config
 from agentdeck.hooks.socket_server import HookSocketServer
 from agentdeck.runner import procs
 from agentdeck.settings import Settings
+from agentdeck.telemetry.service import Telemetry
+from agentdeck.telemetry.service import start as start_telemetry
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +90,10 @@ async def serve(
     try:
         token = ensure_token(settings)
         deck = await open_deck(settings)
+        telemetry: Telemetry | None = None
         try:
+            # Before the reconciling: the agents it resumes are followed too.
+            telemetry = await start_telemetry(deck, settings)
             if await deck.bootstrap(token) is not None:
                 logger.info("no users yet: user 'admin' now owns the token file's token")
             reconciled = await deck.reconcile()
@@ -111,6 +116,8 @@ async def serve(
         finally:
             clear_info(settings)
             await deck.close()
+            if telemetry is not None:
+                await telemetry.stop()  # the spans still open end; what is queued is sent
     finally:
         lock.release()
 
