@@ -416,4 +416,5 @@ def describe_merge(e: dict[str, Any]) -> str:
     """``MergeEntry.describe`` of an entry's dict: what, where, and how it stands."""
     test = f", test: {e['test']}" if e.get("test") else ""
     head = f"{e['id'][:8]}  {e['branch']} → {e['target']} ({e['strategy']}{test})"
-    return f"{head}  {e['state']}" + (f": {e['reason']}" if e.get("reason") else "")
+    host = f" on {e['owner_host']}" if e.get("owner_host") else ""
+    return f"{head}  {e['state']}{host}" + (f": {e['reason']}" if e.get("reason") else "")

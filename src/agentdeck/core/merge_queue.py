@@ -85,6 +85,7 @@ class MergeEntry:
     started_at: float | None = None
     finished_at: float | None = None
     owner_pid: int | None = None  # the process merging it
+    owner_host: str | None = None  # the runner host merging it (a deck with hosts)
     reason: str | None = None  # the outcome in one line
     commit: str | None = None  # what the target now points at, when it landed
     outcome: dict[str, Any] = field(default_factory=dict)  # MergeOutcome.to_dict()
@@ -130,4 +131,5 @@ class MergeEntry:
         """One line for a terminal: what, where, and how it stands."""
         test = f", test: {self.shown_test}" if self.test else ""
         head = f"{self.id[:8]}  {self.branch} → {self.target} ({self.strategy}{test})"
-        return f"{head}  {self.state}" + (f": {self.reason}" if self.reason else "")
+        host = f" on {self.owner_host}" if self.owner_host else ""
+        return f"{head}  {self.state}{host}" + (f": {self.reason}" if self.reason else "")

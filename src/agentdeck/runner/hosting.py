@@ -82,6 +82,7 @@ class RunnerHost:
         self.epoch = registered.epoch
         self._last_beat = time.monotonic()
         self.runner.host_name = self.name
+        self.runner.merges.host = self.name  # its merge entries say so
         steering.set_this_host(self.name)
         self.store.fence_as(self.name)
         self.store.listen(listen.QUEUE, self._woken)
@@ -275,6 +276,7 @@ class RunnerHost:
     # -- the reaper ---------------------------------------------------------------
 
     async def _reaps(self) -> None:
+        merges_at = time.monotonic()
         while True:
             # At least every second: a lost host is found within its lease + 1 s.
             await asyncio.sleep(reap_every(self.hosts.heartbeat_seconds))
@@ -282,6 +284,13 @@ class RunnerHost:
                 await self.reaper.reap()
             except Exception:
                 logger.exception("runner host %s: reaping lost leases failed", self.name)
+            # A lost host's merges, taken again here (once a lease: the queue's rows).
+            if time.monotonic() - merges_at >= self.hosts.lease_seconds:
+                merges_at = time.monotonic()
+                try:
+                    await self.runner.merges.recover(hosts_only=True)
+                except Exception:
+                    logger.exception("runner host %s: taking lost merges failed", self.name)
 
     # -- transcripts ----------------------------------------------------------------
 

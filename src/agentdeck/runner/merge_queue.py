@@ -8,7 +8,11 @@ first come first served; across processes on one machine the merge's own lock
 file serialises; on a PostgreSQL deck, whose hosts each have their own home, an
 advisory lock keyed by the repository's real path (``store.advisory``) is held
 from the take to the outcome, so two hosts never merge into one repository at
-once, and one that dies mid-merge lets the next one in.
+once, and one that dies mid-merge lets the next one in. An entry records the
+runner host that queued or took it (``owner_host``): a pid names a process on one
+machine only. Another host takes again what a lost host (its heartbeat older than
+its lease, or stopped) left queued or mid-merge, if it reaches the repository
+(``recover``, at a daemon's start and with each host's reaping).
 Every outcome is a ``merge`` notice on the agent and an audit entry.
 
 The test runs in the sandbox of the agent's profile (``merge_sandbox``); its
@@ -36,6 +40,7 @@ from agentdeck.runner import procs
 from agentdeck.runner.merge_sandbox import confine_for, deck_secrets
 from agentdeck.settings import Settings
 from agentdeck.store import advisory
+from agentdeck.store.hosts import HostStore
 from agentdeck.store.merges import MergeStore
 from agentdeck.store.store import Store
 from agentdeck.worktrees import worktree_of
@@ -60,6 +65,7 @@ class MergeQueue:
         self._locks: dict[str, asyncio.Lock] = {}  # per repository: FIFO in this process
         self._tasks: dict[str, asyncio.Task[MergeEntry]] = {}
         self._clearing: set[asyncio.Task[None]] = set()
+        self.host: str | None = None  # this process's runner host, once it runs as one
 
     async def enqueue(
         self,
@@ -83,6 +89,7 @@ class MergeQueue:
             id="mg" + secrets.token_hex(6), agent_id=agent.id, repo=worktree.repo,
             branch=worktree.branch, target=target, strategy=strategy, test=test,
             state=MergeState.QUEUED, by=by, enqueued_at=time.time(), owner_pid=os.getpid(),
+            owner_host=self.host,
         )  # fmt: skip
         await self.records.create(entry)
         ahead = await self.records.list_merges(states=PENDING, repo=entry.repo, limit=1000)
@@ -129,14 +136,17 @@ class MergeQueue:
         )
         return cancelled
 
-    async def recover(self) -> list[MergeEntry]:
+    async def recover(self, *, hosts_only: bool = False) -> list[MergeEntry]:
         """Take again the entries a process that died left queued or mid-merge, in
-        the order they came (the daemon at its start)."""
+        the order they came (the daemon at its start): on a deck with hosts, those
+        of a host that is lost, whose repository this machine reaches.
+        ``hosts_only``: only those (a runner host, as it reaps)."""
         found = await self.records.list_merges(states=PENDING, oldest_first=True, limit=10_000)
+        found = [e for e in found if e.id not in self._tasks]
+        lost = await self._lost_hosts(found)
         orphans = [
             e for e in found
-            if e.id not in self._tasks
-            and (e.owner_pid is None or not procs.is_running(e.owner_pid))
+            if (not hosts_only or e.owner_host in lost) and self._orphaned(e, lost)
         ]  # fmt: skip
         for repo in dict.fromkeys(e.repo for e in orphans if e.state is MergeState.MERGING):
             if advisory.conninfo(self.store) is None:  # one machine: behind the lock file
@@ -144,10 +154,32 @@ class MergeQueue:
             else:
                 self._start_clearing(repo)
         for entry in orphans:
-            logger.warning("taking again merge %s left %s by a process that ended", entry.id,
-                           entry.state)  # fmt: skip
+            left_by = f"runner host {entry.owner_host}" if entry.owner_host in lost else "a process"
+            logger.warning("taking again merge %s left %s by %s that ended", entry.id,
+                           entry.state, left_by)  # fmt: skip
             self._start(entry, again=True)
         return orphans
+
+    def _orphaned(self, entry: MergeEntry, lost: set[str]) -> bool:
+        if entry.owner_host is not None and entry.owner_host != self.host:
+            # Another host's: its pid means nothing here; taken if that host is
+            # lost and this machine reaches the repository (else left to one that does).
+            return entry.owner_host in lost and Path(entry.repo).is_dir()
+        return entry.owner_pid is None or not procs.is_running(entry.owner_pid)
+
+    async def _lost_hosts(self, entries: list[MergeEntry]) -> set[str]:
+        """Of the hosts these entries name (not this one), those lost: stopped, or
+        no heartbeat for a whole lease (by the database's clock)."""
+        named = {e.owner_host for e in entries if e.owner_host and e.owner_host != self.host}
+        if not named:
+            return set()
+        registry = HostStore.of(self.store, self.settings)
+        known, now = await registry.list_hosts()
+        live = {
+            h.name for h in known
+            if h.stopped_at is None and now - h.heartbeat_at < registry.lease_seconds
+        }  # fmt: skip
+        return named - live
 
     async def close(self) -> None:
         """Stop the merges under way; their entries are taken again at the next start."""
@@ -194,7 +226,7 @@ class MergeQueue:
                     raise
                 # The deck-wide lock could not be taken: not merged, and said so
                 # (if it is still queued: one left merging may be another host's).
-                if await self.records.take(entry.id) is None:
+                if await self.records.take(entry.id, host=self.host) is None:
                     return await self.records.get(entry.id)
                 finished = await self.records.finish(
                     entry.id, MergeState.FAILED, reason=f"not merged: {exc.message}"
@@ -205,7 +237,7 @@ class MergeQueue:
 
     async def _merge(self, entry: MergeEntry, *, again: bool) -> MergeEntry:
         """Take the entry and merge it: under the repository's locks."""
-        taken = await self.records.take(entry.id, again=again)
+        taken = await self.records.take(entry.id, again=again, host=self.host)
         if taken is None:  # cancelled while it waited
             return await self.records.get(entry.id)
         try:

@@ -88,10 +88,13 @@ class MergeStore:
 
         return await self.store._read(query)
 
-    async def take(self, entry_id: str, *, again: bool = False) -> MergeEntry | None:
-        """``queued → merging`` under this process; None if it is no longer queued
-        (cancelled, or taken elsewhere). ``again``: also an entry left ``merging``
-        by a process that died."""
+    async def take(
+        self, entry_id: str, *, again: bool = False, host: str | None = None
+    ) -> MergeEntry | None:
+        """``queued → merging`` under this process (of runner host ``host``, on a
+        deck with hosts); None if it is no longer queued (cancelled, or taken
+        elsewhere). ``again``: also an entry left ``merging`` by a process (or a
+        host) that died."""
         now, pid = time.time(), os.getpid()
         allowed = [str(MergeState.QUEUED)] + ([str(MergeState.MERGING)] if again else [])
 
@@ -99,7 +102,9 @@ class MergeStore:
             result = conn.execute(
                 sa.update(merges)
                 .where(merges.c.id == entry_id, merges.c.state.in_(allowed))
-                .values(state=str(MergeState.MERGING), started_at=now, owner_pid=pid)
+                .values(
+                    state=str(MergeState.MERGING), started_at=now, owner_pid=pid, owner_host=host
+                )
             )
             return bool(result.rowcount)
 
