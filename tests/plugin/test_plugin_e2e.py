@@ -70,6 +70,10 @@ async def test_an_installed_plugin_reports_the_session_and_serves_the_decks_tool
         run = await run_claude(["-p", "/agentdeck:deck status"], cwd=project, env=env, timeout=180)
 
         assert run.returncode == 0, run.stderr[-2000:]
+        (init,) = run.of_type("system", "init")
+        assert {"agentdeck:engineer", "agentdeck:reviewer"} <= set(init["agents"])
+        assert {"agentdeck:deck", "agentdeck:run-tests"} <= set(init["slash_commands"])
+        assert {s["name"] for s in init["mcp_servers"]} == {"plugin:agentdeck:agentdeck"}
         assert run.result["result"] == "PLUGIN-DONE", run.result
         assert run.result["permission_denials"] == []  # /deck's allowed-tools, nothing else
         bash, listed = _results(run.lines)
