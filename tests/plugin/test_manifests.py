@@ -76,17 +76,21 @@ def _files(root: Path) -> dict[str, bytes]:
 
 
 def test_the_agents_are_the_catalogs_templates() -> None:
-    """A copy (an installed plugin reads no link out of its folder): kept equal here.
-    To refresh: cp src/agentdeck/orchestration/catalog/*.md plugin/agentdeck/agents/
-    and remove orchestrator.md."""
+    """A copy (an installed plugin reads no link out of its folder), kept equal here."""
     catalog = {k: v for k, v in _files(CATALOG).items() if k not in NOT_A_SUBAGENT}
-    assert _files(PLUGIN / "agents") == catalog
+    assert _files(PLUGIN / "agents") == catalog, (
+        "the plugin's agents differ from the catalog: cp "
+        "src/agentdeck/orchestration/catalog/*.md plugin/agentdeck/agents/ && "
+        "rm plugin/agentdeck/agents/orchestrator.md"
+    )
 
 
 def test_the_skills_are_the_builtin_skills_the_templates_name() -> None:
-    """The templates' ``skills: [agentdeck:run-tests, ...]`` are this plugin's skills.
-    To refresh: cp -r src/agentdeck/runner/builtin_skills/agentdeck/skills plugin/agentdeck/"""
-    assert _files(PLUGIN / "skills") == _files(BUILTIN_SKILLS)
+    """The templates' ``skills: [agentdeck:run-tests, ...]`` are this plugin's skills."""
+    assert _files(PLUGIN / "skills") == _files(BUILTIN_SKILLS), (
+        "the plugin's skills differ from the built-in ones: rm -r plugin/agentdeck/skills && "
+        "cp -r src/agentdeck/runner/builtin_skills/agentdeck/skills plugin/agentdeck/"
+    )
     for path in (BUILTIN_SKILLS).rglob("*.sh"):
         copy = PLUGIN / "skills" / path.relative_to(BUILTIN_SKILLS)
         assert os.access(copy, os.X_OK) == os.access(path, os.X_OK)
