@@ -118,6 +118,11 @@ class AgentCreate(Body):
         "result must match, or `status` (COMPLETE / PARTIAL / FAILED + summary); it wins "
         "over a template's.",
     )
+    record: bool = Field(
+        default=False,
+        description="Record its model traffic (scrubbed) through the recording proxy into a "
+        "cassette under the deck's recordings/, whatever AGENTDECK_RECORD says.",
+    )
 
     @field_validator("output_schema")
     @classmethod
@@ -169,6 +174,7 @@ class AgentCreate(Body):
             base=self.base,
             output_schema=self.output_schema if isinstance(self.output_schema, dict) else None,
             labels=tuple(self.labels),
+            record=self.record,
         )
 
 
