@@ -219,6 +219,10 @@ class AgentCreation(RunnerWarm):
             )
             raise PolicyDenied(stop.message)
         recorded = await self._recorded(agent, base_url, warm)
+        if recorded is not None and warm is not None:
+            # Started ahead, inside a sandbox that lets it reach its model, not the proxy.
+            self.warm.discard(warm, keep_cwd=True)
+            warm = None
         session = self._session(
             agent,
             base_url=base_url,

@@ -50,7 +50,10 @@ def template_of(spec: AgentSpec) -> AgentSpec:
 
 
 def warmable(spec: AgentSpec, workspace_files: bool) -> bool:
-    """Whether the agent would start in a new, empty workspace (what a warm one has)."""
+    """Whether the agent would start in a new, empty workspace (what a warm one has);
+    a recorded one starts cold (its process must reach the recording proxy)."""
+    if spec.record:
+        return False
     return spec.cwd is None and spec.workspace in (None, "new") and not workspace_files
 
 
