@@ -119,6 +119,7 @@ def run_spec(
     worktree: bool,
     base: str | None,
     output_schema: str | None = None,
+    record: bool = False,
 ) -> AgentSpec:
     """What ``agentdeck run`` asks for, its paths made absolute (a daemon has its own cwd)."""
     from pathlib import Path
@@ -156,6 +157,7 @@ def run_spec(
         workspace="worktree" if worktree else None,
         base=base,
         output_schema=schema_arg(output_schema) if output_schema else None,
+        record=record,
     )
 
 

@@ -74,6 +74,14 @@ def run(
         str | None,
         typer.Option(help="With --worktree: the ref to start from (default: the current branch)."),
     ] = None,
+    record: Annotated[
+        bool,
+        typer.Option(
+            "--record",
+            help="Record its model traffic (scrubbed) through agentdeck's recording proxy "
+            "into a cassette; see `agentdeck recordings`.",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
 ) -> None:
     """Run one agent to the end of its turn; exit 0 on success, 1 if it ended in error.
@@ -84,7 +92,7 @@ def run(
         prompt, name=name, cwd=cwd, model=model, allow=allow, deny=deny,
         append_system_prompt=append_system_prompt, max_turns=max_turns,
         budget_usd=budget_usd, scenario=scenario, profile=profile, worktree=worktree, base=base,
-        output_schema=output_schema,
+        output_schema=output_schema, record=record,
     )  # fmt: skip
     from agentdeck.cli.run_agent import run_agent
 

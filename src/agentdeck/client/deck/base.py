@@ -83,6 +83,8 @@ def create_body(spec: AgentSpec, *, keep_alive: bool, template: str | None) -> d
         body["resume_on_restart"] = True
     if spec.labels:
         body["labels"] = list(spec.labels)
+    if spec.record:
+        body["record"] = True
     if template is not None:
         body["agent"] = template
     return body

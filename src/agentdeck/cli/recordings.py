@@ -1,0 +1,118 @@
+"""``agentdeck recordings``: the cassettes of recorded agents on this machine's disk.
+
+A cassette is written by the runner that ran the agent, under its home's
+``recordings/`` (``runner.recording``); these commands read that directory, as
+``worktrees`` reads the worktrees on this machine.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from agentdeck.runner.recording.store import Recordings
+
+
+app = typer.Typer(
+    help="Recorded model traffic (`agentdeck run --record`, AGENTDECK_RECORD): `recordings ls`, "
+    "`recordings show ID` (its exchanges: method, path, status, bytes, outcome), "
+    "`recordings rm ID`. Each takes --json.",
+    no_args_is_help=True,
+)
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="recordings")
+
+
+def _recordings() -> Recordings:
+    from agentdeck.cli.context import load_settings
+    from agentdeck.runner.recording.store import Recordings
+
+    return Recordings.of(load_settings())
+
+
+@app.command("ls")
+def ls(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """The cassettes, oldest first: agent, when, exchanges, size, how its run ended."""
+    infos = _recordings().listed()
+    if as_json:
+        typer.echo(json.dumps([i.to_dict() for i in infos], indent=2))
+        return
+    if not infos:
+        typer.echo("no recordings (record with `agentdeck run --record` or AGENTDECK_RECORD)")
+        return
+    typer.echo(f"{'AGENT':<18} {'STARTED':<19} {'EXCH':>5} {'SIZE':>9} {'MODE':<6} STATE")
+    for i in infos:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(i.started_at or 0))
+        state = (i.state or "open") + (" (capped)" if i.capped else "")
+        typer.echo(f"{i.agent_id:<18} {when:<19} {i.exchanges:>5} {i.size:>9} {i.mode:<6} {state}")
+
+
+@app.command("show")
+def show(
+    agent_id: Annotated[str, typer.Argument(help="The recorded agent's id.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """One cassette: its upstream, start state and exchanges."""
+    from agentdeck.runner.recording.cassette import response_bytes
+
+    store = _recordings()
+    info = store.info(agent_id)
+    records = store.records(agent_id)
+    meta = next((r for r in records if r.get("kind") == "meta"), {})
+    exchanges = []
+    for request in (r for r in records if r.get("kind") == "request"):
+        n = request.get("n")
+        response = next((r for r in records if r.get("kind") == "response" and r.get("n") == n), {})
+        end = next((r for r in records if r.get("kind") == "end" and r.get("n") == n), {})
+        exchanges.append(
+            {
+                "n": n,
+                "method": request.get("method"),
+                "path": request.get("path"),
+                "status": response.get("status"),
+                "bytes": len(response_bytes(records, n)) if isinstance(n, int) else 0,
+                "outcome": end.get("outcome"),
+                "seconds": end.get("seconds"),
+            }
+        )
+    if as_json:
+        shown = {**info.to_dict(), "start": meta.get("start", {}), "exchanges": exchanges}
+        typer.echo(json.dumps(shown, indent=2))
+        return
+    start = meta.get("start", {})
+    typer.echo(f"agent     {info.agent_id}")
+    typer.echo(f"upstream  {info.upstream}")
+    typer.echo(f"mode      {info.mode}; state {info.state or 'open'}; {info.size} bytes")
+    if info.capped:
+        typer.echo("capped    past AGENTDECK_RECORDING_MAX_BYTES: later bodies not kept")
+    checkpoint = start.get("checkpoint") or {}
+    typer.echo(
+        f"start     {start.get('cwd', '?')} (git HEAD {start.get('git_head') or 'none'}, "
+        f"checkpoint {checkpoint.get('n', 'none')})"
+    )
+    for e in exchanges:
+        typer.echo(
+            f"  #{e['n']:<3} {e['method']} {e['path']} -> {e['status'] or '-'} "
+            f"{e['bytes']} bytes, {e['outcome'] or 'open'}"
+        )
+
+
+@app.command("rm")
+def rm(
+    agent_id: Annotated[str, typer.Argument(help="The recorded agent's id.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Remove one cassette."""
+    _recordings().remove(agent_id)
+    if as_json:
+        typer.echo(json.dumps({"removed": agent_id}))
+    else:
+        typer.echo(f"removed the recording of {agent_id}")
