@@ -37,6 +37,7 @@ from agentdeck.cli import (
     out,
     policy,
     queue,
+    recordings,
     run,
     sandbox,
     schedules,
@@ -89,6 +90,7 @@ hosts.register(app)
 service.register(app)
 triggers.register(app)
 compact.register(app)
+recordings.register(app)
 schedules.register(app)
 
 
