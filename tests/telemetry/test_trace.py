@@ -7,7 +7,9 @@ import itertools
 from typing import Any
 
 from agentdeck.core.agent import Agent, AgentSpec, AgentState
+from agentdeck.core.event_scrub import scrub_event
 from agentdeck.core.event_types import StoredEvent
+from agentdeck.core.events import ToolCalled
 from agentdeck.telemetry.counts import MAX_LABELS, Tally
 from agentdeck.telemetry.ids import span_id_of, trace_id_of
 from agentdeck.telemetry.spans import ARGUMENTS_LIMIT, SpanData
@@ -143,9 +145,19 @@ def test_a_merge_is_a_span_under_its_agent_with_its_test() -> None:
     assert merge.error is None
 
 
-def test_a_tool_input_holding_a_secret_is_scrubbed_and_cut_short() -> None:
-    """Defence in depth: the log is scrubbed when written; the span scrubs again."""
-    tool = next(s for s in build(tree_log()) if s.name == "execute_tool Bash")
+def test_a_tool_input_is_shown_as_the_scrubbed_log_holds_it_and_cut_short() -> None:
+    """The span shows what the log holds: an event as the store commits it (through
+    ``scrub_event``) has no secret left for a span to show."""
+    raw = ToolCalled(agent_id="a", ts=1.0, tool_use_id="k", tool="Bash", input={"command": KEY})
+    stored = scrub_event(raw)
+    e = Log()
+    (tool,) = build(
+        [
+            e("a", "agent_spawned", name="a", cwd="/", spec={}, parent_id=None),
+            e("a", "tool_called", **stored.data()),
+            e("a", "tool_returned", tool_use_id="k", output="", size=0),
+        ]
+    )
     shown = str(tool.attributes["gen_ai.tool.call.arguments"])
     assert KEY not in shown and "[REDACTED:" in shown
     e = Log()

@@ -26,6 +26,7 @@ from agentdeck.telemetry.spans import SpanData
 SCOPE = InstrumentationScope("agentdeck", __version__)
 SAMPLED = TraceFlags(TraceFlags.SAMPLED)
 SHIPPED_PROTOCOLS = ("http/protobuf",)
+UNSET = Status(StatusCode.UNSET)
 
 
 def traces_url(endpoint: str) -> str:
@@ -63,6 +64,10 @@ class OtlpSink:
         for span in spans:
             self.processor.on_end(self._readable(span))
 
+    def flush(self) -> None:
+        """Send what is queued now (blocking)."""
+        self.processor.force_flush()
+
     def shutdown(self) -> None:
         self.processor.shutdown()  # type: ignore[no-untyped-call]  # sends what is queued
 
@@ -78,7 +83,9 @@ class OtlpSink:
             parent=_context(span.trace_id, span.parent_id) if span.parent_id else None,
             resource=self.resource,
             attributes=span.attributes,
-            links=[Link(_context(ln.trace_id, ln.span_id), ln.attributes) for ln in span.links],
+            links=[Link(_context(ln.trace_id, ln.span_id), ln.attributes) for ln in span.links]
+            if span.links
+            else (),
             kind=SpanKind.INTERNAL,
             status=status,
             start_time=int(span.start * 1e9),

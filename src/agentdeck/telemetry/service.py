@@ -37,8 +37,12 @@ class SpanSink(Protocol):
 
     def export(self, spans: list[SpanData]) -> None: ...
 
+    def flush(self) -> None:
+        """Send what is queued now (blocking: run in a thread)."""
+        ...
+
     def shutdown(self) -> None:
-        """Send what is left (blocking: run in a thread)."""
+        """Send what is left and stop (blocking: run in a thread)."""
         ...
 
 

@@ -1,9 +1,10 @@
 """Spans as the trace builder (``telemetry.trace``) hands them out: plain records,
 no telemetry library, and the attribute helpers of the GenAI conventions.
 
-Every text in them comes from the event log, which is scrubbed when it is
-written; a tool's input is scrubbed once more here and cut short, as it could
-hold anything.
+Every text in them comes from the event log, which the store scrubs before it
+commits anything (``Store.record``): a span holds nothing the log does not. They
+are not scrubbed a second time here (it would cost more than building the span:
+~70 µs a tool call), only cut short.
 """
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
-from agentdeck.core.redact import scrub
 
 AttrValue = str | bool | int | float
 ARGUMENTS_LIMIT = 1024  # characters of a tool's input kept in its span
@@ -62,20 +61,27 @@ class OpenSpan:
             parent_id=self.parent_id,
             start=self.start,
             end=max(end, self.start),
-            attributes={**self.attributes, **attrs(**more)},
+            attributes={**self.attributes, **attrs(**more)} if more else self.attributes,
             links=tuple(self.links),
             error=self.error,
         )
 
 
+_DOTTED: dict[str, str] = {}  # keyword -> attribute name (a__b -> a.b), as met
+
+
 def attrs(**values: object) -> dict[str, AttrValue]:
     """Attributes (``a__b`` names ``a.b``) without the unset ones: an OTel
-    attribute has no null."""
-    return {
-        k.replace("__", "."): v
-        for k, v in values.items()
-        if isinstance(v, str | bool | int | float) and v != ""
-    }
+    attribute has no null. (On the path of every event: kept plain.)"""
+    out: dict[str, AttrValue] = {}
+    for key, value in values.items():
+        if value is None or value == "" or not isinstance(value, str | bool | int | float):
+            continue
+        name = _DOTTED.get(key)
+        if name is None:
+            name = _DOTTED[key] = key.replace("__", ".")
+        out[name] = value
+    return out
 
 
 def agent_attrs(
@@ -97,12 +103,12 @@ def agent_attrs(
 
 
 def arguments_text(tool_input: object) -> str:
-    """A tool's input as a span shows it: JSON, cut short, scrubbed."""
+    """A tool's input (as the log holds it, scrubbed) as a span shows it: JSON, cut short."""
     try:
         text = json.dumps(tool_input, ensure_ascii=False, sort_keys=True, default=str)
     except (ValueError, RecursionError):  # circular or too deep: show nothing of it
         return ""
-    return scrub(text[:ARGUMENTS_LIMIT])
+    return text[:ARGUMENTS_LIMIT]
 
 
 def short(text: object, default: str = "") -> str:

@@ -20,6 +20,7 @@ from agentdeck.core.event_types import EventType, StoredEvent
 from agentdeck.core.redact import scrub
 from agentdeck.telemetry.ids import span_id_of, trace_id_of
 from agentdeck.telemetry.spans import (
+    AttrValue,
     OpenSpan,
     SpanData,
     SpanLink,
@@ -228,13 +229,15 @@ class TraceBuilder:
         tool = str(data.get("tool") or "")
         outer = track.tools.get(str(data.get("parent_tool_use_id") or ""))
         under = outer or track.turn or track.span
-        more = attrs(
-            gen_ai__operation__name="execute_tool",
-            gen_ai__tool__name=tool,
-            gen_ai__tool__call__id=call_id,
-            gen_ai__tool__call__arguments=arguments_text(data.get("input")),
-            agentdeck__agent__id=track.agent_id,
-        )
+        more: dict[str, AttrValue] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": tool,
+            "gen_ai.tool.call.id": call_id,
+            "agentdeck.agent.id": track.agent_id,
+        }
+        arguments = arguments_text(data.get("input"))
+        if arguments:
+            more["gen_ai.tool.call.arguments"] = arguments
         own = span_id_of(track.agent_id, "tool", call_id)
         track.tools[call_id] = OpenSpan(
             f"execute_tool {tool}".strip(), own, under.span_id, ts, more
