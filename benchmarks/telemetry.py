@@ -1,0 +1,184 @@
+"""Event ingest with OpenTelemetry export on vs off (goal: on <= 1.05x off).
+
+The daemon's deck (``open_deck``, its event hub) on a fresh SQLite home, with its
+telemetry follower as ``agentdeck up`` starts it: off (the counts for /metrics
+only) or on (spans built and sent over OTLP/HTTP to a local receiver that
+answers 200). ``--tasks`` concurrent writers append ``--events`` events through
+``Store.append`` in batches of ``--batch``, shaped like agents' turns (spawn,
+message, tool calls and results with inputs, turn end, cost, final state); one
+round measures the ingest (first append to the last one committed: the goal's
+figure) and the follower's catch-up (to its having taken the last event in: the
+spans built and queued for export). Rounds alternate off/on so the machine's drift
+hits both alike.
+
+    env -u PYTHONDONTWRITEBYTECODE .venv/bin/python benchmarks/telemetry.py \\
+        [--events 20000] [--tasks 10] [--batch 20] [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from _common import header, median
+from agentdeck.core.events import (
+    AgentSpawned,
+    CostUpdated,
+    Event,
+    StateChanged,
+    ToolCalled,
+    ToolReturned,
+    TurnCompleted,
+    UserMessageSent,
+)
+from agentdeck.daemon.compose import open_deck
+from agentdeck.settings import Settings
+from agentdeck.telemetry.service import Telemetry
+from agentdeck.telemetry.service import start as start_telemetry
+
+
+class Collector:
+    """A local OTLP/HTTP endpoint: reads each export and answers 200."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.bytes = 0
+        collector = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                collector.requests += 1
+                collector.bytes += len(body)
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def agent_events(agent: str, parent: str | None, count: int) -> list[Event]:
+    """About ``count`` events of one agent: turns of three tool calls each."""
+    now = time.time()
+    spec = {"model": "claude-sonnet", "template": "engineer", "profile": "default"}
+    out: list[Event] = [
+        AgentSpawned(agent_id=agent, ts=now, name=agent, cwd="/w", spec=spec, parent_id=parent),
+        StateChanged(agent_id=agent, ts=now, old=None, new="running"),
+    ]
+    turn = 0
+    while len(out) < count - 1:
+        turn += 1
+        out.append(UserMessageSent(agent_id=agent, ts=now, text=f"turn {turn}: go on"))
+        for n in range(3):
+            call = f"{agent}-{turn}-{n}"
+            tool_input = {"command": f"pytest -q tests/test_{n}.py", "description": "run"}
+            out += [
+                ToolCalled(agent_id=agent, ts=now, tool_use_id=call, tool="Bash", input=tool_input),
+                ToolReturned(agent_id=agent, ts=now, tool_use_id=call, output="3 passed", size=8),
+            ]
+        out += [
+            TurnCompleted(
+                agent_id=agent, ts=now, subtype="success", is_error=False, terminal_reason=None,
+                result="done", session_id="s", num_turns=1, duration_ms=900, cost_usd=0.01,
+                input_tokens=1200, output_tokens=300,
+            ),
+            CostUpdated(agent_id=agent, ts=now, cost_usd=0.01 * turn, input_tokens=1200,
+                        output_tokens=300, delta_usd=0.01),
+        ]  # fmt: skip
+    out.append(StateChanged(agent_id=agent, ts=now, old="running", new="done"))
+    return out
+
+
+async def one_round(
+    root: Path, on: bool, events: int, tasks: int, batch: int, url: str
+) -> tuple[float, float, float]:
+    home = root / f"{'on' if on else 'off'}-{time.monotonic_ns()}"
+    settings = Settings(home=home, claude_config_dir=root / "claude", warm_pool=0)
+    if on:
+        settings = settings.model_copy(update={"otel_endpoint": url})
+    deck = await open_deck(settings, embedded=True)
+    telemetry: Telemetry | None = None
+    try:
+        telemetry = await start_telemetry(deck, settings)
+        assert telemetry.exporting is on
+        store = deck._store
+        per_task = events // tasks
+        work = [agent_events(f"ag{t}", "ag0" if t else None, per_task) for t in range(tasks)]
+
+        async def writer(mine: list[Event]) -> int:
+            last = 0
+            for i in range(0, len(mine), batch):
+                last = (await store.append(mine[i : i + batch]))[-1].id
+            return last
+
+        await writer(work[0][:1])  # the root is spawned first, as in a real tree
+        work[0] = work[0][1:]
+        started, cpu = time.perf_counter(), time.process_time()
+        lasts = await asyncio.gather(*(writer(w) for w in work))
+        ingested = time.perf_counter() - started
+        await telemetry.seen(max(lasts), timeout=600)
+        caught_up = time.perf_counter() - started
+        if telemetry.sink is not None:  # what the exporter's thread still has to encode
+            await asyncio.to_thread(telemetry.sink.flush)
+        return ingested, caught_up, time.process_time() - cpu
+    finally:
+        await deck.close()
+        if telemetry is not None:
+            await telemetry.stop()
+
+
+async def main(events: int, tasks: int, batch: int, rounds: int) -> None:
+    logging.getLogger("opentelemetry").setLevel(logging.ERROR)
+    header("event ingest, OpenTelemetry export on vs off")
+    print(f"  {events} events, {tasks} writers, batches of {batch}, {rounds} rounds each")
+    collector = Collector()
+    off: list[tuple[float, float, float]] = []
+    on: list[tuple[float, float, float]] = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            await one_round(Path(tmp), False, events // 10, tasks, batch, collector.url)  # warm
+            for _ in range(rounds):
+                off.append(await one_round(Path(tmp), False, events, tasks, batch, collector.url))
+                on.append(await one_round(Path(tmp), True, events, tasks, batch, collector.url))
+    finally:
+        collector.close()
+    for what, i in (("ingest (appends committed)", 0), ("follower caught up", 1)):
+        m_off, m_on = median([r[i] for r in off]), median([r[i] for r in on])
+        print(f"  {what}:")
+        print(f"    off: median {m_off * 1000:.0f} ms ({events / m_off:,.0f} events/s)")
+        print(f"    on:  median {m_on * 1000:.0f} ms ({events / m_on:,.0f} events/s)")
+        print(f"    on/off: {m_on / m_off:.3f}x" + (" (goal <= 1.05x)" if i == 0 else ""))
+    c_off, c_on = median([r[2] for r in off]), median([r[2] for r in on])
+    print("  CPU time of the process (every thread: the loop, the writer, the exporter):")
+    print(f"    off: {c_off / events * 1e6:.0f} us/event, on: {c_on / events * 1e6:.0f} us/event")
+    print(f"    on/off: {c_on / c_off:.3f}x")
+    print(f"  exported: {collector.requests} OTLP requests, {collector.bytes / 1e6:.1f} MB")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=20_000)
+    parser.add_argument("--tasks", type=int, default=10)
+    parser.add_argument("--batch", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    asyncio.run(main(args.events, args.tasks, args.batch, args.rounds))
