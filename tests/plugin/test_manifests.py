@@ -15,6 +15,7 @@ import pytest
 import agentdeck
 from agentdeck.hooks.config import HOOK_EVENTS
 from agentdeck.hooks.install import CLAUDE_TIMEOUT_SECONDS, TOOL_EVENTS, client_path
+from agentdeck.hooks.merge import MARKER
 from tests.plugin.support import (
     PLUGIN,
     REPO,
@@ -162,6 +163,28 @@ def test_the_hook_runs_agentdecks_client_found_once(tmp_path: Path) -> None:
     again = launch("agentdeck-hook", env, "not a hook payload")
     assert again.stderr.startswith("agentdeck hook: "), again.stderr
     assert (data / "hook-client").read_text().splitlines() == [exe, py, client]
+
+
+@pytest.mark.parametrize("where", ["claude/settings.json", "project/.claude/settings.local.json"])
+def test_the_hook_steps_aside_for_hooks_install(tmp_path: Path, where: str) -> None:
+    """Both would hand every event to the deck twice (seen: each tool call recorded
+    twice); the settings file's hooks, which someone installed there, stay."""
+    assert f"marker='{MARKER}'" in (SCRIPTS / "agentdeck-hook").read_text()
+    settings = tmp_path / where
+    settings.parent.mkdir(parents=True)
+    command = f"/usr/bin/python3 -S /x/client.py /h {MARKER}"
+    settings.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"command": command}]}]}}))
+    env = claude_env(
+        tmp_path,
+        CLAUDE_PLUGIN_DATA=str(tmp_path / "data"),
+        CLAUDE_PROJECT_DIR=str(tmp_path / "project"),
+    )
+    done = launch("agentdeck-hook", env, "not a hook payload")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")  # the client never ran
+    assert not (tmp_path / "data").exists()
+
+    settings.write_text(json.dumps({"hooks": {}}))  # after `hooks uninstall`
+    assert launch("agentdeck-hook", env, "x").stderr.startswith("agentdeck hook: ")
 
 
 def test_the_mcp_server_needs_agentdeck_and_says_so(tmp_path: Path) -> None:
