@@ -14,6 +14,7 @@ import pytest
 
 from agentdeck.core.agent import AgentState
 from agentdeck.core.schedules import RunOutcome, ScheduleRun
+from agentdeck.core.usage import BudgetScope
 from agentdeck.daemon.compose import open_deck
 from agentdeck.daemon.deck import Deck
 from agentdeck.errors import UsageError
@@ -161,6 +162,23 @@ async def test_the_daily_budget_refuses_a_run_past_it(
     assert refused.outcome is RunOutcome.REFUSED and refused.agent_id is None
     assert "daily budget of $0.00" in refused.reason
     assert [r.outcome for r in await runs(deck, name)] == [RunOutcome.STARTED, RunOutcome.REFUSED]
+
+
+async def test_the_projects_budget_applies_as_for_any_agent(tmp_path: Path) -> None:
+    own = await open_deck(make_settings(tmp_path))
+    try:
+        await own.set_budget(BudgetScope.PROJECT, str(tmp_path), 0.000001)
+        await own.add_schedule(
+            "nightly", "0 0 1 1 *", prompt="hello", scenario="chat", project=str(tmp_path)
+        )
+        first = await own.run_schedule("nightly")  # spends past it: stopped once it does
+        assert first.outcome is RunOutcome.STARTED
+        await done(own, first.agent_id)
+        refused = await own.run_schedule("nightly")
+        assert refused.outcome is RunOutcome.REFUSED and refused.agent_id is None
+        assert "PolicyDenied" in refused.reason and "daily budget exceeded" in refused.reason
+    finally:
+        await own.close()
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,7 @@ from agentdeck.core.schedules import (
     next_due,
     overlap_decision,
 )
-from agentdeck.errors import AgentdeckError
+from agentdeck.errors import AgentdeckError, PolicyDenied
 from agentdeck.store.schedules import ScheduleStore, new_run_id
 
 logger = logging.getLogger(__name__)
@@ -236,10 +236,13 @@ class Scheduler:
         try:
             agent_id = await self._start_agent(schedule)
         except AgentdeckError as exc:
+            # Refused by policy (the project's, user's or fleet's budget, the profile)
+            # is said as such; anything else kept the agent from starting.
+            outcome = RunOutcome.REFUSED if isinstance(exc, PolicyDenied) else RunOutcome.FAILED
             reason = f"{type(exc).__name__}: {exc}"
-            await self.store.settle(run.id, RunOutcome.FAILED, at=now, reason=reason)
+            await self.store.settle(run.id, outcome, at=now, reason=reason)
             logger.warning("schedule %s: its agent did not start: %s", schedule.name, exc)
-            return ScheduleRun(run.id, schedule.name, run.due_at, now, RunOutcome.FAILED, reason)
+            return ScheduleRun(run.id, schedule.name, run.due_at, now, outcome, reason)
         await self.store.settle(run.id, RunOutcome.STARTED, at=now, reason=note, agent_id=agent_id)
         logger.info("schedule %s: started agent %s", schedule.name, agent_id)
         return ScheduleRun(
