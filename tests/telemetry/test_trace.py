@@ -6,10 +6,13 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import pytest
+
 from agentdeck.core.agent import Agent, AgentSpec, AgentState
 from agentdeck.core.event_scrub import scrub_event
 from agentdeck.core.event_types import StoredEvent
 from agentdeck.core.events import ToolCalled
+from agentdeck.telemetry import trace
 from agentdeck.telemetry.counts import MAX_LABELS, Tally
 from agentdeck.telemetry.ids import span_id_of, trace_id_of
 from agentdeck.telemetry.spans import ARGUMENTS_LIMIT, SpanData
@@ -177,7 +180,7 @@ def test_an_agent_met_mid_life_joins_its_tree_and_close_cuts_what_is_open() -> N
         id="late", name="late", state=AgentState.RUNNING, spec=AgentSpec(prompt="p"),
         cwd="/", created_at=5.0, updated_at=5.0, parent_id="mid",
     )  # fmt: skip
-    builder.adopt(agent, "top")
+    builder.adopt(agent, "top", since=1500.0)
     e = Log()
     assert builder.feed(e("late", "tool_called", tool_use_id="z", tool="Read", input={})) == []
     spans = builder.close(now=2000.0)
@@ -185,7 +188,17 @@ def test_an_agent_met_mid_life_joins_its_tree_and_close_cuts_what_is_open() -> N
     assert {s.name for s in spans} == {"execute_tool Read", "turn", "invoke_agent late"}
     assert all(s.attributes["agentdeck.span.cut"] is True for s in spans)
     root = next(s for s in spans if s.name == "invoke_agent late")
-    assert root.parent_id == span_id_of("mid") and root.start == 5.0
+    assert root.parent_id == span_id_of("mid") and root.start == 1500.0
+    # Its own span, linked to the agent's first (an earlier daemon's): no id repeats.
+    assert root.span_id != span_id_of("late")
+    assert [(ln.span_id, ln.attributes) for ln in root.links] == [
+        (span_id_of("late"), {"agentdeck.link": "continues"})
+    ]
+    again = TraceBuilder()
+    again.adopt(agent, "top", since=2500.0)
+    again.feed(e("late", "tool_called", tool_use_id="z2", tool="Read", input={}))
+    later = again.close(now=3000.0)
+    assert not {s.span_id for s in later} & {s.span_id for s in spans}
 
 
 def test_a_resumed_agent_gets_a_new_span_under_its_first() -> None:
@@ -233,3 +246,13 @@ def test_the_tally_counts_since_start_and_bounds_a_models_labels() -> None:
     for n in range(MAX_LABELS + 50):
         tally.feed(e("a", "tool_called", tool_use_id=str(n), tool=f"invented_{n}", input={}))
     assert len(tally.tool_calls) == MAX_LABELS + 1 and tally.tool_calls["other"] > 0
+
+
+def test_ended_agents_are_forgotten_past_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(trace, "MAX_TRACKS", 3)
+    builder = TraceBuilder()
+    e = Log()
+    for n in range(5):
+        builder.feed(e(f"a{n}", "agent_spawned", name="a", cwd="/", spec={}, parent_id=None))
+        builder.feed(e(f"a{n}", "state_changed", old="running", new="done"))
+    assert [a for a in ("a0", "a1", "a2", "a3", "a4") if builder.knows(a)] == ["a2", "a3", "a4"]

@@ -30,6 +30,7 @@ logger = logging.getLogger(__name__)
 
 MAX_ANCESTRY = 64  # parents walked up to find a tree's root
 RETRY_SECONDS = 1.0
+MAX_UNKNOWN = 10_000  # ids of agents the deck does not know, remembered to skip
 
 
 class SpanSink(Protocol):
@@ -110,7 +111,7 @@ class Telemetry:
             if event.type == EventType.AGENT_SPAWNED:
                 claude_env.remember_root(event.agent_id, await self._root(event))
             if event.type != EventType.AGENT_SPAWNED and not self.builder.knows(event.agent_id):
-                await self._adopt(event.agent_id)
+                await self._adopt(event.agent_id, event.ts)
             spans = self.builder.feed(event)
         except Exception:  # one odd event must not end the traces of all
             logger.exception("telemetry could not take event %d", event.id)
@@ -144,16 +145,18 @@ class Telemetry:
             current = agent.parent_id
         return current
 
-    async def _adopt(self, agent_id: str) -> None:
+    async def _adopt(self, agent_id: str, since: float) -> None:
         if agent_id in self._unknown or self.builder is None:
             return
         try:
             agent = await self.deck.get_agent(agent_id)
         except NotFound:
+            if len(self._unknown) >= MAX_UNKNOWN:
+                self._unknown.clear()
             self._unknown.add(agent_id)
             return
         root = await self._walk_up(agent.parent_id) if agent.parent_id else agent.id
-        self.builder.adopt(agent, root)
+        self.builder.adopt(agent, root, since)
         claude_env.remember_root(agent.id, root)
 
 

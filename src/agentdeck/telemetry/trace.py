@@ -30,6 +30,8 @@ from agentdeck.telemetry.spans import (
     short,
 )
 
+MAX_TRACKS = 10_000  # agents remembered; the oldest ended ones go first
+
 
 @dataclass
 class _Track:
@@ -82,13 +84,21 @@ class TraceBuilder:
         ancestors the builder has not seen."""
         self._roots[agent_id] = root_id
 
-    def adopt(self, agent: Agent, root_id: str) -> None:
-        """An agent whose spawn it did not see (it started before the daemon did):
-        its span starts at its creation."""
+    def adopt(self, agent: Agent, root_id: str, since: float) -> None:
+        """An agent whose spawn it did not see (it started before the daemon did, or
+        the daemon restarted): a span of its own from ``since``, at its place in the
+        tree, linked to the agent's first span (which an earlier daemon may have
+        exported, cut at its stop: the ids never repeat)."""
         self._roots[agent.id] = root_id
-        if agent.id not in self._tracks:
-            spec = agent.spec.to_dict()
-            self._open_agent(agent.id, agent.name, spec, agent.parent_id, agent.created_at)
+        if agent.id in self._tracks:
+            return
+        spec = agent.spec.to_dict()
+        continued = span_id_of(agent.id, "since", repr(since))
+        self._open_agent(agent.id, agent.name, spec, agent.parent_id, since, own=continued)
+        track = self._tracks[agent.id]
+        track.span.links.append(
+            SpanLink(track.trace_id, span_id_of(agent.id), {"agentdeck.link": "continues"})
+        )
 
     def feed(self, event: StoredEvent) -> list[SpanData]:
         kind, data, ts = event.type, event.data, event.ts
@@ -123,14 +133,21 @@ class TraceBuilder:
     # -- agents ------------------------------------------------------------------------
 
     def _open_agent(
-        self, agent_id: str, name: str, spec: Mapping[str, Any], parent: str | None, ts: float
+        self,
+        agent_id: str,
+        name: str,
+        spec: Mapping[str, Any],
+        parent: str | None,
+        ts: float,
+        *,
+        own: int | None = None,
     ) -> None:
         root = self._roots.get(agent_id)
         if root is None:
             root = (self._roots.get(parent) or parent) if parent else agent_id
             self._roots[agent_id] = root
         trace_id = trace_id_of(root)
-        own = span_id_of(agent_id)
+        own = own or span_id_of(agent_id)
         parent_span: int | None = span_id_of(parent) if parent else None
         up = self._tracks.get(parent) if parent else None
         if up is not None and not up.ended:
@@ -144,8 +161,9 @@ class TraceBuilder:
     def _reopen(self, track: _Track, ts: float) -> None:
         """It runs again after a final state (resumed): a new span under the first."""
         track.runs += 1
+        track.turns = 0
         track.ended = False
-        run_id = span_id_of(track.agent_id, "run", str(track.runs))
+        run_id = span_id_of(track.agent_id, "run", repr(ts))
         more = {**track.span.attributes, "agentdeck.run": track.runs}
         track.span = OpenSpan(track.span.name, run_id, span_id_of(track.agent_id), ts, more)
         track.input_tokens = track.output_tokens = 0
@@ -221,7 +239,8 @@ class TraceBuilder:
             agentdeck__agent__id=track.agent_id,
             agentdeck__turn=track.turns,
         )
-        own = span_id_of(track.agent_id, "turn", str(track.runs), str(track.turns))
+        # Under this span of the agent's (a resumed or continued one numbers anew).
+        own = span_id_of(track.agent_id, "turn", str(track.span.span_id), str(track.turns))
         track.turn = OpenSpan("turn", own, track.span.span_id, ts, more)
 
     def _tool_called(self, track: _Track, data: dict[str, Any], ts: float) -> None:
@@ -289,6 +308,7 @@ class TraceBuilder:
             out.append(track.turn.finish(track.trace_id, ts, agentdeck__span__cut=True))
             track.turn = None
         track.ended = True
+        self._forget_ended()
         done = track.span.finish(
             track.trace_id, ts,
             gen_ai__usage__input_tokens=track.input_tokens,
@@ -297,6 +317,16 @@ class TraceBuilder:
             agentdeck__state=state, agentdeck__span__cut=cut or None,
         )  # fmt: skip
         return [*out, done]
+
+    def _forget_ended(self) -> None:
+        """Past ``MAX_TRACKS``, the agents that ended longest ago are forgotten (one
+        that comes back is met mid-life again: ``adopt``)."""
+        excess = len(self._tracks) - MAX_TRACKS
+        if excess <= 0:
+            return
+        for agent_id in [a for a, t in self._tracks.items() if t.ended][:excess]:
+            del self._tracks[agent_id]
+            self._roots.pop(agent_id, None)
 
     # -- merges --------------------------------------------------------------------------
 
