@@ -43,7 +43,7 @@ async def test_the_next_queued_agent_adopts_the_hosts_warm_process(
         assert carried != second.id and Path(done.cwd).name == carried
         assert done.pid == pid  # the very process started ahead
         assert psutil.Process(pid).environ()[procs.AGENT_ENV] == carried
-        assert "extra" not in first.to_dict() or procs.CARRIED not in first.extra
+        assert procs.CARRIED not in (await deck.get_agent(first.id)).extra  # it started cold
 
         await deck.kill(second.id)
         await settled(deck, second.id, lambda a: a.state.is_final)
