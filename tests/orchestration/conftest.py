@@ -17,7 +17,7 @@ from agentdeck.core.events import StoredEvent
 from agentdeck.core.templates import apply_template
 from agentdeck.daemon.compose import build_orchestration, build_runner
 from agentdeck.orchestration.service import Orchestrator
-from agentdeck.orchestration.templates import resolve
+from agentdeck.orchestration.templates import resolve, user_agents_dir
 from agentdeck.runner.runner import Runner
 from agentdeck.runner.session import AgentSession
 from agentdeck.settings import Settings
@@ -105,3 +105,17 @@ async def make_team(settings: Settings, tmp_path: Path) -> AsyncIterator[Team]:
 async def team(settings: Settings, tmp_path: Path) -> AsyncIterator[Team]:
     async with make_team(settings, tmp_path) as made:
         yield made
+
+
+@pytest.fixture
+def plain_engineer(settings: Settings) -> None:
+    """The built-in engineer without its structured status (``output_schema:
+    status``, tests/orchestration/test_catalog_status.py), as the user's template:
+    for tests whose workers answer in plain text, each turn scripted for what the
+    test is about (messages, waits, restarts), not for their results' shape."""
+    built_in = resolve(settings, "engineer")
+    agents = user_agents_dir(settings)
+    agents.mkdir(parents=True, exist_ok=True)
+    (agents / "engineer.md").write_text(
+        f"---\nname: engineer\ndescription: {built_in.description}\n---\n{built_in.prompt}\n"
+    )

@@ -113,6 +113,7 @@ async def test_workers_questions_are_answered_through_the_api_and_the_cli(
         assert "← answer from user:" in logs.out
 
 
+@pytest.mark.usefixtures("plain_engineer")  # its worker answers in plain text
 async def test_a_restart_while_the_orchestrator_waits_and_the_wait_completes_after_it(
     settings: Settings, tmp_path: Path
 ) -> None:
@@ -188,6 +189,7 @@ async def test_a_restart_while_the_orchestrator_waits_and_the_wait_completes_aft
         assert [c["id"] for c in children] == [slow["id"]]  # resumed, not spawned again
 
 
+@pytest.mark.usefixtures("plain_engineer")  # its worker answers in plain text
 async def test_a_hand_started_claude_orchestrates_through_agentdeck_mcp(
     settings: Settings, tmp_path: Path
 ) -> None:

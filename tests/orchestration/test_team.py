@@ -15,7 +15,8 @@ from agentdeck.settings import Settings
 from tests.orchestration.conftest import Team, make_team
 from tests.support.waiting import eventually
 
-pytestmark = [pytest.mark.anyio, pytest.mark.cli]
+# Its workers answer in plain text: the built-in engineer without its structured status.
+pytestmark = [pytest.mark.anyio, pytest.mark.cli, pytest.mark.usefixtures("plain_engineer")]
 
 WAIT = {"name": "mcp__deck__wait_for_agents", "input": {"agents": ["wa", "wb"]}}
 
