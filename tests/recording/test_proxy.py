@@ -272,3 +272,23 @@ async def _wait_for_end(recorder: Recorder, agent_id: str) -> None:
             if any(r["kind"] == "end" for r in read_lines(path)):
                 return
             await asyncio.sleep(0.02)
+
+
+async def test_the_proxy_answers_on_sockets_without_nagle(recorder: Recorder) -> None:
+    """Each chunk leaves when it comes: with Nagle on, a chunk after the headers
+    waited for the agent's delayed ACK (~40 ms to its first byte, measured)."""
+    import socket
+
+    async with serving(Upstream(gap=0.2)) as up:
+        route = await recorder.open("a1", up.url, "all", {})
+        async with (
+            httpx.AsyncClient() as client,
+            client.stream("POST", f"{route}/v1/messages", json=BODY) as response,
+        ):
+            async for _ in response.aiter_raw():
+                server = recorder._server
+                assert server is not None
+                (connection,) = server.server_state.connections
+                sock = connection.transport.get_extra_info("socket")
+                assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+                break

@@ -72,7 +72,7 @@ class _Server(uvicorn.Server):
 
 @contextlib.asynccontextmanager
 async def serving(app: Upstream) -> AsyncIterator[Upstream]:
-    sock = socket.socket()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     config = uvicorn.Config(
         app, http="h11", lifespan="off", log_config=None, log_level="warning", access_log=False

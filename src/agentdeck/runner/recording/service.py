@@ -95,7 +95,10 @@ class Recorder:
                 follow_redirects=False,
                 trust_env=False,
             )
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            # IPPROTO_TCP named: asyncio sets TCP_NODELAY on the connections it accepts
+            # only then (with proto 0, each chunk after the headers waited ~40 ms for the
+            # agent's delayed ACK: Nagle).
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             sock.bind(("127.0.0.1", 0))
             self._port = sock.getsockname()[1]
