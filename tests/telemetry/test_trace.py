@@ -256,3 +256,21 @@ def test_ended_agents_are_forgotten_past_the_bound(monkeypatch: pytest.MonkeyPat
         builder.feed(e(f"a{n}", "agent_spawned", name="a", cwd="/", spec={}, parent_id=None))
         builder.feed(e(f"a{n}", "state_changed", old="running", new="done"))
     assert [a for a in ("a0", "a1", "a2", "a3", "a4") if builder.knows(a)] == ["a2", "a3", "a4"]
+
+
+def test_an_error_the_agent_recovers_from_does_not_fail_its_span() -> None:
+    e = Log()
+    spans = build(
+        [
+            e("a", "agent_spawned", name="a", cwd="/", spec={}, parent_id=None),
+            e("a", "error_occurred", message="overloaded, retrying"),
+            e("a", "state_changed", old="running", new="done"),
+            e("b", "agent_spawned", name="b", cwd="/", spec={}, parent_id=None),
+            e("b", "error_occurred", message="the model endpoint refused the key"),
+            e("b", "state_changed", old="running", new="error"),
+        ]
+    )
+    assert [(s.name, s.error) for s in spans] == [
+        ("invoke_agent a", None),
+        ("invoke_agent b", "the model endpoint refused the key"),
+    ]

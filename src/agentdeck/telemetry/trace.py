@@ -49,6 +49,7 @@ class _Track:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    last_error: str | None = None
     ended: bool = False
 
     def under_turn(self, name: str, key: tuple[str, ...], ts: float, **more: object) -> OpenSpan:
@@ -218,11 +219,11 @@ class TraceBuilder:
             track.cost_usd += float(data.get("delta_usd") or 0.0)
         elif kind == EventType.TURN_COMPLETED:
             return self._end_turn(track, data, ts)
-        elif kind == EventType.ERROR_OCCURRED:
-            track.span.error = short(data.get("message"), "error")
+        elif kind == EventType.ERROR_OCCURRED:  # the agent's span fails only if it ends so
+            track.last_error = short(data.get("message"), "error")
         elif kind == EventType.STATE_CHANGED and _final(data.get("new")):
             if data.get("new") == AgentState.ERROR:
-                track.span.error = track.span.error or short(data.get("reason"), "error")
+                track.span.error = short(data.get("reason") or track.last_error, "error")
             return self._end_agent(track, ts, state=str(data.get("new")))
         return []
 
