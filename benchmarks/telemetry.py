@@ -7,12 +7,15 @@ answers 200). ``--tasks`` concurrent writers append ``--events`` events through
 ``Store.append`` in batches of ``--batch``, shaped like agents' turns (spawn,
 message, tool calls and results with inputs, turn end, cost, final state); one
 round measures the ingest (first append to the last one committed: the goal's
-figure) and the follower's catch-up (to its having taken the last event in: the
-spans built and queued for export). Rounds alternate off/on so the machine's drift
-hits both alike.
+figure), each append's latency, the follower's catch-up (to its having taken the
+last event in: the spans built and queued for export) and the process's CPU time.
+Unpaced, the writers saturate the machine and any CPU the spans take shows; with
+``--rate`` they append at a steady pace, as agents do, and the append latency says
+what an agent's event waits. Rounds alternate off/on so the machine's drift hits
+both alike.
 
     env -u PYTHONDONTWRITEBYTECODE .venv/bin/python benchmarks/telemetry.py \\
-        [--events 20000] [--tasks 10] [--batch 20] [--rounds 5]
+        [--events 20000] [--tasks 10] [--batch 20] [--rounds 5] [--rate 0]
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from _common import header, median
+from _common import header, median, percentile
 from agentdeck.core.events import (
     AgentSpawned,
     CostUpdated,
@@ -108,9 +111,12 @@ def agent_events(agent: str, parent: str | None, count: int) -> list[Event]:
     return out
 
 
+Round = tuple[float, float, float, list[float]]
+
+
 async def one_round(
-    root: Path, on: bool, events: int, tasks: int, batch: int, url: str
-) -> tuple[float, float, float]:
+    root: Path, on: bool, events: int, tasks: int, batch: int, url: str, rate: float = 0.0
+) -> Round:
     home = root / f"{'on' if on else 'off'}-{time.monotonic_ns()}"
     settings = Settings(home=home, claude_config_dir=root / "claude", warm_pool=0)
     if on:
@@ -124,14 +130,23 @@ async def one_round(
         per_task = events // tasks
         work = [agent_events(f"ag{t}", "ag0" if t else None, per_task) for t in range(tasks)]
 
+        latencies: list[float] = []
+
         async def writer(mine: list[Event]) -> int:
             last = 0
-            for i in range(0, len(mine), batch):
+            for k, i in enumerate(range(0, len(mine), batch)):
+                if rate:  # paced: this writer's share of ``rate`` events a second
+                    due = started + k * batch * tasks / rate
+                    await asyncio.sleep(max(0.0, due - time.perf_counter()))
+                sent = time.perf_counter()
                 last = (await store.append(mine[i : i + batch]))[-1].id
+                latencies.append(time.perf_counter() - sent)
             return last
 
+        started = time.perf_counter()
         await writer(work[0][:1])  # the root is spawned first, as in a real tree
         work[0] = work[0][1:]
+        latencies.clear()
         started, cpu = time.perf_counter(), time.process_time()
         lasts = await asyncio.gather(*(writer(w) for w in work))
         ingested = time.perf_counter() - started
@@ -139,26 +154,28 @@ async def one_round(
         caught_up = time.perf_counter() - started
         if telemetry.sink is not None:  # what the exporter's thread still has to encode
             await asyncio.to_thread(telemetry.sink.flush)
-        return ingested, caught_up, time.process_time() - cpu
+        return ingested, caught_up, time.process_time() - cpu, latencies
     finally:
         await deck.close()
         if telemetry is not None:
             await telemetry.stop()
 
 
-async def main(events: int, tasks: int, batch: int, rounds: int) -> None:
+async def main(events: int, tasks: int, batch: int, rounds: int, rate: float) -> None:
     logging.getLogger("opentelemetry").setLevel(logging.ERROR)
     header("event ingest, OpenTelemetry export on vs off")
-    print(f"  {events} events, {tasks} writers, batches of {batch}, {rounds} rounds each")
+    pace = f"paced at {rate:,.0f} events/s" if rate else "as fast as they go"
+    print(f"  {events} events, {tasks} writers ({pace}), batches of {batch}, {rounds} rounds each")
     collector = Collector()
-    off: list[tuple[float, float, float]] = []
-    on: list[tuple[float, float, float]] = []
+    off: list[Round] = []
+    on: list[Round] = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            await one_round(Path(tmp), False, events // 10, tasks, batch, collector.url)  # warm
+            root = Path(tmp)
+            await one_round(root, False, events // 10, tasks, batch, collector.url)  # warm-up
             for _ in range(rounds):
-                off.append(await one_round(Path(tmp), False, events, tasks, batch, collector.url))
-                on.append(await one_round(Path(tmp), True, events, tasks, batch, collector.url))
+                off.append(await one_round(root, False, events, tasks, batch, collector.url, rate))
+                on.append(await one_round(root, True, events, tasks, batch, collector.url, rate))
     finally:
         collector.close()
     for what, i in (("ingest (appends committed)", 0), ("follower caught up", 1)):
@@ -167,6 +184,13 @@ async def main(events: int, tasks: int, batch: int, rounds: int) -> None:
         print(f"    off: median {m_off * 1000:.0f} ms ({events / m_off:,.0f} events/s)")
         print(f"    on:  median {m_on * 1000:.0f} ms ({events / m_on:,.0f} events/s)")
         print(f"    on/off: {m_on / m_off:.3f}x" + (" (goal <= 1.05x)" if i == 0 else ""))
+    lat_off = [x for r in off for x in r[3]]
+    lat_on = [x for r in on for x in r[3]]
+    print(f"  one append of {batch} events (Store.append until committed):")
+    for name, lat in (("off", lat_off), ("on", lat_on)):
+        p50, p99 = median(lat) * 1000, percentile(lat, 99) * 1000
+        print(f"    {name}: median {p50:.2f} ms, p99 {p99:.2f} ms")
+    print(f"    on/off median: {median(lat_on) / median(lat_off):.3f}x")
     c_off, c_on = median([r[2] for r in off]), median([r[2] for r in on])
     print("  CPU time of the process (every thread: the loop, the writer, the exporter):")
     print(f"    off: {c_off / events * 1e6:.0f} us/event, on: {c_on / events * 1e6:.0f} us/event")
@@ -180,5 +204,6 @@ if __name__ == "__main__":
     parser.add_argument("--tasks", type=int, default=10)
     parser.add_argument("--batch", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rate", type=float, default=0.0, help="events/s in all (0: unpaced)")
     args = parser.parse_args()
-    asyncio.run(main(args.events, args.tasks, args.batch, args.rounds))
+    asyncio.run(main(args.events, args.tasks, args.batch, args.rounds, args.rate))
