@@ -8,11 +8,12 @@ and wakes whatever watches it (open event streams end).
 
 Dashboard sessions are kept in the database (``store.sessions``: a SHA-256 of the
 id, never the id), so every API node of a deck knows a login made on any of them,
-and a restart keeps them. Each node remembers the sessions it has seen: alone on
-its database (SQLite) that memory is the truth, as it was; on a deck with several
-nodes a remembered session is asked of the database again once
-``recheck_seconds`` old, so a logout, a revoked token or a removed user elsewhere
-ends it here too.
+and a restart keeps them. Each node remembers the sessions it has seen. Alone on
+its database (SQLite) that memory is the truth, as it was, read once from the
+database at the first session asked for: a cookie it does not know costs no
+read. On a deck with several nodes a session this node never saw is read from
+the database, and a remembered one is asked again once ``recheck_seconds`` old,
+so a logout, a revoked token or a removed user elsewhere ends it here too.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ class Identity:
         self._proven: dict[str, Principal] = {}
         self._sessions: dict[str, Session] = {}  # by key_of(session id)
         self._swept = 0.0
+        self._loaded = False  # alone on the database: its sessions read once
         self._ended: dict[str, asyncio.Event] = {}
         self._ready = False
         self._lock = asyncio.Lock()
@@ -117,6 +119,13 @@ class Identity:
         recheck = self.recheck_seconds
         if session is not None and recheck is not None and now - session.checked_at >= recheck:
             session = None  # asked of the database again, below
+        if session is None and self.recheck_seconds is None:
+            if self._loaded:
+                return None  # alone on the database: what it remembers is all there is
+            await self._load(now)
+            session = self._sessions.get(key)
+            if session is None:
+                return None
         if session is None:
             found = await self.sessions.principal_of(key, now=now)
             if found is None:
@@ -129,6 +138,13 @@ class Identity:
             return None
         current = self._sessions.get(key)
         return current.principal if current is not None else None
+
+    async def _load(self, now: float) -> None:
+        """Alone on the database: the sessions it holds (those of before a restart)."""
+        for key, principal in await self.sessions.live(now=now):
+            self._sessions.setdefault(key, Session(principal, now))
+            self._checked.setdefault(principal.token_id, now)
+        self._loaded = True
 
     async def _still(self, principal: Principal) -> bool:
         """Whether a remembered principal still holds, asked of the store again on a

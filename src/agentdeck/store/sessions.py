@@ -84,6 +84,33 @@ class SessionStore:
             expires_at=row.expires_at,
         )  # fmt: skip
 
+    async def live(self, *, now: float | None = None) -> list[tuple[str, Principal]]:
+        """Every session that can still log in, by key (what a node alone on its
+        database remembers from its start on)."""
+        now = time.time() if now is None else now
+
+        def query(conn: Connection) -> list[Any]:
+            stmt = (
+                sa.select(dashboard_sessions, users.c.role)
+                .join(tokens, tokens.c.id == dashboard_sessions.c.token_id)
+                .join(users, users.c.name == dashboard_sessions.c.user_name)
+                .where(
+                    dashboard_sessions.c.expires_at > now,
+                    tokens.c.user_name == dashboard_sessions.c.user_name,
+                    tokens.c.revoked_at.is_(None),
+                    sa.or_(tokens.c.expires_at.is_(None), tokens.c.expires_at > now),
+                )
+            )
+            return list(conn.execute(stmt))
+
+        return [
+            (row.key, Principal(
+                user=row.user_name, role=Role(row.role), token_id=row.token_id,
+                expires_at=row.expires_at,
+            ))
+            for row in await self.store._read(query)
+        ]  # fmt: skip
+
     async def remove(self, key: str) -> bool:
         """End one session (a logout); whether there was one."""
 
