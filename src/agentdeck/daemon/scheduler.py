@@ -91,6 +91,10 @@ class Scheduler:
         if self._task is None:
             self._task = asyncio.create_task(self._serve(), name="scheduler")
 
+    @property
+    def serving(self) -> bool:
+        return self._task is not None
+
     async def stop(self) -> None:
         task, self._task = self._task, None
         if task is not None:

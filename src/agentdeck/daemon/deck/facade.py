@@ -145,7 +145,9 @@ class Deck(
 
     async def refuse_starts(self) -> None:
         """From now on no agent starts, and those starting stop now (suspended):
-        the daemon is stopping."""
+        the daemon is stopping. The scheduler stops first: a run that comes due now
+        stays due (its catch-up rule decides at the next start), not failed."""
+        await self.stop_scheduling()
         await self._runner.refuse_starts(suspend=True)
 
     async def stop_feeds(self) -> None:
