@@ -1,7 +1,9 @@
 """A cassette: one agent's model traffic as JSON lines, scrubbed, within a size cap.
 
 One file per agent (``<home>/recordings/<agent id>.jsonl``), appended to when the
-agent is resumed. Lines, in order of arrival:
+agent is resumed. An exchange is written whole once it has ended (its request,
+its response, its chunks, its end: the scrubbing is then off the path of the
+request to the model); lines:
 
 * ``meta``: the agent, when it began, the upstream (no userinfo, no query), the
   mode (``all`` or ``errors``), the cap, and the workspace's start state;
@@ -84,12 +86,18 @@ def _piece(data: bytes) -> dict[str, str]:
 
 
 @dataclass
-class _Response:
-    """One response's chunks, held until it ends so it is scrubbed as a whole too."""
+class _Exchange:
+    """One exchange, held until it ends: written (and scrubbed) then, off the path of
+    the request to the model (scrubbing a request of 100 KB takes milliseconds), and
+    its response scrubbed as a whole too."""
 
     number: int
+    record: dict[str, Any]
+    body: bytes
+    response: dict[str, Any] | None = None
     chunks: list[tuple[float, bytes]] = field(default_factory=list)
     size: int = 0
+    dropped: bool = False  # its body went past the cap
 
 
 class CassetteWriter:
@@ -104,7 +112,7 @@ class CassetteWriter:
         self.broken: str | None = None
         self.exchanges = self._count_exchanges()
         self._file: IO[str] | None = None
-        self._open: dict[int, _Response] = {}
+        self._open: dict[int, _Exchange] = {}
 
     def _count_exchanges(self) -> int:
         if not self.path.exists():
@@ -114,15 +122,18 @@ class CassetteWriter:
 
     # -- writing ---------------------------------------------------------------
 
+    def _cap(self) -> None:
+        if not self.capped:
+            self.capped = True
+            self._write({"kind": "capped", "at_bytes": self.written, "cap": self.cap_bytes})
+
     def _write(self, record: Mapping[str, Any], *, body: bool = False) -> None:
         if self.broken is not None:
             return
         line = json.dumps(record, ensure_ascii=False) + "\n"
         size = len(line.encode("utf-8"))
-        if body and self.written + size > self.cap_bytes:
-            if not self.capped:
-                self.capped = True
-                self._write({"kind": "capped", "at_bytes": self.written, "cap": self.cap_bytes})
+        if body and (self.capped or self.written + size > self.cap_bytes):
+            self._cap()
             return
         try:
             if self._file is None:
@@ -160,7 +171,7 @@ class CassetteWriter:
     def request(
         self, method: str, path: str, headers: Iterable[tuple[str, str]], body: bytes
     ) -> int:
-        """Record a request; its exchange number."""
+        """A request, held until its exchange ends; its exchange number."""
         self.exchanges += 1
         n = self.exchanges
         record: dict[str, Any] = {
@@ -171,46 +182,58 @@ class CassetteWriter:
             "path": path,
             "headers": kept_headers(headers),
         }
-        if body and not self.capped:
-            whole = {**record, "body": scrubbed_body(body)}
-            if self.written + len(json.dumps(whole)) <= self.cap_bytes:
-                record = whole
-            else:
-                self.capped = True
-                self._write({"kind": "capped", "at_bytes": self.written, "cap": self.cap_bytes})
-        self._write(record)
-        self._open[n] = _Response(n)
+        self._open[n] = _Exchange(n, record, body, size=len(body))
         return n
 
     def response(self, n: int, status: int, headers: Iterable[tuple[str, str]]) -> None:
-        self._write(
-            {"kind": "response", "n": n, "status": status, "headers": kept_headers(headers)}
-        )
+        held = self._open.get(n)
+        if held is not None:
+            held.response = {
+                "kind": "response",
+                "n": n,
+                "status": status,
+                "headers": kept_headers(headers),
+            }
 
     def chunk(self, n: int, t: float, data: bytes) -> None:
-        """A piece of response ``n``'s body, held until the response ends; past the
+        """A piece of response ``n``'s body, held until the exchange ends; past the
         cap, nothing more (the chunk is still forwarded by the proxy)."""
         held = self._open.get(n)
         if held is None or self.capped:
             return
         held.size += len(data)
         if self.written + held.size > self.cap_bytes:
-            self.capped = True
-            self._write({"kind": "capped", "at_bytes": self.written, "cap": self.cap_bytes})
             held.chunks.clear()
+            held.dropped = True
             return
         held.chunks.append((t, data))
 
     def end(self, n: int, outcome: str, seconds: float, detail: str | None = None) -> None:
+        """The exchange written whole: its request, response, chunks and how it ended."""
         held = self._open.pop(n, None)
-        if held is not None and held.chunks:
-            for record in _scrubbed_chunks(n, held.chunks):
-                self._write(record, body=True)
+        if held is not None:
+            self._write_held(held)
         ended: dict[str, Any] = {"kind": "end", "n": n, "outcome": outcome, "seconds": seconds}
         if detail:
             ended["detail"] = scrub(detail)
         self._write(ended)
         self.flush()
+
+    def _write_held(self, held: _Exchange) -> None:
+        record = held.record
+        if held.body and not self.capped:
+            whole = {**record, "body": scrubbed_body(held.body)}
+            if self.written + len(json.dumps(whole)) <= self.cap_bytes:
+                record = whole
+            else:
+                self._cap()
+        self._write(record)
+        if held.response is not None:
+            self._write(held.response)
+        if held.dropped:
+            self._cap()
+        for chunk in _scrubbed_chunks(held.number, held.chunks) if held.chunks else ():
+            self._write(chunk, body=True)
 
     def close(self, state: str | None) -> None:
         for n in list(self._open):
