@@ -44,7 +44,7 @@ postgres:
 TEST_WORKERS ?= 2
 
 test: setup browser sandbox terminal postgres
-	$(RUN) pytest -n $(TEST_WORKERS) --dist loadscope
+	$(RUN) pytest -n $(TEST_WORKERS) --dist loadscope --durations=25
 
 lint: setup
 	$(RUN) ruff check src tests benchmarks scripts
