@@ -20,7 +20,7 @@ import asyncio
 import json
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agentdeck.core.agent import Agent, AgentSource, AgentState, external_agent
@@ -117,7 +117,12 @@ class HookBridge:
             self._agents = {k: v for k, v in self._agents.items() if k in self._locks}
         lock = self._locks.setdefault(session_id, asyncio.Lock())
         async with lock:
-            agent = await self._agent(session_id, directory, payload, env)
+            agent = await self._agent(session_id, directory, payload, env, request.owner)
+            if request.owner is not None and agent.spec.owner != request.owner:
+                logger.warning(
+                    "hook event for %s refused: the session is not the token's", agent.id
+                )
+                return HookReply.fall_back("this session is reported by another user")
             handler = getattr(self, "_on_" + name, None)
             if handler is None:
                 return await self._other(agent, name, payload)
@@ -129,7 +134,12 @@ class HookBridge:
     # -- the session's agent ---------------------------------------------------------
 
     async def _agent(
-        self, session_id: str, directory: str, payload: dict[str, Any], env: dict[str, str]
+        self,
+        session_id: str,
+        directory: str,
+        payload: dict[str, Any],
+        env: dict[str, str],
+        owner: str | None = None,
     ) -> Agent:
         agent = self._agents.get(session_id)
         if agent is None:
@@ -146,6 +156,8 @@ class HookBridge:
                 pid=pid,
                 transcript_path=text_of(payload, "transcript_path"),
             )
+            if owner is not None:
+                agent = agent.with_changes(spec=replace(agent.spec, owner=owner))
             reason = "a hand-started Claude Code session reported in"
             await self.store.record(spawned_events(agent, reason), agent)
         else:

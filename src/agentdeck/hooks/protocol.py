@@ -50,6 +50,10 @@ class HookRequest:
     # Tells the client to wait up to that many seconds for the answer (the
     # server sets it; None where nobody listens, e.g. in-process callers).
     pending: Pending | None = field(default=None, compare=False, repr=False)
+    # The user a token named (``POST /api/hooks/event``): the session is theirs,
+    # and another user's session is not theirs to report on. None on the socket
+    # (whoever can open it is this machine's deck user).
+    owner: str | None = None
 
     @property
     def name(self) -> str | None:
