@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from agentdeck.core.agent import Agent, AgentState
@@ -22,7 +24,9 @@ from agentdeck.daemon.deck.team import Team
 from agentdeck.daemon.deck.triggers import Triggers
 from agentdeck.daemon.hub import EventHub
 from agentdeck.daemon.identity import Identity
+from agentdeck.hooks import http_door
 from agentdeck.hooks.bridge import HookBridge
+from agentdeck.hooks.http_door import Said
 from agentdeck.hooks.protocol import HookReply, HookRequest
 from agentdeck.notify.service import Notifier
 from agentdeck.orchestration.service import Orchestrator
@@ -138,6 +142,13 @@ class Deck(
     async def handle_hook(self, request: HookRequest) -> HookReply:
         """What the hook socket of hand-started Claude Code sessions answers with."""
         return await self._hooks.handle(request)
+
+    def hook_event(self, body: bytes, *, by: str) -> Callable[[Said], Awaitable[bytes]]:
+        """The socket's exchange over the API (``POST /api/hooks/event``): ``body`` is
+        a request line, the session ``by``'s. ``UsageError`` at once for a body that is
+        no hook event; else the exchange to run, given where to write a pending
+        notice (a person is asked): it gives the reply line (``hooks.http_door``)."""
+        return partial(http_door.answer, self._hooks.handle, http_door.parsed(body, by))
 
     async def start_notifying(self, base_url: str) -> None:
         """Follow the log for the notification targets; links point at ``base_url``."""
