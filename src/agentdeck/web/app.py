@@ -53,6 +53,7 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
         api_checkpoints,
         api_files,
         api_governance,
+        api_hooks,
         api_memories,
         api_memory,
         api_notify,
@@ -112,6 +113,7 @@ def create_app(deck: Deck, *, token: str, settings: Settings) -> FastAPI:
     app.include_router(api_memories.router, responses=COMMON_ERRORS)
     app.include_router(api_orchestration.router, responses=COMMON_ERRORS)
     app.include_router(api_schedules.router, responses=COMMON_ERRORS)
+    app.include_router(api_hooks.router, responses=COMMON_ERRORS)
     app.include_router(api_worktrees.router, responses=COMMON_ERRORS)
     app.include_router(api_checkpoints.router, responses=COMMON_ERRORS)
     app.include_router(api_files.router, responses=COMMON_ERRORS)
