@@ -34,6 +34,8 @@ ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("POST", "/api/agents/{ref}/archive"): OP,
     ("POST", "/api/agents/external"): OP,
     ("POST", "/api/agents/{ref}/deck/{tool}"): OP,
+    # a hand-started session's hook events (web.api_hooks): they record and steer it
+    ("POST", "/api/hooks/event"): OP,
     ("GET", "/api/agents/{ref}/diff"): V,
     ("POST", "/api/agents/{ref}/merge"): OP,
     ("GET", "/api/agents/{ref}/checkpoints"): V,
