@@ -28,6 +28,7 @@ def test_run_record_then_ls_show_rm(tmp_path: Path) -> None:
     assert all(e["status"] == 200 and e["outcome"] == "complete" for e in messages)
     assert all(e["bytes"] > 0 for e in messages)
     assert shown["start"]["cwd"].endswith(agent_id)
+    assert shown["start"]["checkpoint"]["summary"] == "recording start"
     text = deck(env, "recordings", "show", agent_id)
     assert text.code == 0 and "upstream" in text.out and "#1" in text.out
     assert deck(env, "recordings", "rm", agent_id).code == 0

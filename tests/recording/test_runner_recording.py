@@ -71,7 +71,10 @@ async def test_a_recorded_run_keeps_every_exchange_and_no_secret(
     assert SECRET not in text and "sk-agentdeck-scripted" not in text
     (meta,) = [r for r in records if r["kind"] == "meta"]
     assert meta["upstream"].endswith("/s/leaky")
-    assert meta["start"]["cwd"] == session.agent.cwd and "checkpoint" in meta["start"]
+    assert meta["start"]["cwd"] == session.agent.cwd
+    (checkpoint,) = [r for r in records if r["kind"] == "checkpoint"]
+    assert checkpoint["n"] == 1 and checkpoint["summary"] == "recording start"
+    # n 1: the first on the agent's timeline, before any tool call's own.
     messages = [
         r for r in records if r["kind"] == "request" and r["path"].startswith("/v1/messages")
     ]

@@ -84,7 +84,9 @@ def show(
             }
         )
     if as_json:
-        shown = {**info.to_dict(), "start": meta.get("start", {}), "exchanges": exchanges}
+        checkpoint = next((r for r in records if r.get("kind") == "checkpoint"), None)
+        start = {**meta.get("start", {}), "checkpoint": checkpoint}
+        shown = {**info.to_dict(), "start": start, "exchanges": exchanges}
         typer.echo(json.dumps(shown, indent=2))
         return
     start = meta.get("start", {})
@@ -93,7 +95,7 @@ def show(
     typer.echo(f"mode      {info.mode}; state {info.state or 'open'}; {info.size} bytes")
     if info.capped:
         typer.echo("capped    past AGENTDECK_RECORDING_MAX_BYTES: later bodies not kept")
-    checkpoint = start.get("checkpoint") or {}
+    checkpoint = next((r for r in records if r.get("kind") == "checkpoint"), {})
     typer.echo(
         f"start     {start.get('cwd', '?')} (git HEAD {start.get('git_head') or 'none'}, "
         f"checkpoint {checkpoint.get('n', 'none')})"

@@ -13,6 +13,8 @@ request to the model); lines:
 * ``response``: its status and kept headers (written when they came);
 * ``end``: how the exchange ended (``complete``, ``timeout``, ``upstream_error``,
   ``client_gone``) and how long it took;
+* ``checkpoint``: the workspace's checkpoint at the start (``n``, ``commit``…),
+  taken while Claude Code boots, before any tool call's own;
 * ``capped``: the cap was reached; from here on no body or chunk is kept;
 * ``closed``: the agent's run ended, with its state.
 
@@ -166,6 +168,11 @@ class CassetteWriter:
                 "start": dict(start),
             }
         )
+        self.flush()
+
+    def note(self, record: Mapping[str, Any]) -> None:
+        """A line of its own (the start's checkpoint, taken while the agent boots)."""
+        self._write(record)
         self.flush()
 
     def request(

@@ -95,14 +95,14 @@ async def recorded(
     if mode is None:
         return None
     start: dict[str, Any] = {}
+    cwd = Path(agent.cwd)
+    snap = (
+        (lambda: checkpoints.snapshot(agent.id, cwd, summary="recording start"))
+        if checkpoints is not None and cwd.is_dir()
+        else None
+    )
     if not recorder.recordings.path_of(agent.id).exists():
-        cwd = Path(agent.cwd)
-        snap = (
-            (lambda: checkpoints.snapshot(agent.id, cwd, summary="recording start"))
-            if checkpoints is not None and cwd.is_dir()
-            else None
-        )
-        start = await start_state(cwd, snap)
+        start = await start_state(cwd)
     upstream = upstream_of(agent, base_url, profile, recorder.settings)
-    url = await recorder.open(agent.id, upstream, mode, start)
+    url = await recorder.open(agent.id, upstream, mode, start, snap)
     return RecordedExtension(inner, url)

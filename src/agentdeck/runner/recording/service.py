@@ -17,7 +17,7 @@ import logging
 import secrets
 import socket
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -115,9 +115,18 @@ class Recorder:
             self._task = asyncio.create_task(server.serve(sockets=[sock]), name="recording-proxy")
             logger.info("recording proxy listening on %s", self.url)
 
-    async def open(self, agent_id: str, upstream: str, mode: Mode, start: Mapping[str, Any]) -> str:
+    async def open(
+        self,
+        agent_id: str,
+        upstream: str,
+        mode: Mode,
+        start: Mapping[str, Any],
+        checkpoint: Callable[[], Awaitable[Any]] | None = None,
+    ) -> str:
         """The agent's route (its base URL for Claude Code); its cassette begun, or
-        carried on when it already has one (a resumed agent)."""
+        carried on when it already has one (a resumed agent). ``checkpoint``: the
+        workspace's, taken meanwhile (the checkpoints' lock for the agent is taken at
+        once, so a tool call's own checkpoint, and so any change, comes after it)."""
         await self.start()
         path = self.recordings.path_of(agent_id)
         old = self._by_agent.pop(agent_id, None)
@@ -126,6 +135,8 @@ class Recorder:
         writer = CassetteWriter(path, cap_bytes=self.settings.recording_max_bytes)
         if writer.written == 0:
             writer.meta(agent_id, upstream, mode, start)
+            if checkpoint is not None:
+                self._watch(self._checkpoint(writer, checkpoint))
         token = secrets.token_urlsafe(24)
         self.routes[token] = Route(agent_id, upstream, writer)
         self._by_agent[agent_id] = (token, mode)
@@ -133,9 +144,22 @@ class Recorder:
 
     def follow(self, agent_id: str, finished: asyncio.Event, state: Callable[[], str]) -> None:
         """End the agent's cassette once its session has finished."""
-        task = asyncio.create_task(self._follow(agent_id, finished, state))
+        self._watch(self._follow(agent_id, finished, state))
+
+    def _watch(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
         self._watches.add(task)
         task.add_done_callback(self._watches.discard)
+
+    @staticmethod
+    async def _checkpoint(writer: CassetteWriter, checkpoint: Callable[[], Awaitable[Any]]) -> None:
+        try:
+            taken = await checkpoint()
+        except Exception as exc:  # noqa: BLE001 - a recording never stops the agent
+            logger.warning("the start state of %s was not checkpointed: %s", writer.path, exc)
+            writer.note({"kind": "checkpoint", "error": str(exc)[:200]})
+            return
+        writer.note({"kind": "checkpoint", **taken.to_dict()})
 
     async def _follow(
         self, agent_id: str, finished: asyncio.Event, state: Callable[[], str]
@@ -194,9 +218,9 @@ class Recorder:
             await client.aclose()
 
 
-async def start_state(cwd: Path, snapshot: Callable[[], Any] | None) -> dict[str, Any]:
-    """The workspace as the agent found it: its git HEAD (if it is in a repository)
-    and a checkpoint of everything in it (``snapshot``: the runner's checkpoints)."""
+async def start_state(cwd: Path) -> dict[str, Any]:
+    """The workspace as the agent found it: its git HEAD, if it is in a repository
+    (its checkpoint follows: ``Recorder.open``'s ``checkpoint``)."""
     state: dict[str, Any] = {"cwd": str(cwd), "ts": time.time(), "git_head": None}
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -214,11 +238,4 @@ async def start_state(cwd: Path, snapshot: Callable[[], Any] | None) -> dict[str
             state["git_head"] = out.decode().strip() or None
     except OSError as exc:
         logger.debug("no git HEAD for %s: %s", cwd, exc)
-    if snapshot is not None:
-        try:
-            checkpoint = await snapshot()
-            state["checkpoint"] = checkpoint.to_dict()
-        except Exception as exc:  # noqa: BLE001 - a recording never stops the agent
-            logger.warning("the start state of %s was not checkpointed: %s", cwd, exc)
-            state["checkpoint_error"] = str(exc)[:200]
     return state
