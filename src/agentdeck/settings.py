@@ -172,6 +172,14 @@ class Settings(HomeLayout, HostSettings, BridgeSettings, BaseSettings):
         description="OTLP protocol; only http/protobuf is shipped (the daemon refuses to start "
         "with another while an endpoint is set).",
     )
+    otel_sample_ratio: float = Field(
+        default=1.0,
+        ge=0.0,
+        le=1.0,
+        description="Share of agent trees traced when an OTLP endpoint is set (0 to 1, decided "
+        "by the tree's trace id, so a tree is traced whole or not at all): what tracing costs "
+        "the daemon's CPU scales with it.",
+    )
 
     max_depth: int = Field(
         default=3,
