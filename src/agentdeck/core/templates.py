@@ -15,6 +15,7 @@ becomes the agent's appended system prompt::
     max_turns: 40
     workspace: shared               # new | shared | worktree
     orchestrator: false             # true: it gets the deck's orchestrator tools
+    record: false                   # true: its model traffic is recorded (a cassette)
     ---
     You review changes. …
 
@@ -78,7 +79,7 @@ _AGENT_TOOL = re.compile(r"^(?:Agent|Task)\([A-Za-z0-9_, -]*\)$")
 AGENTDECK_KEYS = (
     "profile", "budget_usd", "max_turns", "workspace", "orchestrator", "output_schema",
     "model_endpoint", "thinking",
-    "subagents", "memory_review", "config_dir",
+    "subagents", "memory_review", "config_dir", "record",
 )  # fmt: skip
 CLAUDE_KEYS = (
     "name", "description", "tools", "disallowedTools", "model", "permissionMode", "maxTurns",
@@ -114,6 +115,7 @@ class Template:
     model_endpoint: ModelEndpoint | None = None  # where its model is (core.endpoints)
     thinking: dict[str, Any] | None = None  # the SDK's thinking config (core.thinking)
     memory_review: str | None = None  # inbox (None) | auto: core.memory_proposals
+    record: bool = False  # its agents' model traffic is recorded (runner.recording)
     source: str = "<memory>"  # the file, or "built-in:<name>"
     scope: str = "built-in"  # project | user | built-in
 
@@ -136,6 +138,7 @@ class Template:
             "model_endpoint": self.model_endpoint.to_dict() if self.model_endpoint else None,
             "thinking": self.thinking,
             "memory_review": self.memory_review,
+            "record": self.record,
             "source": self.source,
             "scope": self.scope,
         }
@@ -153,6 +156,7 @@ class Template:
             model_endpoint=ModelEndpoint.from_dict(data.get("model_endpoint")),
             thinking=data.get("thinking"),
             memory_review=data.get("memory_review"),
+            record=data.get("record") is True,
         )
 
 
@@ -292,6 +296,11 @@ def parse_template(
         fail("orchestrator", "must be true or false")
         orchestrator = False
 
+    record = data.get("record", False)
+    if not isinstance(record, bool):
+        fail("record", "must be true or false")
+        record = False
+
     color = data.get("color")
     if color is not None and (not isinstance(color, str) or not _COLOR.fullmatch(color)):
         fail("color", "must be a color's name (red, blue, green, yellow, purple, orange, …)")
@@ -350,6 +359,7 @@ def parse_template(
         model_endpoint=model_endpoint,
         thinking=thinking,
         memory_review=memory_review,
+        record=record,
         source=source,
         scope=scope,
     )
@@ -424,4 +434,5 @@ def apply_template(template: Template, spec: AgentSpec) -> AgentSpec:
         append_system_prompt=append,
         # An orchestrator's tree is worth carrying over a daemon restart.
         resume_on_restart=spec.resume_on_restart or template.orchestrator,
+        record=spec.record or template.record,
     )
