@@ -37,6 +37,10 @@ import posix
 import sys
 import time
 
+TYPE_CHECKING = False  # typing's costs an import
+if TYPE_CHECKING:
+    from types import ModuleType
+
 STARTED = time.monotonic()
 
 DEFAULT_DEADLINE = 2.0
@@ -51,6 +55,14 @@ FORWARDED_ENV = (
 )
 AGENT_ENV = "AGENTDECK_AGENT_ID"  # set for agents agentdeck runs: their hooks run in-process
 RUNNER_ENV = "AGENTDECK_RUNNER_PID"  # the process that started that agent's Claude Code
+# A deck reached by URL and token instead of the home's socket (hookclient_http.ENV).
+URL_ENV = ("AGENTDECK_URL", "CLAUDE_PLUGIN_OPTION_URL")
+REMOTE_ENV = (
+    *URL_ENV,
+    "AGENTDECK_TOKEN",
+    "CLAUDE_PLUGIN_OPTION_TOKEN",
+    "AGENTDECK_ALLOW_INSECURE_URL",
+)
 MAX_MESSAGE = 64 * 1024 * 1024  # the daemon's limit on a request line; ours on a reply
 MAX_SUN_PATH = 107  # AF_UNIX path bytes, without the terminating NUL
 PENDING_GRACE = 3.0  # seconds past the daemon's announced wait for its answer to arrive
@@ -87,6 +99,7 @@ def run(argv: list[str], stdin: bytes, environ: dict[str, str], started: float =
     started = started or time.monotonic()
     name = ""
     action = "pass"
+    by_url = any(environ.get(k) for k in URL_ENV)
     try:
         sock_path, deadline, fallbacks = read_config(argv[1])
         event_text, name = parse_event(stdin)
@@ -104,7 +117,11 @@ def run(argv: list[str], stdin: bytes, environ: dict[str, str], started: float =
         ).encode("utf-8")
         if len(body) > MAX_MESSAGE:
             raise Unreachable("the hook payload is larger than 64 MiB")
-        return read_reply(exchange(sock_path, body, started + deadline, deadline, started))
+        if by_url:
+            line = exchange_http(remote(environ), body, started + deadline, deadline, started)
+        else:
+            line = exchange(sock_path, body, started + deadline, deadline, started)
+        return read_reply(line)
     except Malformed as exc:
         return 0, "", PREFIX + str(exc) + "\n"
     except Unanswered as exc:
@@ -112,11 +129,26 @@ def run(argv: list[str], stdin: bytes, environ: dict[str, str], started: float =
             return decision("ask", f"agentdeck: {exc}: Claude Code asks instead")
         return fallback(name, action, str(exc))
     except Unreachable as exc:
-        return fallback(name, action, str(exc))
+        code, out, err = fallback(name, action, str(exc))
+        # Over the socket a deck that is down is the usual case, said nowhere; a
+        # URL the user gave that does not work is said (Claude Code shows it in
+        # its transcript).
+        return code, out, (PREFIX + one_line(str(exc)) + "\n") if by_url else err
     except BaseException as exc:  # noqa: BLE001 - Claude Code must never see a traceback
         # KeyboardInterrupt and SystemExit too: a deny profile still denies.
         code, out, _ = fallback(name, action, "the hook client failed")
         return code, out, PREFIX + one_line(f"{type(exc).__name__}: {exc}") + "\n"
+
+
+def remote(environ: dict[str, str]) -> tuple[tuple[str, str, int, str], str]:
+    """The deck's URL (parsed) and token; ``Unreachable`` when they are refused."""
+    http = http_module()
+    try:
+        found = http.configured(environ)
+    except http.Refused as exc:
+        raise Unreachable(str(exc)) from None
+    assert found is not None  # a URL is set
+    return found  # type: ignore[no-any-return]
 
 
 def own_agent(environ: dict[str, str]) -> bool:
@@ -194,22 +226,74 @@ def exchange(
     """Send ``body``, return the reply line; ``Unreachable`` on any failure,
     ``Unanswered`` when the daemon said it asks a person and no answer came."""
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    asked = 0.0  # the wait the daemon announced, once it did
     try:
         sock.settimeout(remaining(deadline_at))
         connect(sock, sock_path)
         sock.settimeout(remaining(deadline_at))
         sock.sendall(body)  # with a timeout, sendall's is the total
-        chunks: list[bytes] = []
-        size = 0
+        return replies(sock, b"", deadline_at, deadline, started)
+    except TimeoutError:
+        raise Unreachable(f"no answer within {deadline:g} s") from None
+    except (FileNotFoundError, ConnectionRefusedError):
+        raise Unreachable("the daemon is not running") from None
+    except OSError as exc:
+        raise Unreachable(f"socket error: {exc.strerror or exc}") from None
+    finally:
+        sock.close()
+
+
+def exchange_http(
+    remote: tuple[tuple[str, str, int, str], str],
+    body: bytes,
+    deadline_at: float,
+    deadline: float,
+    started: float = 0.0,
+) -> bytes:
+    """``exchange`` with a deck by its URL and token (``hookclient_http``): the
+    same lines follow the answer's head."""
+    http = http_module()
+    target, token = remote
+    sock = None
+    try:
+        sock = http.opened(target, deadline_at)
+        sock.settimeout(remaining(deadline_at))
+        sock.sendall(http.request_head(target, token, len(body)) + body)
+        first = http.answer_head(sock, deadline_at)
+        return replies(sock, first, deadline_at, deadline, started)
+    except http.Failed as exc:
+        raise Unreachable(str(exc)) from None
+    except TimeoutError:
+        raise Unreachable(f"no answer from the deck within {deadline:g} s") from None
+    except ConnectionRefusedError:
+        raise Unreachable("nothing answers at the deck's URL (connection refused)") from None
+    except OSError as exc:  # ssl's errors too: an unverified certificate
+        raise Unreachable(f"network error: {one_line(str(exc.strerror or exc))}") from None
+    finally:
+        if sock is not None:
+            sock.close()
+
+
+def http_module() -> "ModuleType":  # one module or the other, the same names
+    """``hookclient_http``: beside us under ``python -S client.py``, else in our package."""
+    if __package__:
+        from agentdeck.hooks import hookclient_http
+
+        return hookclient_http
+    import hookclient_http  # type: ignore[import-not-found,no-redef]
+
+    return hookclient_http
+
+
+def replies(
+    sock: _socket.socket, first: bytes, deadline_at: float, deadline: float, started: float
+) -> bytes:
+    """The reply line that follows ``first`` (what came already); a pending notice
+    (a person is asked) moves the deadline to the wait it announces."""
+    asked = 0.0  # the wait the daemon announced, once it did
+    chunks, size, fresh = [first], len(first), first
+    try:
         while True:
-            sock.settimeout(remaining(deadline_at))
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-            if b"\n" in chunk:
+            if b"\n" in fresh:
                 line, _, rest = b"".join(chunks).partition(b"\n")
                 wait = pending_wait(line) if not asked else None
                 if wait is None:
@@ -219,22 +303,21 @@ def exchange(
                 asked = wait
                 ceiling = (started or time.monotonic()) + MAX_DEADLINE
                 deadline_at = min(time.monotonic() + wait + PENDING_GRACE, ceiling)
-                chunks, size = [rest], len(rest)
-                if b"\n" in rest:
-                    return rest.partition(b"\n")[0]
+                chunks, size, fresh = [rest], len(rest), rest
+                continue
             if size > MAX_MESSAGE:
                 raise Unreachable("the daemon's answer is larger than 64 MiB")
+            sock.settimeout(remaining(deadline_at))
+            chunk = sock.recv(65536)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            size += len(chunk)
+            fresh = chunk
     except TimeoutError:
         if asked:
             raise Unanswered(f"nobody answered within {asked:g} s") from None
         raise Unreachable(f"no answer within {deadline:g} s") from None
-    except (FileNotFoundError, ConnectionRefusedError):
-        raise Unreachable("the daemon is not running") from None
-    except OSError as exc:
-        raise Unreachable(f"socket error: {exc.strerror or exc}") from None
-    finally:
-        sock.close()
-    return b"".join(chunks)
 
 
 def pending_wait(line: bytes) -> float | None:
@@ -335,7 +418,7 @@ def main() -> None:
     code, answered = 0, False
     try:
         environ = {}
-        for key in (AGENT_ENV, RUNNER_ENV, *FORWARDED_ENV):
+        for key in (AGENT_ENV, RUNNER_ENV, *FORWARDED_ENV, *REMOTE_ENV):
             value = posix.environ.get(key.encode())
             if value is not None:
                 environ[key] = value.decode("utf-8", "surrogateescape")
