@@ -146,3 +146,126 @@ def test_an_agent_agentdeck_runs_gets_no_deck_tools_from_the_plugin(tmp_path: Pa
     assert other.returncode == 1 and "agentdeck is not on PATH" in other.stderr
     alone = _mcp_under_a_claude(env | {"AGENTDECK_AGENT_ID": "a1"})
     assert alone.returncode == 1 and "agentdeck is not on PATH" in alone.stderr
+
+
+# -- the deck by URL and token (the `url` and `token` options) ------------------------
+
+TOKEN = "adk_" + "s" * 40
+
+
+def _by_url(tmp_path: Path, url: str, token: str = TOKEN, **extra: str) -> tuple[int, str, str]:
+    """The hook client in-process for a PreToolUse, with ``url`` and ``token``."""
+    from agentdeck.hooks import hookclient_impl
+
+    payload = json.dumps({"hook_event_name": "PreToolUse", "session_id": "s", "cwd": "/"})
+    environ = {"AGENTDECK_URL": url, "AGENTDECK_TOKEN": token, **extra}
+    return hookclient_impl.run(["client.py", str(tmp_path)], payload.encode(), environ)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "file:///etc/passwd",
+        "ftp://127.0.0.1/",
+        "127.0.0.1:8080",
+        "https://user:secret@deck.example",
+        "https://deck.example/x?y=1",
+        "https://deck.example/#x",
+        "https://deck.example;touch /tmp/x",
+        "https://$(touch /tmp/x)",
+        "https://deck`touch /tmp/x`.example",
+        "https://deck.example\r\nX-Injected: 1",
+        "https://deck.example /x",
+        "https://deck.example:99999",
+        "https://deck.example:",
+        "https://",
+        "https://[::1",
+        "https://deck.example/../etc",
+        "https://deck.example//x",
+    ],
+)
+def test_a_url_that_is_not_http_s_host_port_path_is_refused_unsent(
+    tmp_path: Path, url: str
+) -> None:
+    code, out, err = _by_url(tmp_path, url)
+    assert (code, out) == (0, "")  # Claude Code's own rules decide
+    assert err == "agentdeck hook: AGENTDECK_URL is not a URL of the form " \
+        "http(s)://HOST[:PORT][/PATH]\n"  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://deck.example",
+        "http://10.0.0.7:8765",
+        "http://127.0.0.1.evil.example",
+        "http://localhost.evil.example",
+        "http://[::2]:8765",
+        "http://0.0.0.0:8765",
+    ],
+)
+def test_plain_http_off_this_machine_is_refused_unless_the_user_says_so(
+    tmp_path: Path, url: str
+) -> None:
+    from agentdeck.hooks import hookclient_http
+
+    code, out, err = _by_url(tmp_path, url)
+    assert (code, out) == (0, "")
+    assert "is plain http to" in err and "AGENTDECK_ALLOW_INSECURE_URL=1" in err
+    assert TOKEN not in err
+    allowed = {"AGENTDECK_URL": url, "AGENTDECK_TOKEN": TOKEN, "AGENTDECK_ALLOW_INSECURE_URL": "1"}
+    found = hookclient_http.configured(allowed)
+    assert found is not None and found[0][0] == "http"
+    for loopback in ("http://127.0.0.1:8765", "http://localhost:8765/deck", "http://[::1]:1"):
+        assert hookclient_http.configured({"AGENTDECK_URL": loopback, "AGENTDECK_TOKEN": TOKEN})
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "adk_abc\r\nX-Injected: 1",
+        "adk_abc\nHost: evil",
+        "adk_abc\rX",
+        "adk abc",
+        "adk_\x00abc",
+        "adk_é",
+        "a" * 5000,
+    ],
+)
+def test_a_token_that_would_break_its_header_is_refused_and_never_echoed(
+    tmp_path: Path, token: str
+) -> None:
+    code, out, err = _by_url(tmp_path, "https://deck.example", token)
+    assert (code, out) == (0, "")
+    assert err == (
+        "agentdeck hook: AGENTDECK_TOKEN holds characters a token cannot have "
+        "(only visible ASCII)\n"
+    )
+
+
+def test_a_url_without_a_token_is_refused_and_a_refusal_still_denies_under_deny(
+    tmp_path: Path,
+) -> None:
+    code, out, err = _by_url(tmp_path, "https://deck.example", "")
+    assert (code, out) == (0, "") and "no AGENTDECK_TOKEN" in err
+    # A profile that denies when the deck is unreachable denies here too: fail closed.
+    (tmp_path / "hooks.json").write_text(json.dumps({"fallbacks": {"PreToolUse": "deny"}}))
+    code, out, err = _by_url(tmp_path, "file:///etc/passwd")
+    said = json.loads(out)["hookSpecificOutput"]
+    assert said["permissionDecision"] == "deny"
+    assert "AGENTDECK_URL is not a URL" in said["permissionDecisionReason"]
+
+
+def test_a_hostile_url_or_token_option_is_never_run_by_the_launchers(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    payload = json.dumps({"hook_event_name": "SessionStart", "session_id": "s", "cwd": "/"})
+    for value in _hostile(marker):
+        for option in ("CLAUDE_PLUGIN_OPTION_URL", "CLAUDE_PLUGIN_OPTION_TOKEN"):
+            env = claude_env(tmp_path, CLAUDE_PLUGIN_DATA=str(tmp_path / "data"))
+            env["CLAUDE_PLUGIN_OPTION_URL"] = "https://deck.example"
+            env[option] = "https://x" + value if option.endswith("URL") else value
+            hook = launch("agentdeck-hook", env, payload)
+            assert hook.returncode == 0 and hook.stdout == "", (value, hook.stderr)
+            assert "agentdeck hook: AGENTDECK_" in hook.stderr
+            assert value not in hook.stderr
+            assert _ran(marker) == [], (option, value)
