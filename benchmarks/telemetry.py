@@ -15,7 +15,7 @@ what an agent's event waits. Rounds alternate off/on so the machine's drift hits
 both alike.
 
     env -u PYTHONDONTWRITEBYTECODE .venv/bin/python benchmarks/telemetry.py \\
-        [--events 20000] [--tasks 10] [--batch 20] [--rounds 5] [--rate 0]
+        [--events 20000] [--tasks 10] [--batch 20] [--rounds 5] [--rate 0] [--ratio 1]
 """
 
 from __future__ import annotations
@@ -115,12 +115,19 @@ Round = tuple[float, float, float, list[float]]
 
 
 async def one_round(
-    root: Path, on: bool, events: int, tasks: int, batch: int, url: str, rate: float = 0.0
+    root: Path,
+    on: bool,
+    events: int,
+    tasks: int,
+    batch: int,
+    url: str,
+    rate: float = 0.0,
+    ratio: float = 1.0,
 ) -> Round:
     home = root / f"{'on' if on else 'off'}-{time.monotonic_ns()}"
     settings = Settings(home=home, claude_config_dir=root / "claude", warm_pool=0)
     if on:
-        settings = settings.model_copy(update={"otel_endpoint": url})
+        settings = settings.model_copy(update={"otel_endpoint": url, "otel_sample_ratio": ratio})
     deck = await open_deck(settings, embedded=True)
     telemetry: Telemetry | None = None
     try:
@@ -128,7 +135,13 @@ async def one_round(
         assert telemetry.exporting is on
         store = deck._store
         per_task = events // tasks
-        work = [agent_events(f"ag{t}", "ag0" if t else None, per_task) for t in range(tasks)]
+        # Trees of two agents (a parent and its child), their ids new each round so
+        # a sample ratio below 1 picks other trees each time.
+        tag = home.name
+        work = [
+            agent_events(f"{tag}-ag{t}", f"{tag}-ag{t - 1}" if t % 2 else None, per_task)
+            for t in range(tasks)
+        ]
 
         latencies: list[float] = []
 
@@ -161,11 +174,12 @@ async def one_round(
             await telemetry.stop()
 
 
-async def main(events: int, tasks: int, batch: int, rounds: int, rate: float) -> None:
+async def main(events: int, tasks: int, batch: int, rounds: int, rate: float, ratio: float) -> None:
     logging.getLogger("opentelemetry").setLevel(logging.ERROR)
     header("event ingest, OpenTelemetry export on vs off")
     pace = f"paced at {rate:,.0f} events/s" if rate else "as fast as they go"
     print(f"  {events} events, {tasks} writers ({pace}), batches of {batch}, {rounds} rounds each")
+    print(f"  on: AGENTDECK_OTEL_SAMPLE_RATIO={ratio} (the share of agent trees traced)")
     collector = Collector()
     off: list[Round] = []
     on: list[Round] = []
@@ -175,7 +189,9 @@ async def main(events: int, tasks: int, batch: int, rounds: int, rate: float) ->
             await one_round(root, False, events // 10, tasks, batch, collector.url)  # warm-up
             for _ in range(rounds):
                 off.append(await one_round(root, False, events, tasks, batch, collector.url, rate))
-                on.append(await one_round(root, True, events, tasks, batch, collector.url, rate))
+                on.append(
+                    await one_round(root, True, events, tasks, batch, collector.url, rate, ratio)
+                )
     finally:
         collector.close()
     for what, i in (("ingest (appends committed)", 0), ("follower caught up", 1)):
@@ -205,5 +221,6 @@ if __name__ == "__main__":
     parser.add_argument("--batch", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--rate", type=float, default=0.0, help="events/s in all (0: unpaced)")
+    parser.add_argument("--ratio", type=float, default=1.0, help="share of agent trees traced")
     args = parser.parse_args()
-    asyncio.run(main(args.events, args.tasks, args.batch, args.rounds, args.rate))
+    asyncio.run(main(args.events, args.tasks, args.batch, args.rounds, args.rate, args.ratio))

@@ -68,3 +68,9 @@ def test_a_protocol_agentdeck_does_not_ship_is_refused_with_what_to_do(tmp_path:
         OtlpSink.from_settings(settings)
     assert "http/protobuf" in (raised.value.hint or "")
     assert traces_url(ENDPOINT + "/") == ENDPOINT + "/v1/traces"
+
+
+def test_an_agent_of_a_tree_not_traced_is_told_so(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, AGENTDECK_OTEL_ENDPOINT=ENDPOINT, otel_sample_ratio=0.0)
+    claude_env.remember_root("untraced-env", "untraced-env")
+    assert claude_env.claude_env(settings, "untraced-env")["TRACEPARENT"].endswith("-00")

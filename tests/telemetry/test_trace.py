@@ -14,7 +14,7 @@ from agentdeck.core.event_types import StoredEvent
 from agentdeck.core.events import ToolCalled
 from agentdeck.telemetry import trace
 from agentdeck.telemetry.counts import MAX_LABELS, Tally
-from agentdeck.telemetry.ids import span_id_of, trace_id_of
+from agentdeck.telemetry.ids import sampled, span_id_of, trace_id_of
 from agentdeck.telemetry.spans import ARGUMENTS_LIMIT, SpanData
 from agentdeck.telemetry.trace import TraceBuilder
 
@@ -274,3 +274,23 @@ def test_an_error_the_agent_recovers_from_does_not_fail_its_span() -> None:
         ("invoke_agent a", None),
         ("invoke_agent b", "the model endpoint refused the key"),
     ]
+
+
+def test_a_tree_is_traced_whole_or_not_at_all_by_its_trace_id() -> None:
+    assert build(tree_log())  # ratio 1: every tree
+    none = TraceBuilder(ratio=0.0)
+    assert [s for event in tree_log() for s in none.feed(event)] == []
+    assert none.knows("boss") and none.knows("kid")  # known: no look-up for each event
+    half = TraceBuilder(ratio=0.5)
+    e = Log()
+    roots = [f"root{n}" for n in range(200)]
+    spans = []
+    for root in roots:
+        spans += half.feed(e(root, "agent_spawned", name="r", cwd="/", spec={}, parent_id=None))
+        spans += half.feed(e(f"{root}-kid", "agent_spawned", name="k", cwd="/", spec={},
+                             parent_id=root))  # fmt: skip
+    spans += half.close(now=e.t + 1)
+    traced = {str(s.attributes["agentdeck.agent.id"]) for s in spans}
+    assert 40 < len({t for t in traced if "-" not in t}) < 160
+    assert all((f"{root}-kid" in traced) == (root in traced) for root in roots)
+    assert all(sampled(trace_id_of(r), 0.5) == (r in traced) for r in roots)

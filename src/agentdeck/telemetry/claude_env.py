@@ -15,7 +15,7 @@ import re
 from collections import OrderedDict
 
 from agentdeck.settings import Settings
-from agentdeck.telemetry.ids import span_id_of, trace_id_of, traceparent
+from agentdeck.telemetry.ids import sampled, span_id_of, trace_id_of, traceparent
 
 MAX_ROOTS = 10_000
 _ROOTS: OrderedDict[str, str] = OrderedDict()  # agent id -> its tree's root (this process)
@@ -64,6 +64,7 @@ def claude_env(settings: Settings, agent_id: str | None) -> dict[str, str]:
         if root is not None:
             trace_id = trace_id_of(root)
             attrs["agentdeck.trace_id"] = f"{trace_id:032x}"
-            env["TRACEPARENT"] = traceparent(trace_id, own)
+            traced = sampled(trace_id, settings.otel_sample_ratio)
+            env["TRACEPARENT"] = traceparent(trace_id, own, is_sampled=traced)
     env["OTEL_RESOURCE_ATTRIBUTES"] = ",".join(f"{k}={_value(v)}" for k, v in attrs.items())
     return env

@@ -26,6 +26,14 @@ def span_id_of(*parts: str) -> int:
     return int.from_bytes(_digest("span", *parts)[:8], "big") or 1
 
 
-def traceparent(trace_id: int, span_id: int) -> str:
-    """W3C trace context (``traceparent``), sampled."""
-    return f"00-{trace_id:032x}-{span_id:016x}-01"
+def traceparent(trace_id: int, span_id: int, *, is_sampled: bool = True) -> str:
+    """W3C trace context (``traceparent``)."""
+    return f"00-{trace_id:032x}-{span_id:016x}-{'01' if is_sampled else '00'}"
+
+
+def sampled(trace_id: int, ratio: float) -> bool:
+    """Whether a tree is traced, decided by its trace id as OpenTelemetry's
+    ``TraceIdRatioBased`` sampler does: the same answer on every node."""
+    if ratio >= 1.0:
+        return True
+    return (trace_id & 0xFFFF_FFFF_FFFF_FFFF) < int(ratio * 2**64)

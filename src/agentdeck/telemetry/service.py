@@ -48,11 +48,11 @@ class SpanSink(Protocol):
 
 
 class Telemetry:
-    def __init__(self, deck: Deck, sink: SpanSink | None = None) -> None:
+    def __init__(self, deck: Deck, sink: SpanSink | None = None, ratio: float = 1.0) -> None:
         self.deck = deck
         self.tally = Tally()
         self.sink = sink
-        self.builder = TraceBuilder() if sink is not None else None
+        self.builder = TraceBuilder(ratio) if sink is not None else None
         self.started_at = time.time()
         self._unknown: set[str] = set()  # agents the deck does not know (skipped)
         self._task: asyncio.Task[None] | None = None
@@ -177,7 +177,7 @@ async def start(deck: Deck, settings: Settings) -> Telemetry:
         from agentdeck.telemetry.otlp import OtlpSink  # the SDK: only when on
 
         sink = OtlpSink.from_settings(settings)
-    telemetry = Telemetry(deck, sink)
+    telemetry = Telemetry(deck, sink, settings.otel_sample_ratio)
     await telemetry.start()
     _RUNNING[deck] = telemetry
     if sink is not None:

@@ -11,6 +11,7 @@ every node and across restarts.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 from agentdeck.core.agent import Agent, AgentState
 from agentdeck.core.event_types import EventType, StoredEvent
 from agentdeck.core.redact import scrub
-from agentdeck.telemetry.ids import span_id_of, trace_id_of
+from agentdeck.telemetry.ids import sampled, span_id_of, trace_id_of
 from agentdeck.telemetry.spans import (
     AttrValue,
     OpenSpan,
@@ -69,13 +70,16 @@ def _final(state: object) -> bool:
 class TraceBuilder:
     """Feed it the log's events in order; it hands back the spans they finish."""
 
-    def __init__(self) -> None:
+    def __init__(self, ratio: float = 1.0) -> None:
+        self.ratio = ratio  # the share of trees traced (``ids.sampled``)
         self._tracks: dict[str, _Track] = {}
         self._roots: dict[str, str] = {}  # agent id -> its tree's root
         self._merges: dict[str, tuple[OpenSpan, int]] = {}
+        # Agents of trees not traced: known, so their events cost a look-up only.
+        self._untraced: OrderedDict[str, None] = OrderedDict()
 
     def knows(self, agent_id: str) -> bool:
-        return agent_id in self._tracks
+        return agent_id in self._tracks or agent_id in self._untraced
 
     def root_of(self, agent_id: str) -> str | None:
         return self._roots.get(agent_id)
@@ -96,7 +100,9 @@ class TraceBuilder:
         spec = agent.spec.to_dict()
         continued = span_id_of(agent.id, "since", repr(since))
         self._open_agent(agent.id, agent.name, spec, agent.parent_id, since, own=continued)
-        track = self._tracks[agent.id]
+        track = self._tracks.get(agent.id)
+        if track is None:  # its tree is not traced
+            return
         track.span.links.append(
             SpanLink(track.trace_id, span_id_of(agent.id), {"agentdeck.link": "continues"})
         )
@@ -148,6 +154,11 @@ class TraceBuilder:
             root = (self._roots.get(parent) or parent) if parent else agent_id
             self._roots[agent_id] = root
         trace_id = trace_id_of(root)
+        if not sampled(trace_id, self.ratio):
+            self._untraced[agent_id] = None
+            while len(self._untraced) > MAX_TRACKS:
+                self._untraced.popitem(last=False)
+            return
         own = own or span_id_of(agent_id)
         parent_span: int | None = span_id_of(parent) if parent else None
         up = self._tracks.get(parent) if parent else None
@@ -340,6 +351,8 @@ class TraceBuilder:
         track = self._tracks.get(event.agent_id)
         root = self._roots.get(event.agent_id) or event.agent_id
         trace_id = track.trace_id if track is not None else trace_id_of(root)
+        if not sampled(trace_id, self.ratio):
+            return []
         if data.get("kind") == "merge_queued":
             self._merges[merge_id] = (self._merge_span(event, detail, event.ts), trace_id)
             return []
