@@ -159,6 +159,23 @@ class Settings(HomeLayout, HostSettings, BridgeSettings, BaseSettings):
         ),
         description="Passed to agents as CLAUDE_CODE_OAUTH_TOKEN. Never logged.",
     )
+    url: str | None = Field(
+        default=None,
+        description="A deck's daemon by URL (https://HOST[:PORT][/PATH]; plain http only to "
+        "this machine's loopback): with AGENTDECK_TOKEN, the hook client and the commands that "
+        "open a deck (agentdeck mcp --orchestrate among them) go there instead of the home's "
+        "daemon.",
+    )
+    token: SecretStr | None = Field(
+        default=None,
+        description="An operator's API token for AGENTDECK_URL (agentdeck tokens create). "
+        "Never logged.",
+    )
+    allow_insecure_url: bool = Field(
+        default=False,
+        description="Let AGENTDECK_URL be plain http to another machine (the token then "
+        "travels in clear).",
+    )
     otel_endpoint: str | None = Field(
         default=None,
         validation_alias=AliasChoices("AGENTDECK_OTEL_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"),
