@@ -53,7 +53,7 @@ def configured(environ: dict[str, str]) -> tuple[Target, str] | None:
     if not token:
         raise Refused("AGENTDECK_URL is set but no AGENTDECK_TOKEN: give the deck's token too")
     target = parse_url(url)
-    if target[0] == "http" and not loopback(target[1]) and environ.get(INSECURE_ENV) != "1":
+    if target[0] == "http" and not loopback(target[1]) and not insecure_allowed(environ):
         raise Refused(
             f"AGENTDECK_URL is plain http to {target[1]}, not this machine: the token would "
             f"travel in clear; use https, or set {INSECURE_ENV}=1 if that is meant"
@@ -61,6 +61,11 @@ def configured(environ: dict[str, str]) -> tuple[Target, str] | None:
     if len(token) > MAX_TOKEN or not all("!" <= c <= "~" for c in token):
         raise Refused("AGENTDECK_TOKEN holds characters a token cannot have (only visible ASCII)")
     return target, token
+
+
+def insecure_allowed(environ: dict[str, str]) -> bool:
+    """AGENTDECK_ALLOW_INSECURE_URL said yes, in any of the words the settings take."""
+    return environ.get(INSECURE_ENV, "").strip().lower() in ("1", "true", "t", "yes", "y", "on")
 
 
 def first(environ: dict[str, str], names: tuple[str, ...]) -> str:
