@@ -46,6 +46,10 @@ async def opened_deck(
     daemon runs is the daemon's: neither applies to it."""
     from agentdeck.client import quick
 
+    if settings.url:  # a deck named by URL and token: that one, whatever the home has
+        async with url_deck(settings) as by_url:
+            yield by_url
+        return
     if quick.connect(settings.home_dir) is not None:  # a file read: no HTTP imported
         from agentdeck.cli.client import connect
 
@@ -126,6 +130,8 @@ async def daemon_deck(settings: Settings) -> RemoteDeck:
     from agentdeck.client.deck import RemoteDeck
     from agentdeck.errors import DaemonUnavailable
 
+    if settings.url:
+        return by_url(settings)
     client = await connect(settings)
     if client is None:
         raise DaemonUnavailable(
@@ -133,6 +139,36 @@ async def daemon_deck(settings: Settings) -> RemoteDeck:
             hint="start it with `agentdeck up --detach`",
         )
     return RemoteDeck(client, owns_http=True)
+
+
+def by_url(settings: Settings) -> RemoteDeck:
+    """The deck ``AGENTDECK_URL`` names, with ``AGENTDECK_TOKEN``; ``ConfigError`` for a
+    URL or token the hook client would refuse too (``hooks.hookclient_http``: plain
+    http off loopback without ``AGENTDECK_ALLOW_INSECURE_URL``, a token that would
+    break its header). The caller closes it."""
+    from agentdeck.client.deck import RemoteDeck
+    from agentdeck.errors import ConfigError
+    from agentdeck.hooks.hookclient_http import Refused, configured
+
+    assert settings.url is not None
+    token = settings.token.get_secret_value() if settings.token is not None else ""
+    environ = {"AGENTDECK_URL": settings.url, "AGENTDECK_TOKEN": token}
+    if settings.allow_insecure_url:
+        environ["AGENTDECK_ALLOW_INSECURE_URL"] = "1"
+    try:
+        configured(environ)
+    except Refused as exc:
+        raise ConfigError(str(exc)) from None
+    return RemoteDeck.connect(settings.url.rstrip("/"), token, client="cli")
+
+
+@contextlib.asynccontextmanager
+async def url_deck(settings: Settings) -> AsyncIterator[RemoteDeck]:
+    remote = by_url(settings)
+    try:
+        yield remote
+    finally:
+        await remote.aclose()
 
 
 def is_remote(deck: Deck) -> bool:
