@@ -130,3 +130,32 @@ async def test_a_hung_deck_falls_back_at_the_clients_deadline(tmp_path: Path) ->
 def test_the_clients_variable_names_are_the_http_modules() -> None:
     assert hookclient_impl.URL_ENV == hookclient_http.URL_ENV
     assert hookclient_impl.REMOTE_ENV == hookclient_http.ENV
+
+
+async def test_the_cli_takes_the_same_url_rules(tmp_path: Path) -> None:
+    """``AGENTDECK_URL`` for the commands that open a deck (``agentdeck mcp`` among
+    them): what the hook client refuses, the CLI refuses, in the same words."""
+    from pydantic import SecretStr
+
+    from agentdeck.cli.decks import by_url
+    from agentdeck.errors import ConfigError
+    from tests.conftest import make_settings
+
+    def settings(url: str, token: str = "adk_" + "t" * 40, **more: Any) -> Settings:
+        return make_settings(tmp_path).model_copy(
+            update={"url": url, "token": SecretStr(token), **more}
+        )
+
+    for url, said in [
+        ("http://deck.example", "plain http to deck.example"),
+        ("file:///etc/passwd", "not a URL of the form"),
+    ]:
+        with pytest.raises(ConfigError, match=said):
+            by_url(settings(url))
+    with pytest.raises(ConfigError, match="AGENTDECK_TOKEN holds characters"):
+        by_url(settings("https://deck.example", "adk_x\r\nX-Evil: 1"))
+    remote = by_url(settings("http://deck.example/", allow_insecure_url=True))
+    try:
+        assert remote.http.url == "http://deck.example"
+    finally:
+        await remote.aclose()
