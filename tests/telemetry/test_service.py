@@ -91,3 +91,4 @@ async def test_off_only_counts_and_the_metrics_route_finds_it(settings: Settings
     finally:
         await deck.close()
         await telemetry.stop()
+    assert running(deck) is None  # stopped: /metrics no longer counts on it

@@ -69,6 +69,8 @@ class Telemetry:
 
     async def stop(self) -> None:
         """Stop following; the spans still open end now and everything is sent."""
+        if _RUNNING.get(self.deck) is self:  # the value holds its key: never freed else
+            del _RUNNING[self.deck]
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
