@@ -139,7 +139,7 @@ async def first_byte(requests: int) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             recorder = Recorder(_settings(Path(tmp)))
             try:
-                route = await recorder.open("bench", upstream, "all", {})
+                route = await recorder.open("bench", upstream, "all")
                 got = await asyncio.to_thread(
                     _measure, f"{upstream}/v1/messages", f"{route}/v1/messages", requests
                 )

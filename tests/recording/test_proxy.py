@@ -17,6 +17,7 @@ from agentdeck.settings import Settings
 from tests.conftest import make_settings
 from tests.recording.upstream import CHUNKS, Upstream, serving
 from tests.support.mockmodel import running_mock
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.anyio
 
@@ -72,7 +73,7 @@ async def test_the_stream_reaches_the_agent_and_the_cassette_byte_for_byte(
     recorder: Recorder,
 ) -> None:
     async with serving(Upstream(gap=0.02)) as up:
-        route = await recorder.open("a1", up.url + "/base", "all", {"git_head": None})
+        route = await recorder.open("a1", up.url + "/base", "all")
         url = f"{route}/v1/messages?beta=true"
         async with (
             httpx.AsyncClient() as client,
@@ -102,7 +103,7 @@ async def test_the_stream_reaches_the_agent_and_the_cassette_byte_for_byte(
 
 async def test_no_credential_and_no_planted_secret_is_kept(recorder: Recorder) -> None:
     async with serving(Upstream()) as up:
-        route = await recorder.open("a1", up.url, "all", {})
+        route = await recorder.open("a1", up.url, "all")
         assert (await _post(route)).status_code == 200
     recorder.finish("a1", "done")
     text, records = _cassette(recorder, "a1")
@@ -128,7 +129,7 @@ async def test_past_the_cap_bodies_stop_and_the_cassette_says_so(tmp_path: Path)
     try:
         big = (b"data: " + b"x" * 1500 + b"\n\n",) * 8
         async with serving(Upstream(chunks=big)) as up:
-            route = await recorder.open("a1", up.url, "all", {})
+            route = await recorder.open("a1", up.url, "all")
             for _ in range(3):
                 response = await _post(route)
                 assert response.content == b"".join(big)  # the agent never notices
@@ -157,7 +158,7 @@ async def test_a_500_and_a_429_reach_the_agent_as_they_came(recorder: Recorder) 
         "<test>",
     )
     async with running_mock(scenario) as mm:
-        route = await recorder.open("a1", mm.url_for("faulty"), "all", {})
+        route = await recorder.open("a1", mm.url_for("faulty"), "all")
         first, second, third = [await _post(route) for _ in range(3)]
     assert (first.status_code, first.headers["retry-after"]) == (429, "3")
     assert second.status_code == 500 and "boom" in second.text
@@ -183,7 +184,7 @@ async def test_a_hanging_upstream_is_a_timeout_for_the_agent_and_in_the_cassette
         "<test>",
     )
     async with running_mock(scenario) as mm:
-        route = await recorder.open("a1", mm.url_for("hang"), "all", {})
+        route = await recorder.open("a1", mm.url_for("hang"), "all")
         with pytest.raises(httpx.ReadTimeout):
             await _post(route, timeout=1.0)
         await _wait_for_end(recorder, "a1")
@@ -206,7 +207,7 @@ async def test_the_upstream_timing_out_is_a_504_recorded_as_a_timeout(tmp_path: 
     )
     try:
         async with running_mock(scenario) as mm:
-            route = await recorder.open("a1", mm.url_for("hang"), "all", {})
+            route = await recorder.open("a1", mm.url_for("hang"), "all")
             response = await _post(route)
         assert response.status_code == 504
         assert "did not answer in time" in response.text
@@ -220,7 +221,7 @@ async def test_the_upstream_timing_out_is_a_504_recorded_as_a_timeout(tmp_path: 
 
 async def test_an_unknown_route_forwards_nothing(recorder: Recorder) -> None:
     async with serving(Upstream()) as up:
-        await recorder.open("a1", up.url, "all", {})
+        await recorder.open("a1", up.url, "all")
         for path in ("/r/nope", "/r/", "/v1/messages", "/r/../r"):
             async with httpx.AsyncClient() as client:
                 response = await client.post(recorder.url + path, json=BODY, headers=HEADERS)
@@ -233,7 +234,7 @@ async def test_errors_mode_keeps_only_the_cassette_of_a_run_that_failed(
 ) -> None:
     async with serving(Upstream()) as up:
         for agent_id in ("fine", "failed"):
-            route = await recorder.open(agent_id, up.url, "errors", {})
+            route = await recorder.open(agent_id, up.url, "errors")
             assert (await _post(route)).status_code == 200
     assert recorder.finish("fine", "done") is None
     kept = recorder.finish("failed", "error")
@@ -244,10 +245,10 @@ async def test_errors_mode_keeps_only_the_cassette_of_a_run_that_failed(
 
 async def test_a_resumed_agent_carries_its_cassette_on(recorder: Recorder) -> None:
     async with serving(Upstream()) as up:
-        route = await recorder.open("a1", up.url, "all", {"git_head": "abc"})
+        route = await recorder.open("a1", up.url, "all")
         await _post(route)
         recorder.finish("a1", "idle")
-        again = await recorder.open("a1", up.url, "all", {"git_head": "other"})
+        again = await recorder.open("a1", up.url, "all")
         assert again != route
         async with httpx.AsyncClient() as client:  # the old route is gone
             assert (await client.post(f"{route}/v1/messages", json=BODY)).status_code == 404
@@ -280,7 +281,7 @@ async def test_the_proxy_answers_on_sockets_without_nagle(recorder: Recorder) ->
     import socket
 
     async with serving(Upstream(gap=0.2)) as up:
-        route = await recorder.open("a1", up.url, "all", {})
+        route = await recorder.open("a1", up.url, "all")
         async with (
             httpx.AsyncClient() as client,
             client.stream("POST", f"{route}/v1/messages", json=BODY) as response,
@@ -292,3 +293,31 @@ async def test_the_proxy_answers_on_sockets_without_nagle(recorder: Recorder) ->
                 sock = connection.transport.get_extra_info("socket")
                 assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
                 break
+
+
+async def test_the_first_request_waits_until_the_start_state_is_kept(recorder: Recorder) -> None:
+    import asyncio
+
+    release = asyncio.Event()
+
+    async def start() -> dict[str, Any]:
+        await release.wait()
+        return {"cwd": "/w", "git_head": "abc"}
+
+    async with serving(Upstream()) as up:
+        route = await recorder.open("a1", up.url, "all", start)
+        sent = asyncio.create_task(_post(route))
+        server = recorder._server
+        assert server is not None
+
+        async def in_hand() -> bool:
+            return bool(server.server_state.tasks)
+
+        await eventually(in_hand, timeout=10, what="the request in the proxy's hands")
+        assert up.seen == [] and not sent.done()  # and it has not gone on
+        release.set()
+        assert (await sent).status_code == 200
+    recorder.finish("a1", "done")
+    _, records = _cassette(recorder, "a1")
+    assert [r["kind"] for r in records][:3] == ["meta", "start", "request"]
+    assert records[1]["git_head"] == "abc"

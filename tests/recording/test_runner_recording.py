@@ -71,10 +71,13 @@ async def test_a_recorded_run_keeps_every_exchange_and_no_secret(
     assert SECRET not in text and "sk-agentdeck-scripted" not in text
     (meta,) = [r for r in records if r["kind"] == "meta"]
     assert meta["upstream"].endswith("/s/leaky")
-    assert meta["start"]["cwd"] == session.agent.cwd
-    (checkpoint,) = [r for r in records if r["kind"] == "checkpoint"]
-    assert checkpoint["n"] == 1 and checkpoint["summary"] == "recording start"
-    # n 1: the first on the agent's timeline, before any tool call's own.
+    (start,) = [r for r in records if r["kind"] == "start"]
+    assert start["cwd"] == session.agent.cwd and start["git_head"] is None
+    # n 1: the first on the agent's timeline, before any tool call's own; kept before
+    # its first request went on.
+    assert start["checkpoint"]["n"] == 1
+    assert start["checkpoint"]["summary"] == "recording start"
+    assert records.index(start) < [r["kind"] for r in records].index("request")
     messages = [
         r for r in records if r["kind"] == "request" and r["path"].startswith("/v1/messages")
     ]

@@ -66,7 +66,7 @@ def show(
     store = _recordings()
     info = store.info(agent_id)
     records = store.records(agent_id)
-    meta = next((r for r in records if r.get("kind") == "meta"), {})
+    start = next((r for r in records if r.get("kind") == "start"), {})
     exchanges = []
     for request in (r for r in records if r.get("kind") == "request"):
         n = request.get("n")
@@ -84,18 +84,15 @@ def show(
             }
         )
     if as_json:
-        checkpoint = next((r for r in records if r.get("kind") == "checkpoint"), None)
-        start = {**meta.get("start", {}), "checkpoint": checkpoint}
         shown = {**info.to_dict(), "start": start, "exchanges": exchanges}
         typer.echo(json.dumps(shown, indent=2))
         return
-    start = meta.get("start", {})
     typer.echo(f"agent     {info.agent_id}")
     typer.echo(f"upstream  {info.upstream}")
     typer.echo(f"mode      {info.mode}; state {info.state or 'open'}; {info.size} bytes")
     if info.capped:
         typer.echo("capped    past AGENTDECK_RECORDING_MAX_BYTES: later bodies not kept")
-    checkpoint = next((r for r in records if r.get("kind") == "checkpoint"), {})
+    checkpoint = start.get("checkpoint") or {}
     typer.echo(
         f"start     {start.get('cwd', '?')} (git HEAD {start.get('git_head') or 'none'}, "
         f"checkpoint {checkpoint.get('n', 'none')})"

@@ -6,15 +6,15 @@ its response, its chunks, its end: the scrubbing is then off the path of the
 request to the model); lines:
 
 * ``meta``: the agent, when it began, the upstream (no userinfo, no query), the
-  mode (``all`` or ``errors``), the cap, and the workspace's start state;
+  mode (``all`` or ``errors``), the cap;
+* ``start``: the workspace's start state (its directory, git HEAD, checkpoint),
+  kept while Claude Code boots and before its first request is forwarded;
 * ``request``: the exchange's number, its method, path, kept headers and body;
 * ``chunk``: a piece of the response body as it came, ``t`` seconds after the
   request was forwarded (text, or ``b64`` when it is not UTF-8);
 * ``response``: its status and kept headers (written when they came);
 * ``end``: how the exchange ended (``complete``, ``timeout``, ``upstream_error``,
   ``client_gone``) and how long it took;
-* ``checkpoint``: the workspace's checkpoint at the start (``n``, ``commit``…),
-  taken while Claude Code boots, before any tool call's own;
 * ``capped``: the cap was reached; from here on no body or chunk is kept;
 * ``closed``: the agent's run ended, with its state.
 
@@ -155,7 +155,7 @@ class CassetteWriter:
             except OSError as exc:
                 self.broken = f"{type(exc).__name__}: {exc}"
 
-    def meta(self, agent_id: str, upstream: str, mode: str, start: Mapping[str, Any]) -> None:
+    def meta(self, agent_id: str, upstream: str, mode: str) -> None:
         self._write(
             {
                 "kind": "meta",
@@ -165,7 +165,6 @@ class CassetteWriter:
                 "upstream": shown_upstream(upstream),
                 "mode": mode,
                 "cap": self.cap_bytes,
-                "start": dict(start),
             }
         )
         self.flush()

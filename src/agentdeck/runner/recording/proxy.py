@@ -19,7 +19,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -36,6 +36,7 @@ _HOP = frozenset((
 ))  # fmt: skip
 _HOP_BACK = frozenset(("connection", "keep-alive", "transfer-encoding", "trailer", "upgrade"))
 MAX_REQUEST_BYTES = 64 * 1024 * 1024  # a request body past this is refused (413)
+START_WAIT = 30.0  # the longest a first request waits for its agent's start state
 
 Scope = dict[str, Any]
 Receive = Callable[[], Any]
@@ -56,11 +57,12 @@ class DropConnectionFilter(logging.Filter):
 
 @dataclass
 class Route:
-    """One agent's way through the proxy."""
+    """One agent's way through the proxy; ``ready`` once its start state is kept."""
 
     agent_id: str
     upstream: str
     writer: CassetteWriter
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 class ProxyApp:
@@ -83,6 +85,9 @@ class ProxyApp:
         if body is None:
             await _plain(send, 413, "request body too large for the recording proxy")
             return
+        if not route.ready.is_set():  # the start state first: nothing has changed yet
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(route.ready.wait(), START_WAIT)
         rest = "/" + rest
         query = scope.get("query_string", b"").decode("latin-1")
         target = route.upstream.rstrip("/") + rest + (f"?{query}" if query else "")

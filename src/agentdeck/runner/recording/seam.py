@@ -94,15 +94,12 @@ async def recorded(
     mode = mode_for(agent.spec, recorder.settings)
     if mode is None:
         return None
-    start: dict[str, Any] = {}
     cwd = Path(agent.cwd)
     snap = (
         (lambda: checkpoints.snapshot(agent.id, cwd, summary="recording start"))
         if checkpoints is not None and cwd.is_dir()
         else None
     )
-    if not recorder.recordings.path_of(agent.id).exists():
-        start = await start_state(cwd)
     upstream = upstream_of(agent, base_url, profile, recorder.settings)
-    url = await recorder.open(agent.id, upstream, mode, start, snap)
+    url = await recorder.open(agent.id, upstream, mode, lambda: start_state(cwd, snap))
     return RecordedExtension(inner, url)

@@ -17,7 +17,7 @@ import logging
 import secrets
 import socket
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any, Literal
 
@@ -120,25 +120,29 @@ class Recorder:
         agent_id: str,
         upstream: str,
         mode: Mode,
-        start: Mapping[str, Any],
-        checkpoint: Callable[[], Awaitable[Any]] | None = None,
+        start: Callable[[], Awaitable[dict[str, Any]]] | None = None,
     ) -> str:
         """The agent's route (its base URL for Claude Code); its cassette begun, or
-        carried on when it already has one (a resumed agent). ``checkpoint``: the
-        workspace's, taken meanwhile (the checkpoints' lock for the agent is taken at
-        once, so a tool call's own checkpoint, and so any change, comes after it)."""
+        carried on when it already has one (a resumed agent). ``start``: the
+        workspace's start state, taken while Claude Code boots; the route forwards
+        nothing until it is kept (the agent can change nothing before its model has
+        answered once), at most ``START_WAIT`` seconds."""
         await self.start()
         path = self.recordings.path_of(agent_id)
         old = self._by_agent.pop(agent_id, None)
         if old is not None:
             self._drop_route(old[0], None)
         writer = CassetteWriter(path, cap_bytes=self.settings.recording_max_bytes)
-        if writer.written == 0:
-            writer.meta(agent_id, upstream, mode, start)
-            if checkpoint is not None:
-                self._watch(self._checkpoint(writer, checkpoint))
+        new = writer.written == 0
+        if new:
+            writer.meta(agent_id, upstream, mode)
+        route = Route(agent_id, upstream, writer)
+        if new and start is not None:
+            self._watch(self._start_state(route, start))
+        else:
+            route.ready.set()
         token = secrets.token_urlsafe(24)
-        self.routes[token] = Route(agent_id, upstream, writer)
+        self.routes[token] = route
         self._by_agent[agent_id] = (token, mode)
         return f"{self.url}/r/{token}"
 
@@ -152,14 +156,15 @@ class Recorder:
         task.add_done_callback(self._watches.discard)
 
     @staticmethod
-    async def _checkpoint(writer: CassetteWriter, checkpoint: Callable[[], Awaitable[Any]]) -> None:
+    async def _start_state(route: Route, start: Callable[[], Awaitable[dict[str, Any]]]) -> None:
         try:
-            taken = await checkpoint()
+            state = await start()
         except Exception as exc:  # noqa: BLE001 - a recording never stops the agent
-            logger.warning("the start state of %s was not checkpointed: %s", writer.path, exc)
-            writer.note({"kind": "checkpoint", "error": str(exc)[:200]})
-            return
-        writer.note({"kind": "checkpoint", **taken.to_dict()})
+            logger.warning("agent %s: its start state was not kept: %s", route.agent_id, exc)
+            state = {"error": str(exc)[:200]}
+        finally:
+            route.ready.set()
+        route.writer.note({"kind": "start", **state})
 
     async def _follow(
         self, agent_id: str, finished: asyncio.Event, state: Callable[[], str]
@@ -218,9 +223,12 @@ class Recorder:
             await client.aclose()
 
 
-async def start_state(cwd: Path) -> dict[str, Any]:
-    """The workspace as the agent found it: its git HEAD, if it is in a repository
-    (its checkpoint follows: ``Recorder.open``'s ``checkpoint``)."""
+async def start_state(
+    cwd: Path, checkpoint: Callable[[], Awaitable[Any]] | None = None
+) -> dict[str, Any]:
+    """The workspace as the agent found it: its git HEAD, if it is in a repository,
+    and a checkpoint of all of it (``checkpoint``: the runner's, whose lock for the
+    agent is taken at once, so a tool call's own checkpoint comes after it)."""
     state: dict[str, Any] = {"cwd": str(cwd), "ts": time.time(), "git_head": None}
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -238,4 +246,10 @@ async def start_state(cwd: Path) -> dict[str, Any]:
             state["git_head"] = out.decode().strip() or None
     except OSError as exc:
         logger.debug("no git HEAD for %s: %s", cwd, exc)
+    if checkpoint is not None:
+        try:
+            state["checkpoint"] = (await checkpoint()).to_dict()
+        except Exception as exc:  # noqa: BLE001 - a recording never stops the agent
+            logger.warning("the start state of %s was not checkpointed: %s", cwd, exc)
+            state["checkpoint_error"] = str(exc)[:200]
     return state
