@@ -158,3 +158,27 @@ def test_tree_rows_nest_children_depth_first_with_rolled_up_cost() -> None:
     ]
     assert rows[1].tree_cost == pytest.approx(0.65)
     assert rows[2].tree_cost == pytest.approx(0.25)
+
+
+def test_subtree_spend_rolls_each_cost_up_its_line_and_survives_a_cycle() -> None:
+    from agentdeck.core.tree import subtree_spend
+
+    edges = [("r", None), ("a", "r"), ("b", "r"), ("c", "a"), ("x", "y"), ("y", "x")]
+    costs = {"r": 0.1, "a": 0.2, "b": 0.3, "c": 0.4, "x": 1.0, "y": 1.0}
+    spend = subtree_spend(edges, {**costs, "b": float("nan")})
+    assert spend["r"] == pytest.approx(0.7)  # a NaN cost counts nothing
+    assert spend["a"] == pytest.approx(0.6) and spend["c"] == pytest.approx(0.4)
+    assert spend["x"] == pytest.approx(2.0)  # a broken tree ends its walk
+
+
+def test_over_limit_names_the_highest_node_over_without_charging() -> None:
+    from agentdeck.core.tree import over_limit, top_of
+
+    top = BudgetNode("root", 1.0, spent=1.5)
+    mid = BudgetNode("mid", 2.0, spent=1.5, parent=top)
+    leaf = BudgetNode("leaf", None, spent=0.5, parent=mid)
+    assert top_of(leaf) is top
+    stop = over_limit(leaf)
+    assert stop is not None and stop.kind is StopKind.TREE_BUDGET and "under root" in stop.message
+    assert leaf.spent == 0.5 and top.spent == 1.5
+    assert over_limit(BudgetNode("alone", 1.0, spent=1.0)) is None

@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from agentdeck.core.agent import MIN_PREFIX, Agent
@@ -141,20 +141,61 @@ class BudgetNode:
         delta = max(0.0, delta_usd)
         node: BudgetNode | None = self
         over: BudgetNode | None = None
-        while node is not None:
+        while node is not None:  # one walk: a charge is on every cost increase
             node.spent += delta  # the subtree's: the node's own cost and its descendants'
             if node.limit is not None and node.spent > node.limit:
                 over = node
             node = node.parent
-        if over is None or over.limit is None:
-            return None
-        return Stop(
-            StopKind.TREE_BUDGET,
-            f"tree budget exceeded: the agents under {over.agent_id} spent {_usd(over.spent)} "
-            f"of its {_usd(over.limit)}",
-            over.limit,
-            over.spent,
-        )
+        return None if over is None else _tree_stop(over)
+
+
+def over_limit(node: BudgetNode) -> Stop | None:
+    """A ``Stop`` for the highest of ``node`` and its ancestors whose subtree is
+    over its limit (as ``charge`` reports it, nothing charged), else None."""
+    over: BudgetNode | None = None
+    at: BudgetNode | None = node
+    while at is not None:
+        if at.limit is not None and at.spent > at.limit:
+            over = at
+        at = at.parent
+    return None if over is None else _tree_stop(over)
+
+
+def _tree_stop(over: BudgetNode) -> Stop | None:
+    if over.limit is None:
+        return None
+    return Stop(
+        StopKind.TREE_BUDGET,
+        f"tree budget exceeded: the agents under {over.agent_id} spent {_usd(over.spent)} "
+        f"of its {_usd(over.limit)}",
+        over.limit,
+        over.spent,
+    )
+
+
+def top_of(node: BudgetNode) -> BudgetNode:
+    """The highest node of ``node``'s tree that is known."""
+    while node.parent is not None:
+        node = node.parent
+    return node
+
+
+def subtree_spend(
+    edges: Sequence[tuple[str, str | None]], costs: Mapping[str, float]
+) -> dict[str, float]:
+    """What each agent and its descendants spent, from ``(id, parent_id)`` pairs
+    and each agent's own cost (one pass up each agent's line of ancestors)."""
+    parents = dict(edges)
+    spend = dict.fromkeys(parents, 0.0)
+    for agent_id, _ in edges:
+        cost = max(0.0, costs.get(agent_id, 0.0))
+        at: str | None = agent_id
+        seen: set[str] = set()
+        while at is not None and at in spend and at not in seen:  # a cycle ends the walk
+            seen.add(at)
+            spend[at] += cost
+            at = parents[at]
+    return spend
 
 
 def carve(requested: float | None, available: float | None) -> float | None:
