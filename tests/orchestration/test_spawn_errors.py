@@ -52,7 +52,7 @@ async def test_a_refused_spawn_says_why(team: Team, kwargs: dict[str, str], mess
 async def test_a_parent_with_no_budget_left_cannot_spawn(team: Team) -> None:
     lead = await parent(team, budget_usd=0.5)
     await team.store.save_agent(lead.with_changes(cost_usd=0.5))
-    team.orch._budgets.clear()
+    team.orch.budgets.nodes.clear()
     with pytest.raises(ToolError, match=r"spent or given to your other children \(\$0.00 left"):
         await team.orch.spawn(lead.id, "do it")
 

@@ -18,18 +18,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentdeck.core.agent import Agent, AgentSource, AgentSpec, AgentState, external_agent
 from agentdeck.core.events import EventType, Notice, StoredEvent, spawned_events
+from agentdeck.core.guardrails import SharedBudget
 from agentdeck.core.ids import new_agent_id
 from agentdeck.core.policy_inherit import looser
 from agentdeck.core.templates import Template, apply_template
 from agentdeck.core.transcript import compact
 from agentdeck.core.tree import (
-    BudgetNode,
     SpawnRefused,
     TreeLimits,
     carve,
@@ -46,6 +47,7 @@ from agentdeck.errors import (
     WorktreeError,
 )
 from agentdeck.orchestration import texts
+from agentdeck.orchestration.budgets import TreeBudgets
 from agentdeck.orchestration.host import ToolError
 from agentdeck.orchestration.inbox import Inbox
 from agentdeck.orchestration.person_asks import ask_person
@@ -77,8 +79,7 @@ class Orchestrator:
         self.steering = Steering(store, runner)
         self.inbox = Inbox(self)
         self.waits = Waits(self)
-        self._budgets: dict[str, BudgetNode] = {}
-        self._budget_lock = asyncio.Lock()
+        self.budgets = TreeBudgets(store, runner, self.agent)
         self._spawn_lock = asyncio.Lock()
         self._external_lock = asyncio.Lock()
         self._wake: dict[str, set[asyncio.Event]] = {}
@@ -104,6 +105,7 @@ class Orchestrator:
             self._courier.cancel()
         for task in list(self._tasks):
             task.cancel()
+        self.budgets.close()
 
     async def _deliver_answers(self, every: float = 1.0) -> None:
         """Answers nobody here waits for reach their live workers: given in another
@@ -126,12 +128,11 @@ class Orchestrator:
     def env(self, agent: Agent) -> dict[str, str]:
         return {}
 
-    async def budget(self, agent: Agent) -> BudgetNode:
+    async def budget(self, agent: Agent) -> SharedBudget:
         # Called as its session starts, before its sandbox is set up: a child's
         # profile is met with its ancestors' from here on (``Governor.inherit``).
         await self.runner.governor.inherit(agent)
-        async with self._budget_lock:
-            return await self._node(agent)
+        return await self.budgets.for_session(agent)
 
     async def before_send(self, agent: Agent, text: str) -> str:
         return await self.inbox.with_notes(agent, text)
@@ -187,8 +188,12 @@ class Orchestrator:
             raise ToolError("spawn_agent needs a prompt: the task for the new agent")
         if workspace is not None and workspace not in WORKSPACES:
             raise ToolError(f"workspace must be one of {', '.join(WORKSPACES)}, not {workspace!r}")
-        async with self._spawn_lock:  # the limits hold across concurrent spawns
-            parent = await self.agent(parent_id)
+        if budget_usd is not None and not (math.isfinite(budget_usd) and budget_usd > 0):
+            raise ToolError(f"budget_usd must be a positive number of dollars, not {budget_usd!r}")
+        parent = await self.agent(parent_id)
+        await self.runner.governor.inherit(parent)
+        # The limits hold across concurrent spawns; the budget across hosts too.
+        async with self._spawn_lock, self.budgets.carving(parent) as node:
             siblings = await self.children(parent.id)
             try:
                 check_spawn(
@@ -200,7 +205,6 @@ class Orchestrator:
                 found = resolve(self.settings, template, parent.spec.project or parent.cwd)
                 await self._not_looser(parent, found)
                 chosen = workspace or found.workspace or "new"
-                node = await self.budget(parent)
                 budget = carve(
                     budget_usd if budget_usd is not None else found.budget_usd, node.available()
                 )
@@ -230,9 +234,7 @@ class Orchestrator:
                 child = await self.runner.place(spec, parent_id=parent.id, background=True)
             except WorktreeError as exc:  # not a repository, a dirty base…: the model can act
                 raise ToolError(str(exc)) from None
-        async with self._budget_lock:
-            if child.id not in self._budgets:  # its session may have asked already
-                self._budgets[child.id] = BudgetNode(child.id, budget, parent=node)
+            await self.budgets.given(child.id, budget, node)
         logger.info("agent %s spawned %s (%s)", parent.id, child.id, found.name)
         return child
 
@@ -335,50 +337,6 @@ class Orchestrator:
             return fresh  # a finished parent whose children were still at work
         return await self.steering.kill(agent.id)
 
-    # -- budgets ---------------------------------------------------------------------------
-
-    async def _node(self, agent: Agent) -> BudgetNode:
-        node = self._budgets.get(agent.id)
-        if node is not None:
-            return node
-        parent_node = None
-        if agent.parent_id:
-            with contextlib.suppress(NotFound):
-                parent_node = await self._node(await self.agent(agent.parent_id))
-        limit = agent.spec.budget_usd
-        if limit is None and agent.source is AgentSource.AGENTDECK:
-            limit = self.runner.governor.profile_for(agent).budgets.max_usd
-        below = await self.store.descendants([agent.id])
-        spent = agent.cost_usd + sum(a.cost_usd for a in below)
-        node = BudgetNode(
-            agent.id, limit, spent=spent, parent=parent_node, live=agent.state.is_live
-        )
-        for child in (a for a in below if a.parent_id == agent.id):
-            # Existing children reserve what they were given and did not spend.
-            if child.id not in node.children:
-                child_spent = child.cost_usd + sum(
-                    a.cost_usd for a in below if self._below(a, child.id, below)
-                )
-                BudgetNode(
-                    child.id,
-                    child.spec.budget_usd,
-                    spent=child_spent,
-                    parent=node,
-                    live=child.state.is_live,
-                )
-        self._budgets[agent.id] = node
-        return node
-
-    @staticmethod
-    def _below(agent: Agent, root: str, pool: Sequence[Agent]) -> bool:
-        by_id = {a.id: a for a in pool}
-        parent = agent.parent_id
-        while parent is not None:
-            if parent == root:
-                return True
-            parent = by_id[parent].parent_id if parent in by_id else None
-        return False
-
     # -- following the log ------------------------------------------------------------------
 
     def wake(self, agent_id: str) -> None:
@@ -411,9 +369,7 @@ class Orchestrator:
         for event in changes:
             agent_id = event.agent_id
             new = AgentState(str(event.data.get("new")))
-            node = self._budgets.get(agent_id)
-            if node is not None:
-                node.live = new.is_live
+            self.budgets.set_live(agent_id, new.is_live)
             session = self.runner.sessions.get(agent_id)
             agent = session.agent if session is not None else None
             if agent is not None and agent.parent_id:
