@@ -1,0 +1,68 @@
+"""What charging an agent's tree budget costs, per cost increase.
+
+    .venv/bin/python benchmarks/tree_budget.py [--charges 200000] [--rounds 5]
+    .venv/bin/python benchmarks/tree_budget.py --tree-from OLD_TREE_PY  # another core/tree.py
+
+On SQLite (one process alone on its database) a session charges its
+``BudgetNode`` itself: the guard's ``charge`` walks the node's ancestors. This
+times that call on a leaf three levels down (each level with a limit, none
+over): the median and the best of the rounds. ``--tree-from``: the same with another version of
+``core/tree.py`` (``git show REV:src/agentdeck/core/tree.py > /tmp/tree.py``), in
+the same run, rounds alternating, so drift on a shared machine hits both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from _common import header, median
+from agentdeck.core import tree
+
+
+def load(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location("tree_other", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["tree_other"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def per_charge_us(module: Any, charges: int) -> float:
+    top = module.BudgetNode("root", 1e9)
+    mid = module.BudgetNode("mid", 1e9, parent=top)
+    leaf = module.BudgetNode("leaf", 1e9, parent=mid)
+    charge = leaf.charge
+    start = time.perf_counter()
+    for _ in range(charges):
+        charge(0.0001)
+    return (time.perf_counter() - start) / charges * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--charges", type=int, default=200_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--tree-from", type=Path, default=None)
+    args = parser.parse_args()
+    header("tree budget: one charge (SQLite path: the node itself)")
+    other = load(args.tree_from) if args.tree_from else None
+    now: list[float] = []
+    then: list[float] = []
+    for _ in range(args.rounds):
+        now.append(per_charge_us(tree, args.charges))
+        if other is not None:
+            then.append(per_charge_us(other, args.charges))
+    print(f"this tree.py: {median(now):.3f} µs per charge median, {min(now):.3f} best")
+    if other is not None:
+        print(f"{args.tree_from}: {median(then):.3f} µs per charge median, {min(then):.3f} best")
+
+
+if __name__ == "__main__":
+    main()
