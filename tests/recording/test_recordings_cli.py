@@ -31,6 +31,12 @@ def test_run_record_then_ls_show_rm(tmp_path: Path) -> None:
     assert shown["start"]["checkpoint"]["summary"] == "recording start"
     text = deck(env, "recordings", "show", agent_id)
     assert text.code == 0 and "upstream" in text.out and "#1" in text.out
+    exported = tmp_path / "exported.yaml"
+    wrote = deck(env, "scenario", "export", agent_id, "-o", str(exported))
+    assert wrote.code == 0 and "3 turns" in wrote.out, wrote.err
+    played = deck(env, "run", "--scenario", str(exported), "say one and two", "--json")
+    assert played.code == 0, played.err
+    assert played.json()["result"]["result"] == ran.json()["result"]["result"]
     assert deck(env, "recordings", "rm", agent_id).code == 0
     assert deck(env, "recordings", "ls", "--json").json() == []
     gone = deck(env, "recordings", "show", agent_id)

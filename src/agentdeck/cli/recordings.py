@@ -27,6 +27,7 @@ app = typer.Typer(
 
 def register(root: typer.Typer) -> None:
     root.add_typer(app, name="recordings")
+    root.add_typer(scenario_app, name="scenario")
 
 
 def _recordings() -> Recordings:
@@ -115,3 +116,36 @@ def rm(
         typer.echo(json.dumps({"removed": agent_id}))
     else:
         typer.echo(f"removed the recording of {agent_id}")
+
+
+scenario_app = typer.Typer(
+    help="Scenarios from recordings: `scenario export ID [-o FILE]` writes a recorded run "
+    "as a scenario file the scripted model plays offline (`agentdeck run --scenario FILE`).",
+    no_args_is_help=True,
+)
+
+
+@scenario_app.command("export")
+def export(
+    agent_id: Annotated[str, typer.Argument(help="The recorded agent's id.")],
+    output: Annotated[
+        str | None, typer.Option("--output", "-o", help="Write it here (default: stdout).")
+    ] = None,
+    name: Annotated[str | None, typer.Option(help="The scenario's name (default: ID).")] = None,
+) -> None:
+    """Write a recorded run as a scenario: each model answer a turn, in order."""
+    from pathlib import Path
+
+    import yaml
+
+    from agentdeck.mockmodel import parse_scenario
+    from agentdeck.runner.recording.export import scenario_of
+
+    data = scenario_of(_recordings().records(agent_id), name or agent_id)
+    parse_scenario(data, output or "<export>")  # what is written plays
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    Path(output).write_text(text)
+    typer.echo(f"wrote {output} ({len(data['turns'])} turns)")
