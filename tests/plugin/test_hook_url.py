@@ -159,3 +159,28 @@ async def test_the_cli_takes_the_same_url_rules(tmp_path: Path) -> None:
         assert remote.http.url == "http://deck.example"
     finally:
         await remote.aclose()
+
+
+async def test_a_call_put_to_a_person_is_waited_for_past_the_deadline_over_http(
+    tmp_path: Path, settings: Settings
+) -> None:
+    """The daemon says a person is asked (a pending line), then answers after the
+    client's own deadline: over HTTP, as over the socket, the client waits for it."""
+    from agentdeck.hooks.protocol import HookReply, HookRequest
+
+    decided = '{"hookSpecificOutput": {"hookEventName": "PreToolUse"}}\n'
+
+    async def asking(request: HookRequest) -> HookReply:
+        assert request.pending is not None and request.owner == "admin"
+        await request.pending(10.0)
+        await asyncio.sleep(3.0)  # past the 2 s deadline of hooks.json
+        return HookReply(stdout=decided)
+
+    def configure(deck: Any) -> None:
+        deck._hooks.handle = asking
+
+    async with running_daemon(settings, configure=configure) as daemon:
+        env = _env(tmp_path, daemon.url, daemon.token)
+        (tmp_path / "other-home" / "hooks.json").write_text(json.dumps({"deadline": 2.0}))
+        code, out, err, _ = await _hook(env, sample("PreToolUse", session_id=SESSION))
+    assert (code, out, err) == (0, decided, "")
