@@ -184,3 +184,32 @@ async def test_a_call_put_to_a_person_is_waited_for_past_the_deadline_over_http(
         (tmp_path / "other-home" / "hooks.json").write_text(json.dumps({"deadline": 2.0}))
         code, out, err, _ = await _hook(env, sample("PreToolUse", session_id=SESSION))
     assert (code, out, err) == (0, decided, "")
+
+
+@pytest.mark.parametrize(
+    ("head", "said"),
+    [
+        (b"HTTP/1.1 401 Unauthorized\r\n\r\n", "refused the token (HTTP 401)"),
+        (b"HTTP/1.1 403 Forbidden\r\n\r\n", "HTTP 403: operator needed"),
+        (b"HTTP/1.1 421 Misdirected Request\r\n\r\n", "AGENTDECK_ALLOWED_HOSTS"),
+        (b"HTTP/1.1 502 Bad Gateway\r\nServer: proxy\r\n\r\n", "answered HTTP 502"),
+        (b"SSH-2.0-OpenSSH_9.6\r\n\r\n", "not HTTP"),
+        (b"HTTP/1.0 200 OK\r\n", "without an answer"),
+    ],
+)
+def test_what_the_deck_answers_besides_200_is_said_in_one_line(head: bytes, said: str) -> None:
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        theirs.sendall(head)
+        theirs.shutdown(socket.SHUT_WR)
+        with pytest.raises(
+            hookclient_http.Failed, match=said.replace("(", r"\(").replace(")", r"\)")
+        ):
+            hookclient_http.answer_head(ours, time.monotonic() + 5)
+
+
+def test_a_200_gives_what_follows_its_head() -> None:
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        theirs.sendall(b'HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\n\r\n{"exit":0')
+        assert hookclient_http.answer_head(ours, time.monotonic() + 5) == b'{"exit":0'

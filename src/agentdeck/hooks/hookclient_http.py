@@ -219,4 +219,9 @@ def answer_head(sock: _socket.socket, deadline_at: float) -> bytes:
         raise Failed("the deck refused the token (HTTP 401)")
     if code == 403:
         raise Failed("the token's user may not report sessions (HTTP 403: operator needed)")
+    if code == 421:
+        raise Failed(
+            "the deck does not answer to this URL's host (HTTP 421): add it to the daemon's "
+            "AGENTDECK_ALLOWED_HOSTS"
+        )
     raise Failed(f"the deck answered HTTP {code}")
