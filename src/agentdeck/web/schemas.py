@@ -237,6 +237,9 @@ class SpecOut(BaseModel):
     output_schema: dict[str, Any] | None = Field(
         default=None, description="The JSON Schema its final result must match, if any."
     )
+    record: bool = Field(
+        default=False, description="Its model traffic is recorded into a cassette."
+    )
 
 
 class AgentOut(BaseModel):
