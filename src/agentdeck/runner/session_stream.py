@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import anyio.to_thread
-from claude_agent_sdk import SystemMessage
 
 from agentdeck.core import output_schema, skills
 from agentdeck.core.agent import AgentState
@@ -73,8 +72,13 @@ class SessionStream(SessionExit):
         if mapped.events and self.partials is not None:
             self.partials.end(self.agent.id)  # the whole message: its event shows it
         changes: dict[str, Any] = dict(mapped.changes)
-        if isinstance(message, SystemMessage) and message.subtype == "init":
-            self._offered_skills(message.data, changes)
+        # Claude Code's init (a SystemMessage; its class not imported: the SDK loads
+        # lazily, tests/runner/test_lazy_sdk.py)
+        init = (
+            getattr(message, "data", None) if getattr(message, "subtype", None) == "init" else None
+        )
+        if isinstance(init, dict):
+            self._offered_skills(init, changes)
         result = mapped.result
         retry = None  # the one follow-up a result that does not match its schema gets
         if result is not None:
