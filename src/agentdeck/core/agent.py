@@ -180,7 +180,7 @@ class AgentSpec:
             **({"model_endpoint": self.model_endpoint.to_dict()} if self.model_endpoint else {}),
             **({"thinking": self.thinking} if self.thinking else {}),
             **({"labels": list(self.labels)} if self.labels else {}),
-            **({"record": True} if self.record else {}),
+            "record": self.record,
         }
 
     @classmethod
