@@ -153,6 +153,9 @@ class AgentSpec:
     # Its model traffic goes through the recording proxy into a cassette
     # (``agentdeck run --record``, the API's ``record``): runner.recording.
     record: bool = False
+    # Compacted between turns once its context passes this many tokens
+    # (a template's ``auto_compact_at``): core.compaction.AutoCompaction.
+    auto_compact_at: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -181,6 +184,7 @@ class AgentSpec:
             **({"thinking": self.thinking} if self.thinking else {}),
             **({"labels": list(self.labels)} if self.labels else {}),
             "record": self.record,
+            **({"auto_compact_at": self.auto_compact_at} if self.auto_compact_at else {}),
         }
 
     @classmethod
@@ -211,7 +215,12 @@ class AgentSpec:
             thinking=data.get("thinking") or None,
             labels=tuple(str(x) for x in data.get("labels") or ()),
             record=data.get("record") is True,
+            auto_compact_at=_tokens_or_none(data.get("auto_compact_at")),
         )
+
+
+def _tokens_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 @dataclass(frozen=True)
