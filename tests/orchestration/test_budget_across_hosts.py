@@ -10,19 +10,24 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import yaml
 
-from agentdeck.core.agent import Agent, AgentSpec
+from agentdeck.core.agent import Agent, AgentSpec, AgentState
 from agentdeck.core.guardrails import StopKind
 from agentdeck.daemon.compose import open_deck
 from agentdeck.daemon.deck import Deck
 from agentdeck.orchestration.host import ToolError
 from agentdeck.orchestration.service import Orchestrator
+from agentdeck.orchestration.templates import resolve, user_agents_dir
 from agentdeck.runner import steering
 from tests.conftest import make_settings
+from tests.contract.helpers import settled
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.anyio
 
@@ -39,6 +44,10 @@ async def two_hosts(tmp_path: Path, pg_url: str) -> AsyncIterator[tuple[Deck, De
         for deck in decks:
             await deck.close()
         steering.set_this_host(None)
+
+
+def bash(command: str) -> dict[str, object]:
+    return {"tool_use": {"name": "Bash", "input": {"command": command, "description": "run"}}}
 
 
 def orch(deck: Deck) -> Orchestrator:
@@ -127,3 +136,66 @@ async def test_a_negative_zero_or_nan_budget_is_refused(
     with pytest.raises(ToolError, match="budget_usd must be a positive number"):
         await orch(a).spawn(lead.id, "task", budget_usd=bad)
     assert await orch(a).children(lead.id) == []
+
+
+async def test_a_child_on_a_host_is_stopped_when_another_hosts_spend_passes_its_tree_budget(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """The real CLI on a runner host (the deck serving as one, in this process):
+    while its child works, the tree's root spends on another host (its row
+    written); the child's next charge reads the tree again and stops it with the
+    guardrail's error, as if it had passed the limit alone."""
+    settings = make_settings(tmp_path, database_url=pg_url, runner_poll_seconds=0.2)
+    built_in = resolve(settings, "engineer")  # in plain text, without its status schema
+    user_agents_dir(settings).mkdir(parents=True, exist_ok=True)
+    (user_agents_dir(settings) / "engineer.md").write_text(
+        f"---\nname: engineer\ndescription: {built_in.description}\n---\n{built_in.prompt}\n"
+    )
+    scenario = tmp_path / "over.yaml"
+    scenario.write_text(
+        yaml.safe_dump(
+            {
+                "name": "over",
+                "turns": [{"reply": [{"text": "LEAD"}]}],
+                "conversations": [
+                    {
+                        "when": {"first_user_text_contains": "TASK-X"},
+                        "turns": [
+                            {"reply": [bash("pwd")]},
+                            # The turn's end waits: the other host spends meanwhile.
+                            {"reply": [{"text": "X-DONE"}], "delay": 3},
+                        ],
+                    }
+                ],
+            }
+        )
+    )
+    deck = await open_deck(settings)
+    try:
+        # The root waits for a host with a GPU: its row stands for a host elsewhere.
+        spec = AgentSpec(prompt="lead", scenario=str(scenario), budget_usd=1.0, labels=("gpu",))
+        lead = await deck.create_agent(spec)
+        child = await orch(deck).spawn(lead.id, "TASK-X", name="x")
+        await deck.serve_as_host(deck.host_of_settings(name="h1", capacity=2))
+
+        async def working() -> bool:
+            return any(e.type == "tool_called" for e in await deck.events(agent_id=child.id))
+
+        await eventually(working, timeout=60, what="the child at work")
+        await spent(deck, lead.id, 0.99)  # the root's spend on the other host
+        stopped = await settled(deck, child.id, lambda a: a.state is AgentState.ERROR)
+        found = re.fullmatch(
+            rf"tree budget exceeded: the agents under {lead.id} spent \$(\S+) of its \$1\.00",
+            stopped.last_error or "",
+        )
+        assert found is not None, stopped.last_error
+        own = stopped.cost_usd
+        assert 0 < own < 1.0  # alone, the child was far within the tree's budget
+        assert float(found[1]) == pytest.approx(0.99 + own, abs=0.006)
+        errors = [
+            e.data for e in await deck.events(agent_id=child.id) if e.type == "error_occurred"
+        ]
+        assert [e["kind"] for e in errors] == ["guardrail:tree_budget"]
+    finally:
+        await deck.close()
+        steering.set_this_host(None)
