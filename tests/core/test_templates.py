@@ -67,7 +67,7 @@ def test_every_problem_is_one_line_naming_the_file_and_key() -> None:
         "tools, disallowedTools, model, permissionMode, maxTurns, skills, mcpServers, hooks, "
         "memory, background, effort, isolation, initialPrompt, color, profile, budget_usd, "
         "max_turns, workspace, orchestrator, output_schema, model_endpoint, "
-        "thinking, subagents, memory_review, config_dir, record)",
+        "thinking, subagents, memory_review, config_dir, record, auto_compact_at)",
         "x/reviewer.md: name: not a valid name: lowercase letters, digits and "
         "single hyphens, starting with a letter, at most 64 characters",
         "x/reviewer.md: description: missing: say what the agent is for (orchestrators read it)",

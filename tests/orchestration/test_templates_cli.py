@@ -81,7 +81,7 @@ def test_validate_names_every_problem_on_its_own_line(tmp_path: Path, project: P
         "disallowedTools, model, permissionMode, maxTurns, skills, mcpServers, hooks, memory, "
         "background, effort, isolation, initialPrompt, color, profile, budget_usd, max_turns, "
         "workspace, orchestrator, output_schema, model_endpoint, thinking, subagents, "
-        "memory_review, config_dir, record)",
+        "memory_review, config_dir, record, auto_compact_at)",
         f"{file}: name: not a valid name: lowercase letters, digits and "
         "single hyphens, starting with a letter, at most 64 characters",
         f"{file}: tools: unknown tool `Teleport` (Claude Code's tools, or mcp__server__tool)",

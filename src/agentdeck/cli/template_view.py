@@ -54,6 +54,7 @@ def resolved(template: Template, settings: Settings, project: str | None = None)
         ("model_endpoint", *endpoint_shown(template.model_endpoint, profile, settings)),
         ("permissionMode", mode, mode_from),
         mine("maxTurns", template.max_turns, None, "no limit of its own"),
+        mine("auto_compact_at", template.auto_compact_at, None, "never (Claude Code's own only)"),
         ("skills", list(claude.skills), _skills_from(template, settings, project)),
         mine(
             "mcpServers",

@@ -11,11 +11,22 @@ turn's result instead ("Not enough messages to compact.").
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from agentdeck.errors import UsageError
 
-__all__ = ["BOUNDARY", "COMMAND", "INSTRUCTIONS_MAX", "compact_text", "compaction"]
+__all__ = [
+    "AUTO_COMPACT",
+    "BOUNDARY",
+    "COMMAND",
+    "INSTRUCTIONS_MAX",
+    "AutoCompaction",
+    "auto_compact_reason",
+    "compact_text",
+    "compaction",
+    "parse_auto_compact_at",
+]
 
 COMMAND = "/compact"
 BOUNDARY = "compact_boundary"  # the Notice kind
@@ -54,3 +65,69 @@ def compaction(data: dict[str, Any]) -> dict[str, Any]:
         "pre_tokens": count("pre_tokens"),
         "post_tokens": count("post_tokens"),
     }
+
+
+# A template's ``auto_compact_at``: the context size (tokens) past which an idle
+# keep-alive agent is compacted between turns (``runner.auto_compact``).
+AUTO_COMPACT_KEY = "auto_compact_at"
+AUTO_COMPACT_MIN = 1_000
+AUTO_COMPACT_MAX = 2_000_000
+AUTO_COMPACT = "auto_compact"  # the Notice kind saying why it was compacted
+
+
+def parse_auto_compact_at(value: Any) -> int | None:
+    """A template's or spec's ``auto_compact_at`` (None: never); ``UsageError`` for
+    anything but a whole number of tokens in bounds."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UsageError(f"{AUTO_COMPACT_KEY} must be a whole number of tokens")
+    if not AUTO_COMPACT_MIN <= value <= AUTO_COMPACT_MAX:
+        raise UsageError(
+            f"{AUTO_COMPACT_KEY} must be between {AUTO_COMPACT_MIN:,} and "
+            f"{AUTO_COMPACT_MAX:,} tokens (got {value:,})"
+        )
+    return int(value)
+
+
+def auto_compact_reason(context: int, threshold: int) -> str:
+    return f"context {context:,} tokens passed {AUTO_COMPACT_KEY} {threshold:,}"
+
+
+@dataclass
+class AutoCompaction:
+    """When an agent with ``auto_compact_at`` is compacted: after a turn whose
+    context (its result's input + cache tokens) passed the threshold, once.
+
+    The turn a compaction ends is never a reason (its usage is the size before
+    the compaction), nor is the turn that answers a ``/compact`` sent (it may
+    have been declined: nothing to compact). After an automatic compaction it
+    fires again only once the context was at or below the threshold (a
+    compaction that left it above, or a declined one, would otherwise loop).
+    """
+
+    threshold: int
+    armed: bool = True  # the context was at or below the threshold since the last one
+    pending: bool = False  # a /compact sent, the turn answering it not yet seen
+    compacted: bool = False  # a compaction's boundary seen, its turn not yet ended
+
+    def boundary(self, post_tokens: int | None) -> None:
+        """A ``compact_boundary`` in the stream (whoever asked for it)."""
+        self.compacted = True
+        if post_tokens is not None and post_tokens <= self.threshold:
+            self.armed = True
+
+    def turn_ended(self, context: int, *, idle: bool = True) -> bool:
+        """A turn ended with this context size: True when it is to be compacted now.
+        Never when the agent is not ``idle`` after it (stopping, its turn failed or
+        is retried, a one-shot session): a later turn may then be the one."""
+        if self.compacted or self.pending:
+            self.compacted = self.pending = False
+            return False
+        if context <= self.threshold:
+            self.armed = True
+            return False
+        if not self.armed or not idle:
+            return False
+        self.armed, self.pending = False, True
+        return True

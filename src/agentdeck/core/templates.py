@@ -16,6 +16,7 @@ becomes the agent's appended system prompt::
     workspace: shared               # new | shared | worktree
     orchestrator: false             # true: it gets the deck's orchestrator tools
     record: false                   # true: its model traffic is recorded (a cassette)
+    auto_compact_at: 150000         # compacted between turns once its context passes this
     ---
     You review changes. …
 
@@ -42,6 +43,7 @@ from typing import Any
 
 from agentdeck.core.agent import AgentSpec
 from agentdeck.core.agent_file import AgentFile, looks_secret, parse_agent_file
+from agentdeck.core.compaction import parse_auto_compact_at
 from agentdeck.core.endpoints import ModelEndpoint, parse_model_endpoint
 from agentdeck.core.memory_proposals import parse_memory_review
 from agentdeck.core.output_schema import resolve_schema
@@ -79,7 +81,7 @@ _AGENT_TOOL = re.compile(r"^(?:Agent|Task)\([A-Za-z0-9_, -]*\)$")
 AGENTDECK_KEYS = (
     "profile", "budget_usd", "max_turns", "workspace", "orchestrator", "output_schema",
     "model_endpoint", "thinking",
-    "subagents", "memory_review", "config_dir", "record",
+    "subagents", "memory_review", "config_dir", "record", "auto_compact_at",
 )  # fmt: skip
 CLAUDE_KEYS = (
     "name", "description", "tools", "disallowedTools", "model", "permissionMode", "maxTurns",
@@ -116,6 +118,7 @@ class Template:
     thinking: dict[str, Any] | None = None  # the SDK's thinking config (core.thinking)
     memory_review: str | None = None  # inbox (None) | auto: core.memory_proposals
     record: bool = False  # its agents' model traffic is recorded (runner.recording)
+    auto_compact_at: int | None = None  # tokens: core.compaction.AutoCompaction
     source: str = "<memory>"  # the file, or "built-in:<name>"
     scope: str = "built-in"  # project | user | built-in
 
@@ -139,6 +142,7 @@ class Template:
             "thinking": self.thinking,
             "memory_review": self.memory_review,
             "record": self.record,
+            "auto_compact_at": self.auto_compact_at,
             "source": self.source,
             "scope": self.scope,
         }
@@ -157,6 +161,7 @@ class Template:
             thinking=data.get("thinking"),
             memory_review=data.get("memory_review"),
             record=data.get("record") is True,
+            auto_compact_at=data.get("auto_compact_at"),
         )
 
 
@@ -301,6 +306,12 @@ def parse_template(
         fail("record", "must be true or false")
         record = False
 
+    auto_compact_at = None
+    try:
+        auto_compact_at = parse_auto_compact_at(data.get("auto_compact_at"))
+    except UsageError as exc:
+        fail("auto_compact_at", str(exc).removeprefix("auto_compact_at "))
+
     color = data.get("color")
     if color is not None and (not isinstance(color, str) or not _COLOR.fullmatch(color)):
         fail("color", "must be a color's name (red, blue, green, yellow, purple, orange, …)")
@@ -360,6 +371,7 @@ def parse_template(
         thinking=thinking,
         memory_review=memory_review,
         record=record,
+        auto_compact_at=auto_compact_at,
         source=source,
         scope=scope,
     )
@@ -435,4 +447,5 @@ def apply_template(template: Template, spec: AgentSpec) -> AgentSpec:
         # An orchestrator's tree is worth carrying over a daemon restart.
         resume_on_restart=spec.resume_on_restart or template.orchestrator,
         record=spec.record or template.record,
+        auto_compact_at=spec.auto_compact_at or template.auto_compact_at,
     )

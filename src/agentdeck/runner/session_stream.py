@@ -17,6 +17,7 @@ import anyio.to_thread
 
 from agentdeck.core import output_schema, skills
 from agentdeck.core.agent import AgentState
+from agentdeck.core.compaction import COMMAND
 from agentdeck.core.event_scrub import scrubbed_head
 from agentdeck.core.events import Event, Notice, UserMessageSent
 from agentdeck.core.output_schema import STRUCTURED_RESULT, STRUCTURED_TOLD
@@ -25,6 +26,7 @@ from agentdeck.core.redact import scrub
 from agentdeck.core.worktree import Worktree
 from agentdeck.errors import WorktreeError
 from agentdeck.runner import sandboxing
+from agentdeck.runner.auto_compact import AutoCompactor
 from agentdeck.runner.budgets import warnings_due
 from agentdeck.runner.session_exit import SessionExit
 from agentdeck.runner.session_state import (
@@ -41,6 +43,7 @@ class SessionStream(SessionExit):
 
     # Where the text being written goes (the daemon's event hub), set by the runner.
     partials: PartialSink | None = None
+    _compactor: AutoCompactor | None = None  # set at its first message
 
     async def _read(self) -> None:
         assert self._client is not None
@@ -109,6 +112,17 @@ class SessionStream(SessionExit):
                     self._final = AgentState.ERROR
         elif mapped.events and self.agent.state == AgentState.STARTING:
             changes["state"] = AgentState.RUNNING
+        if self._compactor is None:
+            self._compactor = AutoCompactor(self.agent.id, self.agent.spec.auto_compact_at)
+        compacting = self._compactor.observe(  # its auto_compact_at passed: runner.auto_compact
+            mapped.events,
+            between_turns=changes.get("state") is AgentState.IDLE
+            and not (result is not None and result.is_error)
+            and not self._stopping,
+        )
+        if compacting:  # it stays running: compacting, a follow-up queued behind
+            mapped.events += compacting
+            changes["state"] = AgentState.RUNNING
         if self.sandboxing.label in ("process", "bash"):
             mapped.events += sandboxing.blocked_write_events(self.agent.id, mapped.events)
         if mapped.events or changes:
@@ -123,6 +137,9 @@ class SessionStream(SessionExit):
             daily = (self.fleet, *self.budgets) if self.fleet else self.budgets
             if warnings := warnings_due(daily, self.agent.id, time.time()):
                 await self._commit(list(warnings))
+        if compacting and not self._stopping and not self.finished.is_set():
+            assert self._client is not None
+            await self._client.query(COMMAND)
         if retry is not None:
             await self._tell(retry)
         elif result is not None:
