@@ -184,7 +184,7 @@ class AgentSpec:
             **({"thinking": self.thinking} if self.thinking else {}),
             **({"labels": list(self.labels)} if self.labels else {}),
             "record": self.record,
-            **({"auto_compact_at": self.auto_compact_at} if self.auto_compact_at else {}),
+            "auto_compact_at": self.auto_compact_at,
         }
 
     @classmethod
