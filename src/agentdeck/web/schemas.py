@@ -123,6 +123,14 @@ class AgentCreate(Body):
         description="Record its model traffic (scrubbed) through the recording proxy into a "
         "cassette under the deck's recordings/, whatever AGENTDECK_RECORD says.",
     )
+    auto_compact_at: int | None = Field(
+        default=None,
+        ge=1_000,
+        le=2_000_000,
+        strict=True,
+        description="Tokens: once a turn's context passes it, the idle agent is compacted "
+        "(Claude Code's /compact) before its next turn; it wins over a template's.",
+    )
 
     @field_validator("output_schema")
     @classmethod
@@ -175,6 +183,7 @@ class AgentCreate(Body):
             output_schema=self.output_schema if isinstance(self.output_schema, dict) else None,
             labels=tuple(self.labels),
             record=self.record,
+            auto_compact_at=self.auto_compact_at,
         )
 
 
@@ -239,6 +248,9 @@ class SpecOut(BaseModel):
     )
     record: bool = Field(
         default=False, description="Its model traffic is recorded into a cassette."
+    )
+    auto_compact_at: int | None = Field(
+        default=None, description="Tokens of context past which it is compacted between turns."
     )
 
 
