@@ -57,7 +57,7 @@ class RemoteBase:
 # The spec's fields the API takes (``AgentCreate``), beside ``keep_alive`` and ``agent``.
 _SPEC_FIELDS = (
     "prompt", "name", "cwd", "model", "append_system_prompt", "max_turns", "budget_usd",
-    "scenario", "profile", "project", "workspace", "base", "output_schema",
+    "scenario", "profile", "project", "workspace", "base", "output_schema", "auto_compact_at",
 )  # fmt: skip
 # Set by the daemon (the template, the token's user), never by a caller of the API.
 _DAEMON_SET = ("template", "tools", "orchestrator", "owner")
