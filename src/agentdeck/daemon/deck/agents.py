@@ -6,7 +6,7 @@ import time
 from dataclasses import replace
 
 from agentdeck.core.agent import Agent, AgentSpec, AgentState
-from agentdeck.core.compaction import compact_text
+from agentdeck.core.compaction import compact_text, parse_auto_compact_at
 from agentdeck.core.events import Notice
 from agentdeck.core.usage import LOCAL_OWNER
 from agentdeck.daemon.deck.parts import DeckParts
@@ -30,6 +30,7 @@ class Agents(DeckParts):
             from agentdeck.core.output_schema import resolve_schema
 
             spec = replace(spec, output_schema=resolve_schema(spec.output_schema))
+        parse_auto_compact_at(spec.auto_compact_at)  # a bad value: UsageError, as the API's
         if self._embedded and spec.owner is None:
             spec = replace(spec, owner=LOCAL_OWNER)  # no daemon, no users: the machine's
         return await self._runner.place(spec, keep_alive=keep_alive and not self._embedded)
