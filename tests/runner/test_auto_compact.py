@@ -2,9 +2,10 @@
 model: the chat scenario's turn has a context of about 13,500 tokens, so an agent
 with ``auto_compact_at: 10000`` is sent ``/compact`` once after its first turn (a
 notice says why; Claude Code records the compaction, trigger manual) and is idle
-after it, never compacted again for the compaction's own turn; with 20,000 it is
-not compacted. The decision (core.compaction.AutoCompaction) and the key's bounds
-are tested without a process."""
+after it, never compacted again for the compaction's own turn; a later turn past
+it (the compaction left it below) compacts it again; with 20,000 it is not
+compacted. The decision (core.compaction.AutoCompaction) and the key's bounds are
+tested without a process."""
 
 from __future__ import annotations
 
@@ -67,6 +68,18 @@ async def test_an_agent_past_its_auto_compact_at_is_compacted_once(settings: Set
         sent = await store.read(agent_id=low.id, types=[EventType.USER_MESSAGE_SENT])
         assert [e.data["text"] for e in sent] == ["hello", "/compact"]
         assert len(turns) == 2  # its turn, then the compaction's: nothing after it
+
+        # The compaction left it below the threshold: a turn past it again compacts again.
+        await served.deck.send(low.id, "hello again")
+
+        async def twice_and_idle() -> bool:
+            kinds = [n["kind"] for n in await notices(low.id)]
+            return kinds.count("compact_boundary") == 2 and await idle(low.id)
+
+        await eventually(twice_and_idle, timeout=90, what="a second compaction, then idle")
+        sent = await store.read(agent_id=low.id, types=[EventType.USER_MESSAGE_SENT])
+        assert [e.data["text"] for e in sent] == ["hello", "/compact", "hello again", "/compact"]
+        assert len(await store.read(agent_id=low.id, types=[EventType.TURN_COMPLETED])) == 4
 
         # Under its threshold: nothing sent, nothing said.
         sent = await store.read(agent_id=high.id, types=[EventType.USER_MESSAGE_SENT])
