@@ -1,0 +1,84 @@
+"""``agentdeck replay ID``: a recorded run played again against its cassette, in a
+fresh workspace with the recorded start state (``runner.recording.replay_run``).
+
+Like ``recordings``, it reads the cassettes and checkpoints on this machine's disk,
+and runs the agent in this process (its own runner, its model the replay server).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from agentdeck.runner.recording.replay import ReplayReport
+    from agentdeck.settings import Settings
+
+
+def register(root: typer.Typer) -> None:
+    root.command("replay")(replay)
+
+
+def replay(
+    agent_id: Annotated[str, typer.Argument(help="The recorded agent's id.")],
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Stop the agent at the first divergence.")
+    ] = False,
+    profile: Annotated[
+        str | None,
+        typer.Option("--profile", help="Run it under this policy profile (name or file)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Replay a recorded run against its cassette; exit 1 if it diverged.
+
+    Its start state is restored into a fresh workspace, the real Claude Code is
+    answered from the cassette in order, and each request is compared with the
+    recorded one: a divergence report names the turn, the tool call and a diff."""
+    from agentdeck.cli.context import run_async
+
+    report = run_async(lambda settings: _replayed(settings, agent_id, strict, profile))
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        _show(report)
+    raise typer.Exit(1 if report.diverged else 0)
+
+
+async def _replayed(
+    settings: Settings, agent_id: str, strict: bool, profile: str | None
+) -> ReplayReport:
+    from agentdeck.cli.context import opened_store
+    from agentdeck.daemon.compose import build_runner
+    from agentdeck.runner.recording.replay_run import replay as replayed
+    from agentdeck.runner.recording.store import Recordings
+
+    Recordings.of(settings).existing(agent_id)  # a bad or unknown id: before any work
+    async with opened_store(settings) as store:
+        runner = build_runner(store, settings)
+        try:
+            return await replayed(store, runner, agent_id, strict=strict, profile=profile)
+        finally:
+            await runner.shutdown()
+
+
+def _show(report: ReplayReport) -> None:
+    from agentdeck.runner.recording.replay import BEYOND
+
+    typer.echo(
+        f"replayed {report.recorded_id} as {report.agent_id or '-'} ({report.state or '?'}): "
+        f"{report.requests} requests, {report.recorded} recorded"
+    )
+    if not report.diverged:
+        typer.echo("no divergence")
+        return
+    for d in report.divergences:
+        call = f"{d.tool} ({d.tool_use_id})" if d.tool else "no tool call"
+        typer.echo(f"divergence at turn {d.turn}, after {call}:")
+        typer.echo(d.diff)
+    if report.beyond:
+        typer.echo(f"{BEYOND} ({report.recorded} requests)")
+    if report.stopped_at is not None:
+        typer.echo(f"--strict: the agent was stopped at turn {report.stopped_at}")

@@ -1,0 +1,157 @@
+"""``agentdeck replay ID``: the recorded start state restored into a fresh workspace,
+the real Claude Code run through the normal runner against the replay server.
+
+The start state is the cassette's ``start`` line: checkpoint 1 of the recorded agent
+(its files as the agent found them), read out of the agent's checkpoint repository
+with ``git archive`` (read only: the recorded agent's timeline is left alone).
+The agent is run with the recorded agent's spec (its prompt, tools, allow and deny;
+``profile`` if given), its model traffic on the replay server, with a key that is
+no one's: nothing of the user's credentials goes to it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import re
+import secrets
+import tarfile
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from agentdeck.core.agent import Agent, AgentSpec
+from agentdeck.errors import NotFound, UsageError
+from agentdeck.runner.endpoints import WITHHELD
+from agentdeck.runner.recording.replay import (
+    ReplayApp,
+    ReplayReport,
+    ReplayServer,
+    recorded_exchanges,
+)
+from agentdeck.runner.recording.seam import RecordedExtension
+from agentdeck.runner.recording.store import Recordings
+from agentdeck.runner.runner import Runner
+from agentdeck.store.store import Store
+
+REPLAY_KEY = "sk-agentdeck-replay"
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+WAIT_SECONDS = 300.0
+
+
+class ReplayExtension(RecordedExtension):
+    """The agent's model traffic on the replay server, with a key that is no one's."""
+
+    def env(self, agent: Agent) -> dict[str, str]:
+        return {
+            **super().env(agent),
+            "ANTHROPIC_API_KEY": REPLAY_KEY,
+            # as for the scripted model: only the agent's own requests (no title)
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            **dict.fromkeys(WITHHELD, ""),
+        }
+
+
+def start_of(records: list[dict[str, Any]], recorded_id: str) -> dict[str, Any]:
+    start = next((r for r in records if r.get("kind") == "start"), None)
+    commit = str(((start or {}).get("checkpoint") or {}).get("commit") or "")
+    if start is None or not _COMMIT.fullmatch(commit):
+        raise UsageError(
+            f"the recording of {recorded_id} kept no start checkpoint to restore",
+            hint="record with checkpoints on (AGENTDECK_CHECKPOINTS)",
+        )
+    return start
+
+
+async def restore(shadow: Path, commit: str, into: Path, recorded_id: str) -> None:
+    """Checkpoint ``commit`` of the shadow repository's files written into ``into``."""
+    if not (shadow / "HEAD").is_file():
+        raise NotFound(
+            "checkpoint store of agent",
+            recorded_id,
+            hint=f"its start state (checkpoint 1) was kept in {shadow}, which is gone",
+        )
+    proc = await asyncio.create_subprocess_exec(
+        "git", f"--git-dir={shadow}", "archive", "--format=tar", commit,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await proc.communicate()
+    if proc.returncode != 0:
+        raise NotFound(
+            f"start checkpoint of agent {recorded_id}",
+            commit,
+            hint=f"{shadow} does not have it: {err.decode(errors='replace').strip()[:200]}",
+        )
+
+    def extract() -> None:
+        with tarfile.open(fileobj=io.BytesIO(out)) as tar:
+            tar.extractall(into, filter="data")
+
+    await asyncio.to_thread(extract)
+
+
+async def _prompt(store: Store, recorded_id: str, records: list[dict[str, Any]]) -> AgentSpec:
+    try:
+        return (await store.get_agent(recorded_id)).spec
+    except NotFound:
+        pass
+    first = next((r for r in records if r.get("kind") == "request"), {})
+    body = (first.get("body") or {}).get("json") or {}
+    messages = body.get("messages") or [{}]
+    content = messages[0].get("content")
+    text = content if isinstance(content, str) else ""
+    if isinstance(content, list):
+        texts = [str(c.get("text", "")) for c in content if isinstance(c, dict)]
+        text = next((t for t in reversed(texts) if t and not t.startswith("<")), "")
+    if not text:
+        raise UsageError(f"the recording of {recorded_id} has no first prompt to replay")
+    return AgentSpec(prompt=text)
+
+
+async def replay(
+    store: Store,
+    runner: Runner,
+    recorded_id: str,
+    *,
+    strict: bool = False,
+    profile: str | None = None,
+) -> ReplayReport:
+    """Replay the recording of ``recorded_id`` (see the module); its report."""
+    settings = runner.settings
+    records = Recordings.of(settings).records(recorded_id)
+    start = start_of(records, recorded_id)
+    exchanges = recorded_exchanges(records)
+    recorded_spec = await _prompt(store, recorded_id, records)
+    root = settings.home_dir / "replays"
+    root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    cwd = root / f"{recorded_id}-{int(time.time())}-{secrets.token_hex(3)}"
+    cwd.mkdir(mode=0o700)
+    await restore(
+        settings.checkpoints_dir / recorded_id, start["checkpoint"]["commit"], cwd, recorded_id
+    )
+    report = ReplayReport(recorded_id, strict=strict, recorded=len(exchanges))
+    app = ReplayApp(
+        secrets.token_urlsafe(24), exchanges, report, str(start.get("cwd") or ""), str(cwd)
+    )
+    server = ReplayServer(app)
+    url = await server.start()
+    try:
+        runner.attach(ReplayExtension(runner.extension, url))
+        spec = replace(
+            recorded_spec,
+            name=f"replay of {recorded_id}",
+            cwd=str(cwd),
+            workspace=None,
+            scenario=None,
+            record=False,
+            profile=profile or recorded_spec.profile,
+            resume_on_restart=False,
+        )
+        session = await runner.start(spec)
+        report.agent_id = session.agent.id
+        await session.wait_finished(timeout=WAIT_SECONDS)
+        report.state = str(session.agent.state)
+    finally:
+        await server.close()
+    return report
