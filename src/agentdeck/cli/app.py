@@ -38,6 +38,7 @@ from agentdeck.cli import (
     policy,
     queue,
     recordings,
+    replay,
     run,
     sandbox,
     schedules,
@@ -91,6 +92,7 @@ service.register(app)
 triggers.register(app)
 compact.register(app)
 recordings.register(app)
+replay.register(app)
 schedules.register(app)
 
 
