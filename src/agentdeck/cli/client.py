@@ -33,6 +33,7 @@ async def connect(settings: Settings) -> DaemonClient | None:
     found = quick.connect(settings.home_dir)
     if found is None:
         return None
+    assert isinstance(found.info, DaemonInfo)  # a home's daemon, not one by URL
     client = DaemonClient(found.info, found.token)
     try:
         await client.healthz()
