@@ -10,7 +10,9 @@ It talks to our own daemon only. Its errors are the daemon's, rebuilt
 
 ``connect(home)`` finds the daemon of a home, or returns None when there is none
 (then commands run embedded). A daemon that holds the home but does not answer is
-an error, not a reason to run a second supervisor beside it.
+an error, not a reason to run a second supervisor beside it. A deck named by URL
+(``Address``: https, or plain http; ``cli.quick_url`` checks the URL and chooses)
+is talked to the same way; ``ssl`` loads for an https URL only.
 """
 
 from __future__ import annotations
@@ -37,12 +39,41 @@ _MAX_HEADER = 64 * 1024
 _READ_SIZE = 64 * 1024
 
 
-class Daemon:
-    """One running daemon: its address and the home's token."""
+class Address:
+    """A deck named by URL (``AGENTDECK_URL``): what ``Daemon`` reads of a
+    ``DaemonInfo``, with the scheme and the path the API is under. Its process is
+    not this machine's to know: no pid, no start time."""
 
-    def __init__(self, info: DaemonInfo, token: str) -> None:
+    pid = None
+    started_at = None
+
+    def __init__(self, scheme: str, host: str, port: int, path: str) -> None:
+        self.scheme, self.host, self.port, self.path = scheme, host, port, path
+
+    @property
+    def authority(self) -> str:
+        """``HOST[:PORT]`` as the URL gives it (the port left out when the scheme's)."""
+        shown = f"[{self.host}]" if ":" in self.host else self.host
+        default = 443 if self.scheme == "https" else 80
+        return shown if self.port == default else f"{shown}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        return f"{self.scheme}://{self.authority}{self.path}"
+
+
+class Daemon:
+    """One running daemon: its address and the token (the home's, or the one
+    ``AGENTDECK_TOKEN`` gives for a deck named by URL)."""
+
+    def __init__(self, info: DaemonInfo | Address, token: str) -> None:
         self.info = info
         self.token = token
+        if isinstance(info, Address):
+            self._tls, self._prefix, self._host = info.scheme == "https", info.path, info.authority
+        else:
+            shown = f"[{info.host}]" if ":" in info.host else info.host
+            self._tls, self._prefix, self._host = False, "", f"{shown}:{info.port}"
 
     # --- calls ----------------------------------------------------------------
 
@@ -110,17 +141,16 @@ class Daemon:
         body: Any,
         timeout: float | None,
     ) -> _Response:
-        target = _escape(path, safe="/")
+        target = self._prefix + _escape(path, safe="/")
         if params:
             items = params.items() if hasattr(params, "items") else params
             target += "?" + "&".join(
                 f"{_escape(k)}={_escape(_text(v))}" for k, v in items if v is not None
             )
         payload = b"" if body is None else jsontext.dumps(body).encode()
-        host = f"[{self.info.host}]" if ":" in self.info.host else self.info.host
         head = [
             f"{method} {target} HTTP/1.1",
-            f"Host: {host}:{self.info.port}",
+            f"Host: {self._host}",
             f"Authorization: Bearer {self.token}",
             "X-Agentdeck-Client: cli",
             "Accept: application/json",
@@ -130,6 +160,8 @@ class Daemon:
             head += ["Content-Type: application/json", f"Content-Length: {len(payload)}"]
         try:
             sock = _connect(self.info.host, self.info.port)
+            if self._tls:
+                sock = _secured(sock, self.info.host)
             sock.settimeout(timeout)
             sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + payload)
             return _Response(sock)
@@ -138,9 +170,12 @@ class Daemon:
 
     def _unreachable(self, exc: BaseException) -> DaemonUnavailable:
         what = "timed out" if isinstance(exc, TimeoutError) else repr(exc)
+        by_url = isinstance(self.info, Address)
         return DaemonUnavailable(
             f"the agentdeck daemon at {self.info.url} did not answer: {what}",
-            hint="`agentdeck status` checks it; `agentdeck down` stops it",
+            hint="check AGENTDECK_URL, or unset it for this home's daemon"
+            if by_url
+            else "`agentdeck status` checks it; `agentdeck down` stops it",
         )
 
 
@@ -180,6 +215,23 @@ def _connected(family: int, address: tuple[Any, ...]) -> _socket.socket:
         sock.close()
         raise
     return sock
+
+
+def _secured(raw: _socket.socket, host: str) -> Any:
+    """TLS over ``raw``, the certificate verified against ``host`` as the hook client
+    does (``ssl.create_default_context``). ``ssl`` wraps a ``socket.socket``: the
+    connected descriptor is handed over to one."""
+    import socket  # what ssl needs: only an https URL pays for it
+    import ssl
+
+    timeout = raw.gettimeout()
+    sock = socket.socket(fileno=raw.detach())
+    try:
+        sock.settimeout(timeout)
+        return ssl.create_default_context().wrap_socket(sock, server_hostname=host)
+    except BaseException:
+        sock.close()
+        raise
 
 
 def _text(value: Any) -> str:
