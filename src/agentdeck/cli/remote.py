@@ -16,7 +16,8 @@ import time
 
 from agentdeck import jsontext
 from agentdeck.cli import out
-from agentdeck.client.quick import Daemon, api_path, connect
+from agentdeck.cli.quick_url import named, reach
+from agentdeck.client.quick import Daemon, api_path
 from agentdeck.errors import UsageError
 from agentdeck.homedir import home_path
 
@@ -36,8 +37,9 @@ _RESOLVED_FROM_TEMPLATES = frozenset({"template", "tools", "orchestrator", "owne
 
 
 def daemon() -> Daemon | None:
-    """The daemon of this home (``AGENTDECK_HOME``), or None when none runs."""
-    return connect(home_path())
+    """The deck ``AGENTDECK_URL`` and ``AGENTDECK_TOKEN`` name, when set; else the
+    daemon of this home (``AGENTDECK_HOME``), or None when none runs."""
+    return reach(home_path())
 
 
 # --- records off the wire -----------------------------------------------------------
@@ -246,7 +248,13 @@ def say_agent(agent: dict[str, Any], text: str, as_json: bool) -> None:
 
 
 def down(home_dir: str | Path, timeout: float) -> int:
-    """Stop the home's daemon: its agents are brought to a safe stop first."""
+    """Stop the home's daemon: its agents are brought to a safe stop first. Not with
+    ``AGENTDECK_URL`` set: the deck asked for is not this home's to stop."""
+    if (address := named()) is not None:
+        raise UsageError(
+            f"AGENTDECK_URL names the deck at {address.url}: `agentdeck down` stops only "
+            "this home's daemon; unset AGENTDECK_URL to stop it",
+        )
     from agentdeck.client.locate import HomeDir
     from agentdeck.daemon.home import stop_daemon
 
@@ -275,9 +283,11 @@ def status(d: Daemon, as_json: bool) -> int:
             }
         )
         return 0
-    out.say(
-        f"agentdeck daemon on {info.url} (pid {info.pid}), up {int(time.time() - info.started_at)}s"
-    )
+    if info.started_at is None:  # a deck by URL: its process is not ours to see
+        out.say(f"agentdeck deck at {info.url}")
+    else:
+        up = int(time.time() - info.started_at)
+        out.say(f"agentdeck daemon on {info.url} (pid {info.pid}), up {up}s")
     by_state = stats.get("agents_by_state", {})
     out.say("agents: " + (", ".join(f"{n} {s}" for s, n in by_state.items()) or "none"))
     out.say(f"cost: ${stats.get('cost_usd', 0.0):.4f}")
