@@ -7,7 +7,8 @@ entry's ``result()``, as the API sends it) instead of the record. Building the
 records would cost a command ~35 ms of imports (the dataclasses, the events).
 
 Two implementations, chosen in one place (``wire``): ``DaemonWire``, the daemon's
-JSON over the quick client, when a daemon runs for the home; else ``PeekWire``, a
+JSON over the quick client, for the deck ``AGENTDECK_URL`` names or when a daemon
+runs for the home; else ``PeekWire``, a
 read-only look at its database (``store.peek``). The contract test
 (``tests/cli/test_wire_contract.py``) holds both to the in-process Deck's records.
 """
@@ -85,13 +86,14 @@ ALL_AGENTS = 10_000  # the API's largest page of agents
 
 
 def wire(poll: float = 0.5) -> WireDeck | None:
-    """The one place a read command gets its deck: the daemon's, when one runs for
-    this home (``AGENTDECK_HOME``); else a look at its database, which ``poll``s
-    to follow a log; None when there is no database at the schema's head to look
-    at (then ``wired`` makes it, or the quick path steps aside)."""
-    from agentdeck.client.quick import connect
+    """The one place a read command gets its deck: the one ``AGENTDECK_URL`` and
+    ``AGENTDECK_TOKEN`` name, when set (never the home's instead); else the daemon's,
+    when one runs for this home (``AGENTDECK_HOME``); else a look at its database,
+    which ``poll``s to follow a log; None when there is no database at the schema's
+    head to look at (then ``wired`` makes it, or the quick path steps aside)."""
+    from agentdeck.cli.quick_url import reach
 
-    d = connect(home_path())
+    d = reach(home_path())
     if d is not None:
         return DaemonWire(d)
     from agentdeck.homedir import home_dir
