@@ -162,9 +162,9 @@ class Settings(HomeLayout, HostSettings, BridgeSettings, BaseSettings):
     url: str | None = Field(
         default=None,
         description="A deck's daemon by URL (https://HOST[:PORT][/PATH]; plain http only to "
-        "this machine's loopback): with AGENTDECK_TOKEN, the hook client and the commands that "
-        "open a deck (agentdeck mcp --orchestrate among them) go there instead of the home's "
-        "daemon.",
+        "this machine's loopback): with AGENTDECK_TOKEN, the hook client and the CLI's commands "
+        "(agentdeck status, ls, approvals… and agentdeck mcp --orchestrate) go there instead of "
+        "the home's daemon; agentdeck down refuses while it is set.",
     )
     token: SecretStr | None = Field(
         default=None,
