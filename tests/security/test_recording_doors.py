@@ -50,4 +50,7 @@ def test_the_cli_refuses_a_path_for_an_id(tmp_path: Path) -> None:
     for args in (("rm", "../victim"), ("show", "../victim"), ("rm", str(victim))):
         done = deck(env, "recordings", *args)
         assert done.code == 2 and "cannot name a recording" in done.err
+    for hostile in ("../victim", str(victim)):  # agentdeck replay: refused before any work
+        done = deck(env, "replay", hostile)
+        assert done.code == 2 and "cannot name a recording" in done.err
     assert victim.exists()
