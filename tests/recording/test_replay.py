@@ -4,6 +4,7 @@ upstream) restored into a fresh workspace and played against its cassette."""
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,10 @@ async def recorded(
     work = tmp / "work"
     work.mkdir()
     (work / "input.txt").write_text("the recorded input\n")
+    _git(work, "init", "-q")
+    _git(work, "add", "input.txt")
+    _git(work, "commit", "-q", "-m", "start")
+    (work / "draft.txt").write_text("not committed\n")  # in the start checkpoint only
     store = Store.open(settings.db_path)
     runner = build_runner(store, settings)
     try:
@@ -80,6 +85,13 @@ async def recorded(
         finally:
             await store.close()
     yield settings, session.agent.id, calls, final
+
+
+def _git(cwd: Path, *args: str) -> str:
+    who = ("-c", "user.name=t", "-c", "user.email=t@t")
+    return subprocess.run(
+        ("git", "-C", str(cwd), *who, *args), check=True, text=True, capture_output=True
+    ).stdout
 
 
 async def _calls(store: Store, agent_id: str) -> tuple[list[Any], str]:
@@ -116,9 +128,13 @@ async def test_a_replay_makes_the_same_calls_and_says_no_divergence(recorded: An
     finally:
         await store.close()
     # the fresh workspace got the start state, and the agent worked there, not in the old one
-    assert again.cwd != str(Path(settings.home_dir).parent / "work")
+    assert again.cwd != str(Path(settings.home).parent / "work")
     assert (Path(again.cwd) / "input.txt").read_text() == "the recorded input\n"
     assert (Path(again.cwd) / "out.txt").read_text() == "copied\n"
+    assert (Path(again.cwd) / "draft.txt").read_text() == "not committed\n"
+    recorded_head = _git(Path(settings.home).parent / "work", "rev-parse", "HEAD")
+    assert _git(Path(again.cwd), "rev-parse", "HEAD") == recorded_head and len(recorded_head) == 41
+    assert report.notes == []
 
 
 def _no_bash(settings: Settings) -> str:

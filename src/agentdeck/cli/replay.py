@@ -71,6 +71,8 @@ def _show(report: ReplayReport) -> None:
         f"replayed {report.recorded_id} as {report.agent_id or '-'} ({report.state or '?'}): "
         f"{report.requests} requests, {report.recorded} recorded"
     )
+    for note in report.notes:
+        typer.echo(f"note: {note}")
     if not report.diverged:
         typer.echo("no divergence")
         return

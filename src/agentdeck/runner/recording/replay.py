@@ -166,6 +166,7 @@ class ReplayReport:
     divergences: list[Divergence] = field(default_factory=list)
     beyond: bool = False  # the agent asked more than was recorded
     stopped_at: int | None = None  # strict mode: the turn it was stopped at
+    notes: list[str] = field(default_factory=list)  # what of the start state was not restored
 
     @property
     def diverged(self) -> bool:
@@ -183,6 +184,7 @@ class ReplayReport:
             "divergences": [d.to_dict() for d in self.divergences],
             "beyond": BEYOND if self.beyond else None,
             "stopped_at": self.stopped_at,
+            "notes": list(self.notes),
         }
 
 

@@ -15,6 +15,7 @@ import asyncio
 import io
 import re
 import secrets
+import shutil
 import tarfile
 import time
 from dataclasses import replace
@@ -91,6 +92,28 @@ async def restore(shadow: Path, commit: str, into: Path, recorded_id: str) -> No
     await asyncio.to_thread(extract)
 
 
+async def clone_at(repo: Path, head: str, into: Path) -> str | None:
+    """``into`` a clone of the recorded workspace's repository at ``head`` (its
+    files then overlaid by the start checkpoint); what was not done, if anything."""
+    proc = await asyncio.create_subprocess_exec(
+        "git", "-c", "core.hooksPath=/dev/null", "clone", "-q", "-n", "--", str(repo), str(into),
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    _, err = await proc.communicate()
+    if proc.returncode == 0:
+        proc = await asyncio.create_subprocess_exec(
+            "git", "-C", str(into), "-c", "core.hooksPath=/dev/null",
+            "checkout", "-q", "--detach", head,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        _, err = await proc.communicate()
+        if proc.returncode == 0:
+            return None
+    shutil.rmtree(into, ignore_errors=True)
+    why = err.decode(errors="replace").strip().splitlines()[-1:] or ["git failed"]
+    return f"git HEAD {head[:12]} not restored (from {repo}): {why[0][:200]}"
+
+
 async def _prompt(store: Store, recorded_id: str, records: list[dict[str, Any]]) -> AgentSpec:
     try:
         return (await store.get_agent(recorded_id)).spec
@@ -126,11 +149,17 @@ async def replay(
     root = settings.home_dir / "replays"
     root.mkdir(parents=True, exist_ok=True, mode=0o700)
     cwd = root / f"{recorded_id}-{int(time.time())}-{secrets.token_hex(3)}"
-    cwd.mkdir(mode=0o700)
+    report = ReplayReport(recorded_id, strict=strict, recorded=len(exchanges))
+    head = str(start.get("git_head") or "")
+    if _COMMIT.fullmatch(head):
+        note = await clone_at(Path(str(start.get("cwd") or "")), head, cwd)
+        if note:
+            report.notes.append(note)
+    if not cwd.exists():
+        cwd.mkdir(mode=0o700)
     await restore(
         settings.checkpoints_dir / recorded_id, start["checkpoint"]["commit"], cwd, recorded_id
     )
-    report = ReplayReport(recorded_id, strict=strict, recorded=len(exchanges))
     app = ReplayApp(
         secrets.token_urlsafe(24), exchanges, report, str(start.get("cwd") or ""), str(cwd)
     )
