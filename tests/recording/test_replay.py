@@ -218,3 +218,18 @@ async def test_a_missing_start_state_is_said(tmp_path: Path) -> None:
     with pytest.raises(NotFound, match="checkpoint store of agent") as gone:
         await restore(tmp_path / "gone", "0" * 40, tmp_path / "new", "a1")
     assert str(tmp_path / "gone") in str(gone.value.hint)
+
+
+async def test_a_side_request_is_answered_apart_and_not_counted() -> None:
+    """A session-title request (no tools) recorded among the agent's own ones."""
+    tools = {"tools": [{"name": "Bash"}], "messages": []}
+    own = Recorded("/v1/messages", tools, 200, {}, (b"own",))
+    side = Recorded("/v1/messages", {"tools": [], "messages": []}, 200, {}, (b"title",))
+    report = ReplayReport("a1")
+    app = ReplayApp("tok", [side, own], report, "/rec", "/new")
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        assert (await client.post("/r/tok/v1/messages", json=tools)).content == b"own"
+        assert (await client.post("/r/tok/v1/messages", json={"tools": []})).content == b"title"
+        assert (await client.post("/r/tok/v1/messages", json={})).status_code == 400
+    assert (report.requests, report.diverged) == (1, False)

@@ -191,6 +191,10 @@ class ReplayReport:
 # -- serving ---------------------------------------------------------------------
 
 
+def _tooled(body: Any) -> bool:
+    return isinstance(body, dict) and bool(body.get("tools"))
+
+
 class ReplayApp:
     """Raw ASGI: recorded answers by position, requests compared as they come."""
 
@@ -198,7 +202,12 @@ class ReplayApp:
         self, token: str, exchanges: list[Recorded], report: ReplayReport, rec_cwd: str, cwd: str
     ) -> None:
         self.token = token
-        self.exchanges = exchanges
+        # The agent's own requests (they offer it tools) are matched by position; a
+        # side request (a session title: no tools) is answered from the recorded side
+        # ones, not compared. A recording with no tools anywhere: all are its own.
+        self.tooled = any(_tooled(e.body) for e in exchanges)
+        self.exchanges = [e for e in exchanges if _tooled(e.body) or not self.tooled]
+        self.side = [e for e in exchanges if self.tooled and not _tooled(e.body)]
         self.report = report
         self.rec_cwd = rec_cwd
         self.cwd = cwd
@@ -213,6 +222,16 @@ class ReplayApp:
             await _plain(send, 404, "no such replay route")
             return
         raw = await _body(receive)
+        try:
+            body = json.loads(raw or b"null")
+        except ValueError:
+            body = None
+        if self.tooled and not _tooled(body):
+            if self.side:
+                await self._answer(send, self.side.pop(0))
+            else:
+                await _plain(send, 400, "replay: no such side request was recorded")
+            return
         report = self.report
         report.requests += 1
         turn = report.requests
@@ -225,10 +244,6 @@ class ReplayApp:
             await _plain(send, 400, f"replay: {BEYOND} ({len(self.exchanges)} requests)")
             return
         recorded = self.exchanges[turn - 1]
-        try:
-            body = json.loads(raw or b"null")
-        except ValueError:
-            body = None
         found = compare(turn, recorded, body, self.rec_cwd, self.cwd)
         if found is None and "/" + rest != recorded.path:
             found = Divergence(turn, None, None, f"-{recorded.path}\n+/{rest}")

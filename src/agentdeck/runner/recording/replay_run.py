@@ -163,6 +163,7 @@ async def replay(
     app = ReplayApp(
         secrets.token_urlsafe(24), exchanges, report, str(start.get("cwd") or ""), str(cwd)
     )
+    report.recorded = len(app.exchanges)
     server = ReplayServer(app)
     url = await server.start()
     try:
