@@ -13,6 +13,10 @@ Deck in process, SQLite, agents on the scripted model).
 
     env -u PYTHONDONTWRITEBYTECODE .venv/bin/python benchmarks/schedules.py \
         [--schedules 1000] [--rounds 10] [--idle-seconds 20]
+
+With ``--triggers-per-second N`` (e.g. 100 ``--seconds 30``): the same 1,000 schedules
+and N signed webhook deliveries a second at once (benchmarks/schedules_load.py says
+what is measured and its other flags).
 """
 
 from __future__ import annotations
@@ -168,5 +172,24 @@ if __name__ == "__main__":
     parser.add_argument("--schedules", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--idle-seconds", type=float, default=20.0)
+    load = parser.add_argument_group("schedules and webhook deliveries at once")
+    load.add_argument("--triggers-per-second", type=float, default=0.0)
+    load.add_argument("--seconds", type=float, default=30.0, help="the load's length")
+    load.add_argument("--trigger-rate", type=int, default=12, help="the trigger's N/min")
+    load.add_argument("--max-live", type=int, default=8, help="AGENTDECK_MAX_LIVE_AGENTS")
+    load.add_argument("--bad-share", type=float, default=0.05, help="wrong signatures")
+    load.add_argument("--replay-share", type=float, default=0.20, help="repeated ids")
+    load.add_argument("--due-every", type=float, default=2.0, help="s between due runs")
     args = parser.parse_args()
-    asyncio.run(main(args.schedules, args.rounds, args.idle_seconds))
+    if args.triggers_per_second > 0:
+        import schedules_load
+
+        asyncio.run(
+            schedules_load.main(
+                args.schedules, args.rounds, args.triggers_per_second, args.seconds,
+                trigger_rate=args.trigger_rate, max_live=args.max_live,
+                bad=args.bad_share, replay=args.replay_share, due_every=args.due_every,
+            )
+        )  # fmt: skip
+    else:
+        asyncio.run(main(args.schedules, args.rounds, args.idle_seconds))
