@@ -153,9 +153,10 @@ class AgentSpec:
     # Its model traffic goes through the recording proxy into a cassette
     # (``agentdeck run --record``, the API's ``record``): runner.recording.
     record: bool = False
-    # Compacted between turns once its context passes this many tokens
-    # (a template's ``auto_compact_at``): core.compaction.AutoCompaction.
-    auto_compact_at: int | None = None
+    # Compacted between turns once its context passes this many tokens, or this
+    # share (0 < x < 1) of its model's context window (a template's
+    # ``auto_compact_at``): core.compaction.AutoCompaction.
+    auto_compact_at: int | float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -215,12 +216,17 @@ class AgentSpec:
             thinking=data.get("thinking") or None,
             labels=tuple(str(x) for x in data.get("labels") or ()),
             record=data.get("record") is True,
-            auto_compact_at=_tokens_or_none(data.get("auto_compact_at")),
+            auto_compact_at=_compact_at_or_none(data.get("auto_compact_at")),
         )
 
 
 def _tokens_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _compact_at_or_none(value: Any) -> int | float | None:
+    """Tokens, or a share of the context window (core.compaction)."""
+    return value if isinstance(value, float) and 0.0 < value < 1.0 else _tokens_or_none(value)
 
 
 @dataclass(frozen=True)
