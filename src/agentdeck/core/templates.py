@@ -16,7 +16,7 @@ becomes the agent's appended system prompt::
     workspace: shared               # new | shared | worktree
     orchestrator: false             # true: it gets the deck's orchestrator tools
     record: false                   # true: its model traffic is recorded (a cassette)
-    auto_compact_at: 150000         # compacted between turns once its context passes this
+    auto_compact_at: 150000         # compacted between turns past this (tokens; 0.8: of the window)
     ---
     You review changes. …
 
@@ -118,7 +118,7 @@ class Template:
     thinking: dict[str, Any] | None = None  # the SDK's thinking config (core.thinking)
     memory_review: str | None = None  # inbox (None) | auto: core.memory_proposals
     record: bool = False  # its agents' model traffic is recorded (runner.recording)
-    auto_compact_at: int | None = None  # tokens: core.compaction.AutoCompaction
+    auto_compact_at: int | float | None = None  # tokens or a share: core.compaction
     source: str = "<memory>"  # the file, or "built-in:<name>"
     scope: str = "built-in"  # project | user | built-in
 
