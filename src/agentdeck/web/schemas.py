@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictInt,
+    field_validator,
+    model_validator,
+)
 
 from agentdeck.core.agent import Agent, AgentSpec, AgentState
 from agentdeck.core.events import StoredEvent
@@ -123,12 +131,10 @@ class AgentCreate(Body):
         description="Record its model traffic (scrubbed) through the recording proxy into a "
         "cassette under the deck's recordings/, whatever AGENTDECK_RECORD says.",
     )
-    auto_compact_at: int | None = Field(
+    auto_compact_at: StrictInt | StrictFloat | None = Field(
         default=None,
-        ge=1_000,
-        le=2_000_000,
-        strict=True,
-        description="Tokens: once a turn's context passes it, the idle agent is compacted "
+        description="Tokens (1,000 to 2,000,000), or a share of the model's context window "
+        "(0 < x < 1, e.g. 0.8): once a turn's context passes it, the idle agent is compacted "
         "(Claude Code's /compact) before its next turn; it wins over a template's.",
     )
 
@@ -249,8 +255,10 @@ class SpecOut(BaseModel):
     record: bool = Field(
         default=False, description="Its model traffic is recorded into a cassette."
     )
-    auto_compact_at: int | None = Field(
-        default=None, description="Tokens of context past which it is compacted between turns."
+    auto_compact_at: int | float | None = Field(
+        default=None,
+        description="Tokens of context (or a share of the context window) past which it is "
+        "compacted between turns.",
     )
 
 
