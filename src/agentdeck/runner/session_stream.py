@@ -119,7 +119,9 @@ class SessionStream(SessionExit):
             between_turns=changes.get("state") is AgentState.IDLE
             and not (result is not None and result.is_error)
             and not self._stopping,
+            message=message,  # the turn's model and its context window
         )
+        mapped.events += self._compactor.notices()  # a share it could not apply, once
         if compacting:  # it stays running: compacting, a follow-up queued behind
             mapped.events += compacting
             changes["state"] = AgentState.RUNNING
