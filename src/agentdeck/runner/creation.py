@@ -77,6 +77,7 @@ class AgentCreation(RunnerWarm):
         # A process started ahead for such an agent: it takes its id and workspace.
         warm = self.warm.take(spec) if fits_warm else None
         agent_id = warm.agent_id if warm else new_agent_id()
+        self.check_capacity(agent_id)  # counted from now: no await since the check above
         shown = shown_prompt(spec.prompt)
         name = spec.name or default_name(shown)
         extra: dict[str, Any] = {}
@@ -304,6 +305,7 @@ class AgentCreation(RunnerWarm):
         if self._closing:  # created as the runner stops: it stops at its first step
             session.refuse_start(suspend=self._suspending)
         self.sessions[agent.id] = session
+        self._starting.pop(agent.id, None)  # counted as its session from now
         return session
 
     async def _worktree(self, agent_id: str, name: str, spec: AgentSpec) -> Worktree:

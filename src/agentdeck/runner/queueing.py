@@ -154,7 +154,7 @@ class AgentQueueing(AgentRestarts):
         spec = agent.spec
         warm: Warm | None = None
         try:
-            self.check_capacity()
+            self.check_capacity(agent.id)
             scenario = scenario_of(spec.scenario)
             base_url = await self._model_url(scenario) if scenario else None
             extra: dict[str, Any] = dict(agent.extra)

@@ -74,7 +74,7 @@ class AgentRestarts(AgentCreation):
             raise InvalidState(agent.id, agent.state, "resume a live agent (send it a message)")
         if not agent.session_id:
             raise InvalidState(agent.id, agent.state, "resume: it never started a Claude session")
-        self.check_capacity()
+        self.check_capacity(agent.id)
         session_id = agent.session_id
         scenario = scenario_of(agent.spec.scenario)
         base_url = await self._model_url(scenario) if scenario else None
@@ -146,7 +146,7 @@ class AgentRestarts(AgentCreation):
                 agent.with_changes(last_error=said, updated_at=now),
             )
             raise refused
-        self.check_capacity()
+        self.check_capacity(agent.id)
         scenario = scenario_of(agent.spec.scenario)
         base_url = await self._model_url(scenario) if scenario else None
         agent, events = _restarting(agent, "restart", time.time())

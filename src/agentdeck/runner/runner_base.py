@@ -15,7 +15,7 @@ import logging
 import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentdeck.core.agent import Agent
 from agentdeck.core.checkpoint import Rewind
@@ -90,6 +90,9 @@ class RunnerBase:
         self._closing = False
         self._suspending = False
         self._creations = 0
+        # Agents being started whose session is not registered yet (by creation task):
+        # counted as live, so creations at once cannot pass the limit together.
+        self._starting: dict[str, asyncio.Task[Any] | None] = {}
         self._stops: dict[str, asyncio.Future[None]] = {}  # each session's stop, once begun
         self._no_creation = asyncio.Event()
         self._no_creation.set()
@@ -130,10 +133,14 @@ class RunnerBase:
         return self._closing
 
     def live_count(self) -> int:
-        return sum(1 for s in self.sessions.values() if not s.finished.is_set())
+        live = {k for k, s in self.sessions.items() if not s.finished.is_set()}
+        return len(live | self._starting.keys())
 
-    def check_capacity(self) -> None:
-        """Refuse a new agent past ``max_live_agents`` (each is a Claude Code process)."""
+    def check_capacity(self, agent_id: str | None = None) -> None:
+        """Refuse a new agent past ``max_live_agents`` (each is a Claude Code process).
+        ``agent_id``: the agent about to start, counted from now until its session is
+        registered or its creation ends (``_creation``), so that creations under way
+        at once each see the others."""
         live = self.live_count()
         if live >= self.settings.max_live_agents:
             plural = "" if live == 1 else "s"
@@ -142,6 +149,8 @@ class RunnerBase:
                 f"(AGENTDECK_MAX_LIVE_AGENTS={self.settings.max_live_agents})",
                 hint="stop an agent or wait for one to finish, then start this one",
             )
+        if agent_id is not None:
+            self._starting[agent_id] = asyncio.current_task()
 
     @contextlib.asynccontextmanager
     async def _creation(self) -> AsyncIterator[None]:
@@ -161,6 +170,9 @@ class RunnerBase:
                 ) from exc
             raise
         finally:
+            task = asyncio.current_task()
+            for agent_id in [k for k, t in self._starting.items() if t is task]:
+                del self._starting[agent_id]
             self._creations -= 1
             if not self._creations:
                 self._no_creation.set()
