@@ -296,5 +296,9 @@ class SessionState:
                     logger.warning(REFUSALS.note(agent, new_state))
                 agent = moved.agent
                 out += moved.events
-            self.agent = agent.with_changes(updated_at=now, **changes)
-            await self.store.record(out, self.agent, essential=essential)
+            updated = agent.with_changes(updated_at=now, **changes)
+            await self.store.record(out, updated, essential=essential)
+            # Seen once committed, not before: whoever reads the agent (``get_agent``)
+            # then finds in the log every event that led to it. The writer settles this
+            # task before it wakes the hub's followers, so they see it too.
+            self.agent = updated
