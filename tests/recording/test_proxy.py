@@ -287,7 +287,7 @@ async def test_the_proxy_answers_on_sockets_without_nagle(recorder: Recorder) ->
             client.stream("POST", f"{route}/v1/messages", json=BODY) as response,
         ):
             async for _ in response.aiter_raw():
-                server = recorder._server
+                server = recorder._serving.uvicorn_server if recorder._serving else None
                 assert server is not None
                 (connection,) = server.server_state.connections
                 sock = connection.transport.get_extra_info("socket")
@@ -307,7 +307,7 @@ async def test_the_first_request_waits_until_the_start_state_is_kept(recorder: R
     async with serving(Upstream()) as up:
         route = await recorder.open("a1", up.url, "all", start)
         sent = asyncio.create_task(_post(route))
-        server = recorder._server
+        server = recorder._serving.uvicorn_server if recorder._serving else None
         assert server is not None
 
         async def in_hand() -> bool:

@@ -17,19 +17,15 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import difflib
 import json
 import secrets
-import socket
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
-
 from agentdeck.core.redact import scrub_value
 from agentdeck.runner.recording.proxy import PREFIX, Receive, Scope, Send, _body, _plain
-from agentdeck.runner.recording.service import STOP_TIMEOUT, _Server
+from agentdeck.runner.recording.serving import LoopbackServer
 
 MAX_DIFF_LINES = 40
 BEYOND = "the agent asked more than was recorded"
@@ -282,32 +278,12 @@ class ReplayServer:
     def __init__(self, app: ReplayApp) -> None:
         self.app = app
         self.url = ""
-        self._server: _Server | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._serving = LoopbackServer(app, "replay-server")
 
     async def start(self) -> str:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-        config = uvicorn.Config(
-            self.app, http="h11", lifespan="off", log_config=None, log_level="warning",
-            access_log=False, timeout_graceful_shutdown=2,
-        )  # fmt: skip
-        self._server = server = _Server(config)
-        self._task = asyncio.create_task(server.serve(sockets=[sock]), name="replay-server")
+        port = self._serving.start()
         self.url = f"http://127.0.0.1:{port}{PREFIX}{self.app.token}"
         return self.url
 
     async def close(self) -> None:
-        server, task = self._server, self._task
-        self._server = self._task = None
-        if server is None or task is None:
-            return
-        server.should_exit = True
-        try:
-            await asyncio.wait_for(asyncio.shield(task), STOP_TIMEOUT)
-        except TimeoutError:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._serving.stop()

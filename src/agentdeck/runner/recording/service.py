@@ -15,25 +15,23 @@ import asyncio
 import contextlib
 import logging
 import secrets
-import socket
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any, Literal
 
 import httpx
-import uvicorn
 
 from agentdeck.core.agent import AgentSpec
 from agentdeck.runner.recording.cassette import CassetteWriter
 from agentdeck.runner.recording.proxy import DropConnectionFilter, ProxyApp, Route
+from agentdeck.runner.recording.serving import LoopbackServer
 from agentdeck.runner.recording.store import Recordings
 from agentdeck.settings import Settings
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
-STOP_TIMEOUT = 5.0
 Mode = Literal["all", "errors"]
 _DROP_FILTER = DropConnectionFilter()
 
@@ -51,14 +49,6 @@ def mode_for(spec: AgentSpec, settings: Settings) -> Mode | None:
     return None
 
 
-class _Server(uvicorn.Server):
-    """uvicorn in the runner's loop, leaving the process's signal handlers alone."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Any:
-        yield
-
-
 class Recorder:
     """The recording proxy of one runner (see the module)."""
 
@@ -67,8 +57,7 @@ class Recorder:
         self.recordings = Recordings.of(settings)
         self.routes: dict[str, Route] = {}
         self._by_agent: dict[str, tuple[str, Mode]] = {}
-        self._server: _Server | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._serving: LoopbackServer | None = None
         self._client: httpx.AsyncClient | None = None
         self._port: int | None = None
         self._watches: set[asyncio.Task[None]] = set()
@@ -83,7 +72,7 @@ class Recorder:
     async def start(self) -> None:
         """Listen on a free 127.0.0.1 port (once)."""
         async with self._lock:
-            if self._server is not None:
+            if self._serving is not None:
                 return
             uvicorn_logger = logging.getLogger("uvicorn.error")
             if _DROP_FILTER not in uvicorn_logger.filters:
@@ -95,24 +84,8 @@ class Recorder:
                 follow_redirects=False,
                 trust_env=False,
             )
-            # IPPROTO_TCP named: asyncio sets TCP_NODELAY on the connections it accepts
-            # only then (with proto 0, each chunk after the headers waited ~40 ms for the
-            # agent's delayed ACK: Nagle).
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind(("127.0.0.1", 0))
-            self._port = sock.getsockname()[1]
-            config = uvicorn.Config(
-                ProxyApp(self.routes, self._client),
-                http="h11",
-                lifespan="off",
-                log_config=None,
-                log_level="warning",
-                access_log=False,
-                timeout_graceful_shutdown=2,
-            )
-            self._server = server = _Server(config)
-            self._task = asyncio.create_task(server.serve(sockets=[sock]), name="recording-proxy")
+            self._serving = LoopbackServer(ProxyApp(self.routes, self._client), "recording-proxy")
+            self._port = self._serving.start()
             logger.info("recording proxy listening on %s", self.url)
 
     async def open(
@@ -209,16 +182,10 @@ class Recorder:
                 await watch
         for agent_id in list(self._by_agent):
             self.finish(agent_id, None)
-        server, task, client = self._server, self._task, self._client
-        self._server, self._task, self._client, self._port = None, None, None, None
-        if server is not None and task is not None:
-            server.should_exit = True
-            try:
-                await asyncio.wait_for(asyncio.shield(task), STOP_TIMEOUT)
-            except TimeoutError:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        serving, client = self._serving, self._client
+        self._serving, self._client, self._port = None, None, None
+        if serving is not None:
+            await serving.stop()
         if client is not None:
             await client.aclose()
 
