@@ -10,16 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from agentdeck.store.dialect import ID, JSON, TABLE_KWARGS
-
-metadata = sa.MetaData(
-    naming_convention={
-        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
-        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
-        "ck": "ck_%(table_name)s_%(constraint_name)s",
-        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-        "pk": "pk_%(table_name)s",
-    }
-)
+from agentdeck.store.schema_meta import metadata as metadata
 
 agents = sa.Table(
     "agents",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from agentdeck.store.schema import metadata
+from agentdeck.store.schema_meta import metadata
 
 # A schedule starts an agent each time its cron expression comes due
 # (``store.schedules``); ``next_at`` says what a restarted daemon missed.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from agentdeck.store.schema import metadata
+from agentdeck.store.schema_meta import metadata
 
 dashboard_sessions = sa.Table(
     "dashboard_sessions",
