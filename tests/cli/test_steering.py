@@ -274,6 +274,10 @@ async def test_send_no_wait_says_queued_to_a_busy_agent(
 
 # Busy long enough for a second `agentdeck` process to start on a loaded machine.
 SLOWER_TEXT = [{**FIRST, "delay": 15}]
+# A first answer the run never gets to: the test kills the run once the message is
+# taken, so its length costs nothing, and a `send` slow to start on a loaded machine
+# still finds the run busy (15 s was not always enough in CI).
+HELD_TEXT = [{**FIRST, "delay": 120}]
 
 
 async def running_elsewhere(store: Store) -> Agent:
@@ -320,14 +324,14 @@ async def test_send_no_wait_without_a_daemon_says_queued(
 async def test_send_without_a_daemon_says_when_the_supervisor_dies_first(
     env: dict[str, str], store: Store, spawned: Spawn, tmp_path: Path
 ) -> None:
-    run = spawned("run", "--scenario", str(busy(tmp_path, SLOWER_TEXT)), "the first ask")
+    run = spawned("run", "--scenario", str(busy(tmp_path, HELD_TEXT)), "the first ask")
     agent = await running_elsewhere(store)
     sender = spawned("send", agent.id, "SECOND-ASK")
 
     async def taken() -> bool:
         return any(c.claimed_by for c in await store.list_commands(agent.id))
 
-    await eventually(taken, timeout=30, what="the message taken by the run")
+    await eventually(taken, timeout=90, what="the message taken by the run")
     run.kill()  # kill -9: the agent's row stays live, nobody will answer
     code, out, err = finish(sender)
     assert code == 1, out + err
