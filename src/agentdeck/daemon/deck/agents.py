@@ -17,10 +17,18 @@ from agentdeck.runner.steering import ensure_steerable, owned_elsewhere, reconci
 
 class Agents(DeckParts):
     async def create_agent(
-        self, spec: AgentSpec, *, keep_alive: bool = True, template: str | None = None
+        self,
+        spec: AgentSpec,
+        *,
+        keep_alive: bool = True,
+        template: str | None = None,
+        background: bool = False,
     ) -> Agent:
         """Start an agent; ``template`` names an agent template, seen from
-        ``spec.project`` (or its cwd), whose settings the spec's own override."""
+        ``spec.project`` (or its cwd), whose settings the spec's own override.
+        ``background`` (the deck's own callers: webhooks): answered once the agent
+        exists (``starting``), its Claude Code booting meanwhile; a failure to start
+        is the agent's error."""
         if template:
             from agentdeck.core.templates import apply_template
 
@@ -33,7 +41,9 @@ class Agents(DeckParts):
         parse_auto_compact_at(spec.auto_compact_at)  # a bad value: UsageError, as the API's
         if self._embedded and spec.owner is None:
             spec = replace(spec, owner=LOCAL_OWNER)  # no daemon, no users: the machine's
-        return await self._runner.place(spec, keep_alive=keep_alive and not self._embedded)
+        return await self._runner.place(
+            spec, keep_alive=keep_alive and not self._embedded, background=background
+        )
 
     async def spawn(
         self,

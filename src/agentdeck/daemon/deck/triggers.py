@@ -101,8 +101,12 @@ class Triggers(DeckParts):
                 scenario=trigger.scenario,
                 owner=trigger.created_by,
             )
-            # The Deck composes both parts: an agent starts as ``create_agent`` starts it.
-            agent = await cast(Agents, self).create_agent(spec, template=trigger.template)
+            # The Deck composes both parts: an agent starts as ``create_agent`` starts it,
+            # answered once it exists: the sender (GitHub waits 10 s) is not held
+            # while its Claude Code boots.
+            agent = await cast(Agents, self).create_agent(
+                spec, template=trigger.template, background=True
+            )
         except AgentdeckError as exc:
             status = 422 if isinstance(exc, UsageError) else exc.http_status
             await store.settle(trigger.name, delivery, status=status, outcome=str(exc))
