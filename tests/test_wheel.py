@@ -6,6 +6,7 @@ dashboard (templates, static files). One test: it is expensive."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -13,7 +14,6 @@ import signal
 import subprocess
 import sys
 import tarfile
-import time
 import zipfile
 from pathlib import Path
 
@@ -23,6 +23,7 @@ import pytest
 from agentdeck import __version__
 from tests.support.deckcli import deck_env
 from tests.support.mockmodel import running_mock_in_thread
+from tests.support.waiting import eventually
 
 ROOT = Path(__file__).resolve().parent.parent
 INSTALL_SECONDS = 900
@@ -147,15 +148,16 @@ def _serves_the_dashboard(agentdeck: str, env: dict[str, str], cwd: Path) -> Non
         text=True,
     )
     try:
-        deadline = time.monotonic() + 60
-        info: dict[str, object] = {}
-        while not info:
+
+        async def up() -> dict[str, object] | None:
             assert proc.poll() is None, proc.communicate()[1]
-            assert time.monotonic() < deadline, "the installed daemon did not come up"
             try:
-                info = json.loads((home / "daemon.json").read_text())
-            except (OSError, ValueError):
-                time.sleep(0.1)  # polling a file the daemon writes, under the deadline
+                found: dict[str, object] = json.loads((home / "daemon.json").read_text())
+            except (OSError, ValueError):  # not written yet, or half written
+                return None
+            return found
+
+        info = asyncio.run(eventually(up, timeout=60, what="the installed daemon up"))
         token = (home / "token").read_text().strip()
         base = f"http://127.0.0.1:{info['port']}"
         with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as http:

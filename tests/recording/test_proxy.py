@@ -263,16 +263,14 @@ async def test_a_resumed_agent_carries_its_cassette_on(recorder: Recorder) -> No
 
 async def _wait_for_end(recorder: Recorder, agent_id: str) -> None:
     """Until the proxy has written the exchange's end (the client hung up first)."""
-    import asyncio
-
     path = recorder.recordings.path_of(agent_id)
-    async with asyncio.timeout(10):
-        while True:
-            writer = next(r.writer for r in recorder.routes.values() if r.agent_id == agent_id)
-            writer.flush()
-            if any(r["kind"] == "end" for r in read_lines(path)):
-                return
-            await asyncio.sleep(0.02)
+
+    async def ended() -> bool:
+        writer = next(r.writer for r in recorder.routes.values() if r.agent_id == agent_id)
+        writer.flush()
+        return any(r["kind"] == "end" for r in read_lines(path))
+
+    await eventually(ended, timeout=10, what="the exchange's end in the cassette")
 
 
 async def test_the_proxy_answers_on_sockets_without_nagle(recorder: Recorder) -> None:
