@@ -38,6 +38,21 @@ from agentdeck.store.schedules import ScheduleStore
 from agentdeck.store.schema_schedules import schedules
 
 DAILY = "{m} {h} * * *"
+
+
+async def add_daily(store: ScheduleStore, count: int, project: Path, now: float) -> None:
+    """``count`` daily schedules s0000… spread over the day, none due now."""
+    for i in range(count):
+        cron = DAILY.format(m=i % 60, h=(i // 60) % 24)
+        s = check_schedule(
+            Schedule(
+                f"s{i:04d}", cron, "hello", str(project), now, "admin",
+                next_at=now + 3600 + i, scenario="chat",
+            )
+        )  # fmt: skip
+        await store.add(s)
+
+
 BOOTING = (AgentState.QUEUED, AgentState.STARTING)
 
 
@@ -64,15 +79,7 @@ async def main(count: int, rounds: int, idle_seconds: float) -> None:
         try:
             store = ScheduleStore(deck._store)
             now = time.time()
-            for i in range(count):  # daily schedules spread over the day, none due now
-                cron = DAILY.format(m=i % 60, h=(i // 60) % 24)
-                s = check_schedule(
-                    Schedule(
-                        f"s{i:04d}", cron, "hello", str(root / "project"), now, "admin",
-                        next_at=now + 3600 + i, scenario="chat",
-                    )
-                )  # fmt: skip
-                await store.add(s)
+            await add_daily(store, count, root / "project", now)
 
             # A wake-up with nothing due.
             quiet = Scheduler(

@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 from _common import header, median, percentile
 from agentdeck.core.agent import AgentState
-from agentdeck.core.schedules import RunOutcome, Schedule, ScheduleRun, check_schedule
+from agentdeck.core.schedules import RunOutcome, ScheduleRun
 from agentdeck.core.triggers import HookAnswer, Trigger, fingerprint, sign
 from agentdeck.daemon.compose import open_deck
 from agentdeck.daemon.deck import Deck
@@ -42,7 +42,7 @@ from agentdeck.daemon.scheduler import Scheduler
 from agentdeck.settings import Settings
 from agentdeck.store.schedules import ScheduleStore
 from agentdeck.store.triggers import TriggerStore
-from schedules import DAILY, _make_due
+from schedules import _make_due, add_daily
 from webhooks import BODY, SECRET
 
 BOOTING = (AgentState.QUEUED, AgentState.STARTING, AgentState.RUNNING)
@@ -206,15 +206,7 @@ async def main(
         try:
             store = ScheduleStore(deck._store)
             now = time.time()
-            for i in range(count):  # daily schedules spread over the day, none due now
-                cron = DAILY.format(m=i % 60, h=(i // 60) % 24)
-                s = check_schedule(
-                    Schedule(
-                        f"s{i:04d}", cron, "hello", str(root / "project"), now, "admin",
-                        next_at=now + 3600 + i, scenario="chat",
-                    )
-                )  # fmt: skip
-                await store.add(s)
+            await add_daily(store, count, root / "project", now)
             await TriggerStore(deck._store).add(
                 Trigger(
                     "pr", "reviewer", str(root / "project"),
