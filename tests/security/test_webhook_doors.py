@@ -112,6 +112,23 @@ async def test_no_wrong_or_foreign_signature_starts_anything_and_the_log_keeps_n
     assert all("Cache the parsed" not in m and "octo-org" not in m for m in refused)
 
 
+async def test_an_unsigned_sender_cannot_tell_a_trigger_name_from_an_unknown_one(
+    served: Served, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Enumeration: a well-formed name no trigger has is answered exactly as a bad
+    signature on a real trigger, so guessing names teaches nothing; both are audited."""
+    caplog.set_level(logging.WARNING)
+    wrong = {"X-Hub-Signature-256": sign(b"guessed-secret-0123456789", BODY)}
+    real = await post(served, "pr", **wrong)
+    unknown = await post(served, "deploy-prod", **wrong)
+    assert (real.status_code, real.json()) == (unknown.status_code, unknown.json())
+    assert unknown.status_code == 401
+    assert await agents(served) == []
+    refused = [r.getMessage() for r in caplog.records if "refused a delivery" in r.getMessage()]
+    assert any("deploy-prod" in m and "unknown trigger" in m for m in refused)
+    assert all("Cache the parsed" not in m for m in refused)
+
+
 async def test_a_signed_body_that_is_no_json_object_or_nests_too_deep_is_refused(
     served: Served,
 ) -> None:
@@ -189,8 +206,7 @@ async def test_a_loose_secret_file_a_foreign_host_and_other_methods_are_refused(
     assert r.status_code == 503 and "secret" in r.text
     (tmp_path / "pr.secret").chmod(0o600)
     assert (await post(served, "pr", Host="evil.example")).status_code == 421
-    assert (await post(served, "nope")).status_code == 404
-    assert (await post(served, "..%2Fapi")).status_code == 404
+    assert (await post(served, "..%2Fapi")).status_code == 404  # no trigger can have it
     async with httpx.AsyncClient(base_url=served.info.url, timeout=60) as client:
         assert (await client.get("/hooks/pr")).status_code == 405
     assert await agents(served) == []

@@ -152,7 +152,8 @@ async def test_a_trigger_survives_a_restart_and_its_replay_guard_too(
         removed = await cli(deck_env(tmp_path), "trigger", "rm", "pr")
         assert removed.code == 0, removed.err
         gone = await deliver(served, "pr", body, event="pull_request", delivery="d-3")
-        assert gone.status_code == 404, gone.text
+        # A removed trigger answers as a bad signature would: nothing to enumerate.
+        assert gone.status_code == 401, gone.text
 
 
 async def test_the_cli_refuses_bad_triggers_and_lists_good_ones(tmp_path: Path) -> None:

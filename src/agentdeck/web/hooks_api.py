@@ -6,8 +6,8 @@ No bearer token: the HMAC is the credential, so this answers before the token ch
 (an outer layer of the app, as ``web.health``). Here, before the Deck: 421 for an
 unknown Host header (as everywhere), 405 for anything but POST, 404 for a name no
 trigger can have, 413 for a body over 1 MiB (by its Content-Length, or once that
-much is read, never more). The Deck answers the rest: 401 bad signature, 409
-replay, 429 rate, 202 started.
+much is read, never more). The Deck answers the rest: 401 bad signature or no such trigger
+(the same answer), 409 replay, 429 rate, 202 started.
 """
 
 from __future__ import annotations

@@ -2,9 +2,10 @@
 agent of the trigger's template out (``core.triggers``; the rows in
 ``store.triggers``; the HTTP side, size cap and Host check in ``web.hooks_api``).
 
-Each refusal is an answer, not an error, and starts nothing: 404 no such trigger,
-503 its secret file cannot be used, 401 a missing or wrong signature (logged as an
-audit line without the body), 400 no delivery id or no JSON object, 409 a delivery
+Each refusal is an answer, not an error, and starts nothing: 401 a missing or wrong
+signature, or no trigger of that name (the same answer, so an unsigned sender cannot
+list the deck's triggers by name; each logged as an audit line without the body),
+503 its secret file cannot be used, 400 no delivery id or no JSON object, 409 a delivery
 id seen within a day, 429 past the rate, 422 the prompt template failed on this
 payload; else 202 and the agent's id.
 """
@@ -31,6 +32,26 @@ from agentdeck.orchestration.trigger_prompts import render_prompt
 from agentdeck.store.triggers import TriggerStore, read_secret
 
 logger = logging.getLogger(__name__)
+BAD_SIGNATURE = HookAnswer(401, "missing or bad X-Hub-Signature-256")
+
+
+def _printable(event: str | None) -> str:
+    event = (event or "")[:100]
+    return event if event and event.isprintable() else "unknown"
+
+
+def _refused(
+    name: str, why: str, delivery: str | None, event: str | None, peer: str, body: bytes
+) -> None:
+    logger.warning(
+        "audit: trigger %r refused a delivery (%s), delivery %r, event %r, from %s, %d bytes",
+        name[:100],
+        why,
+        (delivery or "")[:100],
+        _printable(event),
+        peer,
+        len(body),
+    )
 
 
 class Triggers(DeckParts):
@@ -50,26 +71,18 @@ class Triggers(DeckParts):
         try:
             trigger = await store.get(check_name(name))
         except (UsageError, NotFound):
-            return HookAnswer(404, "no such trigger")
+            _refused(name, "an unknown trigger", delivery, event, peer, body)
+            return BAD_SIGNATURE
         try:
             secret = read_secret(trigger.secret_file)
         except ConfigError as exc:
             logger.error("trigger %s: its secret cannot be used: %s", name, exc)
             return HookAnswer(503, "this trigger's secret cannot be used (see the daemon's log)")
-        event = (event or "")[:100]
-        event = event if event and event.isprintable() else "unknown"
+        event = _printable(event)
         if not signature_ok(secret, body, signature):
-            logger.warning(
-                "audit: trigger %s refused a delivery (%s signature), delivery %r, "
-                "event %r, from %s, %d bytes",
-                name,
-                "no" if signature is None else "a bad",
-                (delivery or "")[:100],
-                event,
-                peer,
-                len(body),
-            )
-            return HookAnswer(401, "missing or bad X-Hub-Signature-256")
+            why = "no signature" if signature is None else "a bad signature"
+            _refused(name, why, delivery, event, peer, body)
+            return BAD_SIGNATURE
         try:
             delivery = check_delivery_id(delivery)
             payload = json.loads(body)
