@@ -155,3 +155,19 @@ def test_a_broken_file_below_a_valid_one_is_out_of_sight(tmp_path: Path) -> None
     )
     with pytest.raises(TemplateError, match="Teleport"):
         resolve(settings, "tester", project)
+
+
+def test_show_says_what_auto_compact_at_means(tmp_path: Path) -> None:
+    """0.8 is a share of the window, 150000 a number of tokens: `show` says which."""
+    agents = tmp_path / "project" / ".claude" / "agents"
+    write(agents, "sharer", auto_compact_at="0.8")
+    write(agents, "counter", auto_compact_at="150000")
+    env = deck_env(tmp_path)
+    where = str(tmp_path / "project")
+    share = deck(env, "agents", "show", "sharer", "--project", where)
+    assert share.code == 0, share.err
+    assert "80% of the model's context window" in share.out
+    tokens = deck(env, "agents", "show", "counter", "--project", where)
+    assert "150,000 tokens of context" in tokens.out
+    raw = deck(env, "agents", "show", "sharer", "--project", where, "--json").json()
+    assert raw["resolved"]["auto_compact_at"]["value"] == 0.8

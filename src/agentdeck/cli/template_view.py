@@ -54,7 +54,7 @@ def resolved(template: Template, settings: Settings, project: str | None = None)
         ("model_endpoint", *endpoint_shown(template.model_endpoint, profile, settings)),
         ("permissionMode", mode, mode_from),
         mine("maxTurns", template.max_turns, None, "no limit of its own"),
-        mine("auto_compact_at", template.auto_compact_at, None, "never (Claude Code's own only)"),
+        _auto_compact(template.auto_compact_at),
         ("skills", list(claude.skills), _skills_from(template, settings, project)),
         mine(
             "mcpServers",
@@ -76,6 +76,17 @@ def resolved(template: Template, settings: Settings, project: str | None = None)
         mine("subagents", [a.name for a in claude.subagents], [], "none of its own"),
         _memory_review(template),
     ]
+
+
+def _auto_compact(at: float | None) -> Row:
+    """The value as written; where it comes from says what it means (0.8 is a share)."""
+    from agentdeck.core.compaction import AUTO_COMPACT_KEY, is_share, share_text
+
+    if at is None:
+        return (AUTO_COMPACT_KEY, None, "never (Claude Code's own only)")
+    if is_share(at):
+        return (AUTO_COMPACT_KEY, at, f"template: {share_text(at)} of the model's context window")
+    return (AUTO_COMPACT_KEY, at, f"template: {int(at):,} tokens of context")
 
 
 def _memory_review(template: Template) -> Row:
