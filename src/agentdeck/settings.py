@@ -197,6 +197,37 @@ class Settings(HomeLayout, HostSettings, BridgeSettings, BaseSettings):
         "by the tree's trace id, so a tree is traced whole or not at all): what tracing costs "
         "the daemon's CPU scales with it.",
     )
+    otel_metrics_exporter: str = Field(
+        default="otlp",
+        validation_alias=AliasChoices("AGENTDECK_OTEL_METRICS_EXPORTER", "OTEL_METRICS_EXPORTER"),
+        description="otlp: while an OTLP endpoint is set, the daemon also pushes the figures of "
+        "/metrics there; none: traces only. Another value stops the daemon at start.",
+    )
+    otel_metrics_endpoint: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices(
+            "AGENTDECK_OTEL_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"
+        ),
+        description="Full OTLP/HTTP URL the metrics go to (default: the OTLP endpoint's "
+        "/v1/metrics); used only while an OTLP endpoint is set.",
+    )
+    otel_metrics_protocol: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices(
+            "AGENTDECK_OTEL_METRICS_PROTOCOL", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"
+        ),
+        description="OTLP protocol of the metrics (default: the traces'); only http/protobuf "
+        "is shipped (the daemon refuses to start with another while metrics are pushed).",
+    )
+    otel_metric_export_interval: str = Field(
+        default="60000",
+        validation_alias=AliasChoices(
+            "AGENTDECK_OTEL_METRIC_EXPORT_INTERVAL", "OTEL_METRIC_EXPORT_INTERVAL"
+        ),
+        description="Milliseconds between two pushes of the metrics (100 to 86400000); a bad "
+        "value stops the daemon at start while metrics are pushed, and a last push is made "
+        "when it stops.",
+    )
 
     max_depth: int = Field(
         default=3,
