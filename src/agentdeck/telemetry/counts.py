@@ -1,9 +1,11 @@
-"""Counts kept from the event log for ``/metrics``: pure, no telemetry library.
+"""The deck's figures for ``/metrics`` and the metrics pushed over OTLP (both
+read them here, so they show the same): pure, no telemetry library.
 
-Since the daemon started: events ingested by type, tool calls, turns, approvals
-resolved and their wait, asks and their wait, merge outcomes. What the store
-already sums (agents by state, tokens, cost) is read from it at each scrape
-instead (``web.metrics``), so it survives a restart.
+Since the daemon started (``Tally``, fed by the follower of the event log):
+events ingested by type, tool calls, turns, approvals resolved and their wait,
+asks and their wait, merge outcomes. What the store already sums (agents by
+state, tokens, cost) and what is pending is read from it when asked instead
+(``read_gauges``), so it survives a restart.
 
 Label values a model could choose (a tool's name) are bounded: past
 ``MAX_LABELS`` distinct ones, the rest count as ``other``.
@@ -12,12 +14,20 @@ Label values a model could choose (a tool's name) are bounded: past
 from __future__ import annotations
 
 import bisect
+import time
 from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
+from agentdeck.core.approvals import Approval, ApprovalState
+from agentdeck.core.asks import Ask, AskState
 from agentdeck.core.event_types import EventType, StoredEvent
+from agentdeck.core.merge_queue import PENDING as MERGES_PENDING
+from agentdeck.core.merge_queue import MergeEntry, MergeState
 
 MAX_LABELS = 200
+MOST_PENDING = 1000  # pending requests read at once (the most one read returns)
 MAX_PENDING = 10_000  # requests and asks whose start is remembered until answered
 WAIT_BUCKETS = (1.0, 5.0, 15.0, 60.0, 300.0, 900.0, 3600.0)
 
@@ -28,11 +38,15 @@ class Histogram:
     counts: list[int] = field(default_factory=lambda: [0] * (len(WAIT_BUCKETS) + 1))
     total: float = 0.0
     count: int = 0
+    # Told each observation (the OTLP push's histogram: a histogram cannot be observed).
+    listeners: list[Callable[[float], None]] = field(default_factory=list)
 
     def observe(self, value: float) -> None:
         self.counts[bisect.bisect_left(self.bounds, value)] += 1
         self.total += value
         self.count += 1
+        for listener in self.listeners:
+            listener(value)
 
     def cumulative(self) -> list[tuple[str, int]]:
         """Prometheus' buckets: (upper bound, observations at or below it)."""
@@ -106,3 +120,68 @@ class Tally:
             state = str(detail.get("state") or "other")
             state = state if state in ("landed", "refused", "failed", "cancelled") else "other"
             self.merges[state] = self.merges.get(state, 0) + 1
+
+
+class StoreSums(Protocol):
+    """What the store sums over every agent (the daemon's ``Deck.stats()``)."""
+
+    @property
+    def agents_by_state(self) -> Mapping[str, int]: ...
+    @property
+    def input_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int: ...
+    @property
+    def cost_usd(self) -> float: ...
+    @property
+    def last_event_id(self) -> int: ...
+
+
+class GaugeSource(Protocol):
+    """The parts of the daemon's Deck the gauges are read from."""
+
+    async def stats(self) -> StoreSums: ...
+
+    async def approvals(
+        self,
+        *,
+        states: list[ApprovalState] | None = ...,
+        agent_id: str | None = ...,
+        limit: int = ...,
+    ) -> list[Approval]: ...
+
+    async def asks(
+        self, *, states: list[AskState] | None = ..., agent_id: str | None = ..., limit: int = ...
+    ) -> list[Ask]: ...
+
+    async def merges(
+        self, *, states: list[MergeState] | None = ..., agent_id: str | None = ..., limit: int = ...
+    ) -> list[MergeEntry]: ...
+
+
+@dataclass(frozen=True)
+class Gauges:
+    """The store's figures at one moment."""
+
+    sums: StoreSums
+    approvals: int
+    approval_oldest: float  # seconds the oldest pending approval has waited
+    asks: int
+    ask_oldest: float
+    merges: dict[str, int]  # queued or merging, by state
+
+
+async def read_gauges(deck: GaugeSource) -> Gauges:
+    sums = await deck.stats()
+    approvals = await deck.approvals(states=[ApprovalState.PENDING], limit=MOST_PENDING)
+    asks = await deck.asks(states=[AskState.PENDING], limit=MOST_PENDING)
+    merges = await deck.merges(states=list(MERGES_PENDING), limit=MOST_PENDING)
+    now = time.time()
+    return Gauges(
+        sums=sums,
+        approvals=len(approvals),
+        approval_oldest=max((now - a.created_at for a in approvals), default=0.0),
+        asks=len(asks),
+        ask_oldest=max((now - a.created_at for a in asks), default=0.0),
+        merges={str(s): sum(1 for m in merges if m.state == s) for s in MERGES_PENDING},
+    )

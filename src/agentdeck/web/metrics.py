@@ -11,7 +11,6 @@ prometheus-client is imported at the first scrape, not before.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -19,10 +18,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from agentdeck.core.agent import AgentState
-from agentdeck.core.approvals import ApprovalState
-from agentdeck.core.asks import AskState
-from agentdeck.core.merge_queue import PENDING as MERGES_PENDING
 from agentdeck.daemon.deck import Deck
+from agentdeck.telemetry.counts import Gauges, read_gauges
 from agentdeck.telemetry.service import running
 
 if TYPE_CHECKING:
@@ -30,29 +27,11 @@ if TYPE_CHECKING:
 
 router = APIRouter()
 
-MOST_PENDING = 1000  # pending requests read per scrape (the most one read returns)
-
-
-async def _snapshot(deck: Deck) -> dict[str, Any]:
-    stats = await deck.stats()
-    approvals = await deck.approvals(states=[ApprovalState.PENDING], limit=MOST_PENDING)
-    asks = await deck.asks(states=[AskState.PENDING], limit=MOST_PENDING)
-    merges = await deck.merges(states=list(MERGES_PENDING), limit=MOST_PENDING)
-    now = time.time()
-    return {
-        "stats": stats,
-        "approvals": len(approvals),
-        "approval_oldest": max((now - a.created_at for a in approvals), default=0.0),
-        "asks": len(asks),
-        "ask_oldest": max((now - a.created_at for a in asks), default=0.0),
-        "merges": {str(s): sum(1 for m in merges if m.state == s) for s in MERGES_PENDING},
-    }
-
 
 class _Families:
     """prometheus-client's collector protocol over one scrape's figures."""
 
-    def __init__(self, snap: dict[str, Any], tally: Tally | None, exporting: bool) -> None:
+    def __init__(self, snap: Gauges, tally: Tally | None, exporting: bool) -> None:
         self.snap = snap
         self.tally = tally
         self.exporting = exporting
@@ -60,7 +39,7 @@ class _Families:
     def collect(self) -> Iterator[Any]:
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-        snap, stats = self.snap, self.snap["stats"]
+        snap, stats = self.snap, self.snap.sums
         agents = GaugeMetricFamily("agentdeck_agents", "Agents by state.", labels=["state"])
         for state in AgentState:
             agents.add_metric([str(state)], stats.agents_by_state.get(str(state), 0))
@@ -76,24 +55,24 @@ class _Families:
             "agentdeck_event_log_last_id", "The last event id in the log.", stats.last_event_id
         )
         yield GaugeMetricFamily(
-            "agentdeck_approvals_pending", "Approval requests waiting.", snap["approvals"]
+            "agentdeck_approvals_pending", "Approval requests waiting.", snap.approvals
         )
         yield GaugeMetricFamily(
             "agentdeck_approval_oldest_wait_seconds",
             "How long the oldest pending approval has waited.",
-            snap["approval_oldest"],
+            snap.approval_oldest,
         )
-        yield GaugeMetricFamily("agentdeck_asks_pending", "Questions waiting.", snap["asks"])
+        yield GaugeMetricFamily("agentdeck_asks_pending", "Questions waiting.", snap.asks)
         yield GaugeMetricFamily(
             "agentdeck_ask_oldest_wait_seconds",
             "How long the oldest pending question has waited.",
-            snap["ask_oldest"],
+            snap.ask_oldest,
         )
         depth = GaugeMetricFamily(
             "agentdeck_merge_queue_depth", "Merges queued or merging.", labels=["state"]
         )
-        for state, n in snap["merges"].items():
-            depth.add_metric([state], n)
+        for merge_state, n in snap.merges.items():
+            depth.add_metric([merge_state], n)
         yield depth
         yield GaugeMetricFamily(
             "agentdeck_otlp_exporting", "1 when traces are exported over OTLP.", int(self.exporting)
@@ -148,7 +127,7 @@ async def metrics(request: Request) -> Response:
 
     deck: Deck = request.app.state.deck
     telemetry = running(deck)
-    snap = await _snapshot(deck)
+    snap = await read_gauges(deck)
     registry = CollectorRegistry(auto_describe=False)
     tally = telemetry.tally if telemetry is not None else None
     registry.register(_Families(snap, tally, telemetry is not None and telemetry.exporting))
