@@ -1,7 +1,8 @@
 """``POST /api/policy/replay``: policy what-if on history (``Deck.policy_replay``).
 
 A candidate profile is a built-in name, or the text of a profile the caller read
-(the daemon reads no file for a caller). It only evaluates: nothing changes.
+(the daemon reads no file for a caller). It only evaluates: nothing changes. One
+runs at a time: a second is refused (409) while one is under way.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from agentdeck.core.policy_replay import MAX_PROFILE_TEXT
 from agentdeck.daemon.deck import Deck
 from agentdeck.web.schemas import Body, errors
 
-router = APIRouter(prefix="/api", tags=["governance"], responses=errors(400, 404, 422))
+router = APIRouter(prefix="/api", tags=["governance"], responses=errors(400, 404, 409, 422))
 
 
 class ReplayBody(Body):

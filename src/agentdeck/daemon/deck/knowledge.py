@@ -29,7 +29,7 @@ from agentdeck.core.usage import (
     UsageReport,
 )
 from agentdeck.daemon.deck.memories import MemoryReview
-from agentdeck.errors import NotFound, PolicyError, UsageError
+from agentdeck.errors import NotFound, PolicyError, Refused, UsageError
 from agentdeck.memory.projects import project_of
 
 
@@ -47,6 +47,9 @@ def absolute_dir(value: str | None, what: str = "project") -> str | None:
 
 
 class Knowledge(MemoryReview):
+    # Policy replays under way in this deck: each re-decides a whole history on the
+    # daemon's loop, so one at a time (a second is refused, not queued behind it).
+    _policy_replays = 0
     # -- templates -------------------------------------------------------------------
 
     async def templates(self, project: str | None = None) -> TemplateCatalog:
@@ -127,7 +130,16 @@ class Knowledge(MemoryReview):
 
         candidate = candidate_profile(profile, profile_text)
         query = ReplayQuery(since_seconds, agent or None, absolute_dir(project))
-        return await replay(self._store, self.settings, candidate, query)
+        if self._policy_replays:
+            raise Refused(
+                "a policy replay is already running on this deck",
+                hint="try again once it has answered",
+            )
+        self._policy_replays += 1
+        try:
+            return await replay(self._store, self.settings, candidate, query)
+        finally:
+            self._policy_replays -= 1
 
     # -- memory ----------------------------------------------------------------------
 
