@@ -19,10 +19,11 @@ request to the model); lines:
 * ``closed``: the agent's run ended, with its state.
 
 What is kept is scrubbed with the event log's rules (``core.redact``): a request
-body through its JSON structure, a response's chunks line by line, a response as
-a whole once it ended (a secret split across chunks is then redacted in one
-``chunk`` that carries the whole body: the timings of that response are lost,
-not the secret kept). Credential headers are never kept (``kept_headers``).
+body through its JSON structure, a response as a whole once it ended, cut back
+into its chunks at their times (``scrubbing``: a secret split across chunks, or
+across ``content_block_delta`` events, is redacted where it began and its rest
+dropped from the chunks after). Credential headers are never kept
+(``kept_headers``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from typing import IO, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from agentdeck.core.redact import scrub, scrub_value
+from agentdeck.runner.recording.scrubbing import scrubbed_chunks
 
 FORMAT = 1
 
@@ -254,19 +256,23 @@ class CassetteWriter:
 
 
 def _scrubbed_chunks(n: int, chunks: list[tuple[float, bytes]]) -> list[dict[str, Any]]:
-    """The chunks as kept: each scrubbed; if the whole body scrubbed differs from
-    the pieces scrubbed (a secret across a chunk boundary), the whole as one chunk."""
-    whole = b"".join(data for _, data in chunks)
-    pieces = [(t, _piece(data)) for t, data in chunks]
+    """The chunks as kept, each at its time: scrubbed as one stream (``scrubbing``),
+    so a secret split across chunks or across delta events is not kept in halves."""
+    clean = scrubbed_chunks([data for _, data in chunks])
+    if clean is None:  # not UTF-8: each piece scrubbed on its own
+        pieces = [_piece(data) for _, data in chunks]
+    else:
+        pieces = [_kept(data) for data in clean]
+    return [
+        {"kind": "chunk", "n": n, "t": t, **p} for (t, _), p in zip(chunks, pieces, strict=True)
+    ]
+
+
+def _kept(data: bytes) -> dict[str, str]:
     try:
-        text = whole.decode("utf-8")
+        return {"text": data.decode("utf-8")}
     except UnicodeDecodeError:
-        return [{"kind": "chunk", "n": n, "t": t, **p} for t, p in pieces]
-    joined = "".join(p.get("text", "") for _, p in pieces)
-    clean = scrub(text)
-    if all("text" in p for _, p in pieces) and joined == clean:
-        return [{"kind": "chunk", "n": n, "t": t, **p} for t, p in pieces]
-    return [{"kind": "chunk", "n": n, "t": chunks[0][0], "text": clean, "merged": True}]
+        return {"b64": base64.b64encode(data).decode("ascii")}
 
 
 # -- reading -------------------------------------------------------------------
