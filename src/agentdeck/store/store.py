@@ -26,7 +26,7 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
@@ -42,7 +42,7 @@ from agentdeck.core.events import Event, StoredEvent
 from agentdeck.core.ports import Command, Subscriber
 from agentdeck.errors import NotFound, StoreError, UsageError
 from agentdeck.settings_database import is_database_url, normalise
-from agentdeck.store import audit, dialect, listen, opening, reads, writes
+from agentdeck.store import audit, dialect, listen, opening, reads, scan, writes
 from agentdeck.store.cluster import ClusterParts
 from agentdeck.store.reads import StoreStats
 from agentdeck.store.rows import agent_to_row, event_to_row
@@ -185,6 +185,25 @@ class Store(ClusterParts):
         so a page of a long log costs the same as a page of a short one."""
         return await self._read(
             functools.partial(reads.read_tail, agent_id=agent_id, before=before, limit=limit)
+        )
+
+    async def read_rows(
+        self,
+        *,
+        after: int = 0,
+        upto: int | None = None,
+        agent_id: str | None = None,
+        types: Sequence[str] | None = None,
+        brief: Mapping[str, str] | None = None,
+        limit: int = 1000,
+    ) -> list[scan.EventRow]:
+        """``read``'s events as plain rows, their data undecoded (``store.scan``): a
+        page of a pass over a long log costs its own rows, not the log's."""
+        return await self._read(
+            functools.partial(
+                scan.scan_events, after=after, upto=upto, agent_id=agent_id, types=types,
+                brief=brief or {}, limit=limit,
+            )  # fmt: skip
         )
 
     async def last_event_id(self) -> int:
