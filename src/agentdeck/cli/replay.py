@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
+    from agentdeck.core.templates import Template
     from agentdeck.runner.recording.replay import ReplayReport
+    from agentdeck.runner.recording.replay_template import TemplateSource
     from agentdeck.settings import Settings
 
 
@@ -28,7 +30,20 @@ def replay(
     ] = False,
     profile: Annotated[
         str | None,
-        typer.Option("--profile", help="Run it under this policy profile (name or file)."),
+        typer.Option(
+            "--profile",
+            help="Run it under this policy profile (name or file); it wins over a "
+            "--template's own profile.",
+        ),
+    ] = None,
+    template: Annotated[
+        str | None,
+        typer.Option(
+            "--template",
+            help="Run it as this agent template would (its tools, system prompt, Claude "
+            "Code keys, profile), from the recorded project's, yours or the built-in "
+            "ones; the cassette still answers, so its model is the recording's.",
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
@@ -36,10 +51,12 @@ def replay(
 
     Its start state is restored into a fresh workspace, the real Claude Code is
     answered from the cassette in order, and each request is compared with the
-    recorded one: a divergence report names the turn, the tool call and a diff."""
+    recorded one: a divergence report names the turn, the tool call and a diff.
+    The policy is enforced again: a call the profile asks about is asked again
+    (answer it from another terminal with agentdeck approve, or the dashboard)."""
     from agentdeck.cli.context import run_async
 
-    report = run_async(lambda settings: _replayed(settings, agent_id, strict, profile))
+    report = run_async(lambda settings: _replayed(settings, agent_id, strict, profile, template))
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2))
     else:
@@ -48,7 +65,7 @@ def replay(
 
 
 async def _replayed(
-    settings: Settings, agent_id: str, strict: bool, profile: str | None
+    settings: Settings, agent_id: str, strict: bool, profile: str | None, template: str | None
 ) -> ReplayReport:
     from agentdeck.cli.context import opened_store
     from agentdeck.daemon.compose import build_runner
@@ -56,19 +73,44 @@ async def _replayed(
     from agentdeck.runner.recording.store import Recordings
 
     Recordings.of(settings).existing(agent_id)  # a bad or unknown id: before any work
+    source = template_source(settings, template, profile) if template is not None else None
     async with opened_store(settings) as store:
         runner = build_runner(store, settings)
         try:
-            return await replayed(store, runner, agent_id, strict=strict, profile=profile)
+            return await replayed(
+                store, runner, agent_id, strict=strict, profile=profile, template=source
+            )
         finally:
             await runner.shutdown()
+
+
+def template_source(settings: Settings, name: str, profile: str | None) -> TemplateSource:
+    """Template ``name`` as ``run --template`` finds it from the recorded project,
+    held to the profile the replay runs under (``profile`` wins over its own);
+    ``UsageError`` (exit 2) for a name that is none or no template of that name,
+    ``TemplateError`` (exit 2) for a file that is not one."""
+    from agentdeck.errors import NotFound, UsageError
+    from agentdeck.orchestration.templates import resolve
+    from agentdeck.runner.recording.replay_template import checked_name
+
+    checked_name(name)
+
+    def found(project: str | None) -> Template:
+        try:
+            return resolve(settings, name, project, profile=profile)
+        except NotFound as exc:
+            raise UsageError(f"no agent template named {name!r}", hint=exc.hint) from None
+
+    return found
 
 
 def _show(report: ReplayReport) -> None:
     from agentdeck.runner.recording.replay import BEYOND
 
+    how = f" (template {report.template})" if report.template else ""
     typer.echo(
-        f"replayed {report.recorded_id} as {report.agent_id or '-'} ({report.state or '?'}): "
+        f"replayed {report.recorded_id} as {report.agent_id or '-'}{how} "
+        f"({report.state or '?'}): "
         f"{report.requests} requests, {report.recorded} recorded"
     )
     for note in report.notes:

@@ -162,7 +162,9 @@ class ReplayReport:
     divergences: list[Divergence] = field(default_factory=list)
     beyond: bool = False  # the agent asked more than was recorded
     stopped_at: int | None = None  # strict mode: the turn it was stopped at
-    notes: list[str] = field(default_factory=list)  # what of the start state was not restored
+    # what of the start state was not restored; what a --template changed
+    notes: list[str] = field(default_factory=list)
+    template: str | None = None  # replayed as this agent template would run it
 
     @property
     def diverged(self) -> bool:
@@ -174,6 +176,7 @@ class ReplayReport:
             "agent_id": self.agent_id,
             "state": self.state,
             "strict": self.strict,
+            "template": self.template,
             "requests": self.requests,
             "recorded": self.recorded,
             "diverged": self.diverged,

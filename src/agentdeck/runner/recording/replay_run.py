@@ -5,8 +5,15 @@ The start state is the cassette's ``start`` line: checkpoint 1 of the recorded a
 (its files as the agent found them), read out of the agent's checkpoint repository
 with ``git archive`` (read only: the recorded agent's timeline is left alone).
 The agent is run with the recorded agent's spec (its prompt, tools, allow and deny;
-``profile`` if given), its model traffic on the replay server, with a key that is
+``profile`` if given), or as ``template`` would run the recorded task
+(``replay_template``), its model traffic on the replay server, with a key that is
 no one's: nothing of the user's credentials goes to it.
+
+Approvals: the replay runs the governor again, so a call the profile asks about is
+asked again (a pending approval, answered as any: the inbox, ``agentdeck approve``,
+or the caller through ``runner.governor``); the recorded answer is not reused, since
+the profile, or who answers, may be what the replay is testing. Unanswered, it
+expires as the profile says and the call is denied, which shows as a divergence.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import secrets
 import shutil
 import tarfile
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -30,6 +38,11 @@ from agentdeck.runner.recording.replay import (
     ReplayReport,
     ReplayServer,
     recorded_exchanges,
+)
+from agentdeck.runner.recording.replay_template import (
+    TemplateSource,
+    recorded_model,
+    spec_as_template,
 )
 from agentdeck.runner.recording.seam import RecordedExtension
 from agentdeck.runner.recording.store import Recordings
@@ -114,6 +127,10 @@ async def clone_at(repo: Path, head: str, into: Path) -> str | None:
     return f"git HEAD {head[:12]} not restored (from {repo}): {why[0][:200]}"
 
 
+def _offers_tools(body: Any) -> bool:
+    return isinstance(body, dict) and bool(body.get("tools"))
+
+
 async def _prompt(store: Store, recorded_id: str, records: list[dict[str, Any]]) -> AgentSpec:
     try:
         return (await store.get_agent(recorded_id)).spec
@@ -139,17 +156,32 @@ async def replay(
     *,
     strict: bool = False,
     profile: str | None = None,
+    template: TemplateSource | None = None,
+    prepared: Callable[[Path], None] | None = None,
 ) -> ReplayReport:
-    """Replay the recording of ``recorded_id`` (see the module); its report."""
+    """Replay the recording of ``recorded_id`` (see the module); its report.
+    ``template`` gives the template to replay it as, seen from the recorded
+    project (``replay_template``). ``prepared`` is called with the restored
+    workspace before the agent starts (a test changes the start state there)."""
     settings = runner.settings
     records = Recordings.of(settings).records(recorded_id)
     start = start_of(records, recorded_id)
     exchanges = recorded_exchanges(records)
     recorded_spec = await _prompt(store, recorded_id, records)
+    notes: list[str] = []
+    if template is not None:  # before anything is made: a bad template runs nothing
+        project = recorded_spec.project or recorded_spec.cwd or str(start.get("cwd") or "")
+        found = await asyncio.to_thread(template, project or None)
+        model = recorded_model([e.body for e in exchanges if _offers_tools(e.body)])
+        recorded_spec, notes = spec_as_template(
+            found, recorded_spec, profile=profile, recorded_model=model
+        )
     root = settings.home_dir / "replays"
     root.mkdir(parents=True, exist_ok=True, mode=0o700)
     cwd = root / f"{recorded_id}-{int(time.time())}-{secrets.token_hex(3)}"
     report = ReplayReport(recorded_id, strict=strict, recorded=len(exchanges))
+    report.notes.extend(notes)
+    report.template = recorded_spec.template if template is not None else None
     head = str(start.get("git_head") or "")
     if _COMMIT.fullmatch(head):
         note = await clone_at(Path(str(start.get("cwd") or "")), head, cwd)
@@ -160,6 +192,8 @@ async def replay(
     await restore(
         settings.checkpoints_dir / recorded_id, start["checkpoint"]["commit"], cwd, recorded_id
     )
+    if prepared is not None:
+        prepared(cwd)
     app = ReplayApp(
         secrets.token_urlsafe(24), exchanges, report, str(start.get("cwd") or ""), str(cwd)
     )
