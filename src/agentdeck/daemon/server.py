@@ -38,6 +38,8 @@ from agentdeck.hooks.config import write_client_config
 from agentdeck.hooks.socket_server import HookSocketServer
 from agentdeck.runner import procs
 from agentdeck.settings import Settings
+from agentdeck.telemetry.push import MetricPush
+from agentdeck.telemetry.push import start as start_metric_push
 from agentdeck.telemetry.service import Telemetry
 from agentdeck.telemetry.service import start as start_telemetry
 
@@ -91,9 +93,11 @@ async def serve(
         token = ensure_token(settings)
         deck = await open_deck(settings)
         telemetry: Telemetry | None = None
+        metrics: MetricPush | None = None
         try:
             # Before the reconciling: the agents it resumes are followed too.
             telemetry = await start_telemetry(deck, settings)
+            metrics = await start_metric_push(deck, telemetry.tally, settings)
             if await deck.bootstrap(token) is not None:
                 logger.info("no users yet: user 'admin' now owns the token file's token")
             reconciled = await deck.reconcile()
@@ -115,6 +119,8 @@ async def serve(
                 await hooks.close()
         finally:
             clear_info(settings)
+            if metrics is not None:
+                await metrics.stop()  # a last push, while the store can still be read
             await deck.close()
             if telemetry is not None:
                 await telemetry.stop()  # the spans still open end; what is queued is sent
