@@ -25,7 +25,7 @@ DAEMON = textwrap.dedent(
 
     HEAVY = (
         "opentelemetry.sdk", "opentelemetry.exporter", "opentelemetry.proto",
-        "google.protobuf", "agentdeck.telemetry.otlp",
+        "google.protobuf", "agentdeck.telemetry.otlp", "agentdeck.telemetry.metrics",
     )
 
     async def main(home):
