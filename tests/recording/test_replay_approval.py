@@ -13,7 +13,7 @@ import json
 import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 import yaml
@@ -29,7 +29,7 @@ from agentdeck.runner.runner import Runner
 from agentdeck.settings import Settings
 from agentdeck.store.store import Store
 from tests.conftest import make_settings
-from tests.support.deckcli import Done, deck, deck_env
+from tests.support.deckcli import Done, deck, deck_env, spawn
 
 pytestmark = [pytest.mark.anyio, pytest.mark.cli]
 
@@ -217,6 +217,36 @@ async def _deck(env: dict[str, str], *args: str) -> Done:
 def _replays(settings: Settings) -> list[Path]:
     replays = settings.home_dir / "replays"
     return sorted(replays.iterdir()) if replays.exists() else []
+
+
+def _line_with(stream: IO[str] | None, text: str) -> str:
+    """The first line of ``stream`` holding ``text`` ("" at its end)."""
+    assert stream is not None
+    for line in stream:
+        if text in line:
+            return line
+    return ""
+
+
+async def test_the_cli_says_the_ask_and_takes_the_answer_of_another_terminal(
+    recorded: Recorded,
+) -> None:
+    env = deck_env(recorded.work.parent)
+    proc = spawn(env, "replay", recorded.agent_id, "--json")
+    try:
+        line = await asyncio.to_thread(_line_with, proc.stderr, "waiting for approval ")
+        assert "(Bash): answer it with agentdeck approve " in line, line
+        approval_id = line.split("waiting for approval ")[1].split(" ")[0]
+        answered = await _deck(env, "approve", approval_id)
+        assert answered.code == 0, answered.err
+        out, err = await asyncio.to_thread(proc.communicate, timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    shown = json.loads(out)
+    assert not shown["diverged"] and (shown["state"], shown["requests"]) == ("done", 5)
 
 
 def _template(work: Path, name: str, text: str) -> None:

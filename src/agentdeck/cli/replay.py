@@ -7,6 +7,7 @@ and runs the agent in this process (its own runner, its model the replay server)
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import TYPE_CHECKING, Annotated
 
@@ -16,7 +17,10 @@ if TYPE_CHECKING:
     from agentdeck.core.templates import Template
     from agentdeck.runner.recording.replay import ReplayReport
     from agentdeck.runner.recording.replay_template import TemplateSource
+    from agentdeck.runner.runner import Runner
     from agentdeck.settings import Settings
+
+ASK_POLL_SECONDS = 0.25
 
 
 def register(root: typer.Typer) -> None:
@@ -76,12 +80,33 @@ async def _replayed(
     source = template_source(settings, template, profile) if template is not None else None
     async with opened_store(settings) as store:
         runner = build_runner(store, settings)
+        asks = asyncio.create_task(_say_asks(runner))
         try:
             return await replayed(
                 store, runner, agent_id, strict=strict, profile=profile, template=source
             )
         finally:
+            asks.cancel()
+            await asyncio.gather(asks, return_exceptions=True)
             await runner.shutdown()
+
+
+async def _say_asks(runner: Runner) -> None:
+    """Each approval the replay waits for, said once on stderr with how to answer
+    it (the tool's name only: its input is the model's, not for a terminal)."""
+    said: set[str] = set()
+    while True:
+        for approval in await runner.governor.approvals.list_approvals():
+            if approval.id in said or approval.agent_id not in runner.sessions:
+                continue  # said, or another agent's (a daemon's, in this home)
+            said.add(approval.id)
+            tool = "".join(c for c in approval.tool if c.isprintable())[:80]
+            typer.echo(
+                f"waiting for approval {approval.id} ({tool}): answer it with "
+                f"agentdeck approve {approval.id} or agentdeck deny {approval.id}",
+                err=True,
+            )
+        await asyncio.sleep(ASK_POLL_SECONDS)
 
 
 def template_source(settings: Settings, name: str, profile: str | None) -> TemplateSource:
