@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from agentdeck.core.agent import AgentSpec
-from agentdeck.core.templates import parse_template
-from agentdeck.runner.recording.replay_template import recorded_model, spec_as_template
+from agentdeck.core.templates import apply_template, parse_template
+from agentdeck.runner.recording.replay_template import recorded_model, spec_as_template, task_of
 
 FRONT = {"name": "t", "description": "a template"}
 RECORDED = AgentSpec(
@@ -63,6 +63,17 @@ def test_a_template_with_the_recorded_prompt_and_tools_notes_no_difference() -> 
     assert notes == ["replayed as template t (p/.claude/agents/t.md)"]
     _, notes = _as({"initialPrompt": "Read the README first."})
     assert any("first prompt differs" in n for n in notes)
+
+
+def test_the_recorded_templates_initial_prompt_is_replaced_by_the_new_ones() -> None:
+    old = parse_template({**FRONT, "initialPrompt": "Old first."}, "b", "x/t.md", stem="t")
+    recorded = apply_template(old, AgentSpec(prompt="fix the bug"))
+    assert recorded.prompt == "Old first.\n\nfix the bug" and task_of(recorded) == "fix the bug"
+    new = parse_template({**FRONT, "initialPrompt": "New first."}, "b", "y/t.md", stem="t")
+    spec, _ = spec_as_template(new, recorded, profile=None, recorded_model=None)
+    assert spec.prompt == "New first.\n\nfix the bug"
+    assert task_of(apply_template(old, AgentSpec(prompt=""))) == ""
+    assert task_of(RECORDED) == "fix the bug"
 
 
 def test_the_recorded_model_is_the_first_request_that_names_one() -> None:

@@ -2,7 +2,8 @@
 agent would run it.
 
 "As T" is what ``agentdeck run --template T PROMPT`` would start, its prompt the
-recorded task, in the restored workspace: T's tools and disallowed tools, its body
+recorded task (less the recorded template's ``initialPrompt``), in the restored
+workspace: T's tools and disallowed tools, its body
 as the appended system prompt, its Claude Code keys (permission mode, hooks, MCP
 servers…), thinking, output schema, turn and budget caps, and its profile (an
 explicit ``--profile`` wins over it; neither: the settings' default). The recorded
@@ -58,7 +59,7 @@ def spec_as_template(
     sets its workspace, name and the rest), and notes of what differs from the
     recorded run that the comparison does not see."""
     base = AgentSpec(
-        prompt=recorded.prompt, cwd=recorded.cwd, project=recorded.project, owner=recorded.owner
+        prompt=task_of(recorded), cwd=recorded.cwd, project=recorded.project, owner=recorded.owner
     )
     spec = apply_template(template, base)
     spec = replace(
@@ -97,6 +98,17 @@ def spec_as_template(
         shown = spec.profile or "the settings' default"
         notes.append(f"profile: {shown} (recorded: {recorded.profile or 'the default'})")
     return spec, notes
+
+
+def task_of(recorded: AgentSpec) -> str:
+    """The recorded prompt without what the recorded run's template put before it
+    (its ``initialPrompt``, which T's replaces)."""
+    first = recorded.claude.initial_prompt if recorded.claude else None
+    if not first:
+        return recorded.prompt
+    if recorded.prompt == first:
+        return ""
+    return recorded.prompt.removeprefix(f"{first}\n\n")
 
 
 def recorded_model(bodies: list[Any]) -> str | None:
