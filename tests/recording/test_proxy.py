@@ -319,3 +319,25 @@ async def test_the_first_request_waits_until_the_start_state_is_kept(recorder: R
     _, records = _cassette(recorder, "a1")
     assert [r["kind"] for r in records][:3] == ["meta", "start", "request"]
     assert records[1]["git_head"] == "abc"
+
+
+def test_a_body_scrubbed_from_the_last_ones_parts_is_as_if_scrubbed_alone() -> None:
+    """The writer scrubs only what changed since the last request (Claude Code resends
+    its system prompt, tools and conversation): the result is scrub_value's."""
+    from agentdeck.core.redact import scrub_value
+    from agentdeck.runner.recording.scrubbing import RequestScrubber
+
+    tools = [{"name": "Bash", "description": "runs commands " * 50}]
+    first = {"system": f"x-api-key: {API_KEY}", "tools": tools, "messages": BODY["messages"]}
+    bodies = [
+        first,
+        {**first, "messages": [*BODY["messages"], {"role": "assistant", "content": "ok"}]},
+        {**first, "system": "changed", "api_key": "s3cr3t-value", "stream": True},
+        {**first, "stream": 1, "messages": [{"role": "user", "content": f"PGPASSWORD={SECRET}"}]},
+        [1, "not a dict", f"token={SECRET}"],
+    ]
+    scrubber = RequestScrubber()
+    for body in bodies * 2:
+        got = scrubber.scrubbed(json.loads(json.dumps(body)))
+        assert json.dumps(got) == json.dumps(scrub_value(body))
+        assert "[REDACTED:" in json.dumps(got) and SECRET not in json.dumps(got)

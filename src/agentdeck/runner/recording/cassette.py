@@ -39,7 +39,7 @@ from typing import IO, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from agentdeck.core.redact import scrub, scrub_value
-from agentdeck.runner.recording.scrubbing import scrubbed_chunks
+from agentdeck.runner.recording.scrubbing import RequestScrubber, scrubbed_chunks
 
 FORMAT = 1
 
@@ -74,10 +74,11 @@ def shown_upstream(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def scrubbed_body(body: bytes) -> Any:
+def scrubbed_body(body: bytes, scrubber: RequestScrubber | None = None) -> Any:
     """A request body as kept: JSON scrubbed through its structure, else text."""
     try:
-        return {"json": scrub_value(json.loads(body))}
+        value = json.loads(body)
+        return {"json": scrubber.scrubbed(value) if scrubber else scrub_value(value)}
     except (ValueError, RecursionError):
         return _piece(body)
 
@@ -117,6 +118,7 @@ class CassetteWriter:
         self.exchanges = self._count_exchanges()
         self._file: IO[str] | None = None
         self._open: dict[int, _Exchange] = {}
+        self._scrubber = RequestScrubber()
 
     def _count_exchanges(self) -> int:
         if not self.path.exists():
@@ -230,7 +232,7 @@ class CassetteWriter:
     def _write_held(self, held: _Exchange) -> None:
         record = held.record
         if held.body and not self.capped:
-            whole = {**record, "body": scrubbed_body(held.body)}
+            whole = {**record, "body": scrubbed_body(held.body, self._scrubber)}
             if self.written + len(json.dumps(whole)) <= self.cap_bytes:
                 record = whole
             else:

@@ -18,7 +18,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,20 +57,21 @@ class DropConnectionFilter(logging.Filter):
 
 @dataclass
 class Route:
-    """One agent's way through the proxy; ``ready`` once its start state is kept."""
+    """One agent's way through the proxy; ``ready`` once its start state is kept;
+    ``client``: the HTTP client for its upstream (made off the agent's start)."""
 
     agent_id: str
     upstream: str
     writer: CassetteWriter
+    client: Awaitable[httpx.AsyncClient]
     ready: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 class ProxyApp:
     """Raw ASGI: the proxy must see each chunk as it comes and drop a connection."""
 
-    def __init__(self, routes: dict[str, Route], client: httpx.AsyncClient) -> None:
+    def __init__(self, routes: dict[str, Route]) -> None:
         self.routes = routes
-        self.client = client
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -95,9 +96,15 @@ class ProxyApp:
         n = route.writer.request(scope["method"], rest, raw, body)
         headers = [(k, v) for k, v in raw if k.lower() not in _HOP]
         headers.append(("accept-encoding", "identity"))
-        request = self.client.build_request(scope["method"], target, headers=headers, content=body)
+        try:
+            client = await route.client
+        except Exception as exc:  # noqa: BLE001 - said to the agent and in the cassette
+            route.writer.end(n, "upstream_error", 0.0, f"proxy client: {exc!r}")
+            await _plain(send, 502, "the recording proxy could not reach the model endpoint")
+            return
+        request = client.build_request(scope["method"], target, headers=headers, content=body)
         exchange = _Exchange(route.writer, n, send)
-        forward = asyncio.create_task(exchange.forward(self.client, request))
+        forward = asyncio.create_task(exchange.forward(client, request))
         gone = asyncio.create_task(_disconnected(receive))
         try:
             await asyncio.wait((forward, gone), return_when=asyncio.FIRST_COMPLETED)

@@ -27,7 +27,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from agentdeck.core.redact import scrub
+from agentdeck.core.redact import scrub, scrub_value
+from agentdeck.core.redact_rules import is_secret_name
 
 Edit = tuple[int, int, str]  # [start, end) of the text replaced by a string
 _DELTA_FIELDS = ("text", "partial_json", "thinking")
@@ -59,6 +60,46 @@ def scrubbed_chunks(chunks: list[bytes]) -> list[bytes] | None:
     data = text.encode("utf-8")
     starts = [0, *ends[:-1]]
     return [data[a:b] for a, b in zip(starts, ends, strict=True)]
+
+
+class RequestScrubber:
+    """A request body's JSON scrubbed through its structure (``scrub_value``), the
+    parts the last body had too taken from it: Claude Code sends its system prompt,
+    its tools and the conversation so far again with every request (~50 KB, 3-7 ms to
+    scrub on the proxy's loop), and scrubbing is a pure function of the text. A part
+    is the same when it serializes the same (``1`` is not ``true`` there)."""
+
+    def __init__(self) -> None:
+        self._last: dict[tuple[str, int | None], tuple[str, object]] = {}
+
+    def scrubbed(self, value: object) -> object:
+        if not isinstance(value, dict):
+            return scrub_value(value)
+        seen: dict[tuple[str, int | None], tuple[str, object]] = {}
+        out: dict[str, object] = {}
+        for key, item in value.items():  # JSON's keys are strings
+            if isinstance(item, list) and not is_secret_name(key):
+                out[key] = [self._part(seen, key, i, el) for i, el in enumerate(item)]
+            else:
+                out[key] = self._part(seen, key, None, item)
+        self._last = seen
+        return out
+
+    def _part(
+        self,
+        seen: dict[tuple[str, int | None], tuple[str, object]],
+        key: str,
+        index: int | None,
+        item: object,
+    ) -> object:
+        shown = json.dumps(item, ensure_ascii=False)
+        last = self._last.get((key, index))
+        if last is not None and last[0] == shown:
+            clean = last[1]
+        else:
+            clean = scrub_value(item) if index is not None else scrub_value({key: item})[key]
+        seen[(key, index)] = (shown, clean)
+        return clean
 
 
 # -- the deltas: what the model said, per content block ------------------------------

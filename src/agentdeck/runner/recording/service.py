@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+import ssl
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
@@ -58,7 +59,7 @@ class Recorder:
         self.routes: dict[str, Route] = {}
         self._by_agent: dict[str, tuple[str, Mode]] = {}
         self._serving: LoopbackServer | None = None
-        self._client: httpx.AsyncClient | None = None
+        self._clients: dict[bool, asyncio.Task[httpx.AsyncClient]] = {}  # by https
         self._port: int | None = None
         self._watches: set[asyncio.Task[None]] = set()
         self._lock = asyncio.Lock()
@@ -77,16 +78,22 @@ class Recorder:
             uvicorn_logger = logging.getLogger("uvicorn.error")
             if _DROP_FILTER not in uvicorn_logger.filters:
                 uvicorn_logger.addFilter(_DROP_FILTER)
-            timeout = self.settings.api_timeout_seconds or 600.0
-            self._client = httpx.AsyncClient(
-                timeout=httpx.Timeout(timeout, connect=10.0),
-                limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
-                follow_redirects=False,
-                trust_env=False,
-            )
-            self._serving = LoopbackServer(ProxyApp(self.routes, self._client), "recording-proxy")
+            self._serving = LoopbackServer(ProxyApp(self.routes), "recording-proxy")
             self._port = self._serving.start()
             logger.info("recording proxy listening on %s", self.url)
+
+    def _client_for(self, upstream: str) -> asyncio.Task[httpx.AsyncClient]:
+        """The client for ``upstream``'s scheme, made once. An https one loads the CA
+        bundle (20-40 ms of CPU): in a thread, begun now, awaited by the first request
+        (a second later, once Claude Code has booted), not by the agent's start. A
+        plain-http upstream (a local model) gets a client whose TLS trusts no one."""
+        https = not upstream.lower().startswith("http://")
+        task = self._clients.get(https)
+        if task is None:
+            timeout = self.settings.api_timeout_seconds or 600.0
+            made = asyncio.to_thread(_client, timeout, https) if https else _made(timeout)
+            task = self._clients[https] = asyncio.create_task(made)
+        return task
 
     async def open(
         self,
@@ -109,7 +116,7 @@ class Recorder:
         new = writer.written == 0
         if new:
             writer.meta(agent_id, upstream, mode)
-        route = Route(agent_id, upstream, writer)
+        route = Route(agent_id, upstream, writer, self._client_for(upstream))
         if new and start is not None:
             self._watch(self._start_state(route, start))
         else:
@@ -182,12 +189,28 @@ class Recorder:
                 await watch
         for agent_id in list(self._by_agent):
             self.finish(agent_id, None)
-        serving, client = self._serving, self._client
-        self._serving, self._client, self._port = None, None, None
+        serving, clients = self._serving, list(self._clients.values())
+        self._serving, self._clients, self._port = None, {}, None
         if serving is not None:
             await serving.stop()
-        if client is not None:
-            await client.aclose()
+        for made in clients:
+            with contextlib.suppress(Exception):
+                await (await made).aclose()
+
+
+def _client(timeout: float, https: bool) -> httpx.AsyncClient:
+    """The proxy's client to upstreams of one scheme (see ``Recorder._client_for``)."""
+    return httpx.AsyncClient(
+        timeout=httpx.Timeout(timeout, connect=10.0),
+        limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
+        follow_redirects=False,
+        trust_env=False,
+        verify=True if https else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT),
+    )
+
+
+async def _made(timeout: float) -> httpx.AsyncClient:
+    return _client(timeout, False)
 
 
 async def start_state(
@@ -196,7 +219,13 @@ async def start_state(
     """The workspace as the agent found it: its git HEAD, if it is in a repository,
     and a checkpoint of all of it (``checkpoint``: the runner's, whose lock for the
     agent is taken at once, so a tool call's own checkpoint comes after it)."""
-    state: dict[str, Any] = {"cwd": str(cwd), "ts": time.time(), "git_head": None}
+    state: dict[str, Any] = {"cwd": str(cwd), "ts": time.time()}
+    # Both at once: each is a few git processes, waited for by the first request.
+    head, taken = await asyncio.gather(_git_head(cwd), _checkpointed(cwd, checkpoint))
+    return {**state, "git_head": head, **taken}
+
+
+async def _git_head(cwd: Path) -> str | None:
     try:
         proc = await asyncio.create_subprocess_exec(
             "git", "-C", str(cwd), "rev-parse", "--verify", "-q", "HEAD",
@@ -209,14 +238,19 @@ async def start_state(
             proc.kill()
             await proc.wait()
             out = b""
-        if proc.returncode == 0:
-            state["git_head"] = out.decode().strip() or None
     except OSError as exc:
         logger.debug("no git HEAD for %s: %s", cwd, exc)
-    if checkpoint is not None:
-        try:
-            state["checkpoint"] = (await checkpoint()).to_dict()
-        except Exception as exc:  # noqa: BLE001 - a recording never stops the agent
-            logger.warning("the start state of %s was not checkpointed: %s", cwd, exc)
-            state["checkpoint_error"] = str(exc)[:200]
-    return state
+        return None
+    return (out.decode().strip() or None) if proc.returncode == 0 else None
+
+
+async def _checkpointed(
+    cwd: Path, checkpoint: Callable[[], Awaitable[Any]] | None
+) -> dict[str, Any]:
+    if checkpoint is None:
+        return {}
+    try:
+        return {"checkpoint": (await checkpoint()).to_dict()}
+    except Exception as exc:  # noqa: BLE001 - a recording never stops the agent
+        logger.warning("the start state of %s was not checkpointed: %s", cwd, exc)
+        return {"checkpoint_error": str(exc)[:200]}
