@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import tempfile
 import threading
 import time
@@ -52,6 +53,7 @@ class Collector:
     def __init__(self) -> None:
         self.requests = 0
         self.bytes = 0
+        self.bodies: list[bytes] = []  # decoded after the rounds (not on their time)
         collector = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -59,6 +61,7 @@ class Collector:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 collector.requests += 1
                 collector.bytes += len(body)
+                collector.bodies.append(body)
                 self.send_response(200)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -77,6 +80,19 @@ class Collector:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def count_spans(bodies: list[bytes]) -> int:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    return sum(
+        len(scope.spans)
+        for body in bodies
+        for group in ExportTraceServiceRequest.FromString(body).resource_spans
+        for scope in group.scope_spans
+    )
 
 
 def agent_events(agent: str, parent: str | None, count: int) -> list[Event]:
@@ -111,7 +127,16 @@ def agent_events(agent: str, parent: str | None, count: int) -> list[Event]:
     return out
 
 
-Round = tuple[float, float, float, list[float]]
+Round = tuple[float, float, float, list[float], float]
+
+
+def child_cpu(telemetry: Telemetry) -> float:
+    """CPU seconds of the span exporter's process so far (0: none)."""
+    process = getattr(telemetry.spans, "process", None)
+    if process is None:
+        return 0.0
+    fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def one_round(
@@ -133,6 +158,9 @@ async def one_round(
     try:
         telemetry = await start_telemetry(deck, settings)
         assert telemetry.exporting is on
+        # Its exporter's process up (the SDK imported) before agents come, as in a
+        # daemon that has been up a while: its boot is not the ingest's.
+        await telemetry.flush()
         store = deck._store
         per_task = events // tasks
         # Trees of two agents (a parent and its child), their ids new each round so
@@ -160,14 +188,14 @@ async def one_round(
         await writer(work[0][:1])  # the root is spawned first, as in a real tree
         work[0] = work[0][1:]
         latencies.clear()
-        started, cpu = time.perf_counter(), time.process_time()
+        started, cpu, cpu_child = time.perf_counter(), time.process_time(), child_cpu(telemetry)
         lasts = await asyncio.gather(*(writer(w) for w in work))
         ingested = time.perf_counter() - started
         await telemetry.seen(max(lasts), timeout=600)
         caught_up = time.perf_counter() - started
-        if telemetry.sink is not None:  # what the exporter's thread still has to encode
-            await asyncio.to_thread(telemetry.sink.flush)
-        return ingested, caught_up, time.process_time() - cpu, latencies
+        await telemetry.flush()  # what the exporter's process still has to send
+        cpu_child = child_cpu(telemetry) - cpu_child
+        return ingested, caught_up, time.process_time() - cpu, latencies, cpu_child
     finally:
         await deck.close()
         if telemetry is not None:
@@ -181,6 +209,7 @@ async def main(events: int, tasks: int, batch: int, rounds: int, rate: float, ra
     print(f"  {events} events, {tasks} writers ({pace}), batches of {batch}, {rounds} rounds each")
     print(f"  on: AGENTDECK_OTEL_SAMPLE_RATIO={ratio} (the share of agent trees traced)")
     collector = Collector()
+    spans: list[int] = []  # received, by round on
     off: list[Round] = []
     on: list[Round] = []
     try:
@@ -189,9 +218,11 @@ async def main(events: int, tasks: int, batch: int, rounds: int, rate: float, ra
             await one_round(root, False, events // 10, tasks, batch, collector.url)  # warm-up
             for _ in range(rounds):
                 off.append(await one_round(root, False, events, tasks, batch, collector.url, rate))
+                before = len(collector.bodies)
                 on.append(
                     await one_round(root, True, events, tasks, batch, collector.url, rate, ratio)
                 )
+                spans.append(count_spans(collector.bodies[before:]))
     finally:
         collector.close()
     for what, i in (("ingest (appends committed)", 0), ("follower caught up", 1)):
@@ -211,7 +242,11 @@ async def main(events: int, tasks: int, batch: int, rounds: int, rate: float, ra
     print("  CPU time of the process (every thread: the loop, the writer, the exporter):")
     print(f"    off: {c_off / events * 1e6:.0f} us/event, on: {c_on / events * 1e6:.0f} us/event")
     print(f"    on/off: {c_on / c_off:.3f}x")
+    print(
+        f"  span exporter's process (on): {median([r[4] for r in on]) / events * 1e6:.0f} us/event"
+    )
     print(f"  exported: {collector.requests} OTLP requests, {collector.bytes / 1e6:.1f} MB")
+    print(f"  spans at the receiver, by round on: {spans}")
 
 
 if __name__ == "__main__":

@@ -83,7 +83,7 @@ async def test_off_only_counts_and_the_metrics_route_finds_it(settings: Settings
     try:
         telemetry = await start(deck, settings)
         assert running(deck) is telemetry and not telemetry.exporting
-        assert telemetry.builder is None
+        assert telemetry.spans is None
         made = agent("solo", None)
         stored = await deck._store.record(spawned_events(made), made)
         await telemetry.seen(stored[-1].id)

@@ -1,11 +1,13 @@
 """Spans out over OTLP/HTTP (protobuf): the one module that imports the
-OpenTelemetry SDK, and only when telemetry is on.
+OpenTelemetry SDK, and only in the span exporter's own process (``worker``).
 
-The spans are finished when they reach us (``telemetry.spans`` builds them from
-the log, with ids of its own): each becomes a ``ReadableSpan`` handed to a batch
-processor, which sends them from its own thread. The endpoint is the settings'
-(``OTEL_EXPORTER_OTLP_ENDPOINT``, ``/v1/traces`` added as the OTLP spec says);
-headers, timeouts and the resource (``OTEL_SERVICE_NAME``,
+The spans are finished when they reach us (``telemetry.trace`` builds them from
+the log, with ids of its own): they are kept until a batch is full (or the worker
+is idle, flushed or stopped), then each becomes a ``ReadableSpan`` and the batch is
+posted by the SDK's exporter, from the worker's one thread: a slow collector slows
+the worker only (the daemon's pipe to it is bounded: ``child``). The endpoint is
+the settings' (``OTEL_EXPORTER_OTLP_ENDPOINT``, ``/v1/traces`` added as the OTLP
+spec says); headers, timeouts and the resource (``OTEL_SERVICE_NAME``,
 ``OTEL_RESOURCE_ATTRIBUTES``) are the SDK's standard ``OTEL_*`` variables.
 """
 
@@ -14,27 +16,21 @@ from __future__ import annotations
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+from opentelemetry.sdk.trace.export import SpanExporter
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from agentdeck import __version__
-from agentdeck.errors import ConfigError
 from agentdeck.settings import Settings
+from agentdeck.telemetry.child import check_protocol, traces_url
 from agentdeck.telemetry.spans import SpanData
+
+__all__ = ["EXPORT_BATCH", "OtlpSink", "traces_url"]
 
 SCOPE = InstrumentationScope("agentdeck", __version__)
 SAMPLED = TraceFlags(TraceFlags.SAMPLED)
-SHIPPED_PROTOCOLS = ("http/protobuf",)
 UNSET = Status(StatusCode.UNSET)
-# Spans per export: the exporter thread encodes a batch holding the GIL, so a
-# smaller one keeps the event loop's pauses short (p99 of an append, paced).
-EXPORT_BATCH = 128
-
-
-def traces_url(endpoint: str) -> str:
-    """OTEL_EXPORTER_OTLP_ENDPOINT is the base: each signal adds its path."""
-    return endpoint.rstrip("/") + "/v1/traces"
+EXPORT_BATCH = 512  # spans per OTLP request
 
 
 def _context(trace_id: int, span_id: int) -> SpanContext:
@@ -43,45 +39,40 @@ def _context(trace_id: int, span_id: int) -> SpanContext:
 
 class OtlpSink:
     def __init__(self, exporter: SpanExporter, resource: Resource) -> None:
+        self.exporter = exporter
         self.resource = resource
-        self.processor = BatchSpanProcessor(
-            exporter, schedule_delay_millis=1000, max_export_batch_size=EXPORT_BATCH
-        )
+        self.pending: list[SpanData] = []
+        self.failed = 0  # spans the collector did not take (the SDK logs each failure)
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> OtlpSink:
-        endpoint = settings.otel_endpoint
-        if not endpoint:
-            raise ConfigError("telemetry is off: no OTLP endpoint is set")
-        protocol = settings.otel_protocol
-        if protocol not in SHIPPED_PROTOCOLS:
-            raise ConfigError(
-                f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol} is not supported: agentdeck "
-                "exports over OTLP/HTTP",
-                hint="set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf and the collector's "
-                "HTTP endpoint (usually port 4318)",
-            )
+    def to(cls, endpoint: str) -> OtlpSink:
         # Resource.create adds OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME.
         resource = Resource.create({SERVICE_NAME: "agentdeck"})
         return cls(OTLPSpanExporter(endpoint=traces_url(endpoint)), resource)
 
+    @classmethod
+    def from_settings(cls, settings: Settings) -> OtlpSink:
+        return cls.to(check_protocol(settings))
+
     def export(self, spans: list[SpanData]) -> None:
-        for span in spans:
-            self.processor.on_end(self._readable(span))
+        self.pending += spans
+        if len(self.pending) >= EXPORT_BATCH:
+            self.flush()
 
     def flush(self) -> None:
-        """Send what is queued now (blocking)."""
-        self.processor.force_flush()
+        """Send what is kept now (blocking)."""
+        while self.pending:
+            batch, self.pending = self.pending[:EXPORT_BATCH], self.pending[EXPORT_BATCH:]
+            result = self.exporter.export([self._readable(span) for span in batch])
+            if result.name != "SUCCESS":
+                self.failed += len(batch)
 
     def shutdown(self) -> None:
-        self.processor.shutdown()  # type: ignore[no-untyped-call]  # sends what is queued
+        self.flush()
+        self.exporter.shutdown()
 
     def _readable(self, span: SpanData) -> ReadableSpan:
-        status = (
-            Status(StatusCode.ERROR, span.error)
-            if span.error is not None
-            else Status(StatusCode.UNSET)
-        )
+        status = Status(StatusCode.ERROR, span.error) if span.error is not None else UNSET
         return ReadableSpan(
             name=span.name,
             context=_context(span.trace_id, span.span_id),

@@ -2,9 +2,15 @@
 ``/metrics`` and, when OTLP export is on, the spans.
 
 It follows the log through the Deck interface (``Deck.follow``), from where the
-log stood when it started; an agent it first meets mid-life (it started before
-the daemon did) is read once (``Deck.get_agent``) with its ancestry, so its spans
-land in its tree's trace. A follower that fell behind resumes from where it was.
+log stood when it started. For the spans it does the least it can on the loop:
+a type check per event, and for those that make a span a compact record
+(``telemetry.records``) sent, a frame per batch, to the span exporter's own
+process (``telemetry.child``), which builds, encodes and posts the spans. What
+only the deck can say is looked up here: the root of a spawned agent's tree, and
+an agent first met mid-life (it started before the daemon did), read once
+(``Deck.get_agent``) with its ancestry so its spans land in its tree's trace. A
+tree not traced (``AGENTDECK_OTEL_SAMPLE_RATIO``) costs a look-up per event. A
+follower that fell behind resumes from where it was.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import contextlib
 import logging
 import time
 import weakref
+from collections import OrderedDict
 from typing import Protocol
 
 from agentdeck.core.deck import Deck
@@ -23,44 +30,88 @@ from agentdeck.errors import NotFound
 from agentdeck.settings import Settings
 from agentdeck.telemetry import claude_env
 from agentdeck.telemetry.counts import Tally
-from agentdeck.telemetry.spans import SpanData
-from agentdeck.telemetry.trace import TraceBuilder
+from agentdeck.telemetry.ids import sampled, trace_id_of
+from agentdeck.telemetry.records import (
+    ADOPT,
+    CLOSE,
+    NO_SPAN,
+    ROOT,
+    Record,
+    SpanSink,
+    Tracer,
+    event_record,
+    spanned,
+)
 
 logger = logging.getLogger(__name__)
 
 MAX_ANCESTRY = 64  # parents walked up to find a tree's root
 RETRY_SECONDS = 1.0
-MAX_UNKNOWN = 10_000  # ids of agents the deck does not know, remembered to skip
+MAX_MET = 10_000  # agents remembered as traced or not (one forgotten is met again)
+
+__all__ = ["SpanSink", "Telemetry", "running", "start"]
 
 
-class SpanSink(Protocol):
-    """Where finished spans go (``telemetry.otlp``): ``export`` must not block."""
+class Spans(Protocol):
+    """Where the records of spans go: the exporter's process (``child``), or a
+    ``Tracer`` in this process (``InProcess``: tests)."""
 
-    def export(self, spans: list[SpanData]) -> None: ...
+    def put(self, record: Record) -> None: ...
 
-    def flush(self) -> None:
-        """Send what is queued now (blocking: run in a thread)."""
+    def send(self) -> bool:
+        """What was put, on its way now (never waits); False: it was dropped."""
         ...
 
-    def shutdown(self) -> None:
-        """Send what is left and stop (blocking: run in a thread)."""
+    async def flush(self) -> None:
+        """Wait until every span of what was sent has gone out."""
         ...
+
+    async def stop(self, now: float) -> None:
+        """What is open ends now; the rest is sent; nothing more goes."""
+        ...
+
+
+class InProcess:
+    """Records traced here, into ``sink`` (tests; what the worker does)."""
+
+    def __init__(self, sink: SpanSink, ratio: float) -> None:
+        self.tracer = Tracer(sink, ratio)
+
+    def put(self, record: Record) -> None:
+        self.tracer.apply(record)
+
+    def send(self) -> bool:
+        return True
+
+    async def flush(self) -> None:
+        await asyncio.to_thread(self.tracer.sink.flush)
+
+    async def stop(self, now: float) -> None:
+        self.tracer.apply((CLOSE, now))
+        await asyncio.to_thread(self.tracer.sink.shutdown)
 
 
 class Telemetry:
-    def __init__(self, deck: Deck, sink: SpanSink | None = None, ratio: float = 1.0) -> None:
+    def __init__(
+        self,
+        deck: Deck,
+        sink: SpanSink | None = None,
+        ratio: float = 1.0,
+        *,
+        spans: Spans | None = None,
+    ) -> None:
         self.deck = deck
         self.tally = Tally()
-        self.sink = sink
-        self.builder = TraceBuilder(ratio) if sink is not None else None
+        self.ratio = ratio
+        self.spans: Spans | None = spans or (InProcess(sink, ratio) if sink else None)
         self.started_at = time.time()
-        self._unknown: set[str] = set()  # agents the deck does not know (skipped)
+        # Agents met: whether their tree is traced (None: the deck does not know them).
+        self._met: OrderedDict[str, bool | None] = OrderedDict()
         self._task: asyncio.Task[None] | None = None
-        self._caught_up = asyncio.Event()
 
     @property
     def exporting(self) -> bool:
-        return self.sink is not None
+        return self.spans is not None
 
     async def start(self) -> None:
         after = await self.deck.last_event_id()
@@ -76,9 +127,13 @@ class Telemetry:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
-        if self.sink is not None and self.builder is not None:
-            self.sink.export(self.builder.close(time.time()))
-            await asyncio.to_thread(self.sink.shutdown)
+        if self.spans is not None:
+            await self.spans.stop(time.time())
+
+    async def flush(self) -> None:
+        """Wait until the spans of what the follower took in have gone out."""
+        if self.spans is not None:
+            await self.spans.flush()
 
     async def seen(self, event_id: int, timeout: float = 30.0) -> None:
         """Wait until the follower has taken in event ``event_id`` (tests, benchmarks)."""
@@ -94,9 +149,13 @@ class Telemetry:
         while True:
             try:
                 async for batch in self.deck.follow(after=position):
-                    for event in batch:
-                        await self._take(event)
-                        position = event.id
+                    try:
+                        for event in batch:
+                            await self._take(event)
+                            position = event.id
+                    finally:
+                        if self.spans is not None:
+                            self.spans.send()
                 return  # the deck stopped
             except SubscriptionDropped as dropped:
                 logger.info("telemetry fell behind; resuming at event %d", dropped.position)
@@ -107,29 +166,50 @@ class Telemetry:
 
     async def _take(self, event: StoredEvent) -> None:
         self.tally.feed(event)
-        if self.builder is None or self.sink is None:
+        spans = self.spans
+        if spans is None:
             return
-        try:
-            if event.type == EventType.AGENT_SPAWNED:
-                claude_env.remember_root(event.agent_id, await self._root(event))
-            if event.type != EventType.AGENT_SPAWNED and not self.builder.knows(event.agent_id):
-                await self._adopt(event.agent_id, event.ts)
-            spans = self.builder.feed(event)
-        except Exception:  # one odd event must not end the traces of all
-            logger.exception("telemetry could not take event %d", event.id)
+        keep = spanned(event)  # an event that makes no span: nothing more for it
+        if keep is NO_SPAN:
             return
-        if spans:
-            self.sink.export(spans)
+        traced = self._met.get(event.agent_id)
+        if traced is None or event.type == EventType.AGENT_SPAWNED:
+            try:
+                traced = await self._meet(event, spans)
+            except Exception:  # one odd event must not end the traces of all
+                logger.exception("telemetry could not take event %d", event.id)
+                return
+        if traced:
+            spans.put(event_record(event, keep))
 
-    async def _root(self, event: StoredEvent) -> str:
-        parent = event.data.get("parent_id")
-        if not parent:
-            return event.agent_id
-        if self.builder is None:
-            return await self._walk_up(parent)
-        root = self.builder.root_of(parent) or await self._walk_up(parent)
-        self.builder.learn_root(event.agent_id, root)
-        return root
+    async def _meet(self, event: StoredEvent, spans: Spans) -> bool:
+        """Whether ``event``'s agent's tree is traced, looking it up the first time
+        (and at its spawn, which names its parent)."""
+        agent_id = event.agent_id
+        if event.type == EventType.AGENT_SPAWNED:
+            parent = event.data.get("parent_id")
+            root = await self._walk_up(parent) if parent else agent_id
+            claude_env.remember_root(agent_id, root)
+            spans.put((ROOT, agent_id, root))
+        elif agent_id in self._met:
+            return False  # met before: the deck does not know it
+        else:
+            try:
+                agent = await self.deck.get_agent(agent_id)
+            except NotFound:
+                self._remember(agent_id, None)
+                return False
+            root = await self._walk_up(agent.parent_id) if agent.parent_id else agent.id
+            claude_env.remember_root(agent.id, root)
+            spans.put((ADOPT, agent.to_dict(), root, event.ts))
+        traced = sampled(trace_id_of(root), self.ratio)
+        self._remember(agent_id, traced)
+        return traced
+
+    def _remember(self, agent_id: str, traced: bool | None) -> None:
+        self._met[agent_id] = traced
+        if len(self._met) > MAX_MET:
+            self._met.popitem(last=False)
 
     async def _walk_up(self, agent_id: str) -> str:
         """The root of ``agent_id``'s tree, read from the deck."""
@@ -147,20 +227,6 @@ class Telemetry:
             current = agent.parent_id
         return current
 
-    async def _adopt(self, agent_id: str, since: float) -> None:
-        if agent_id in self._unknown or self.builder is None:
-            return
-        try:
-            agent = await self.deck.get_agent(agent_id)
-        except NotFound:
-            if len(self._unknown) >= MAX_UNKNOWN:
-                self._unknown.clear()
-            self._unknown.add(agent_id)
-            return
-        root = await self._walk_up(agent.parent_id) if agent.parent_id else agent.id
-        self.builder.adopt(agent, root, since)
-        claude_env.remember_root(agent.id, root)
-
 
 # The running telemetry of each deck, for the /metrics route (the web layer knows
 # the Deck, not how the daemon was composed).
@@ -173,15 +239,16 @@ def running(deck: object) -> Telemetry | None:
 
 async def start(deck: Deck, settings: Settings) -> Telemetry:
     """The deck's telemetry, following its log: counts always (cheap, no library),
-    spans exported over OTLP/HTTP only when an endpoint is set."""
-    sink: SpanSink | None = None
+    spans exported over OTLP/HTTP by a process of their own only when an endpoint
+    is set."""
+    spans: Spans | None = None
     if settings.otel_endpoint:
-        from agentdeck.telemetry.otlp import OtlpSink  # the SDK: only when on
+        from agentdeck.telemetry.child import ExportChild
 
-        sink = OtlpSink.from_settings(settings)
-    telemetry = Telemetry(deck, sink, settings.otel_sample_ratio)
+        spans = await ExportChild.start(settings)
+    telemetry = Telemetry(deck, ratio=settings.otel_sample_ratio, spans=spans)
     await telemetry.start()
     _RUNNING[deck] = telemetry
-    if sink is not None:
+    if spans is not None:
         logger.info("exporting traces over OTLP/HTTP to %s", settings.otel_endpoint)
     return telemetry

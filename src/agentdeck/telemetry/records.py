@@ -1,0 +1,118 @@
+"""The log's events as the trace builder needs them: compact records, and the
+``Tracer`` that turns them into spans. Pure: no telemetry library, no I/O.
+
+The daemon's follower (``service``) keeps only the events that make or end a
+span, with only the fields the builder reads (a tool's output, a message's text
+are left behind: a type check and a few keys, before anything is copied), and
+the facts it looked up in the deck (an agent's tree's root; an agent met
+mid-life). The records go to a ``Tracer``: in the exporter's own process
+(``worker``, fed over a pipe by ``child``) or, in tests, in this one.
+
+A record is a tuple:
+
+- ``(EVENT, id, agent_id, type, ts, data)``: an event, ``data`` cut to ``KEEP``;
+- ``(ROOT, agent_id, root_id)``: the root of a newly spawned agent's tree;
+- ``(ADOPT, agent_dict, root_id, since)``: an agent first met mid-life;
+- ``(CLOSE, ts)``: the daemon stops: what is open ends, cut.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from agentdeck.core.agent import Agent
+from agentdeck.core.event_types import EventType, StoredEvent
+from agentdeck.telemetry.spans import SpanData
+from agentdeck.telemetry.trace import TraceBuilder
+
+EVENT, ROOT, ADOPT, CLOSE, FLUSH = "e", "root", "adopt", "close", "flush"
+Record = tuple[Any, ...]
+
+# The event types that make, change or end a span, and the fields read of each
+# (None: all of them, none of which is long; texts, outputs, prompts are left).
+KEEP: dict[str, tuple[str, ...] | None] = {
+    EventType.AGENT_SPAWNED: ("name", "parent_id", "spec"),
+    EventType.STATE_CHANGED: None,
+    EventType.USER_MESSAGE_SENT: (),
+    EventType.ASSISTANT_TEXT: (),
+    EventType.TOOL_CALLED: ("tool_use_id", "tool", "input", "parent_tool_use_id"),
+    EventType.TOOL_RETURNED: ("tool_use_id", "is_error", "size"),
+    EventType.PERMISSION_REQUESTED: ("request_id", "tool", "reason"),
+    EventType.PERMISSION_RESOLVED: None,
+    EventType.QUESTION_ASKED: ("ask_id", "to_agent_id"),
+    EventType.QUESTION_ANSWERED: ("ask_id", "by"),
+    EventType.COST_UPDATED: None,
+    EventType.TURN_COMPLETED: (
+        "subtype",
+        "is_error",
+        "terminal_reason",
+        "session_id",
+        "cost_usd",
+        "duration_ms",
+        "input_tokens",
+        "output_tokens",
+    ),  # fmt: skip
+    EventType.ERROR_OCCURRED: ("message",),
+    EventType.NOTICE: ("kind", "detail"),  # merges only (``spanned``)
+}
+_SPEC = ("model", "template", "profile", "owner", "project")  # of a spawned agent's spec
+NO_SPAN = ("",)  # ``spanned``: the event makes no span
+
+
+def spanned(event: StoredEvent) -> tuple[str, ...] | None:
+    """The fields of ``event`` a span needs (None: all); ``NO_SPAN``: it makes none."""
+    keep = KEEP.get(event.type, NO_SPAN)
+    if event.type == EventType.NOTICE and not str(event.data.get("kind", "")).startswith("merge"):
+        return NO_SPAN
+    return keep
+
+
+def event_record(event: StoredEvent, keep: tuple[str, ...] | None) -> Record:
+    data = event.data
+    if keep is not None:
+        data = {k: data[k] for k in keep if k in data}
+        spec = data.get("spec")
+        if isinstance(spec, dict):  # a spawned agent's: its prompt is left
+            data["spec"] = {k: spec[k] for k in _SPEC if k in spec}
+    return (EVENT, event.id, event.agent_id, event.type, event.ts, data)
+
+
+class SpanSink(Protocol):
+    """Where finished spans go (``telemetry.otlp``)."""
+
+    def export(self, spans: list[SpanData]) -> None: ...
+
+    def flush(self) -> None:
+        """Send what is queued now (blocking)."""
+        ...
+
+    def shutdown(self) -> None:
+        """Send what is left and stop (blocking)."""
+        ...
+
+
+class Tracer:
+    """Records in, spans out to ``sink``."""
+
+    def __init__(self, sink: SpanSink, ratio: float = 1.0) -> None:
+        self.sink = sink
+        self.builder = TraceBuilder(ratio)
+
+    def apply(self, record: Record) -> None:
+        kind = record[0]
+        if kind == EVENT:
+            _, event_id, agent_id, event_type, ts, data = record
+            spans = self.builder.feed(StoredEvent(event_id, agent_id, event_type, ts, data))
+        elif kind == ROOT:
+            self.builder.learn_root(record[1], record[2])
+            return
+        elif kind == ADOPT:
+            _, agent, root, since = record
+            self.builder.adopt(Agent.from_dict(agent), root, since)
+            return
+        elif kind == CLOSE:
+            spans = self.builder.close(record[1])
+        else:
+            return
+        if spans:
+            self.sink.export(spans)

@@ -1,0 +1,146 @@
+"""The span exporter in a process of its own (``telemetry.child`` and ``worker``):
+the daemon's follower on a real deck hands it compact records over a pipe, and a
+real OTLP/HTTP receiver gets the spans (decoded with opentelemetry-proto) — on a
+flush, and what was still open at the stop, cut. A collector that takes the
+connection and never answers never holds the daemon up: records past the pipe's
+bound are dropped, counted and said once."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from agentdeck.core.agent import Agent, AgentSpec, AgentState
+from agentdeck.core.events import (
+    AgentSpawned,
+    AssistantText,
+    StateChanged,
+    ToolCalled,
+    ToolReturned,
+    spawned_events,
+)
+from agentdeck.daemon.compose import open_deck
+from agentdeck.telemetry.child import ExportChild
+from agentdeck.telemetry.ids import span_id_of, trace_id_of
+from agentdeck.telemetry.records import EVENT, ROOT
+from agentdeck.telemetry.service import Telemetry
+from tests.conftest import make_settings
+from tests.support.receiver import Hung, Receiver
+from tests.support.waiting import eventually
+
+pytestmark = pytest.mark.anyio
+
+
+def spans_at(receiver: Receiver) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for body in receiver.bodies():
+        for group in ExportTraceServiceRequest.FromString(body).resource_spans:
+            for scope in group.scope_spans:
+                out.update({s.name: s for s in scope.spans})
+    return out
+
+
+async def test_the_followers_records_become_spans_at_the_receiver(tmp_path: Path) -> None:
+    receiver = Receiver()
+    endpoint = f"http://127.0.0.1:{receiver.server.server_address[1]}"
+    settings = make_settings(tmp_path, AGENTDECK_OTEL_ENDPOINT=endpoint)
+    deck = await open_deck(settings, embedded=True)
+    telemetry: Telemetry | None = None
+    try:
+        now = time.time()
+        # Born before the follower started: met mid-life, read from the deck.
+        older = Agent(
+            id="older", name="older", state=AgentState.RUNNING, spec=AgentSpec(prompt="p"),
+            cwd="/", created_at=now, updated_at=now,
+        )  # fmt: skip
+        await deck._store.record(spawned_events(older), older)
+        telemetry = Telemetry(deck, spans=await ExportChild.start(settings))
+        await telemetry.start()
+        stored = await deck._store.append(
+            [
+                AgentSpawned(agent_id="kid", ts=now, name="kid", cwd="/", spec={},
+                             parent_id="older"),
+                ToolCalled(agent_id="kid", ts=now, tool_use_id="c1", tool="Read",
+                           input={"file_path": "a.txt"}),
+                AssistantText(agent_id="kid", ts=now, text="x" * 10_000),
+                ToolReturned(agent_id="kid", ts=now + 1, tool_use_id="c1", output="y" * 10_000,
+                             size=10_000),
+                StateChanged(agent_id="kid", ts=now + 2, old="running", new="done"),
+                ToolCalled(agent_id="older", ts=now, tool_use_id="c2", tool="Grep", input={}),
+            ]
+        )  # fmt: skip
+        await telemetry.seen(stored[-1].id)
+        await telemetry.flush()
+        spans = spans_at(receiver)
+        assert set(spans) == {"invoke_agent kid", "turn", "execute_tool Read"}
+        kid = spans["invoke_agent kid"]
+        assert kid.trace_id == trace_id_of("older").to_bytes(16, "big")
+        assert kid.parent_span_id == span_id_of("older").to_bytes(8, "big")
+        read = spans["execute_tool Read"]
+        assert read.parent_span_id == spans["turn"].span_id
+        # Nothing of a tool's output or a message's text is sent to the exporter.
+        assert not any(b"x" * 100 in body or b"y" * 100 in body for body in receiver.bodies())
+    finally:
+        await deck.close()
+        if telemetry is not None:
+            await telemetry.stop()
+        receiver.close()
+    # At the stop, what was open ends, cut: the older agent and its tool call.
+    spans = spans_at(receiver)
+    assert {"invoke_agent older", "execute_tool Grep"} <= set(spans)
+    cut = {kv.key: kv.value.bool_value for kv in spans["invoke_agent older"].attributes}
+    assert cut["agentdeck.span.cut"] is True
+    assert telemetry.spans is not None and telemetry.spans.process.returncode == 0  # type: ignore[attr-defined]
+
+
+async def test_a_collector_that_never_answers_never_holds_the_daemon_up(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    hung = Hung()
+    endpoint = hung.url.removesuffix("/hook")
+    settings = make_settings(tmp_path, AGENTDECK_OTEL_ENDPOINT=endpoint)
+    child = await ExportChild.start(settings, limit=64 * 1024)
+    child.stop_seconds = 1.0  # its post waits on the collector: it is stopped
+    sent = 0
+    try:
+        child.put((ROOT, "a", "a"))
+        child.put((EVENT, 1, "a", "agent_spawned", time.time(), {"name": "a", "spec": {}}))
+
+        async def dropping() -> bool:
+            nonlocal sent
+            for _ in range(50):  # turns of tool calls: a batch is posted, and waits
+                sent += 1
+                call = f"c{sent}"
+                child.put(
+                    (
+                        EVENT,
+                        2,
+                        "a",
+                        "tool_called",
+                        time.time(),
+                        {"tool_use_id": call, "tool": "Bash", "input": {"c": "z" * 300}},
+                    )
+                )
+                child.put((EVENT, 3, "a", "tool_returned", time.time(), {"tool_use_id": call}))
+                child.send()  # never waits
+            await asyncio.sleep(0.01)
+            return child.dropped > 0
+
+        with caplog.at_level(logging.WARNING, logger="agentdeck.telemetry.child"):
+            await eventually(dropping, timeout=60, what="records dropped")
+            for _ in range(100):
+                child.put((EVENT, 4, "a", "cost_updated", time.time(), {}))
+                child.send()
+        said = [r for r in caplog.records if "dropped" in r.getMessage()]
+        assert len(said) == 1 and "behind" in said[0].getMessage()
+        assert child.dropped >= 100
+    finally:
+        await child.stop(time.time())
+        hung.close()
+    assert child.process.returncode is not None  # stopped, not left behind
