@@ -7,8 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from agentdeck.errors import ConfigError
+from agentdeck.core.agent import Agent, AgentSpec, AgentState
+from agentdeck.core.events import spawned_events
+from agentdeck.errors import ConfigError, StoreError
+from agentdeck.governance.governor import Governor
 from agentdeck.runner.options import agent_env
+from agentdeck.runner.procs import CARRIED
+from agentdeck.store.store import Store
 from agentdeck.telemetry import claude_env
 from agentdeck.telemetry.ids import span_id_of, trace_id_of
 from tests.conftest import make_settings
@@ -74,3 +79,55 @@ def test_an_agent_of_a_tree_not_traced_is_told_so(tmp_path: Path) -> None:
     settings = make_settings(tmp_path, AGENTDECK_OTEL_ENDPOINT=ENDPOINT, otel_sample_ratio=0.0)
     claude_env.remember_root("untraced-env", "untraced-env")
     assert claude_env.claude_env(settings, "untraced-env")["TRACEPARENT"].endswith("-00")
+
+
+def agent(agent_id: str, parent: str | None, **extra: str) -> Agent:
+    return Agent(
+        id=agent_id, name=agent_id, state=AgentState.STARTING, spec=AgentSpec(prompt="p"),
+        cwd="/", created_at=1.0, updated_at=1.0, parent_id=parent, extra=dict(extra),
+    )  # fmt: skip
+
+
+@pytest.mark.anyio
+async def test_a_process_that_traces_nothing_gives_a_grandchild_its_place(tmp_path: Path) -> None:
+    """A runner host starting an agent whose tree another node traces: its root is
+    read up its parent chain in the store, and its Claude Code is named by its own
+    id even when it runs in a warm process started under another."""
+    settings = make_settings(tmp_path, AGENTDECK_OTEL_ENDPOINT=ENDPOINT)
+    store = Store.open(settings.database)
+    try:
+        for made in (agent("host-root", None), agent("host-mid", "host-root")):
+            await store.record(spawned_events(made), made)
+        leaf = agent("host-leaf", "host-mid", **{CARRIED: "warm-id"})
+        assert "TRACEPARENT" not in claude_env.for_agent(settings, leaf)  # not read yet
+        governor = Governor(store, settings)
+        assert await claude_env.learn_root(settings, leaf, governor.ancestors) == "host-root"
+        env = claude_env.for_agent(settings, leaf)
+    finally:
+        await store.close()
+    trace, span = trace_id_of("host-root"), span_id_of("host-leaf")
+    assert env["TRACEPARENT"] == f"00-{trace:032x}-{span:016x}-01"
+    assert "agentdeck.agent.id=host-leaf" in env["OTEL_RESOURCE_ATTRIBUTES"]
+
+
+@pytest.mark.anyio
+async def test_the_root_is_read_only_when_telemetry_is_on_and_never_fails_a_start(
+    tmp_path: Path,
+) -> None:
+    async def unreadable(_: Agent) -> list[Agent]:
+        raise StoreError("the database is locked")
+
+    off = make_settings(tmp_path)
+    assert await claude_env.learn_root(off, agent("off-kid", "p"), unreadable) is None
+    assert claude_env.for_agent(off, agent("off-kid", "p")) == {}
+    on = make_settings(tmp_path, AGENTDECK_OTEL_ENDPOINT=ENDPOINT)
+    assert await claude_env.learn_root(on, agent("odd-kid", "p"), unreadable) is None
+    assert "TRACEPARENT" not in claude_env.for_agent(on, agent("odd-kid", "p"))
+
+    async def none_found(_: Agent) -> list[Agent]:
+        return []  # its parent is not in the store: the chain ends there
+
+    assert await claude_env.learn_root(on, agent("lost-kid", "gone"), none_found) == "gone"
+    # A root agent needs no look-up: its trace is its own.
+    env = claude_env.for_agent(on, agent("a-root", None))
+    assert env["TRACEPARENT"].startswith(f"00-{trace_id_of('a-root'):032x}-")
