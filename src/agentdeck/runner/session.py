@@ -41,6 +41,7 @@ from agentdeck.runner.session_state import (
     stopped_start,
 )
 from agentdeck.runner.session_steering import SessionSteering
+from agentdeck.telemetry import claude_env
 from agentdeck.worktrees.admin import confine
 
 if TYPE_CHECKING:
@@ -115,6 +116,8 @@ class AgentSession(SessionSteering):
                 else [],
                 extra={**self.agent.extra, "sandbox": self.sandboxing.label},
             )
+            # Its place in its tree's trace, from its ancestry (telemetry on only).
+            await claude_env.learn_root(self.settings, self.agent, self.governor.ancestors)
             options = self.spawn_options()
             slot = await self._take_slot()
             self._go_on()
@@ -190,7 +193,10 @@ class AgentSession(SessionSteering):
         options = build_options(
             self.agent.spec,
             mcp_servers=extension.mcp_servers(self.agent) if extension else None,
-            extra_env=extension.env(self.agent) if extension else None,
+            extra_env={
+                **(extension.env(self.agent) if extension else {}),
+                **claude_env.for_agent(self.settings, self.agent),  # even on a carried id
+            },
             settings=self.settings,
             cwd=Path(self.agent.cwd),
             can_use_tool=self._can_use_tool,
