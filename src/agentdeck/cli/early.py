@@ -37,6 +37,7 @@ from agentdeck.runner.options import build_options
 from agentdeck.runner.spawn import spawn_ahead
 from agentdeck.runner.warm import StderrSink, Warm, template_of, warmable
 from agentdeck.settings import Settings
+from agentdeck.telemetry.claude_env import claude_env
 
 if TYPE_CHECKING:
     from agentdeck.mockmodel import MockModel
@@ -102,6 +103,8 @@ async def spawn(settings: Settings, spec: AgentSpec) -> Early | None:
                 agent_id=agent_id,
                 base_url=base_url,
                 mcp_servers={SERVER: spawn_config(settings)},
+                # A root agent: its trace is its own (as its session will say).
+                extra_env=claude_env(settings, agent_id, root_id=agent_id),
             )
 
         # The daemon's warm pool spawns through the same pipeline (``runner.spawn``).
