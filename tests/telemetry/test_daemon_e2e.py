@@ -44,7 +44,8 @@ SCENARIO = {
         {"when": {"first_user_text_contains": "TRACED-CHILD"}, "turns": [
             {"reply": [{"tool_use": {"name": "Write", "input": {
                 "file_path": "notes.txt", "content": f"key = {KEY}\n"}}}]},
-            {"reply": [{"text": "TRACED-CHILD-DONE"}]},
+            # Held a while: the test reads its Claude Code's environment meanwhile.
+            {"delay": 4, "reply": [{"text": "TRACED-CHILD-DONE"}]},
         ]},
     ],
 }  # fmt: skip
@@ -82,6 +83,23 @@ async def settled(served: Served, ref: str) -> dict[str, Any]:
     return await eventually(probe, timeout=120, what=f"agent {ref} to finish")
 
 
+async def claude_code_env_of_child(served: Served, boss_id: str) -> dict[str, str]:
+    """The environment of the child's Claude Code process, read while it runs."""
+
+    async def probe() -> dict[str, str] | None:
+        async with served.api() as api:
+            listed = (await api.get("/api/agents", params={"parent": boss_id})).json()
+        pids = [a["pid"] for a in listed["agents"] if a.get("pid")]
+        try:
+            raw = Path(f"/proc/{pids[0]}/environ").read_bytes() if pids else b""
+        except OSError:  # between two processes
+            return None
+        env = dict(e.split("=", 1) for e in raw.decode().split("\0") if "=" in e)
+        return env if "AGENTDECK_AGENT_ID" in env else None
+
+    return await eventually(probe, timeout=120, what="the child's Claude Code")
+
+
 def metric_values(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     return {
         (sample.name, tuple(sorted(sample.labels.items()))): sample.value
@@ -105,6 +123,7 @@ async def test_an_orchestrated_run_is_one_trace_and_the_deck_is_scraped(tmp_path
             )  # fmt: skip
             assert created.status_code == 201, created.text
             boss = created.json()
+            kid_env = await claude_code_env_of_child(served, boss["id"])
             final = await settled(served, boss["id"])
             assert final["extra"]["last_result"] == "TRACED-REPORT: the child finished."
             (kid,) = (await api.get("/api/agents", params={"parent": boss["id"]})).json()["agents"]
@@ -131,8 +150,14 @@ async def test_an_orchestrated_run_is_one_trace_and_the_deck_is_scraped(tmp_path
     finally:
         receiver.close()
 
-    received = [(r.headers, r.body) for r in receiver.received]
-    assert {r.path for r in receiver.received} == {"/v1/traces"}
+    # The child's Claude Code was started in its place in the tree's trace.
+    trace_hex, kid_hex = f"{trace_id_of(boss['id']):032x}", f"{span_id_of(kid['id']):016x}"
+    assert kid_env["TRACEPARENT"] == f"00-{trace_hex}-{kid_hex}-01"
+    assert f"agentdeck.agent.id={kid['id']}" in kid_env["OTEL_RESOURCE_ATTRIBUTES"]
+
+    # (The daemon's own metrics, when pushed, go to /v1/metrics.)
+    received = [(r.headers, r.body) for r in receiver.received if r.path == "/v1/traces"]
+    assert received
     spans, resources = spans_of(received)
     assert all(
         any(
