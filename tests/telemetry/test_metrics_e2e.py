@@ -2,7 +2,7 @@
 ``OTEL_EXPORTER_OTLP_ENDPOINT`` (here its AGENTDECK_ alias) and a 1 s interval,
 the real Claude Code CLI on the scripted model. A real OTLP/HTTP receiver gets
 ``/v1/metrics`` pushes (decoded with opentelemetry-proto) showing what ``/metrics``
-shows: agents by state, tokens, tool calls."""
+shows: agents by state, tokens, tool calls, with the spans' resource."""
 
 from __future__ import annotations
 
@@ -16,17 +16,24 @@ from tests.conftest import make_settings
 from tests.support.receiver import Receiver
 from tests.support.served import serving
 from tests.support.waiting import eventually
-from tests.telemetry.test_daemon_e2e import metric_values, settled
-from tests.telemetry.test_metrics_push import by_label, points
+from tests.telemetry.test_daemon_e2e import metric_values, settled, spans_of
+from tests.telemetry.test_metrics_push import by_label, labels, points
 
 pytestmark = [pytest.mark.anyio, pytest.mark.cli]
+
+
+def _but_instance(attributes: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in attributes.items() if k != "service.instance.id"}
 
 
 def pushes(receiver: Receiver) -> list[Any]:
     return [r for r in receiver.received if r.path == "/v1/metrics"]
 
 
-async def test_a_run_is_pushed_as_metrics_with_the_figures_metrics_shows(tmp_path: Path) -> None:
+async def test_a_run_is_pushed_as_metrics_with_the_figures_metrics_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=e2e")
     receiver = Receiver()
     endpoint = f"http://127.0.0.1:{receiver.server.server_address[1]}"
     settings = make_settings(
@@ -67,5 +74,15 @@ async def test_a_run_is_pushed_as_metrics_with_the_figures_metrics_shows(tmp_pat
             assert by_label(got, "agentdeck.tool_calls", "gen_ai.tool.name") == calls == {"Bash": 2}
     finally:
         receiver.close()
-    # The metrics go to the signal's own path, beside the traces.
-    assert "/v1/metrics" in {r.path for r in receiver.received} <= {"/v1/traces", "/v1/metrics"}
+    # The metrics go to the signal's own path, beside the traces, with their resource.
+    assert {r.path for r in receiver.received} == {"/v1/traces", "/v1/metrics"}
+    _, resources = points(pushes(receiver))
+    traced = [(r.headers, r.body) for r in receiver.received if r.path == "/v1/traces"]
+    _, span_resources = spans_of(traced)
+    # (service.instance.id aside: the SDK draws one per process, and the spans may be
+    # sent by a process of their own.)
+    pushed = {tuple(sorted(_but_instance(labels(r)).items())) for r in resources}
+    assert pushed == {tuple(sorted(_but_instance(labels(r)).items())) for r in span_resources}
+    (attributes,) = [dict(a) for a in pushed]
+    assert attributes["service.name"] == "agentdeck"
+    assert attributes["deployment.environment"] == "e2e"
