@@ -214,8 +214,14 @@ class OtlpMetrics:
         self._task = asyncio.create_task(self._every_interval(), name="otlp-metrics")
 
     async def _every_interval(self) -> None:
+        """A push starts every interval (from one start to the next, as the OTel
+        spec has it); one that overran is followed by the next at once, never by a
+        burst of the missed ones."""
+        loop = asyncio.get_running_loop()
+        due = loop.time() + self.interval
         while True:
-            await asyncio.sleep(self.interval)
+            await asyncio.sleep(max(0.0, due - loop.time()))
+            due = max(due + self.interval, loop.time())
             try:
                 await self.push()
             except Exception:  # one failed push must not end the next ones
