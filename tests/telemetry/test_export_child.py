@@ -144,3 +144,25 @@ async def test_a_collector_that_never_answers_never_holds_the_daemon_up(
         await child.stop(time.time())
         hung.close()
     assert child.process.returncode is not None  # stopped, not left behind
+
+
+async def test_an_exporter_that_died_costs_the_daemon_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    receiver = Receiver()
+    endpoint = f"http://127.0.0.1:{receiver.server.server_address[1]}"
+    child = await ExportChild.start(make_settings(tmp_path, AGENTDECK_OTEL_ENDPOINT=endpoint))
+    try:
+        child.process.kill()
+        await child.process.wait()
+        with caplog.at_level(logging.WARNING, logger="agentdeck.telemetry.child"):
+            for n in range(3):
+                child.put((EVENT, n, "a", "cost_updated", time.time(), {}))
+                assert child.send() is False
+            await child.flush()  # nothing to wait for
+        said = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
+        assert len(said) == 1 and "ended" in said[0]
+        assert child.dropped == 3
+    finally:
+        await child.stop(time.time())
+        receiver.close()

@@ -101,9 +101,9 @@ class ExportChild:
     async def flush(self) -> None:
         """Wait until the child has sent every span of the records sent before."""
         async with self._flushing:
-            self.put((FLUSH,))
+            self.send()
             stdout = self.process.stdout
-            if not self.send() or stdout is None:
+            if stdout is None or not self._write([(FLUSH,)], 0):
                 return
             async with asyncio.timeout(FLUSH_SECONDS):
                 await stdout.readline()
