@@ -31,6 +31,9 @@ _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish"})
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _SPECIAL_PARAM = frozenset("@*#?$!-0123456789_")
+# A line the scanner reads as plain words: no quote, escape, expansion, operator,
+# redirection, glob, brace, comment or line break; blanks are spaces and tabs.
+_PLAIN = re.compile(r"[\w./:=+,@%^~ \t-]*", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,14 @@ def split_command(source: str) -> Split:
     """The simple commands of ``source``, in order, nested ones after their parents."""
     out: list[SimpleCommand] = []
     try:
-        _Lexer(source, out, 0).parse(end=None)
+        lexer = _Lexer(source, out, 0)
+        if _PLAIN.fullmatch(source):
+            # Words of ordinary characters only (most commands): the scanner would add
+            # them one character at a time to the same words, cut at blanks.
+            lexer.words = [(word, False) for word in source.split()]
+            lexer._end_command()
+        else:
+            lexer.parse(end=None)
     except _Unsure as exc:
         return Split(tuple(out), exc.problem)
     if not out:
