@@ -28,6 +28,7 @@ described in ``policy_rules`` and ``policy_paths``; profiles in
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,13 +109,13 @@ def decide(
             why = f"`{tool}` is disabled by profile {name} (`{rule.text}`)"
             return Verdict(Decision.DENY, why, rule.text, src)
 
-    tiers = _tiers(profile, tool, tuple(grants))
+    tiers, screens = _tiers(profile, tool, tuple(grants))
     subject = analyze(tool, tool_input, workspace=workspace, home=home)
     where = {"workspace": workspace, "home": home}
     units = subject.units or (Unit(label=tool),)
     for kind, verb in ((Decision.DENY, "denied"), (Decision.ASK, "needs approval")):
         for unit in units:
-            for e in tiers[kind]:
+            for e in _walk(tiers[kind], screens[kind], unit.deny_texts):
                 if e.rule.matches(tool, unit, allow=False, **where):
                     what = _what(subject, unit)
                     return Verdict(
@@ -125,10 +126,8 @@ def decide(
         return _unsure(profile, subject, subject.problem, tiers, src)
     allowed: list[tuple[Unit, _Entry]] = []
     for unit in units:
-        hit = next(
-            (e for e in tiers[Decision.ALLOW] if e.rule.matches(tool, unit, allow=True, **where)),
-            None,
-        )
+        walk = _walk(tiers[Decision.ALLOW], screens[Decision.ALLOW], unit.allow_texts)
+        hit = next((e for e in walk if e.rule.matches(tool, unit, allow=True, **where)), None)
         if hit is None:
             what = _what(subject, unit)
             why = f"no rule allows {what}; profile {name} defaults to {profile.default}"
@@ -150,18 +149,44 @@ def decide(
 # ``covers_tool`` first), so a profile judged again and again (a replay's, one
 # object per kind of agent) neither rebuilds nor walks the others. The profile is
 # held with its entry, so its id is not reused while the entry is kept.
+#
+# With them, per tier, a screen: one pattern for all its plain Bash rules (their
+# ``Rule.matches`` is a full match of one of the unit's texts), and the tier's other
+# entries. A unit none of whose texts the screen matches can only be matched by
+# those others, in the same order; the rest need not be tried one by one (a Bash
+# call under a shipped profile walked some 30 deny rules).
 _TierKey = tuple[int, str, tuple[Grant, ...]]
-_TIERS: dict[_TierKey, tuple[Profile, Mapping[Decision, list[_Entry]]]] = {}
+_Tiers = Mapping[Decision, list[_Entry]]
+_Screen = tuple[re.Pattern[str] | None, list[_Entry]]
+_TIERS: dict[_TierKey, tuple[Profile, _Tiers, Mapping[Decision, _Screen]]] = {}
 _TIERS_KEPT = 256
+
+
+def _walk(entries: list[_Entry], screen: _Screen, texts: tuple[str, ...]) -> list[_Entry]:
+    """The entries that may match a unit with these texts, in tier order."""
+    pattern, others = screen
+    if pattern is None or any(pattern.fullmatch(t) for t in texts):
+        return entries
+    return others
+
+
+def screen_of(entries: Sequence[_Entry]) -> _Screen:
+    """A tier's screen (see above): None when it has no plain Bash rule."""
+    plain = [e.rule for e in entries if type(e.rule) is Rule and e.rule._bash is not None]
+    if not plain:
+        return None, list(entries)
+    pattern = "|".join(f"(?:{r._bash.pattern})" for r in plain if r._bash is not None)
+    others = [e for e in entries if not (type(e.rule) is Rule and e.rule._bash is not None)]
+    return re.compile(pattern, re.DOTALL), others
 
 
 def _tiers(
     profile: Profile, tool: str, grants: tuple[Grant, ...]
-) -> Mapping[Decision, list[_Entry]]:
+) -> tuple[_Tiers, Mapping[Decision, _Screen]]:
     key = (id(profile), tool, grants)
     found = _TIERS.get(key)
     if found is not None and found[0] is profile:
-        return found[1]
+        return found[1], found[2]
     src, name = f"profile:{profile.name}", profile.name
 
     def entries(rules: Sequence[Rule], kind: Decision) -> list[_Entry]:
@@ -188,10 +213,11 @@ def _tiers(
         Decision.ASK: entries(profile.ask, Decision.ASK),
         Decision.ALLOW: entries(profile.allow, Decision.ALLOW),
     }
+    screens = {kind: screen_of(entries) for kind, entries in tiers.items()}
     if len(_TIERS) >= _TIERS_KEPT:
         _TIERS.clear()
-    _TIERS[key] = (profile, tiers)
-    return tiers
+    _TIERS[key] = (profile, tiers, screens)
+    return tiers, screens
 
 
 def _unsure(
@@ -233,4 +259,6 @@ def _what(subject: Subject, unit: Unit) -> str:
 def _absolute(path: str, what: str) -> str:
     if not path.startswith("/"):
         raise ValueError(f"the {what} must be an absolute path, not {path!r}")
+    if "//" not in path and "/." not in path and not path.endswith("/"):
+        return path  # already normal: no empty, `.` or `..` segment
     return "/" + posixpath.normpath(path).lstrip("/")

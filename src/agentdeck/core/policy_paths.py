@@ -93,7 +93,9 @@ class PathPattern:
         return cls(anchor, not anchored, "/".join(base), re.compile(regex, re.DOTALL))
 
     def anchor_dir(self, *, workspace: str, home: str) -> str:
-        return {"workspace": workspace, "home": home, "root": "/"}[self.anchor]
+        if self.anchor == "workspace":
+            return workspace
+        return home if self.anchor == "home" else "/"
 
     def matches(self, path: str, *, workspace: str, home: str) -> bool:
         """Whether the normalized absolute ``path`` is covered by the pattern."""
