@@ -132,10 +132,10 @@ def template_source(settings: Settings, name: str, profile: str | None) -> Templ
 def _show(report: ReplayReport) -> None:
     from agentdeck.runner.recording.replay import BEYOND
 
-    how = f" (template {report.template})" if report.template else ""
+    state = report.state or "?"
+    how = f"template {report.template}, {state}" if report.template else state
     typer.echo(
-        f"replayed {report.recorded_id} as {report.agent_id or '-'}{how} "
-        f"({report.state or '?'}): "
+        f"replayed {report.recorded_id} as {report.agent_id or '-'} ({how}): "
         f"{report.requests} requests, {report.recorded} recorded"
     )
     for note in report.notes:
