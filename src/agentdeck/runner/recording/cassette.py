@@ -133,10 +133,13 @@ class CassetteWriter:
             self.capped = True
             self._write({"kind": "capped", "at_bytes": self.written, "cap": self.cap_bytes})
 
-    def _write(self, record: Mapping[str, Any], *, body: bool = False) -> None:
+    def _write(
+        self, record: Mapping[str, Any], *, body: bool = False, line: str | None = None
+    ) -> None:
         if self.broken is not None:
             return
-        line = json.dumps(record, ensure_ascii=False) + "\n"
+        if line is None:
+            line = json.dumps(record, ensure_ascii=False) + "\n"
         size = len(line.encode("utf-8"))
         if body and (self.capped or self.written + size > self.cap_bytes):
             self._cap()
@@ -230,14 +233,15 @@ class CassetteWriter:
         self.flush()
 
     def _write_held(self, held: _Exchange) -> None:
-        record = held.record
+        record, line = held.record, None
         if held.body and not self.capped:
             whole = {**record, "body": scrubbed_body(held.body, self._scrubber)}
-            if self.written + len(json.dumps(whole)) <= self.cap_bytes:
-                record = whole
+            text = json.dumps(whole, ensure_ascii=False) + "\n"  # encoded once (~50 KB)
+            if self.written + len(text.encode("utf-8")) <= self.cap_bytes:
+                record, line = whole, text
             else:
                 self._cap()
-        self._write(record)
+        self._write(record, line=line)
         if held.response is not None:
             self._write(held.response)
         if held.dropped:

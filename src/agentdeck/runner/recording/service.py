@@ -91,7 +91,7 @@ class Recorder:
         task = self._clients.get(https)
         if task is None:
             timeout = self.settings.api_timeout_seconds or 600.0
-            made = asyncio.to_thread(_client, timeout, https) if https else _made(timeout)
+            made = asyncio.to_thread(upstream_client, timeout, https) if https else _made(timeout)
             task = self._clients[https] = asyncio.create_task(made)
         return task
 
@@ -198,7 +198,7 @@ class Recorder:
                 await (await made).aclose()
 
 
-def _client(timeout: float, https: bool) -> httpx.AsyncClient:
+def upstream_client(timeout: float, https: bool) -> httpx.AsyncClient:
     """The proxy's client to upstreams of one scheme (see ``Recorder._client_for``)."""
     return httpx.AsyncClient(
         timeout=httpx.Timeout(timeout, connect=10.0),
@@ -210,7 +210,7 @@ def _client(timeout: float, https: bool) -> httpx.AsyncClient:
 
 
 async def _made(timeout: float) -> httpx.AsyncClient:
-    return _client(timeout, False)
+    return upstream_client(timeout, False)
 
 
 async def start_state(
