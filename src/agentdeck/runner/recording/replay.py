@@ -190,7 +190,8 @@ class ReplayReport:
 # -- serving ---------------------------------------------------------------------
 
 
-def _tooled(body: Any) -> bool:
+def offers_tools(body: Any) -> bool:
+    """Whether a request offers the model tools (the agent's own; a side request does not)."""
     return isinstance(body, dict) and bool(body.get("tools"))
 
 
@@ -204,9 +205,9 @@ class ReplayApp:
         # The agent's own requests (they offer it tools) are matched by position; a
         # side request (a session title: no tools) is answered from the recorded side
         # ones, not compared. A recording with no tools anywhere: all are its own.
-        self.tooled = any(_tooled(e.body) for e in exchanges)
-        self.exchanges = [e for e in exchanges if _tooled(e.body) or not self.tooled]
-        self.side = [e for e in exchanges if self.tooled and not _tooled(e.body)]
+        self.tooled = any(offers_tools(e.body) for e in exchanges)
+        self.exchanges = [e for e in exchanges if offers_tools(e.body) or not self.tooled]
+        self.side = [e for e in exchanges if self.tooled and not offers_tools(e.body)]
         self.report = report
         self.rec_cwd = rec_cwd
         self.cwd = cwd
@@ -225,7 +226,7 @@ class ReplayApp:
             body = json.loads(raw or b"null")
         except ValueError:
             body = None
-        if self.tooled and not _tooled(body):
+        if self.tooled and not offers_tools(body):
             if self.side:
                 await self._answer(send, self.side.pop(0))
             else:

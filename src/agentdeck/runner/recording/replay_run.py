@@ -37,6 +37,7 @@ from agentdeck.runner.recording.replay import (
     ReplayApp,
     ReplayReport,
     ReplayServer,
+    offers_tools,
     recorded_exchanges,
 )
 from agentdeck.runner.recording.replay_template import (
@@ -127,10 +128,6 @@ async def clone_at(repo: Path, head: str, into: Path) -> str | None:
     return f"git HEAD {head[:12]} not restored (from {repo}): {why[0][:200]}"
 
 
-def _offers_tools(body: Any) -> bool:
-    return isinstance(body, dict) and bool(body.get("tools"))
-
-
 async def _prompt(store: Store, recorded_id: str, records: list[dict[str, Any]]) -> AgentSpec:
     try:
         return (await store.get_agent(recorded_id)).spec
@@ -172,7 +169,7 @@ async def replay(
     if template is not None:  # before anything is made: a bad template runs nothing
         project = recorded_spec.project or recorded_spec.cwd or str(start.get("cwd") or "")
         found = await asyncio.to_thread(template, project or None)
-        model = recorded_model([e.body for e in exchanges if _offers_tools(e.body)])
+        model = recorded_model([e.body for e in exchanges if offers_tools(e.body)])
         recorded_spec, notes = spec_as_template(
             found, recorded_spec, profile=profile, recorded_model=model
         )
