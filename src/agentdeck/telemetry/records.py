@@ -35,7 +35,7 @@ KEEP: dict[str, tuple[str, ...] | None] = {
     EventType.STATE_CHANGED: None,
     EventType.USER_MESSAGE_SENT: (),
     EventType.ASSISTANT_TEXT: (),
-    EventType.TOOL_CALLED: ("tool_use_id", "tool", "input", "parent_tool_use_id"),
+    EventType.TOOL_CALLED: None,  # its id, tool, input (cut by the builder), outer call
     EventType.TOOL_RETURNED: ("tool_use_id", "is_error", "size"),
     EventType.PERMISSION_REQUESTED: ("request_id", "tool", "reason"),
     EventType.PERMISSION_RESOLVED: None,

@@ -34,6 +34,8 @@ from agentdeck.telemetry.ids import sampled, trace_id_of
 from agentdeck.telemetry.records import (
     ADOPT,
     CLOSE,
+    EVENT,
+    KEEP,
     NO_SPAN,
     ROOT,
     Record,
@@ -48,6 +50,7 @@ logger = logging.getLogger(__name__)
 MAX_ANCESTRY = 64  # parents walked up to find a tree's root
 RETRY_SECONDS = 1.0
 MAX_MET = 10_000  # agents remembered as traced or not (one forgotten is met again)
+_LOOKED_AT = frozenset({EventType.AGENT_SPAWNED, EventType.NOTICE})
 
 __all__ = ["SpanSink", "Telemetry", "running", "start"]
 
@@ -56,10 +59,10 @@ class Spans(Protocol):
     """Where the records of spans go: the exporter's process (``child``), or a
     ``Tracer`` in this process (``InProcess``: tests)."""
 
-    def put(self, record: Record) -> None: ...
+    pending: list[Record]  # records to send (appended to on the follower's path)
 
     def send(self) -> bool:
-        """What was put, on its way now (never waits); False: it was dropped."""
+        """What is pending, on its way now (never waits); False: it was dropped."""
         ...
 
     async def flush(self) -> None:
@@ -76,17 +79,19 @@ class InProcess:
 
     def __init__(self, sink: SpanSink, ratio: float) -> None:
         self.tracer = Tracer(sink, ratio)
-
-    def put(self, record: Record) -> None:
-        self.tracer.apply(record)
+        self.pending: list[Record] = []
 
     def send(self) -> bool:
+        records, self.pending = self.pending, []
+        for record in records:
+            self.tracer.apply(record)
         return True
 
     async def flush(self) -> None:
         await asyncio.to_thread(self.tracer.sink.flush)
 
     async def stop(self, now: float) -> None:
+        self.send()
         self.tracer.apply((CLOSE, now))
         await asyncio.to_thread(self.tracer.sink.shutdown)
 
@@ -108,6 +113,7 @@ class Telemetry:
         # Agents met: whether their tree is traced (None: the deck does not know them).
         self._met: OrderedDict[str, bool | None] = OrderedDict()
         self._task: asyncio.Task[None] | None = None
+        self.taken = 0  # the last event taken in (its records sent)
 
     @property
     def exporting(self) -> bool:
@@ -115,7 +121,7 @@ class Telemetry:
 
     async def start(self) -> None:
         after = await self.deck.last_event_id()
-        self.tally.last_event_id = after
+        self.tally.last_event_id = self.taken = after
         self._task = asyncio.create_task(self._follow(after), name="telemetry")
 
     async def stop(self) -> None:
@@ -138,7 +144,7 @@ class Telemetry:
     async def seen(self, event_id: int, timeout: float = 30.0) -> None:
         """Wait until the follower has taken in event ``event_id`` (tests, benchmarks)."""
         async with asyncio.timeout(timeout):
-            while self.tally.last_event_id < event_id:
+            while self.taken < event_id:
                 if self._task is not None and self._task.done():
                     self._task.result()
                     raise RuntimeError("the telemetry follower stopped")
@@ -156,6 +162,7 @@ class Telemetry:
                     finally:
                         if self.spans is not None:
                             self.spans.send()
+                        self.taken = position
                 return  # the deck stopped
             except SubscriptionDropped as dropped:
                 logger.info("telemetry fell behind; resuming at event %d", dropped.position)
@@ -169,18 +176,30 @@ class Telemetry:
         spans = self.spans
         if spans is None:
             return
-        keep = spanned(event)  # an event that makes no span: nothing more for it
-        if keep is NO_SPAN:
+        # On the path of every event: kept plain (a look-up or two; no call).
+        keep = KEEP.get(event.type, NO_SPAN)
+        if keep is NO_SPAN:  # it makes no span: nothing more for it
             return
         traced = self._met.get(event.agent_id)
-        if traced is None or event.type == EventType.AGENT_SPAWNED:
-            try:
-                traced = await self._meet(event, spans)
-            except Exception:  # one odd event must not end the traces of all
-                logger.exception("telemetry could not take event %d", event.id)
-                return
-        if traced:
-            spans.put(event_record(event, keep))
+        if traced is None or event.type in _LOOKED_AT:
+            if await self._looked_at(event, spans):
+                spans.pending.append(event_record(event, keep))
+        elif traced:
+            data = event.data
+            if keep is not None:
+                data = {k: data[k] for k in keep if k in data}
+            spans.pending.append((EVENT, event.id, event.agent_id, event.type, event.ts, data))
+
+    async def _looked_at(self, event: StoredEvent, spans: Spans) -> bool:
+        """Whether the event goes to the spans, for an agent met first, a spawn or a
+        notice (a merge's only)."""
+        if spanned(event) is NO_SPAN:
+            return False
+        try:
+            return await self._meet(event, spans)
+        except Exception:  # one odd event must not end the traces of all
+            logger.exception("telemetry could not take event %d", event.id)
+            return False
 
     async def _meet(self, event: StoredEvent, spans: Spans) -> bool:
         """Whether ``event``'s agent's tree is traced, looking it up the first time
@@ -190,7 +209,7 @@ class Telemetry:
             parent = event.data.get("parent_id")
             root = await self._walk_up(parent) if parent else agent_id
             claude_env.remember_root(agent_id, root)
-            spans.put((ROOT, agent_id, root))
+            spans.pending.append((ROOT, agent_id, root))
         elif agent_id in self._met:
             return False  # met before: the deck does not know it
         else:
@@ -201,7 +220,7 @@ class Telemetry:
                 return False
             root = await self._walk_up(agent.parent_id) if agent.parent_id else agent.id
             claude_env.remember_root(agent.id, root)
-            spans.put((ADOPT, agent.to_dict(), root, event.ts))
+            spans.pending.append((ADOPT, agent.to_dict(), root, event.ts))
         traced = sampled(trace_id_of(root), self.ratio)
         self._remember(agent_id, traced)
         return traced
