@@ -82,15 +82,23 @@ def _absent(text: str) -> None:
     assert "Tr0ub4dor" not in text and "Horse-Battery" not in text
 
 
-def _deltas(*pieces: str) -> tuple[bytes, ...]:
-    start = {"type": "message_start", "message": {"id": "msg_1", "content": []}}
-    block = {"type": "content_block_start", "index": 0, "content_block": {"type": "text"}}
-    deltas = [
-        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": p}}
-        for p in pieces
+def _deltas(*pieces: str, blocks: bool = False) -> tuple[bytes, ...]:
+    """A text answer streamed in ``pieces``: deltas of one block, or (``blocks``)
+    each piece a text block of its own."""
+    events: list[dict[str, object]] = [
+        {"type": "message_start", "message": {"id": "msg_1", "content": []}}
     ]
-    end = [{"type": "content_block_stop", "index": 0}, {"type": "message_stop"}]
-    return tuple(sse_frame(e) for e in [start, block, *deltas, *end])
+    for i, piece in enumerate(pieces):
+        index = i if blocks else 0
+        if blocks or i == 0:
+            block = {"type": "text", "text": ""}
+            events.append({"type": "content_block_start", "index": index, "content_block": block})
+        delta = {"type": "text_delta", "text": piece}
+        events.append({"type": "content_block_delta", "index": index, "delta": delta})
+        if blocks or i == len(pieces) - 1:
+            events.append({"type": "content_block_stop", "index": index})
+    events.append({"type": "message_stop"})
+    return tuple(sse_frame(e) for e in events)
 
 
 def _streams() -> list[tuple[str, tuple[bytes, ...]]]:
@@ -105,6 +113,7 @@ def _streams() -> list[tuple[str, tuple[bytes, ...]]]:
         streams.append(
             (f"thirds-{off}", _deltas(SAID[:cut], SAID[cut : cut + 20], SAID[cut + 20 :]))
         )
+        streams.append((f"blocks-{off}", _deltas(SAID[:cut], SAID[cut:], blocks=True)))
         whole = b"".join(_deltas(SAID))
         raw = whole.index(KEY.encode()) + off
         streams.append((f"bytes-{off}", (whole[:raw], whole[raw : raw + 7], whole[raw + 7 :])))
@@ -139,9 +148,9 @@ def _check(recorder: Recorder, name: str, count: int) -> None:
     # Every chunk kept at its time; what they join to is a stream that plays.
     assert len([r for r in records if r["kind"] == "chunk"]) == count, name
     (turn,) = scenario_of(records, name)["turns"]
-    (reply,) = turn["reply"]
-    assert reply["text"].startswith("The key is [REDACTED:"), name
-    assert reply["text"].endswith("(keep it safe).\nDB_PASSWORD=[REDACTED:assignment]\ndone")
+    said = "".join(block["text"] for block in turn["reply"])
+    assert said.startswith("The key is [REDACTED:"), name
+    assert said.endswith("(keep it safe).\nDB_PASSWORD=[REDACTED:assignment]\ndone"), name
     assert response_bytes(records, 1).endswith(b'{"type": "message_stop"}\n\n')
 
 

@@ -7,10 +7,11 @@ one chunk and its second start the next, or (the usual case) be split between tw
 between them. Scrubbing each piece alone keeps both halves. So the response is
 scrubbed whole, twice:
 
-1. what the model said: per content block, the deltas' strings (``text``,
-   ``partial_json``, ``thinking``) joined and scrubbed; a delta whose string
-   changed gets its new string (the redaction marker goes to the delta where the
-   secret began, the deltas after it lose their part of it);
+1. what the model said: the deltas' strings (``text``, ``partial_json``,
+   ``thinking``), in the order they came, joined (across content blocks too: a
+   model that splits a secret between two blocks is caught) and scrubbed; a delta
+   whose string changed gets its new string (the redaction marker goes to the delta
+   where the secret began, the deltas after it lose their part of it);
 2. then the stream's text as a whole (a secret across a chunk boundary, in a
    header-like line, in a JSON answer that is not streamed).
 
@@ -117,25 +118,24 @@ class _Delta:
 def _delta_edits(text: str) -> list[Edit]:
     if "content_block_delta" not in text:
         return []
-    blocks: dict[object, list[_Delta]] = {}
+    deltas: list[_Delta] = []
     for m in _DATA.finditer(text):
         end = text.find("\n", m.end())
         end = len(text) if end < 0 else end
         delta = _delta_at(text, m.end(), end)
         if delta is not None:
-            blocks.setdefault(delta.event.get("index"), []).append(delta)
+            deltas.append(delta)
+    values = [d.value for d in deltas]
+    joined = "".join(values)
+    clean = scrub(joined)
+    if clean == joined:
+        return []
+    ends = _moved(_cumulative(len(v) for v in values), _line_edits(joined, clean))
+    starts = [0, *ends[:-1]]
     edits: list[Edit] = []
-    for deltas in blocks.values():
-        values = [d.value for d in deltas]
-        joined = "".join(values)
-        clean = scrub(joined)
-        if clean == joined:
-            continue
-        ends = _moved(_cumulative(len(v) for v in values), _line_edits(joined, clean))
-        starts = [0, *ends[:-1]]
-        for delta, a, b in zip(deltas, starts, ends, strict=True):
-            if clean[a:b] != delta.value:
-                edits.append((delta.start, delta.end, _rewritten(text, delta, clean[a:b])))
+    for delta, a, b in zip(deltas, starts, ends, strict=True):
+        if clean[a:b] != delta.value:
+            edits.append((delta.start, delta.end, _rewritten(text, delta, clean[a:b])))
     return sorted(edits)
 
 
