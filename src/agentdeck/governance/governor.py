@@ -156,13 +156,18 @@ class Governor:
         return chain
 
     async def verdict(
-        self, agent: Agent, tool: str, tool_input: dict[str, Any], grants: list[Grant]
+        self,
+        agent: Agent,
+        tool: str,
+        tool_input: dict[str, Any],
+        grants: list[Grant],
+        home: str | None = None,
     ) -> Verdict:
         """The policy's verdict for the agent, never more than any ancestor's: a
         child runs under its own profile AND every ancestor's rules (its profile,
         its --allow / --deny), the strictest answer wins (deny > ask > allow).
-        Paths are judged in the child's workspace."""
-        home = str(Path.home())
+        Paths are judged in the child's workspace; ``~`` in ``home`` (the user's)."""
+        home = home or str(Path.home())
         verdict = decide(
             self.profile_for(agent), tool, tool_input, workspace=agent.cwd, home=home, grants=grants
         )
@@ -170,14 +175,8 @@ class Governor:
             if verdict.decision is Decision.DENY:
                 break
             theirs = grants + await self.grants(ancestor)
-            other = decide(
-                self.profile_for(ancestor, tools=False, deck=True),
-                tool,
-                tool_input,
-                workspace=agent.cwd,
-                home=home,
-                grants=theirs,
-            )
+            above = self.profile_for(ancestor, tools=False, deck=True)
+            other = decide(above, tool, tool_input, workspace=agent.cwd, home=home, grants=theirs)
             if _STRICTNESS[other.decision] > _STRICTNESS[verdict.decision]:
                 verdict = dataclasses.replace(
                     other, reason=f"{other.reason} (the rules of its parent {ancestor.name})"
