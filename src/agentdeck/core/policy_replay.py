@@ -40,6 +40,8 @@ TYPES = (
     EventType.PERMISSION_REQUESTED,
     EventType.PERMISSION_RESOLVED,
 )
+# What the ledger reads of a type's data when not all of it (a tool's output: no).
+BRIEF: dict[str, str] = {EventType.TOOL_RETURNED: "tool_use_id"}
 MAX_OPEN = 20_000  # calls waiting for their decision; past it the oldest is settled
 MAX_ORPHANS = 5_000  # approval requests seen before their call
 MAX_GROUPS = 200  # distinct (change, rule) groups; more fold into OTHER_RULE

@@ -17,14 +17,17 @@ import asyncio
 import json
 import time
 from collections import OrderedDict
+from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from agentdeck.core.agent import Agent, AgentSource
+from agentdeck.core.event_types import StoredEvent
 from agentdeck.core.policy import Decision, Grant, Profile, Verdict
 from agentdeck.core.policy_hand import HookGovernance, hand_verdict
 from agentdeck.core.policy_replay import (
+    BRIEF,
     MAX_PROFILE_TEXT,
     TYPES,
     CallLedger,
@@ -42,6 +45,7 @@ from agentdeck.governance.profiles import (
     profile_from_yaml,
 )
 from agentdeck.settings import Settings
+from agentdeck.store.scan import EventRow
 from agentdeck.store.store import Store
 
 T = TypeVar("T")
@@ -160,7 +164,7 @@ class Replayer:
         self.home = str(Path.home())
         self._agents: OrderedDict[str, Agent | None] = OrderedDict()
         self.tally = ReplayTally()
-        self._memo: OrderedDict[tuple[str, str, str], Verdict | None] = OrderedDict()
+        self._memo: OrderedDict[tuple[str, str, Hashable], Verdict | None] = OrderedDict()
 
     async def agent(self, agent_id: str) -> Agent | None:
         if agent_id in self._agents:
@@ -194,11 +198,8 @@ class Replayer:
         input: the engine is deterministic and an agent's context does not change
         during a replay, and a history repeats itself (the same tests, the same
         files read again)."""
-        try:
-            text = json.dumps(tool_input, sort_keys=True, ensure_ascii=False, default=str)
-        except (ValueError, RecursionError):
-            text = None
-        key = (agent.id, tool, text) if text is not None and len(text) <= MEMO_INPUT else None
+        held = _held_as(tool_input)
+        key = (agent.id, tool, held) if held is not None else None
         if key is not None and key in self._memo:
             self._memo.move_to_end(key)
             return self._memo[key]
@@ -215,7 +216,7 @@ class Replayer:
     async def verdict(self, agent: Agent, tool: str, tool_input: dict[str, Any]) -> Verdict:
         gov = self.whatif
         if agent.source is AgentSource.AGENTDECK:
-            return await gov.verdict(agent, tool, tool_input, await gov.grants(agent))
+            return await gov.verdict(agent, tool, tool_input, await gov.grants(agent), self.home)
         verdict = hand_verdict(
             gov.profile_for(agent), tool, tool_input, workspace=agent.cwd, home=self.home,
             grants=await gov.grants(agent), governance=self.hook,
@@ -230,6 +231,22 @@ class Replayer:
         return any(p and (p == project or p.startswith(project.rstrip("/") + "/")) for p in inside)
 
 
+def _held_as(tool_input: dict[str, Any]) -> Hashable | None:
+    """What a verdict is remembered by for this input: equal for equal inputs only
+    (None: too long to keep). Texts only: its sorted pairs; anything else: its JSON,
+    keys sorted (``1``, ``1.0`` and ``true`` kept apart)."""
+    values = tool_input.values()
+    if all(type(v) is str for v in values) and all(type(k) is str for k in tool_input):
+        if sum(map(len, values)) + sum(map(len, tool_input)) > MEMO_INPUT:
+            return None
+        return tuple(sorted(tool_input.items()))
+    try:
+        text = json.dumps(tool_input, sort_keys=True, ensure_ascii=False, default=str)
+    except (ValueError, RecursionError):
+        return None
+    return text if len(text) <= MEMO_INPUT else None
+
+
 def _unjudgeable(call: RecordedCall, agent: Agent | None) -> str | None:
     if agent is None:
         return NO_ROW
@@ -240,6 +257,18 @@ def _unjudgeable(call: RecordedCall, agent: Agent | None) -> str | None:
     if not agent.cwd or not agent.cwd.startswith("/") or "\x00" in agent.cwd:
         return NO_CWD
     return None
+
+
+def _event(row: EventRow) -> StoredEvent:
+    """The event a row holds, its data decoded (a type read brief: its one field)."""
+    if row.data is None:
+        data: Any = {BRIEF[row.type]: row.field} if row.type in BRIEF else {}
+    else:
+        try:
+            data = json.loads(row.data)
+        except ValueError:  # not written by the store: read as an event that says nothing
+            data = {}
+    return StoredEvent(row.id, row.agent_id, row.type, row.ts, data if type(data) is dict else {})
 
 
 async def first_id_since(store: Store, ts: float, last: int) -> int:
@@ -275,23 +304,23 @@ async def replay(
     cursor = await first_id_since(store, since_ts, last) if since_ts is not None else 0
     keep: OrderedDict[str, bool] = OrderedDict()
     while cursor < last:
-        page = await store.read(after=cursor, agent_id=agent_id, types=TYPES, limit=PAGE)
+        page = await store.read_rows(
+            after=cursor, upto=last, agent_id=agent_id, types=TYPES, brief=BRIEF, limit=PAGE
+        )
         if not page:
             break
-        for event in page:
-            if event.id > last:
-                break
-            if since_ts is not None and event.ts < since_ts:
+        for row in page:
+            if since_ts is not None and row.ts < since_ts:
                 continue
             if project is not None:
-                inside = keep.get(event.agent_id)
+                inside = keep.get(row.agent_id)
                 if inside is None:
-                    inside = await replayer.in_project(event.agent_id, project)
-                    _keep(keep, event.agent_id, inside)
+                    inside = await replayer.in_project(row.agent_id, project)
+                    _keep(keep, row.agent_id, inside)
                 if not inside:
                     continue
             tally.events += 1
-            for call in ledger.feed(event):
+            for call in ledger.feed(_event(row)):
                 await replayer.judge(call)
                 if tally.calls % YIELD_EVERY == 0:
                     # The engine runs on the loop: in a daemon, others get their turn.
