@@ -167,7 +167,9 @@ async def replay(
     recorded_spec = await _prompt(store, recorded_id, records)
     notes: list[str] = []
     if template is not None:  # before anything is made: a bad template runs nothing
-        project = recorded_spec.project or recorded_spec.cwd or str(start.get("cwd") or "")
+        # The spec's project (else its cwd), as run and spawn find templates; never
+        # the recorded agent's own workspace (start's cwd), which it could write.
+        project = recorded_spec.project or recorded_spec.cwd
         found = await asyncio.to_thread(template, project or None)
         model = recorded_model([e.body for e in exchanges if offers_tools(e.body)])
         recorded_spec, notes = spec_as_template(
