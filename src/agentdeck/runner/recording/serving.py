@@ -42,7 +42,11 @@ class LoopbackServer:
         config = uvicorn.Config(
             self.app,
             http="h11",
+            ws="none",  # plain HTTP only: no websocket protocol loaded
             lifespan="off",
+            # No X-Forwarded-* rewriting: the client is the agent, on 127.0.0.1, which
+            # uvicorn would otherwise trust to say where it came from.
+            proxy_headers=False,
             log_config=None,
             log_level="warning",
             access_log=False,
