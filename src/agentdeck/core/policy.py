@@ -28,13 +28,13 @@ described in ``policy_rules`` and ``policy_paths``; profiles in
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentdeck.core.policy_profile import Budgets, Decision, KeyPath, Profile, profile_from_dict
 from agentdeck.core.policy_rules import Rule, Unit
+from agentdeck.core.policy_screen import Screen, screen_of
 from agentdeck.core.policy_secrets import WHY as SECRETS_WHY
 from agentdeck.core.policy_secrets import SecretRule
 from agentdeck.core.policy_subject import Subject, analyze, rule_for, rules_for
@@ -115,7 +115,7 @@ def decide(
     units = subject.units or (Unit(label=tool),)
     for kind, verb in ((Decision.DENY, "denied"), (Decision.ASK, "needs approval")):
         for unit in units:
-            for e in _walk(tiers[kind], screens[kind], unit.deny_texts):
+            for e in screens[kind].walk(unit, unit.deny_texts, **where):
                 if e.rule.matches(tool, unit, allow=False, **where):
                     what = _what(subject, unit)
                     return Verdict(
@@ -126,7 +126,7 @@ def decide(
         return _unsure(profile, subject, subject.problem, tiers, src)
     allowed: list[tuple[Unit, _Entry]] = []
     for unit in units:
-        walk = _walk(tiers[Decision.ALLOW], screens[Decision.ALLOW], unit.allow_texts)
+        walk = screens[Decision.ALLOW].walk(unit, unit.allow_texts, **where)
         hit = next((e for e in walk if e.rule.matches(tool, unit, allow=True, **where)), None)
         if hit is None:
             what = _what(subject, unit)
@@ -150,39 +150,15 @@ def decide(
 # object per kind of agent) neither rebuilds nor walks the others. The profile is
 # held with its entry, so its id is not reused while the entry is kept.
 #
-# With them, per tier, a screen: one pattern for all its plain Bash rules (their
-# ``Rule.matches`` is a full match of one of the unit's texts), and the tier's other
-# entries. A unit none of whose texts the screen matches can only be matched by
-# those others, in the same order; the rest need not be tried one by one (a Bash
-# call under a shipped profile walked some 30 deny rules).
+# With them, per tier, its screen (``policy_screen``): the rules a unit may match.
 _TierKey = tuple[int, str, tuple[Grant, ...]]
 _Tiers = Mapping[Decision, list[_Entry]]
-_Screen = tuple[re.Pattern[str] | None, list[_Entry]]
-_TIERS: dict[_TierKey, tuple[Profile, _Tiers, Mapping[Decision, _Screen]]] = {}
+_Screens = Mapping[Decision, Screen[_Entry]]
+_TIERS: dict[_TierKey, tuple[Profile, _Tiers, _Screens]] = {}
 _TIERS_KEPT = 256
 
 
-def _walk(entries: list[_Entry], screen: _Screen, texts: tuple[str, ...]) -> list[_Entry]:
-    """The entries that may match a unit with these texts, in tier order."""
-    pattern, others = screen
-    if pattern is None or any(pattern.fullmatch(t) for t in texts):
-        return entries
-    return others
-
-
-def screen_of(entries: Sequence[_Entry]) -> _Screen:
-    """A tier's screen (see above): None when it has no plain Bash rule."""
-    plain = [e.rule for e in entries if type(e.rule) is Rule and e.rule._bash is not None]
-    if not plain:
-        return None, list(entries)
-    pattern = "|".join(f"(?:{r._bash.pattern})" for r in plain if r._bash is not None)
-    others = [e for e in entries if not (type(e.rule) is Rule and e.rule._bash is not None)]
-    return re.compile(pattern, re.DOTALL), others
-
-
-def _tiers(
-    profile: Profile, tool: str, grants: tuple[Grant, ...]
-) -> tuple[_Tiers, Mapping[Decision, _Screen]]:
+def _tiers(profile: Profile, tool: str, grants: tuple[Grant, ...]) -> tuple[_Tiers, _Screens]:
     key = (id(profile), tool, grants)
     found = _TIERS.get(key)
     if found is not None and found[0] is profile:
