@@ -1,6 +1,6 @@
 """The engine's short cuts give what the long way gives (hypothesis): a line of
-plain words split without the character scanner, and a tier's screen of Bash
-rules (one pattern for all) passing a unit exactly when one of its rules would."""
+plain words split without the character scanner, and a tier's screen of Bash and
+path rules (one pattern for all) passing a unit exactly when one of its rules would."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from agentdeck.core import bash_split
 from agentdeck.core.bash_split import split_command
-from agentdeck.core.policy import Rule, _Entry, _walk, screen_of
+from agentdeck.core.policy import Rule, _Entry
 from agentdeck.core.policy_rules import Unit
+from agentdeck.core.policy_screen import screen_of
 from agentdeck.core.policy_subject import analyze
 
 WS, HOME = "/work/repo", "/home/u"
@@ -75,12 +76,47 @@ def test_a_screen_passes_a_unit_exactly_when_one_of_its_rules_matches(
     entries = [_Entry(Rule.parse(t), "profile:p", "in the deny list") for t in texts]
     entries.append(_Entry(Rule.parse("Bash"), "profile:p", "in the deny list"))  # not screened
     screen = screen_of(entries)
-    assert screen[1] == [entries[-1]]
+    assert screen.others == [entries[-1]]
     units = analyze("Bash", {"command": line}, workspace=WS, home=HOME).units or (Unit("Bash"),)
     for unit in units:
         for allow, texts_of in ((False, unit.deny_texts), (True, unit.allow_texts)):
             want = [e for e in entries if e.rule.matches("Bash", unit, allow=allow,
                                                           workspace=WS, home=HOME)]  # fmt: skip
-            got = [e for e in _walk(entries, screen, texts_of) if e.rule.matches(
-                "Bash", unit, allow=allow, workspace=WS, home=HOME)]  # fmt: skip
+            walk = screen.walk(unit, texts_of, workspace=WS, home=HOME)
+            got = [e for e in walk if e.rule.matches("Bash", unit, allow=allow,
+                                                     workspace=WS, home=HOME)]  # fmt: skip
+            assert got == want
+
+
+PATH_RULES = [
+    "Read(~/.ssh/**)", "Read(//etc/shadow)", "Read(/**)", "Read(src/**)", "Read(*.py)",
+    "Edit(/src/**)", "Edit(//etc/**)", "Edit(~/.bashrc)", "Read(~)", "Read(//)", "Edit(a?c/[!x]*)",
+    "Read(docs/)", "Edit(**/*.txt)",
+]  # fmt: skip
+PATHS = ["src/a.py", "a.py", "~/.ssh/id", "/etc/shadow", "/etc/x/y", "~", "/", "docs", "docs/x",
+         "abc/yz", "b/c.txt", "../outside/a.py", "~/.bashrc", "/work/repo"]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(PATH_RULES), max_size=8),
+    st.sampled_from(["Read", "Edit", "Write", "Grep", "Glob", "LS"]),
+    st.sampled_from(PATHS),
+)
+def test_a_path_screen_passes_a_unit_exactly_when_one_of_its_rules_matches(
+    texts: list[str], tool: str, path: str
+) -> None:
+    entries = [_Entry(Rule.parse(t), "profile:p", "in a list") for t in texts]
+    entries = [e for e in entries if e.rule.covers_tool(tool)]  # as a tier holds them
+    entries.append(_Entry(Rule.parse(tool), "profile:p", "in a list"))  # not screened
+    screen = screen_of(entries)
+    field = "path" if tool in ("Grep", "Glob", "LS") else "file_path"
+    units = analyze(tool, {field: path, "pattern": "*"}, workspace=WS, home=HOME).units
+    for unit in units:
+        for allow in (False, True):
+            want = [e for e in entries if e.rule.matches(tool, unit, allow=allow,
+                                                          workspace=WS, home=HOME)]  # fmt: skip
+            walk = screen.walk(unit, (), workspace=WS, home=HOME)
+            got = [e for e in walk if e.rule.matches(tool, unit, allow=allow,
+                                                     workspace=WS, home=HOME)]  # fmt: skip
             assert got == want
