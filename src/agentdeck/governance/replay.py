@@ -235,11 +235,13 @@ def _held_as(tool_input: dict[str, Any]) -> Hashable | None:
     """What a verdict is remembered by for this input: equal for equal inputs only
     (None: too long to keep). Texts only: its sorted pairs; anything else: its JSON,
     keys sorted (``1``, ``1.0`` and ``true`` kept apart)."""
-    values = tool_input.values()
-    if all(type(v) is str for v in values) and all(type(k) is str for k in tool_input):
-        if sum(map(len, values)) + sum(map(len, tool_input)) > MEMO_INPUT:
-            return None
-        return tuple(sorted(tool_input.items()))
+    size = 0
+    for key, value in tool_input.items():
+        if type(value) is not str or type(key) is not str:
+            break
+        size += len(key) + len(value)
+    else:
+        return tuple(sorted(tool_input.items())) if size <= MEMO_INPUT else None
     try:
         text = json.dumps(tool_input, sort_keys=True, ensure_ascii=False, default=str)
     except (ValueError, RecursionError):
@@ -269,6 +271,33 @@ def _event(row: EventRow) -> StoredEvent:
         except ValueError:  # not written by the store: read as an event that says nothing
             data = {}
     return StoredEvent(row.id, row.agent_id, row.type, row.ts, data if type(data) is dict else {})
+
+
+async def _judge_page(
+    page: list[EventRow],
+    replayer: Replayer,
+    ledger: CallLedger,
+    since_ts: float | None,
+    project: str | None,
+    keep: OrderedDict[str, bool],
+) -> None:
+    tally = replayer.tally
+    for row in page:
+        if since_ts is not None and row.ts < since_ts:
+            continue
+        if project is not None:
+            inside = keep.get(row.agent_id)
+            if inside is None:
+                inside = await replayer.in_project(row.agent_id, project)
+                _keep(keep, row.agent_id, inside)
+            if not inside:
+                continue
+        tally.events += 1
+        for call in ledger.feed(_event(row)):
+            await replayer.judge(call)
+            if tally.calls % YIELD_EVERY == 0:
+                # The engine runs on the loop: in a daemon, others get their turn.
+                await asyncio.sleep(0)
 
 
 async def first_id_since(store: Store, ts: float, last: int) -> int:
@@ -303,29 +332,25 @@ async def replay(
     last = await store.last_event_id()
     cursor = await first_id_since(store, since_ts, last) if since_ts is not None else 0
     keep: OrderedDict[str, bool] = OrderedDict()
-    while cursor < last:
-        page = await store.read_rows(
-            after=cursor, upto=last, agent_id=agent_id, types=TYPES, brief=BRIEF, limit=PAGE
+
+    def read(after: int) -> asyncio.Future[list[EventRow]] | None:
+        if after >= last:
+            return None
+        rows = store.read_rows(
+            after=after, upto=last, agent_id=agent_id, types=TYPES, brief=BRIEF, limit=PAGE
         )
-        if not page:
-            break
-        for row in page:
-            if since_ts is not None and row.ts < since_ts:
-                continue
-            if project is not None:
-                inside = keep.get(row.agent_id)
-                if inside is None:
-                    inside = await replayer.in_project(row.agent_id, project)
-                    _keep(keep, row.agent_id, inside)
-                if not inside:
-                    continue
-            tally.events += 1
-            for call in ledger.feed(_event(row)):
-                await replayer.judge(call)
-                if tally.calls % YIELD_EVERY == 0:
-                    # The engine runs on the loop: in a daemon, others get their turn.
-                    await asyncio.sleep(0)
-        cursor = page[-1].id
+        return asyncio.ensure_future(rows)
+
+    # A page ahead: the store's thread reads the next while the loop judges this one.
+    ahead = read(cursor)
+    try:
+        while ahead is not None:
+            page = await ahead
+            ahead = read(page[-1].id) if page else None
+            await _judge_page(page, replayer, ledger, since_ts, project, keep)
+    finally:
+        if ahead is not None and not ahead.cancel() and not ahead.cancelled():
+            ahead.exception()  # a read that failed meanwhile: this run's error is the one
     for call in ledger.flush():
         await replayer.judge(call)
     notes = [
