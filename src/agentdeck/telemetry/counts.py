@@ -8,12 +8,16 @@ state, tokens, cost) and what is pending is read from it when asked instead
 (``read_gauges``), so it survives a restart.
 
 Label values a model could choose (a tool's name) are bounded: past
-``MAX_LABELS`` distinct ones, the rest count as ``other``.
+``MAX_LABELS`` distinct ones, the rest count as ``other``; a name that is not a
+plain tool name (``tool_label``: the API's characters, 64 at most, no secret
+from any of its ``_``/``-`` separators on) counts as ``other`` too, so no text
+the model wrote reaches a collector.
 """
 
 from __future__ import annotations
 
 import bisect
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -25,11 +29,13 @@ from agentdeck.core.asks import Ask, AskState
 from agentdeck.core.event_types import EventType, StoredEvent
 from agentdeck.core.merge_queue import PENDING as MERGES_PENDING
 from agentdeck.core.merge_queue import MergeEntry, MergeState
+from agentdeck.core.redact import scrub
 
 MAX_LABELS = 200
 MOST_PENDING = 1000  # pending requests read at once (the most one read returns)
 MAX_PENDING = 10_000  # requests and asks whose start is remembered until answered
 WAIT_BUCKETS = (1.0, 5.0, 15.0, 60.0, 300.0, 900.0, 3600.0)
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # the Messages API's tool names
 
 
 @dataclass
@@ -55,6 +61,16 @@ class Histogram:
             running += n
             out.append((bound, running))
         return out
+
+
+def tool_label(name: str) -> str:
+    """``name`` as a metric label if it is a plain tool name with no secret in it
+    (each of its tails after a separator scrubbed: ``mcp__x__ghp_…`` hides a token
+    from a scrub of the whole), else ``other``."""
+    if not _TOOL_NAME.fullmatch(name):
+        return "other"
+    tails = "\n".join([name, *(name[i + 1 :] for i, c in enumerate(name[:-1]) if c in "_-")])
+    return name if scrub(tails) == tails else "other"
 
 
 def _bounded(counts: dict[str, int], label: str) -> str:
@@ -91,7 +107,9 @@ class Tally:
         label = _bounded(self.events, kind)
         self.events[label] = self.events.get(label, 0) + 1
         if kind == EventType.TOOL_CALLED:
-            tool = _bounded(self.tool_calls, str(data.get("tool") or ""))
+            tool = str(data.get("tool") or "")
+            if tool not in self.tool_calls:  # a label seen is a name already checked
+                tool = _bounded(self.tool_calls, tool_label(tool))
             self.tool_calls[tool] = self.tool_calls.get(tool, 0) + 1
         elif kind == EventType.TURN_COMPLETED:
             outcome = "error" if data.get("is_error") else "ok"
