@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
+    from agentdeck.core.approvals import Approval
     from agentdeck.core.templates import Template
     from agentdeck.runner.recording.replay import ReplayReport
     from agentdeck.runner.recording.replay_template import TemplateSource
@@ -96,17 +97,21 @@ async def _say_asks(runner: Runner) -> None:
     it (the tool's name only: its input is the model's, not for a terminal)."""
     said: set[str] = set()
     while True:
-        for approval in await runner.governor.approvals.list_approvals():
-            if approval.id in said or approval.agent_id not in runner.sessions:
-                continue  # said, or another agent's (a daemon's, in this home)
-            said.add(approval.id)
-            tool = "".join(c for c in approval.tool if c.isprintable())[:80]
-            typer.echo(
-                f"waiting for approval {approval.id} ({tool}): answer it with "
-                f"agentdeck approve {approval.id} or agentdeck deny {approval.id}",
-                err=True,
-            )
+        for agent_id in list(runner.sessions):  # not another's (a daemon's, in this home)
+            for approval in await runner.governor.approvals.list_approvals(agent_id=agent_id):
+                if approval.id not in said:
+                    said.add(approval.id)
+                    _say(approval)
         await asyncio.sleep(ASK_POLL_SECONDS)
+
+
+def _say(approval: Approval) -> None:
+    tool = "".join(c for c in approval.tool if c.isprintable())[:80]
+    typer.echo(
+        f"waiting for approval {approval.id} ({tool}): answer it with "
+        f"agentdeck approve {approval.id} or agentdeck deny {approval.id}",
+        err=True,
+    )
 
 
 def template_source(settings: Settings, name: str, profile: str | None) -> TemplateSource:
