@@ -69,6 +69,9 @@ class SecretRule(Rule):
                 self._hides(unit.path, unit.directory, place, workspace) for place in self.places
             )
         if tool == "Bash":
+            if not any(_own(workspace, place, workspace) for place in self.places):
+                # The workspace is not in the home (as a rule): only the names count.
+                return any(self._any_name.search(text) for text in unit.deny_texts)
             return any(self._named(text, workspace) for text in unit.deny_texts)
         return False
 
