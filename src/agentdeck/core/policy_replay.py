@@ -103,25 +103,27 @@ class CallLedger:
         self._orphans: OrderedDict[str, RecordedCall] = OrderedDict()  # approval id: request
         self.settled_early = 0  # calls settled by MAX_OPEN before their end was seen
 
-    def feed(self, event: StoredEvent) -> Iterator[RecordedCall]:
+    def feed(self, event: StoredEvent) -> list[RecordedCall]:
+        """The calls whose decision ``event`` settles (most events: none)."""
         data, agent = event.data, event.agent_id
         if event.type == EventType.TOOL_CALLED:
             use_id = str(data.get("tool_use_id") or f"event-{event.id}")
             call = RecordedCall(
                 event.id, agent, event.ts, str(data.get("tool") or ""), data.get("input"), use_id
             )
-            orphan = self._orphan_for(call)
-            if orphan is not None:
-                call.before = Decision.ASK
-                self._remember_ask(orphan, call)
+            if self._orphans:
+                orphan = self._orphan_for(call)
+                if orphan is not None:
+                    call.before = Decision.ASK
+                    self._remember_ask(orphan, call)
             self._open[(agent, use_id)] = call
             if len(self._open) > MAX_OPEN:
                 self.settled_early += 1
-                yield self._open.popitem(last=False)[1]
+                return [self._open.popitem(last=False)[1]]
         elif event.type == EventType.TOOL_RETURNED:
             done = self._open.pop((agent, str(data.get("tool_use_id"))), None)
             if done is not None:
-                yield done
+                return [done]
         elif event.type == EventType.PERMISSION_REQUESTED:
             request = str(data.get("request_id") or "")
             match = self._call_for(agent, str(data.get("tool") or ""), data.get("input"))
@@ -133,29 +135,33 @@ class CallLedger:
                     event.id, agent, event.ts, str(data.get("tool") or ""), data.get("input"),
                     None, Decision.ASK,
                 )  # fmt: skip
+                out = []
                 while len(self._orphans) > MAX_ORPHANS:
-                    yield self._orphans.popitem(last=False)[1]
+                    out.append(self._orphans.popitem(last=False)[1])
+                return out
         elif event.type == EventType.PERMISSION_RESOLVED:
-            yield from self._resolved(agent, data)
+            return self._resolved(agent, data)
+        return []
 
-    def _resolved(self, agent: str, data: Mapping[str, Any]) -> Iterator[RecordedCall]:
+    def _resolved(self, agent: str, data: Mapping[str, Any]) -> list[RecordedCall]:
         request = str(data.get("request_id") or "")
         answer = f"{data.get('decision')} by {data.get('by') or 'nobody'}"
         asked = self._asked.pop(request, None) or self._orphans.get(request)
         if asked is not None:
             asked.answered = answer
-            return
+            return []
         call = self._open.get((agent, request))
         if call is None:
-            return
+            return []
         try:
             decision = Decision(str(data.get("decision")))
         except ValueError:
-            return
+            return []
         call.before = decision
         if decision is Decision.DENY:  # it never runs: no result will close it
             del self._open[(agent, request)]
-            yield call
+            return [call]
+        return []
 
     def _remember_ask(self, request: str, call: RecordedCall) -> None:
         self._asked[request] = call
