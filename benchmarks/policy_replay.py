@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import sqlite3
 import statistics
@@ -160,12 +161,13 @@ async def main() -> None:
     candidate = load_profile(args.profile)
     proc = psutil.Process()
     before = proc.memory_info().rss
-    times = []
+    times, cpu = [], []
     async with Store.open(db) as store:
         for _ in range(args.runs):
-            began = time.perf_counter()
+            began, used = time.perf_counter(), time.process_time()
             report = await replay(store, settings, candidate, ReplayQuery())
             times.append(time.perf_counter() - began)
+            cpu.append(time.process_time() - used)  # this process's threads: the load aside
     peak = proc.memory_info().rss
     took = statistics.median(times)
     distinct = distinct_calls(db)
@@ -179,9 +181,12 @@ async def main() -> None:
         " the calls: each is judged by the engine once, repeats are remembered)"
     )
     print("  runs: " + ", ".join(f"{t:.2f} s" for t in times))
+    print("  CPU of this process: " + ", ".join(f"{t:.2f} s" for t in cpu)
+          + f" (median {statistics.median(cpu):.2f} s)")  # fmt: skip
     print(f"  replay (median): {took:.2f} s = {report.calls / took:,.0f} calls/s,"
           f" {report.events / took:,.0f} events/s  (goal: 100,000 calls ≤ 5 s)")  # fmt: skip
     print(f"  RSS {before / 2**20:.0f} MiB before, {peak / 2**20:.0f} MiB after")
+    print("  load average at the end: " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
 
 
 if __name__ == "__main__":
