@@ -204,11 +204,8 @@ class OtlpMetrics:
         return lambda _options: read(self.reading)
 
     def _told(self, listeners: list[Callable[[float], None]], histogram: Histogram) -> None:
-        def listener(value: float) -> None:
-            histogram.record(value)
-
-        listeners.append(listener)
-        self._listeners.append((listeners, listener))
+        listeners.append(histogram.record)
+        self._listeners.append((listeners, histogram.record))
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._every_interval(), name="otlp-metrics")
