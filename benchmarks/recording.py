@@ -10,7 +10,9 @@ recording proxy's added latency to the first streamed byte.
   the proxy, the cassette, the start state's checkpoint) alternate, the order rotating
   each round. Goal: median ratio recorded/plain at most 1.05 (the ratio of the medians,
   and the median of each round's ratio: a run's time swings by a second under load,
-  with Claude Code's boot and its first Bash, whichever variant it is).
+  with Claude Code's boot and its first Bash, whichever variant it is); and the CPU
+  agentdeck spent per run (this process and the git it ran, Claude Code aside): what
+  recording adds, which a loaded machine turns into time.
 - ``first byte``: a streamed answer of the scripted model (``agentdeck mock-model``, a
   process of its own) asked directly and through the proxy (in this process's loop, as
   in the daemon) by a client in a process of its own (as Claude Code is; a client
@@ -26,6 +28,7 @@ import asyncio
 import json
 import logging
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -66,6 +69,19 @@ def _settings(base: Path) -> Settings:
     )
 
 
+def _cpu() -> float:
+    """Seconds of CPU of this process and the children it has waited for (the
+    start state's git; not Claude Code, whose process tree the SDK reaps apart)."""
+    own, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+CPU: dict[str, list[float]] = {"plain": [], "recorded": []}
+
+
 async def one_run(record: bool) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         settings = _settings(Path(tmp))
@@ -73,6 +89,7 @@ async def one_run(record: bool) -> float:
         store = Store.open(settings.db_path)
         runner = build_runner(store, settings)
         try:
+            cpu = _cpu()
             began = time.perf_counter()
             session = await runner.start(
                 AgentSpec(prompt="say one and two", scenario="three-turns", record=record)
@@ -84,6 +101,7 @@ async def one_run(record: bool) -> float:
         finally:
             await runner.shutdown()
             await store.close()
+    CPU["recorded" if record else "plain"].append(_cpu() - cpu)
     return took
 
 
@@ -96,7 +114,11 @@ async def runs(rounds: int) -> None:
             times[variant].append(await one_run(variant == "recorded"))
     for variant, values in times.items():
         ms = [v * 1000 for v in values]
-        print(f"  run {variant:<9} median {median(ms):7.0f} ms, p95 {percentile(ms, 95):7.0f} ms")
+        cpu = median(CPU[variant][-rounds:]) * 1000
+        print(
+            f"  run {variant:<9} median {median(ms):7.0f} ms, p95 {percentile(ms, 95):7.0f} ms; "
+            f"agentdeck's CPU median {cpu:5.0f} ms"
+        )
     ratio = median(times["recorded"]) / median(times["plain"])
     paired = median([r / p for r, p in zip(times["recorded"], times["plain"], strict=True)])
     print(

@@ -322,7 +322,7 @@ async def test_the_first_request_waits_until_the_start_state_is_kept(recorder: R
 
 
 def test_a_body_scrubbed_from_the_last_ones_parts_is_as_if_scrubbed_alone() -> None:
-    """The writer scrubs only what changed since the last request (Claude Code resends
+    """The writer scrubs only the parts it has not seen lately (Claude Code resends
     its system prompt, tools and conversation): the result is scrub_value's."""
     from agentdeck.core.redact import scrub_value
     from agentdeck.runner.recording.scrubbing import RequestScrubber
@@ -335,9 +335,12 @@ def test_a_body_scrubbed_from_the_last_ones_parts_is_as_if_scrubbed_alone() -> N
         {**first, "system": "changed", "api_key": "s3cr3t-value", "stream": True},
         {**first, "stream": 1, "messages": [{"role": "user", "content": f"PGPASSWORD={SECRET}"}]},
         [1, "not a dict", f"token={SECRET}"],
+        {"note": "n" * 80, "items": [True, 1, "t" * 80]},
+        {"password": "n" * 80, "items": [1, True, "t" * 80]},  # same parts, other names
     ]
     scrubber = RequestScrubber()
     for body in bodies * 2:
         got = scrubber.scrubbed(json.loads(json.dumps(body)))
         assert json.dumps(got) == json.dumps(scrub_value(body))
-        assert "[REDACTED:" in json.dumps(got) and SECRET not in json.dumps(got)
+        assert SECRET not in json.dumps(got) and API_KEY not in json.dumps(got)
+        assert ("[REDACTED:" in json.dumps(got)) == ("note" not in json.dumps(got))

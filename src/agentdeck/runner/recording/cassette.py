@@ -39,7 +39,7 @@ from typing import IO, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from agentdeck.core.redact import scrub, scrub_value
-from agentdeck.runner.recording.scrubbing import RequestScrubber, scrubbed_chunks
+from agentdeck.runner.recording.scrubbing import SCRUBBER, RequestScrubber, scrubbed_chunks
 
 FORMAT = 1
 
@@ -118,7 +118,6 @@ class CassetteWriter:
         self.exchanges = self._count_exchanges()
         self._file: IO[str] | None = None
         self._open: dict[int, _Exchange] = {}
-        self._scrubber = RequestScrubber()
 
     def _count_exchanges(self) -> int:
         if not self.path.exists():
@@ -235,7 +234,7 @@ class CassetteWriter:
     def _write_held(self, held: _Exchange) -> None:
         record, line = held.record, None
         if held.body and not self.capped:
-            whole = {**record, "body": scrubbed_body(held.body, self._scrubber)}
+            whole = {**record, "body": scrubbed_body(held.body, SCRUBBER)}
             text = json.dumps(whole, ensure_ascii=False) + "\n"  # encoded once (~50 KB)
             if self.written + len(text.encode("utf-8")) <= self.cap_bytes:
                 record, line = whole, text

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -64,43 +65,51 @@ def scrubbed_chunks(chunks: list[bytes]) -> list[bytes] | None:
 
 
 class RequestScrubber:
-    """A request body's JSON scrubbed through its structure (``scrub_value``), the
-    parts the last body had too taken from it: Claude Code sends its system prompt,
-    its tools and the conversation so far again with every request (~50 KB, 3-7 ms to
-    scrub on the proxy's loop), and scrubbing is a pure function of the text. A part
-    is the same when it serializes the same (``1`` is not ``true`` there)."""
+    """A request body's JSON scrubbed through its structure (``scrub_value``), parts
+    seen lately taken from a cache: Claude Code sends its system prompt, its tools
+    and the conversation so far again with every request, and every agent sends the
+    same tools (~50 KB, 2-7 ms to scrub on the proxy's loop). Scrubbing is a pure
+    function of a part's text, and a part is the same when it serializes the same
+    (``1`` is not ``true`` there); a part under a secret's name is keyed with it.
+    The cache is bounded (``max_chars`` of parts' JSON), least recently used out."""
 
-    def __init__(self) -> None:
-        self._last: dict[tuple[str, int | None], tuple[str, object]] = {}
+    def __init__(self, max_chars: int = 8 * 1024 * 1024) -> None:
+        self.max_chars = max_chars
+        self._cache: OrderedDict[tuple[str | None, str], object] = OrderedDict()
+        self._chars = 0
 
     def scrubbed(self, value: object) -> object:
         if not isinstance(value, dict):
             return scrub_value(value)
-        seen: dict[tuple[str, int | None], tuple[str, object]] = {}
         out: dict[str, object] = {}
         for key, item in value.items():  # JSON's keys are strings
             if isinstance(item, list) and not is_secret_name(key):
-                out[key] = [self._part(seen, key, i, el) for i, el in enumerate(item)]
+                out[key] = [self._part(None, el) for el in item]
             else:
-                out[key] = self._part(seen, key, None, item)
-        self._last = seen
+                out[key] = self._part(key, item)
         return out
 
-    def _part(
-        self,
-        seen: dict[tuple[str, int | None], tuple[str, object]],
-        key: str,
-        index: int | None,
-        item: object,
-    ) -> object:
+    def _part(self, key: str | None, item: object) -> object:
+        """``item`` scrubbed as a list's element (``key`` None) or as ``key``'s value."""
+        if not isinstance(item, dict | list | str) or (isinstance(item, str) and len(item) < 64):
+            return scrub_value(item) if key is None else scrub_value({key: item})[key]
         shown = json.dumps(item, ensure_ascii=False)
-        last = self._last.get((key, index))
-        if last is not None and last[0] == shown:
-            clean = last[1]
-        else:
-            clean = scrub_value(item) if index is not None else scrub_value({key: item})[key]
-        seen[(key, index)] = (shown, clean)
+        cached = self._cache.get((key, shown), _MISSING)
+        if cached is not _MISSING:
+            self._cache.move_to_end((key, shown))
+            return cached
+        clean = scrub_value(item) if key is None else scrub_value({key: item})[key]
+        if len(shown) <= self.max_chars // 4:
+            self._cache[(key, shown)] = clean
+            self._chars += len(shown)
+            while self._chars > self.max_chars:
+                (_, old), _ = self._cache.popitem(last=False)
+                self._chars -= len(old)
         return clean
+
+
+_MISSING = object()
+SCRUBBER = RequestScrubber()  # the process's: its agents send the same tools
 
 
 # -- the deltas: what the model said, per content block ------------------------------
