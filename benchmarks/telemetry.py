@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import os
+import subprocess
+import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import urllib.request
 from pathlib import Path
 
 from _common import header, median, percentile
@@ -46,53 +48,64 @@ from agentdeck.settings import Settings
 from agentdeck.telemetry.service import Telemetry
 from agentdeck.telemetry.service import start as start_telemetry
 
+# The collector runs in a process of its own, as a real one does: its request
+# threads would take the GIL from the daemon's loop in this one.
+COLLECTOR = """
+import json
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+counts, bodies = {"requests": 0, "bytes": 0, "spans": 0}, []
+
+class Handler(BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        counts["requests"] += 1
+        counts["bytes"] += len(body)
+        bodies.append(body)
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_GET(self):  # the counts; the spans decoded now (between rounds)
+        while bodies:
+            request = ExportTraceServiceRequest.FromString(bodies.pop())
+            counts["spans"] += sum(
+                len(s.spans) for g in request.resource_spans for s in g.scope_spans
+            )
+        out = json.dumps(counts).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+    def log_message(self, *args):
+        return
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
+
 
 class Collector:
     """A local OTLP/HTTP endpoint: reads each export and answers 200."""
 
     def __init__(self) -> None:
-        self.requests = 0
-        self.bytes = 0
-        self.bodies: list[bytes] = []  # decoded after the rounds (not on their time)
-        collector = self
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", COLLECTOR], stdout=subprocess.PIPE, text=True
+        )
+        assert self.process.stdout is not None
+        self.url = f"http://127.0.0.1:{int(self.process.stdout.readline())}"
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                collector.requests += 1
-                collector.bytes += len(body)
-                collector.bodies.append(body)
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+    def counts(self) -> dict[str, int]:
+        with urllib.request.urlopen(self.url + "/counts", timeout=60) as answer:
+            found: dict[str, int] = json.loads(answer.read())
+            return found
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-def count_spans(bodies: list[bytes]) -> int:
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-        ExportTraceServiceRequest,
-    )
-
-    return sum(
-        len(scope.spans)
-        for body in bodies
-        for group in ExportTraceServiceRequest.FromString(body).resource_spans
-        for scope in group.scope_spans
-    )
+        self.process.terminate()
+        self.process.wait(timeout=10)
 
 
 def agent_events(agent: str, parent: str | None, count: int) -> list[Event]:
@@ -218,11 +231,12 @@ async def main(events: int, tasks: int, batch: int, rounds: int, rate: float, ra
             await one_round(root, False, events // 10, tasks, batch, collector.url)  # warm-up
             for _ in range(rounds):
                 off.append(await one_round(root, False, events, tasks, batch, collector.url, rate))
-                before = len(collector.bodies)
+                before = collector.counts()["spans"]
                 on.append(
                     await one_round(root, True, events, tasks, batch, collector.url, rate, ratio)
                 )
-                spans.append(count_spans(collector.bodies[before:]))
+                spans.append(collector.counts()["spans"] - before)
+        counts = collector.counts()
     finally:
         collector.close()
     for what, i in (("ingest (appends committed)", 0), ("follower caught up", 1)):
@@ -231,6 +245,9 @@ async def main(events: int, tasks: int, batch: int, rounds: int, rate: float, ra
         print(f"    off: median {m_off * 1000:.0f} ms ({events / m_off:,.0f} events/s)")
         print(f"    on:  median {m_on * 1000:.0f} ms ({events / m_on:,.0f} events/s)")
         print(f"    on/off: {m_on / m_off:.3f}x" + (" (goal <= 1.05x)" if i == 0 else ""))
+        paired = sorted(b[i] / a[i] for a, b in zip(off, on, strict=True))
+        print(f"    each round's on/off (the off just before it): median {median(paired):.3f}x, "
+              f"from {paired[0]:.2f} to {paired[-1]:.2f}")  # fmt: skip
     lat_off = [x for r in off for x in r[3]]
     lat_on = [x for r in on for x in r[3]]
     print(f"  one append of {batch} events (Store.append until committed):")
@@ -245,7 +262,7 @@ async def main(events: int, tasks: int, batch: int, rounds: int, rate: float, ra
     print(
         f"  span exporter's process (on): {median([r[4] for r in on]) / events * 1e6:.0f} us/event"
     )
-    print(f"  exported: {collector.requests} OTLP requests, {collector.bytes / 1e6:.1f} MB")
+    print(f"  exported: {counts['requests']} OTLP requests, {counts['bytes'] / 1e6:.1f} MB")
     print(f"  spans at the receiver, by round on: {spans}")
 
 
