@@ -99,7 +99,9 @@ class _Exchange:
     number: int
     record: dict[str, Any]
     body: bytes
+    headers: list[tuple[str, str]]  # as they came: never written as such
     response: dict[str, Any] | None = None
+    response_headers: list[tuple[str, str]] = field(default_factory=list)
     chunks: list[tuple[float, bytes]] = field(default_factory=list)
     size: int = 0
     dropped: bool = False  # its body went past the cap
@@ -192,20 +194,16 @@ class CassetteWriter:
             "ts": time.time(),
             "method": method,
             "path": path,
-            "headers": kept_headers(headers),
         }
-        self._open[n] = _Exchange(n, record, body, size=len(body))
+        # Its headers sorted (kept or not) when it is written: off the way to the model.
+        self._open[n] = _Exchange(n, record, body, list(headers), size=len(body))
         return n
 
     def response(self, n: int, status: int, headers: Iterable[tuple[str, str]]) -> None:
         held = self._open.get(n)
         if held is not None:
-            held.response = {
-                "kind": "response",
-                "n": n,
-                "status": status,
-                "headers": kept_headers(headers),
-            }
+            held.response = {"kind": "response", "n": n, "status": status}
+            held.response_headers = list(headers)
 
     def chunk(self, n: int, t: float, data: bytes) -> None:
         """A piece of response ``n``'s body, held until the exchange ends; past the
@@ -232,7 +230,8 @@ class CassetteWriter:
         self.flush()
 
     def _write_held(self, held: _Exchange) -> None:
-        record, line = held.record, None
+        record: dict[str, Any] = {**held.record, "headers": kept_headers(held.headers)}
+        line = None
         if held.body and not self.capped:
             whole = {**record, "body": scrubbed_body(held.body, SCRUBBER)}
             text = json.dumps(whole, ensure_ascii=False) + "\n"  # encoded once (~50 KB)
@@ -242,7 +241,7 @@ class CassetteWriter:
                 self._cap()
         self._write(record, line=line)
         if held.response is not None:
-            self._write(held.response)
+            self._write({**held.response, "headers": kept_headers(held.response_headers)})
         if held.dropped:
             self._cap()
         for chunk in _scrubbed_chunks(held.number, held.chunks) if held.chunks else ():
