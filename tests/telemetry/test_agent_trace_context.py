@@ -2,7 +2,8 @@
 and CLI (the scripted model), with telemetry on and a warm pool: a warm process is
 spawned as the root agent it may serve, so a root agent still takes it; a child,
 whose place is in its root's trace, is started cold with that place (a warm
-process cannot be given it: its environment was fixed at its spawn)."""
+process cannot be given it: its environment was fixed at its spawn). The Claude
+Code an embedded ``agentdeck run`` spawns before its store opens is a root's too."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from agentdeck.runner.warm import Warm
 from agentdeck.store.store import Store
 from agentdeck.telemetry.ids import span_id_of, trace_id_of
 from tests.conftest import make_settings
+from tests.support.deckcli import deck, deck_env
 from tests.support.receiver import Receiver
 from tests.support.waiting import eventually
 
@@ -77,3 +79,17 @@ async def test_a_root_takes_the_warm_process_and_a_child_starts_cold_in_its_root
     env = child.spawn_options().env
     assert env["TRACEPARENT"] == traceparent(root.agent.id, child.agent.id)
     assert f"agentdeck.agent.id={child.agent.id}" in env["OTEL_RESOURCE_ATTRIBUTES"]
+
+
+def test_an_embedded_run_still_adopts_its_early_claude_code(tmp_path: Path) -> None:
+    receiver = Receiver()
+    endpoint = f"http://127.0.0.1:{receiver.server.server_address[1]}"
+    try:
+        env = deck_env(tmp_path, AGENTDECK_OTEL_ENDPOINT=endpoint)
+        done = deck(env, "run", "--scenario", "three-turns", "Say hi", "--json")
+    finally:
+        receiver.close()
+    assert done.code == 0, done.err
+    agent = done.json()["agent"]
+    assert agent["state"] == "done"
+    assert agent["extra"].get("warm") is True  # spawned with the trace context it is given
