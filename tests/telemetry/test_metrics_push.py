@@ -116,7 +116,7 @@ async def test_the_push_sends_the_figures_metrics_reads(followed: tuple[Deck, Te
     deck, telemetry = followed
     receiver = Receiver()
     url = f"http://127.0.0.1:{receiver.server.server_address[1]}/v1/metrics"
-    push = OtlpMetrics.to(PushConfig(url, 3600.0), deck, telemetry.tally)
+    push = OtlpMetrics.to(url, 3600.0, deck, telemetry.tally)
     push.start()
     try:
         now = time.time()
@@ -178,7 +178,7 @@ async def test_every_interval_a_push_with_what_changed_since(
     deck, telemetry = followed
     receiver = Receiver()
     url = f"http://127.0.0.1:{receiver.server.server_address[1]}/v1/metrics"
-    push = OtlpMetrics.to(PushConfig(url, 0.1), deck, telemetry.tally)
+    push = OtlpMetrics.to(url, 0.1, deck, telemetry.tally)
     push.start()
     try:
         await _until(lambda: len(receiver.bodies()) >= 1)

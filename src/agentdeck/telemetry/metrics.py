@@ -34,7 +34,6 @@ from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from agentdeck import __version__
 from agentdeck.core.agent import AgentState
 from agentdeck.telemetry.counts import WAIT_BUCKETS, Gauges, GaugeSource, Tally, read_gauges
-from agentdeck.telemetry.push import PushConfig
 
 logger = logging.getLogger(__name__)
 
@@ -110,8 +109,9 @@ class OtlpMetrics:
         self._instruments(self.provider.get_meter("agentdeck", __version__))
 
     @classmethod
-    def to(cls, config: PushConfig, deck: GaugeSource, tally: Tally) -> OtlpMetrics:
-        return cls(OTLPMetricExporter(endpoint=config.url), config.interval, deck, tally)
+    def to(cls, url: str, interval: float, deck: GaugeSource, tally: Tally) -> OtlpMetrics:
+        """The push to ``url`` every ``interval`` seconds (``push.PushConfig``'s)."""
+        return cls(OTLPMetricExporter(endpoint=url), interval, deck, tally)
 
     def _instruments(self, meter: Meter) -> None:
         def observed(

@@ -96,7 +96,7 @@ async def start(deck: GaugeSource, tally: Tally, settings: Settings) -> MetricPu
         return None
     from agentdeck.telemetry.metrics import OtlpMetrics  # the SDK: only when on
 
-    push = OtlpMetrics.to(config, deck, tally)
+    push = OtlpMetrics.to(config.url, config.interval, deck, tally)
     push.start()
     where = urlsplit(config.url)  # the host alone: a URL may hold a password
     logger.info(
