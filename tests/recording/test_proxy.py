@@ -344,3 +344,4 @@ def test_a_body_scrubbed_from_the_last_ones_parts_is_as_if_scrubbed_alone() -> N
         assert json.dumps(got) == json.dumps(scrub_value(body))
         assert SECRET not in json.dumps(got) and API_KEY not in json.dumps(got)
         assert ("[REDACTED:" in json.dumps(got)) == ("note" not in json.dumps(got))
+    assert SECRET not in repr(scrubber._cache) and API_KEY not in repr(scrubber._cache)

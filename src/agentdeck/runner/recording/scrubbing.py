@@ -23,6 +23,7 @@ nothing to scrub keeps its chunks byte for byte.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import OrderedDict
@@ -71,11 +72,14 @@ class RequestScrubber:
     same tools (~50 KB, 2-7 ms to scrub on the proxy's loop). Scrubbing is a pure
     function of a part's text, and a part is the same when it serializes the same
     (``1`` is not ``true`` there); a part under a secret's name is keyed with it.
-    The cache is bounded (``max_chars`` of parts' JSON), least recently used out."""
+    The cache keeps a part's hash, never its text, and is bounded (``max_chars`` of
+    parts' JSON), least recently used out."""
 
     def __init__(self, max_chars: int = 8 * 1024 * 1024) -> None:
         self.max_chars = max_chars
-        self._cache: OrderedDict[tuple[str | None, str], object] = OrderedDict()
+        # By the part's name (None: a list's element) and its JSON's hash and size:
+        # no text that was not scrubbed is kept.
+        self._cache: OrderedDict[tuple[str | None, bytes, int], object] = OrderedDict()
         self._chars = 0
 
     def scrubbed(self, value: object) -> object:
@@ -93,18 +97,19 @@ class RequestScrubber:
         """``item`` scrubbed as a list's element (``key`` None) or as ``key``'s value."""
         if not isinstance(item, dict | list | str) or (isinstance(item, str) and len(item) < 64):
             return scrub_value(item) if key is None else scrub_value({key: item})[key]
-        shown = json.dumps(item, ensure_ascii=False)
-        cached = self._cache.get((key, shown), _MISSING)
+        shown = json.dumps(item, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        found = (key, hashlib.blake2b(shown).digest(), len(shown))
+        cached = self._cache.get(found, _MISSING)
         if cached is not _MISSING:
-            self._cache.move_to_end((key, shown))
+            self._cache.move_to_end(found)
             return cached
         clean = scrub_value(item) if key is None else scrub_value({key: item})[key]
         if len(shown) <= self.max_chars // 4:
-            self._cache[(key, shown)] = clean
+            self._cache[found] = clean
             self._chars += len(shown)
             while self._chars > self.max_chars:
-                (_, old), _ = self._cache.popitem(last=False)
-                self._chars -= len(old)
+                (_, _, size), _ = self._cache.popitem(last=False)
+                self._chars -= size
         return clean
 
 
