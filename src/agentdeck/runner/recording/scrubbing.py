@@ -228,10 +228,12 @@ def _narrowed(at: int, old: str, new: str) -> Edit:
 def _in_bytes(text: str, edits: list[Edit]) -> list[tuple[int, int, int]]:
     """Edits as (start, end, length of the replacement) in UTF-8 bytes."""
     out = []
+    at = size = 0  # one sweep: the bytes up to ``at`` are ``size``
     for start, end, new in edits:
-        a = len(text[:start].encode("utf-8"))
-        b = a + len(text[start:end].encode("utf-8"))
-        out.append((a, b, len(new.encode("utf-8"))))
+        a = size + len(text[at:start].encode("utf-8", "surrogatepass"))
+        b = a + len(text[start:end].encode("utf-8", "surrogatepass"))
+        out.append((a, b, len(new.encode("utf-8", "surrogatepass"))))
+        at, size = end, b
     return out
 
 
@@ -240,16 +242,16 @@ def _moved(ends: list[int], edits: Iterable[tuple[int, int, int] | Edit]) -> lis
     edited span goes after its replacement (the marker stays where the secret began)."""
     spans = [(a, b, n if isinstance(n, int) else len(n)) for a, b, n in edits]
     out = []
+    shift = i = 0  # one sweep: the ends ascend, as the edits do
     for end in ends:
-        shift = 0
-        for a, b, n in spans:
-            if end >= b:
-                shift += n - (b - a)
-            elif end > a:
-                shift += n - (end - a)
-            else:
-                break
-        out.append(end + shift)
+        while i < len(spans) and spans[i][1] <= end:  # an edit wholly before the end
+            a, b, n = spans[i]
+            shift += n - (b - a)
+            i += 1
+        if i < len(spans) and spans[i][0] < end:  # the end inside an edit: after it
+            out.append(spans[i][0] + shift + spans[i][2])
+        else:
+            out.append(end + shift)
     return out
 
 
