@@ -13,11 +13,13 @@ from agentdeck.core import events as ev
 from agentdeck.core.event_scrub import (
     CUT_MARGIN,
     LARGE_TEXT,
+    NOT_A_TOOL_NAME,
     STRUCTURAL,
     cut_utf8,
     scrub_event,
     scrubbed_head,
     text_weight,
+    tool_name,
 )
 
 KEY = "sk-ant-api03-" + "Q7x" * 30
@@ -140,3 +142,29 @@ def test_the_margin_covers_a_secret_longer_than_itself() -> None:
 
 def test_cut_utf8_never_splits_a_character() -> None:
     assert cut_utf8("é" * 10, 5) == "é" * 2
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        KEY,  # a token as a tool's name
+        f"see {KEY}",
+        "mcp__x__ghp_" + "a1B2" * 9,  # a token after a separator: no scrub of the whole sees it
+        "Bash\nDB_PASSWORD=hunter2hunter2",
+        "x" * 65,
+        "Bash\u202e",
+        "",
+    ],
+)
+def test_a_tool_name_that_is_no_plain_name_or_hides_a_secret_is_not_kept(name: str) -> None:
+    """``tool`` is structural (not scrubbed as text) but the model writes it."""
+    event = ev.ToolCalled(agent_id="a1", ts=1.0, tool_use_id="t1", tool=name, input={})
+    assert scrub_event(event).tool == NOT_A_TOOL_NAME
+    assert tool_name(name) == NOT_A_TOOL_NAME
+
+
+def test_real_tool_names_are_kept_as_they_are() -> None:
+    for name in ("Bash", "Read", "mcp__deck__spawn_agent", "mcp__claude-in-chrome__tabs_context"):
+        event = ev.ToolCalled(agent_id="a1", ts=1.0, tool_use_id="t1", tool=name, input={})
+        assert scrub_event(event) is event
+        assert tool_name(name) is name

@@ -7,7 +7,8 @@ enters agentdeck:
 
 * the prompt as typed, and a ``send`` message to the running agent;
 * Bash output (``cat``, and one past what Claude Code shows inline, kept as a
-  payload file), the Read tool, the model's own text;
+  payload file), the Read tool, the model's own text, a token as a tool's name
+  (the agent's current tool, the event's ``tool``);
 * a call that changes files (a heredoc of the corpus): its checkpoint's message;
 * an approval: the tool input of an asked call (``curl -u admin:<password> …``)
   and the approver's message (a denial's reason, an approval's message);
@@ -63,6 +64,7 @@ DEADLINE = 180.0  # a loaded 2-core machine runs several Claude Codes at once
 CURL_CALL = CURL.removeprefix("echo ")  # asked under the default profile: denied here
 # Left out of the walk of the home: the agents' own files (see the module's doc).
 AGENTS_OWN = ("workspaces", "worktrees")
+GITHUB_TOKEN = "ghp_G5HlLB43jU38rDiU2I2MJeWeZsKYzX7sMjqd"  # in the corpus: leaked() finds it
 
 
 def _write(root: Path, name: str, scenario: dict[str, Any]) -> str:
@@ -78,6 +80,9 @@ def _everything(root: Path) -> str:
     bash = {"name": "Bash", "input": {"command": "cat secrets.txt", "description": "Show it"}}
     read = {"name": "Read", "input": {"file_path": "secrets.txt"}}
     curl = {"name": "Bash", "input": {"command": CURL_CALL}}
+    # A tool's name is the model's text (a field the log does not scrub as text): a
+    # token as a name (no such tool).
+    named = {"name": GITHUB_TOKEN, "input": {}}
     # A call that changes files: a checkpoint before it, its message naming it.
     heredoc = {"name": "Bash", "input": {"command": f"cat > notes.txt <<'EOF'\n{SECRETS_TXT}EOF"}}
     # Past what Claude Code shows inline: kept as a payload file.
@@ -91,6 +96,7 @@ def _everything(root: Path) -> str:
             "turns": [
                 {"reply": [{"text": "Let me look."}, {"tool_use": bash}]},
                 {"reply": [{"tool_use": read}]},
+                {"reply": [{"tool_use": named}]},
                 {"reply": [{"tool_use": loud}]},
                 {"reply": [{"tool_use": curl}]},
                 {"reply": [{"tool_use": heredoc}]},

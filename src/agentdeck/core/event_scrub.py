@@ -3,14 +3,17 @@
 Every field of an event is text from outside (a prompt, a tool's input or output,
 the model's words, an error, a hook's payload) except the ones in ``STRUCTURAL``:
 ids, times, names of tools and states, which agentdeck itself sets and which other
-events refer to. ``scrub_event`` runs ``core.redact.scrub_value`` (secrets
-redacted, ``<private>`` parts dropped) over the rest, so a new event type is
-scrubbed whole unless a field is declared structural here.
+events refer to. A tool's name is the model's word too (a ``tool_use`` block may name
+any tool): it is kept only as a plain tool name with no secret in it
+(``tool_name``), else replaced by ``NOT_A_TOOL_NAME``. ``scrub_event`` runs
+``core.redact.scrub_value`` (secrets redacted, ``<private>`` parts dropped) over the
+rest, so a new event type is scrubbed whole unless a field is declared structural here.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -25,6 +28,28 @@ STRUCTURAL = frozenset((
     "old", "new", "subtype", "hook", "what", "source", "is_error", "size", "truncated",
     "terminal_reason", "expires_at",
 ))  # fmt: skip
+
+NOT_A_TOOL_NAME = "[not a tool name]"
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # the Messages API's tool names
+_PLAIN_TOOLS: set[str] = set()  # names seen plain (bounded: a model may invent many)
+_PLAIN_KEPT = 4096
+
+
+def tool_name(name: str) -> str:
+    """``name`` if it is a plain tool name (the Messages API's characters, at most 64)
+    with no secret in it, else ``NOT_A_TOOL_NAME``. Each tail after a separator is
+    scrubbed too: ``mcp__x__ghp_…`` hides a token from a scrub of the whole."""
+    if name in _PLAIN_TOOLS:
+        return name
+    if not _TOOL_NAME.fullmatch(name):
+        return NOT_A_TOOL_NAME
+    tails = "\n".join([name, *(name[i + 1 :] for i, c in enumerate(name[:-1]) if c in "_-")])
+    if scrub(tails) != tails:
+        return NOT_A_TOOL_NAME
+    if len(_PLAIN_TOOLS) < _PLAIN_KEPT:
+        _PLAIN_TOOLS.add(name)
+    return name
+
 
 # Past this much text an event is scrubbed off the event loop (see Store.record).
 LARGE_TEXT = 64 * 1024
@@ -64,6 +89,9 @@ def _text_fields(cls: type[Event]) -> tuple[str, ...]:
 def scrub_event(event: E) -> E:
     """``event`` with its outside text scrubbed (the same object if nothing changed)."""
     changes: dict[str, Any] = {}
+    tool = getattr(event, "tool", None)
+    if isinstance(tool, str) and tool_name(tool) is not tool:
+        changes["tool"] = NOT_A_TOOL_NAME
     for name in _text_fields(type(event)):
         value = getattr(event, name)
         if isinstance(value, str):

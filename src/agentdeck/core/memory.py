@@ -246,10 +246,12 @@ def make_observation(
     """
     raw = tool_input if isinstance(tool_input, Mapping) else {"input": tool_input}
     # Imported here: the CLI loads these types at every start; the patterns compile once used.
+    from agentdeck.core.event_scrub import tool_name
     from agentdeck.core.private import strip_private
     from agentdeck.core.redact import redact, scrub_value
 
     clean_input = scrub_value(raw)
+    tool = tool_name(tool)  # the model's word: a plain name with no secret, or a mark
     return Observation(
         id=memory_id or new_memory_id(MemoryKind.OBSERVATION),
         project=project,

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentdeck.core.agent import Agent, prompt_scrubbed
+from agentdeck.core.event_scrub import tool_name
 from agentdeck.core.event_types import StoredEvent
 from agentdeck.core.usage import owner_of, project_of, template_of
 from agentdeck.errors import SecretNotKept
@@ -32,7 +33,7 @@ def agent_to_row(agent: Agent) -> dict[str, Any]:
         "input_tokens": agent.input_tokens,
         "output_tokens": agent.output_tokens,
         "turns": agent.turns,
-        "current_tool": agent.current_tool,
+        "current_tool": tool_name(agent.current_tool) if agent.current_tool else None,
         "last_error": _scrubbed(agent.last_error),
         "pid": agent.pid,
         "owner_pid": agent.owner_pid,

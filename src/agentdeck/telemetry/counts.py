@@ -17,7 +17,6 @@ the model wrote reaches a collector.
 from __future__ import annotations
 
 import bisect
-import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -26,16 +25,15 @@ from typing import Protocol
 
 from agentdeck.core.approvals import Approval, ApprovalState
 from agentdeck.core.asks import Ask, AskState
+from agentdeck.core.event_scrub import tool_name
 from agentdeck.core.event_types import EventType, StoredEvent
 from agentdeck.core.merge_queue import PENDING as MERGES_PENDING
 from agentdeck.core.merge_queue import MergeEntry, MergeState
-from agentdeck.core.redact import scrub
 
 MAX_LABELS = 200
 MOST_PENDING = 1000  # pending requests read at once (the most one read returns)
 MAX_PENDING = 10_000  # requests and asks whose start is remembered until answered
 WAIT_BUCKETS = (1.0, 5.0, 15.0, 60.0, 300.0, 900.0, 3600.0)
-_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # the Messages API's tool names
 
 
 @dataclass
@@ -65,12 +63,8 @@ class Histogram:
 
 def tool_label(name: str) -> str:
     """``name`` as a metric label if it is a plain tool name with no secret in it
-    (each of its tails after a separator scrubbed: ``mcp__x__ghp_…`` hides a token
-    from a scrub of the whole), else ``other``."""
-    if not _TOOL_NAME.fullmatch(name):
-        return "other"
-    tails = "\n".join([name, *(name[i + 1 :] for i, c in enumerate(name[:-1]) if c in "_-")])
-    return name if scrub(tails) == tails else "other"
+    (``core.event_scrub.tool_name``), else ``other``."""
+    return name if tool_name(name) == name else "other"
 
 
 def _bounded(counts: dict[str, int], label: str) -> str:
