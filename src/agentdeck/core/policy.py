@@ -111,12 +111,12 @@ def decide(
 
     tiers, screens = _tiers(profile, tool, tuple(grants))
     subject = analyze(tool, tool_input, workspace=workspace, home=home)
-    where = {"workspace": workspace, "home": home}
+    ws = workspace
     units = subject.units or (Unit(label=tool),)
     for kind, verb in ((Decision.DENY, "denied"), (Decision.ASK, "needs approval")):
         for unit in units:
-            for e in screens[kind].walk(unit, unit.deny_texts, **where):
-                if e.rule.matches(tool, unit, allow=False, **where):
+            for e in screens[kind].walk(unit, unit.deny_texts, workspace=ws, home=home):
+                if e.rule.matches(tool, unit, allow=False, workspace=ws, home=home):
                     what = _what(subject, unit)
                     return Verdict(
                         kind, f"{what} {verb}: `{e.rule.text}` {e.where}", e.rule.text, e.source
@@ -126,8 +126,11 @@ def decide(
         return _unsure(profile, subject, subject.problem, tiers, src)
     allowed: list[tuple[Unit, _Entry]] = []
     for unit in units:
-        walk = screens[Decision.ALLOW].walk(unit, unit.allow_texts, **where)
-        hit = next((e for e in walk if e.rule.matches(tool, unit, allow=True, **where)), None)
+        walk = screens[Decision.ALLOW].walk(unit, unit.allow_texts, workspace=ws, home=home)
+        hit = next(
+            (e for e in walk if e.rule.matches(tool, unit, allow=True, workspace=ws, home=home)),
+            None,
+        )
         if hit is None:
             what = _what(subject, unit)
             why = f"no rule allows {what}; profile {name} defaults to {profile.default}"
