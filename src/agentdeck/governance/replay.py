@@ -63,6 +63,7 @@ NO_INPUT = "its input was not recorded as a JSON object"
 NO_TOOL = "the event names no tool"
 UNJUDGED = "the policy engine refused the call's input"
 LEFT_TO_CLAUDE = "left to Claude Code's own rules (a session started by hand)"
+_UNSEEN: Any = object()  # not in a cache (None is a value there)
 
 
 @dataclass(frozen=True)
@@ -177,7 +178,11 @@ class Replayer:
         return _keep(self._agents, agent_id, found)
 
     async def judge(self, call: RecordedCall) -> None:
-        agent = await self.agent(call.agent_id)
+        agent = self._agents.get(call.agent_id, _UNSEEN)
+        if agent is _UNSEEN:
+            agent = await self.agent(call.agent_id)
+        else:
+            self._agents.move_to_end(call.agent_id)
         why = _unjudgeable(call, agent)
         if why is not None or agent is None:
             self.tally.undecided(why or NO_ROW)
@@ -200,9 +205,11 @@ class Replayer:
         files read again)."""
         held = _held_as(tool_input)
         key = (agent.id, tool, held) if held is not None else None
-        if key is not None and key in self._memo:
-            self._memo.move_to_end(key)
-            return self._memo[key]
+        if key is not None:
+            found: Verdict | None = self._memo.get(key, _UNSEEN)
+            if found is not _UNSEEN:
+                self._memo.move_to_end(key)
+                return found
         try:
             verdict: Verdict | None = await self.verdict(agent, tool, tool_input)
         except (PolicyError, ValueError, TypeError, RecursionError):
