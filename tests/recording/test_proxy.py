@@ -345,3 +345,24 @@ def test_a_body_scrubbed_from_the_last_ones_parts_is_as_if_scrubbed_alone() -> N
         assert SECRET not in json.dumps(got) and API_KEY not in json.dumps(got)
         assert ("[REDACTED:" in json.dumps(got)) == ("note" not in json.dumps(got))
     assert SECRET not in repr(scrubber._cache) and API_KEY not in repr(scrubber._cache)
+
+
+async def test_an_agent_gone_mid_stream_leaves_what_it_was_sent(recorder: Recorder) -> None:
+    """The chunks forwarded before the agent hung up are in the cassette, scrubbed as
+    one stream, with the exchange ended as client_gone."""
+    chunks = (b"data: one\n\n", b"data: two\n\n") + (b"data: more\n\n",) * 8
+    async with serving(Upstream(chunks=chunks, gap=0.1)) as up:
+        route = await recorder.open("a1", up.url, "all")
+        url = f"{route}/v1/messages"
+        async with httpx.AsyncClient() as client, client.stream("POST", url, json=BODY) as r:
+            got = b""
+            async for piece in r.aiter_raw():
+                got += piece
+                if b"two" in got:
+                    break
+        await _wait_for_end(recorder, "a1")
+    recorder.finish("a1", "error")
+    _, records = _cassette(recorder, "a1")
+    (end,) = [r for r in records if r["kind"] == "end"]
+    assert end["outcome"] == "client_gone"
+    assert response_bytes(records, 1).startswith(b"data: one\n\ndata: two\n\n")
