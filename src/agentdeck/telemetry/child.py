@@ -26,6 +26,7 @@ from typing import Any
 from agentdeck.errors import ConfigError
 from agentdeck.settings import Settings
 from agentdeck.telemetry.records import CLOSE, FLUSH, Record
+from agentdeck.telemetry.resource import resource_attributes
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +86,12 @@ class ExportChild:
             stdout=asyncio.subprocess.PIPE,
         )
         child = cls(process, limit)
-        child._write({"endpoint": endpoint, "ratio": settings.otel_sample_ratio}, 0)
+        config = {
+            "endpoint": endpoint,
+            "ratio": settings.otel_sample_ratio,
+            "resource": resource_attributes(),  # the daemon's instance, not the worker's
+        }
+        child._write(config, 0)
         return child
 
     def put(self, record: Record) -> None:

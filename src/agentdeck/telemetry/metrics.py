@@ -29,11 +29,12 @@ from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExp
 from opentelemetry.metrics import CallbackOptions, Histogram, Meter, Observation
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import MetricExporter, PeriodicExportingMetricReader
-from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+from opentelemetry.sdk.resources import Resource
 
 from agentdeck import __version__
 from agentdeck.core.agent import AgentState
 from agentdeck.telemetry.counts import WAIT_BUCKETS, Gauges, GaugeSource, Tally, read_gauges
+from agentdeck.telemetry.resource import resource_attributes
 
 logger = logging.getLogger(__name__)
 
@@ -99,8 +100,8 @@ class OtlpMetrics:
         self.reader = PeriodicExportingMetricReader(exporter, export_interval_millis=math.inf)
         self.provider = MeterProvider(
             metric_readers=[self.reader],
-            # Resource.create adds OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME.
-            resource=Resource.create({SERVICE_NAME: "agentdeck"}),
+            # Resource.create adds OTEL_RESOURCE_ATTRIBUTES; the spans' own attributes.
+            resource=Resource.create(resource_attributes()),
             shutdown_on_exit=False,  # stop() sends the last figures
         )
         self.reading = Reading(None)

@@ -14,7 +14,7 @@ spec says); headers, timeouts and the resource (``OTEL_SERVICE_NAME``,
 from __future__ import annotations
 
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
@@ -23,6 +23,7 @@ from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode,
 from agentdeck import __version__
 from agentdeck.settings import Settings
 from agentdeck.telemetry.child import check_protocol, traces_url
+from agentdeck.telemetry.resource import resource_attributes
 from agentdeck.telemetry.spans import SpanData
 
 __all__ = ["EXPORT_BATCH", "OtlpSink", "traces_url"]
@@ -45,9 +46,12 @@ class OtlpSink:
         self.failed = 0  # spans the collector did not take (the SDK logs each failure)
 
     @classmethod
-    def to(cls, endpoint: str) -> OtlpSink:
-        # Resource.create adds OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME.
-        resource = Resource.create({SERVICE_NAME: "agentdeck"})
+    def to(cls, endpoint: str, attributes: dict[str, str] | None = None) -> OtlpSink:
+        """``attributes``: the daemon's ``resource_attributes`` (the worker is
+        handed them, so its spans name the daemon's instance); Resource.create adds
+        OTEL_RESOURCE_ATTRIBUTES."""
+        given = resource_attributes() if attributes is None else attributes
+        resource = Resource.create(dict(given))
         return cls(OTLPSpanExporter(endpoint=traces_url(endpoint)), resource)
 
     @classmethod

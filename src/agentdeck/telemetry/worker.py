@@ -59,7 +59,7 @@ def run(fd: int = 0, out: int = 1) -> None:
     config = next((p for p in incoming if p is not None), None)
     if config is None:
         return
-    sink = OtlpSink.to(config["endpoint"])
+    sink = OtlpSink.to(config["endpoint"], config.get("resource"))
     tracer = Tracer(sink, config["ratio"])
     sent = time.monotonic()
     for payload in incoming:
