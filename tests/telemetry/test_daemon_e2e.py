@@ -139,6 +139,7 @@ async def test_an_orchestrated_run_is_one_trace_and_the_deck_is_scraped(tmp_path
             assert values[("agentdeck_tool_calls_total", (("tool", "Write"),))] == 1
             assert values[("agentdeck_events_ingested_total", (("type", "agent_spawned"),))] == 2
             assert values[("agentdeck_otlp_exporting", ())] == 1
+            assert values[("agentdeck_otlp_span_records_dropped_total", ())] == 0
             assert values[("agentdeck_tokens_total", (("direction", "output"),))] > 0
             assert values[("agentdeck_merge_queue_depth", (("state", "queued"),))] == 0
             assert ("agentdeck_approval_wait_seconds_count", ()) in values

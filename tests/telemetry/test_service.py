@@ -92,3 +92,23 @@ async def test_off_only_counts_and_the_metrics_route_finds_it(settings: Settings
         await deck.close()
         await telemetry.stop()
     assert running(deck) is None  # stopped: /metrics no longer counts on it
+
+
+async def test_metrics_say_how_many_span_records_never_reached_the_exporter(
+    settings: Settings,
+) -> None:
+    """Dropped records (an exporter gone or far behind) were only logged once."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from agentdeck.telemetry.counts import read_gauges
+    from agentdeck.web.metrics import _Families
+    from tests.telemetry.test_daemon_e2e import metric_values
+
+    deck = await open_deck(settings, embedded=True)
+    try:
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(_Families(await read_gauges(deck), None, True, dropped=7))
+        values = metric_values(generate_latest(registry).decode())
+        assert values[("agentdeck_otlp_span_records_dropped_total", ())] == 7
+    finally:
+        await deck.close()

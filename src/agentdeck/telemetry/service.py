@@ -60,6 +60,7 @@ class Spans(Protocol):
     ``Tracer`` in this process (``InProcess``: tests)."""
 
     pending: list[Record]  # records to send (appended to on the follower's path)
+    dropped: int  # records that never reached the exporter (it was gone or too far behind)
 
     def send(self) -> bool:
         """What is pending, on its way now (never waits); False: it was dropped."""
@@ -80,6 +81,7 @@ class InProcess:
     def __init__(self, sink: SpanSink, ratio: float) -> None:
         self.tracer = Tracer(sink, ratio)
         self.pending: list[Record] = []
+        self.dropped = 0
 
     def send(self) -> bool:
         records, self.pending = self.pending, []
@@ -118,6 +120,11 @@ class Telemetry:
     @property
     def exporting(self) -> bool:
         return self.spans is not None
+
+    @property
+    def dropped(self) -> int:
+        """Records of spans dropped on their way to the exporter, since the start."""
+        return self.spans.dropped if self.spans is not None else 0
 
     async def start(self) -> None:
         after = await self.deck.last_event_id()

@@ -31,10 +31,13 @@ router = APIRouter()
 class _Families:
     """prometheus-client's collector protocol over one scrape's figures."""
 
-    def __init__(self, snap: Gauges, tally: Tally | None, exporting: bool) -> None:
+    def __init__(
+        self, snap: Gauges, tally: Tally | None, exporting: bool, dropped: int = 0
+    ) -> None:
         self.snap = snap
         self.tally = tally
         self.exporting = exporting
+        self.dropped = dropped
 
     def collect(self) -> Iterator[Any]:
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -76,6 +79,11 @@ class _Families:
         yield depth
         yield GaugeMetricFamily(
             "agentdeck_otlp_exporting", "1 when traces are exported over OTLP.", int(self.exporting)
+        )
+        yield CounterMetricFamily(
+            "agentdeck_otlp_span_records_dropped",
+            "Records of spans dropped on their way to the exporter (it was gone or behind).",
+            self.dropped,
         )
         if self.tally is not None:
             yield from self._since_start(self.tally)
@@ -130,5 +138,7 @@ async def metrics(request: Request) -> Response:
     snap = await read_gauges(deck)
     registry = CollectorRegistry(auto_describe=False)
     tally = telemetry.tally if telemetry is not None else None
-    registry.register(_Families(snap, tally, telemetry is not None and telemetry.exporting))
+    exporting = telemetry is not None and telemetry.exporting
+    dropped = telemetry.dropped if telemetry is not None else 0
+    registry.register(_Families(snap, tally, exporting, dropped))
     return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
