@@ -218,7 +218,8 @@ async def awaiting_approval(store: Store, tree: Tree, pid: int) -> Any:
             return agents[0]
         return None
 
-    agent = await eventually(probe, timeout=90, what="an agent waiting on an approval")
+    # 180 s: on a loaded 2-core machine the start and the first turn took past 90 s.
+    agent = await eventually(probe, timeout=180, what="an agent waiting on an approval")
     names = tree.names()
     assert any(n.startswith(("bwrap", "/usr/bin/bwrap")) for n in names), names
     assert agent.extra.get("sandbox") == "process"

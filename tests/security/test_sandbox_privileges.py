@@ -263,7 +263,10 @@ def test_no_unix_socket_outside_is_reachable(attack: Attack, case: str) -> None:
 
 
 def test_what_it_writes_inside_is_the_users(attack: Attack) -> None:
-    assert attack.outputs["write_inside"].strip() == "made"
+    # (A shell started while pyenv rehashes elsewhere says "pyenv: cannot rehash: …"
+    # first: the shims are read-only inside. Seen under load; not the command's output.)
+    said = [line for line in attack.outputs["write_inside"].splitlines() if line.strip()]
+    assert [line for line in said if not line.startswith("pyenv: ")] == ["made"], said
     assert (attack.workspace / "made.txt").stat().st_uid == os.getuid()
 
 
