@@ -201,9 +201,14 @@ class Store(ClusterParts):
         page of a pass over a long log costs its own rows, not the log's."""
         return await self._read(
             functools.partial(
-                scan.scan_events, after=after, upto=upto, agent_id=agent_id, types=types,
-                brief=brief or {}, limit=limit,
-            )  # fmt: skip
+                scan.scan_events,
+                after=after,
+                upto=upto,
+                agent_id=agent_id,
+                types=types,
+                brief=brief or {},
+                limit=limit,
+            )
         )
 
     async def last_event_id(self) -> int:
