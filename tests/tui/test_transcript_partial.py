@@ -35,19 +35,25 @@ async def test_the_pane_shows_the_text_as_it_is_written(
     tmp_path: Path, daemons: list[Daemon]
 ) -> None:
     scenario = tmp_path / "write.yaml"
-    turn = {"chunk_delay": 0.05, "reply": [{"text": TEXT}]}
-    scenario.write_text(yaml.safe_dump({"name": "write", "turns": [turn]}))
+    # The text streams only once the pane is known to follow the agent: its first
+    # call waits for a file the test makes then (under load the TUI could select the
+    # agent after a stream left to the clock had ended).
+    gate = {"name": "Bash", "input": {"command": "until [ -e go ]; do sleep 0.1; done"}}
+    turns = [{"reply": [{"tool_use": gate}]}, {"chunk_delay": 0.05, "reply": [{"text": TEXT}]}]
+    scenario.write_text(yaml.safe_dump({"name": "write", "turns": turns}))
     daemon = await Daemon(deck_env(tmp_path)).start()
     daemons.append(daemon)
     app = DeckApp(HomeLocator(daemon.home))
     async with app.run_test(size=(200, 50)), daemon.api() as api:
-        created = await api.post(
-            "/api/agents", json={"prompt": "write", "name": "writer", "scenario": str(scenario)}
-        )
+        body = {"prompt": "write", "name": "writer", "scenario": str(scenario)}
+        created = await api.post("/api/agents", json={**body, "profile": "permissive"})
         assert created.status_code == 201, created.text
         agent_id = created.json()["id"]
         view = app.query_one("#transcript", TranscriptView)
         await eventually(lambda: _true(app.selected == agent_id), what="the agent selected")
+        await eventually(lambda: _true("until [ -e go ]" in view.text), what="the gate shown")
+        cwd = (await api.get(f"/api/agents/{agent_id}")).json()["cwd"]
+        (Path(cwd) / "go").touch()
 
         async def midway() -> str | None:
             text = view.text
