@@ -39,12 +39,20 @@ async def test_the_agent_page_shows_the_text_as_it_is_written(
     daemon: RunningDaemon, page: Page, tmp_path: Path
 ) -> None:
     scenario = tmp_path / "write.yaml"
-    turn = {"delay": 2.0, "chunk_delay": 0.05, "reply": [{"text": TEXT}]}
-    scenario.write_text(yaml.safe_dump({"name": "write", "turns": [turn]}))
+    # The text streams only once the page follows the agent: its first call waits
+    # for a file the test makes then (a stream left to the clock could end before a
+    # loaded machine had the page open).
+    gate = {"name": "Bash", "input": {"command": "until [ -e go ]; do sleep 0.1; done"}}
+    turns = [{"reply": [{"tool_use": gate}]}, {"chunk_delay": 0.05, "reply": [{"text": TEXT}]}]
+    scenario.write_text(yaml.safe_dump({"name": "write", "turns": turns}))
     agent = await daemon.deck.create_agent(
-        AgentSpec(prompt="write it", name="writer", scenario=str(scenario))
+        AgentSpec(prompt="write it", name="writer", scenario=str(scenario), profile="permissive")
     )
     await page.goto(f"{daemon.url}/agents/{agent.id}")
+    await expect(page.locator("#transcript")).to_contain_text("until [ -e go ]", timeout=LIVE)
+    cwd = (await daemon.deck.get_agent(agent.id)).cwd
+    assert cwd
+    (Path(cwd) / "go").touch()
     writing = page.locator("#transcript li.writing")
     await expect(writing).to_contain_text("piece20 ", timeout=LIVE)
     await expect(page.locator("#agent-state")).to_have_text("running")
