@@ -11,6 +11,7 @@ import asyncio
 import gzip
 import json
 import os
+import select
 import subprocess
 import sys
 import textwrap
@@ -221,19 +222,16 @@ async def test_a_collector_that_never_answers_holds_neither_the_loop_nor_the_sto
     exporter = OTLPMetricExporter(endpoint=url, timeout=60)  # the request alone waits a minute
     push = OtlpMetrics(exporter, 0.1, deck, telemetry.tally)
     push.start()
-    ticks = 0
     try:
-        # The pushes wait on the collector in their thread; the loop goes on.
-        for _ in range(20):
-            await asyncio.sleep(0.02)
-            ticks += 1
+        # A push waits on the collector in its thread (its connection pending at the
+        # listening socket, never accepted); meanwhile the loop writes and follows.
+        await _until(lambda: bool(select.select([hung.sock], [], [], 0)[0]))
         made = agent("meanwhile", AgentState.IDLE, (1, 1), 0.0)
         stored = await deck._store.record(spawned_events(made), made)
         await telemetry.seen(stored[-1].id)
         await push.stop()  # returns once its deadline passed, the request still waiting
     finally:
         hung.close()
-    assert ticks == 20
     assert any("last metrics push did not end" in r.getMessage() for r in caplog.records)
 
 
