@@ -18,11 +18,11 @@ from urllib.parse import urlsplit
 
 from agentdeck.errors import ConfigError
 from agentdeck.settings import Settings
+from agentdeck.telemetry.child import SHIPPED_PROTOCOLS  # the spans' too: one list
 from agentdeck.telemetry.counts import GaugeSource, Tally
 
 logger = logging.getLogger(__name__)
 
-SHIPPED_PROTOCOLS = ("http/protobuf",)
 EXPORTERS = ("otlp", "none")
 MIN_INTERVAL_MS = 100  # a push reads the store: not more than ten times a second
 MAX_INTERVAL_MS = 86_400_000  # a day
