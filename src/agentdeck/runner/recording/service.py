@@ -6,7 +6,9 @@ unguessable token (``secrets.token_urlsafe``): another local process that finds 
 port still cannot reach, or write into, an agent's cassette. The agent's
 ``ANTHROPIC_BASE_URL`` is ``http://127.0.0.1:<port>/r/<token>``; the upstream is
 the URL it would have had otherwise (its scripted model, its template's or
-profile's endpoint, ``AGENTDECK_ANTHROPIC_BASE_URL``, else Anthropic's API).
+profile's endpoint, ``AGENTDECK_ANTHROPIC_BASE_URL``, else Anthropic's API), reached
+as the agent's Claude Code would have reached it: the same CAs, client certificate
+and proxy (``recording.network``).
 """
 
 from __future__ import annotations
@@ -14,10 +16,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import secrets
-import ssl
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,6 +27,7 @@ import httpx
 
 from agentdeck.core.agent import AgentSpec
 from agentdeck.runner.recording.cassette import CassetteWriter
+from agentdeck.runner.recording.network import Reach, client
 from agentdeck.runner.recording.proxy import DropConnectionFilter, ProxyApp, Route
 from agentdeck.runner.recording.serving import LoopbackServer
 from agentdeck.runner.recording.store import Recordings
@@ -53,13 +56,16 @@ def mode_for(spec: AgentSpec, settings: Settings) -> Mode | None:
 class Recorder:
     """The recording proxy of one runner (see the module)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, environ: Mapping[str, str] | None = None) -> None:
         self.settings = settings
+        # Where the variables of recording.network are read (None: the daemon's
+        # environment, which its agents' Claude Code inherits), at each agent's start.
+        self.environ = environ
         self.recordings = Recordings.of(settings)
         self.routes: dict[str, Route] = {}
         self._by_agent: dict[str, tuple[str, Mode]] = {}
         self._serving: LoopbackServer | None = None
-        self._clients: dict[bool, asyncio.Task[httpx.AsyncClient]] = {}  # by https
+        self._clients: dict[Reach, asyncio.Task[httpx.AsyncClient]] = {}
         self._port: int | None = None
         self._watches: set[asyncio.Task[None]] = set()
         self._lock = asyncio.Lock()
@@ -83,16 +89,19 @@ class Recorder:
             logger.info("recording proxy listening on %s", self.url)
 
     def _client_for(self, upstream: str) -> asyncio.Task[httpx.AsyncClient]:
-        """The client for ``upstream``'s scheme, made once. An https one loads the CA
-        bundle (20-40 ms of CPU): in a thread, begun now, awaited by the first request
-        (a second later, once Claude Code has booted), not by the agent's start. A
-        plain-http upstream (a local model) gets a client whose TLS trusts no one."""
-        https = not upstream.lower().startswith("http://")
-        task = self._clients.get(https)
+        """The client for upstreams reached as ``upstream`` is (its TLS trust, client
+        certificate and proxy, from the environment now), made once. One that speaks
+        TLS loads its CA files (20-40 ms of CPU): in a thread, begun now, awaited by
+        the first request (a second later, once Claude Code has booted), not by the
+        agent's start. One that does not (a local model) costs nothing to make."""
+        reach = Reach.of(upstream, os.environ if self.environ is None else self.environ)
+        task = self._clients.get(reach)
         if task is None:
             timeout = self.settings.api_timeout_seconds or 600.0
-            made = asyncio.to_thread(upstream_client, timeout, https) if https else _made(timeout)
-            task = self._clients[https] = asyncio.create_task(made)
+            made = (
+                asyncio.to_thread(client, timeout, reach) if reach.trust else _made(timeout, reach)
+            )
+            task = self._clients[reach] = asyncio.create_task(made)
         return task
 
     async def open(
@@ -198,19 +207,8 @@ class Recorder:
                 await (await made).aclose()
 
 
-def upstream_client(timeout: float, https: bool) -> httpx.AsyncClient:
-    """The proxy's client to upstreams of one scheme (see ``Recorder._client_for``)."""
-    return httpx.AsyncClient(
-        timeout=httpx.Timeout(timeout, connect=10.0),
-        limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
-        follow_redirects=False,
-        trust_env=False,
-        verify=True if https else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT),
-    )
-
-
-async def _made(timeout: float) -> httpx.AsyncClient:
-    return upstream_client(timeout, False)
+async def _made(timeout: float, reach: Reach) -> httpx.AsyncClient:
+    return client(timeout, reach)
 
 
 async def start_state(
