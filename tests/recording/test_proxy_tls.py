@@ -26,7 +26,7 @@ from agentdeck.core.endpoints import ModelEndpoint
 from agentdeck.daemon.compose import build_runner
 from agentdeck.mockmodel import MockModel, load_scenario
 from agentdeck.runner.recording.cassette import read_lines, response_bytes
-from agentdeck.runner.recording.network import Reach, bypassed, proxy_for
+from agentdeck.runner.recording.network import Reach, bypassed, past_proxies, proxy_for
 from agentdeck.runner.recording.service import Recorder
 from agentdeck.runner.recording.store import Recordings
 from agentdeck.store.store import Store
@@ -205,9 +205,12 @@ async def tls_front(backend: str, ctx: ssl.SSLContext) -> AsyncIterator[str]:
 
 @dataclass
 class ConnectProxy:
-    """An HTTP proxy that only tunnels (CONNECT), remembering each target."""
+    """An HTTP proxy that only tunnels (CONNECT), and only to this machine's
+    127.0.0.1, remembering each target; any other request it refuses, remembering
+    its request line."""
 
     targets: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
     url: str = ""
 
     async def __call__(
@@ -217,13 +220,15 @@ class ConnectProxy:
         writers: set[asyncio.StreamWriter],
     ) -> None:
         head = await reader.readuntil(b"\r\n\r\n")
-        method, target, _ = head.split(b"\r\n", 1)[0].decode().split(" ", 2)
-        if method != "CONNECT":
-            writer.write(b"HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\n\r\n")
+        line = head.split(b"\r\n", 1)[0].decode()
+        method, target, _ = line.split(" ", 2)
+        host, _, port = target.rpartition(":")
+        if method != "CONNECT" or host != "127.0.0.1":
+            self.refused.append(line)
+            writer.write(b"HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n")
             await writer.drain()
             return
         self.targets.append(target)
-        host, _, port = target.rpartition(":")
         into, back = await asyncio.open_connection(host.strip("[]"), int(port))
         writers.add(back)
         writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
@@ -411,16 +416,32 @@ def test_which_proxy_for_which_upstream() -> None:
     assert Reach.of("http://10.1.1.1:8000", {"HTTP_PROXY": "https://gw:1"}).trust is not None
 
 
+def test_the_agent_is_told_to_reach_the_recording_proxy_directly() -> None:
+    route = "http://127.0.0.1:4567/r/token"
+    assert past_proxies(route, {}) == {}  # no proxy: its environment unchanged
+    assert past_proxies(route, {"HTTP_PROXY": "http://gw:3128"}) == {
+        "NO_PROXY": "127.0.0.1",
+        "no_proxy": "127.0.0.1",
+    }
+    told = past_proxies(route, {"https_proxy": "http://gw:3128", "NO_PROXY": ".corp"})
+    assert told == {"NO_PROXY": ".corp,127.0.0.1", "no_proxy": ".corp,127.0.0.1"}
+    covered = {"HTTPS_PROXY": "http://gw:3128", "no_proxy": "localhost,127.0.0.1"}
+    assert past_proxies(route, covered)["no_proxy"] == "localhost,127.0.0.1"
+
+
 @pytest.mark.cli
 async def test_a_recorded_agent_reaches_its_tls_endpoint_through_the_proxy(
     tmp_path: Path, pki: Pki, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The real Claude Code, recorded, its endpoint HTTPS under the private CA."""
+    """The real Claude Code, recorded, its endpoint HTTPS under the private CA, and
+    egress only through a proxy (HTTPS_PROXY and HTTP_PROXY, no NO_PROXY): the agent
+    reaches the recording proxy directly, the recording proxy its endpoint through a
+    CONNECT tunnel."""
     settings = make_settings(tmp_path)
     settings.ensure_home()
     monkeypatch.setenv("NODE_EXTRA_CA_CERTS", str(pki.ca))
     monkeypatch.setenv("P1_TLS_KEY", "sk-p1-tls-key")
-    for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+    for name in ("ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy", "http_proxy", "https_proxy"):
         monkeypatch.delenv(name, raising=False)
     path = tmp_path / "alpha.yaml"
     path.write_text(
@@ -430,7 +451,13 @@ async def test_a_recorded_agent_reaches_its_tls_endpoint_through_the_proxy(
     store = Store.open(settings.db_path)
     runner = build_runner(store, settings)
     try:
-        async with model, tls_front(model.url_for("alpha"), pki.server_context()) as url:
+        async with (
+            model,
+            tls_front(model.url_for("alpha"), pki.server_context()) as url,
+            connect_proxy() as proxy,
+        ):
+            monkeypatch.setenv("HTTPS_PROXY", proxy.url)
+            monkeypatch.setenv("HTTP_PROXY", proxy.url)
             (settings.home / "endpoints.yaml").write_text(
                 yaml.safe_dump({"alpha": {"base_url": url, "api_key_env": "P1_TLS_KEY"}})
             )
@@ -441,6 +468,9 @@ async def test_a_recorded_agent_reaches_its_tls_endpoint_through_the_proxy(
             await session.wait_finished(timeout=120)
             assert session.agent.state == AgentState.DONE, session.agent.last_error
             assert any(r.path.endswith("/v1/messages") for r in model.requests)
+            # Every exchange through the tunnel; none of the agent's to the proxy.
+            assert set(proxy.targets) == {url.split("/")[2]}
+            assert not [line for line in proxy.refused if "127.0.0.1" in line], proxy.refused
             await runner.shutdown()  # the cassette closed
     finally:
         try:

@@ -45,6 +45,7 @@ logger = logging.getLogger(__name__)
 
 EXTRA_CA_VAR = "NODE_EXTRA_CA_CERTS"
 STORES = ("bundled", "system")
+_PROXIES = ("https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "http_proxy", "HTTP_PROXY")
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,25 @@ def proxy_for(upstream: str, environ: Mapping[str, str]) -> str | None:
     if bypassed(host, port, _get(environ, "no_proxy") or _get(environ, "NO_PROXY") or ""):
         return None
     return proxy if "://" in proxy else f"http://{proxy}"
+
+
+def past_proxies(url: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """What the agent's Claude Code is told so that it reaches the recording proxy at
+    ``url`` (this machine's loopback) directly: its ``NO_PROXY`` and ``no_proxy`` with
+    the proxy's host added, when the environment names a proxy that does not already
+    leave that host out. Claude Code sends a request for a plain-http base URL
+    through ``HTTP_PROXY`` otherwise: the agent's key in clear to the gateway, which
+    cannot reach this loopback anyway (unrecorded, the same request went through a
+    TLS tunnel to the real endpoint). Nothing when no proxy is set."""
+    parts = urlsplit(url)
+    host, port = parts.hostname or "127.0.0.1", parts.port or 80
+    if not any(_get(environ, name) for name in _PROXIES):
+        return {}
+    out: dict[str, str] = {}
+    for name, other in (("NO_PROXY", "no_proxy"), ("no_proxy", "NO_PROXY")):
+        base = _get(environ, name) or _get(environ, other) or ""
+        out[name] = base if bypassed(host, port, base) else ",".join(filter(None, (base, host)))
+    return out
 
 
 def bypassed(host: str, port: int, no_proxy: str) -> bool:

@@ -25,16 +25,19 @@ if TYPE_CHECKING:
 class RecordedExtension:
     """``inner`` with the agent's model traffic routed through ``url``."""
 
-    def __init__(self, inner: SessionExtension | None, url: str) -> None:
+    def __init__(
+        self, inner: SessionExtension | None, url: str, direct: dict[str, str] | None = None
+    ) -> None:
         self.inner = inner
         self.url = url
+        self.direct = direct or {}  # NO_PROXY past a proxy it is told of (Recorder.direct_env)
 
     def mcp_servers(self, agent: Agent) -> dict[str, Any]:
         return self.inner.mcp_servers(agent) if self.inner else {}
 
     def env(self, agent: Agent) -> dict[str, str]:
         own = self.inner.env(agent) if self.inner else {}
-        return {**own, "ANTHROPIC_BASE_URL": self.url}
+        return {**own, **self.direct, "ANTHROPIC_BASE_URL": self.url}
 
     async def budget(self, agent: Agent) -> SharedBudget | None:
         return await self.inner.budget(agent) if self.inner else None
@@ -102,4 +105,4 @@ async def recorded(
     )
     upstream = upstream_of(agent, base_url, profile, recorder.settings)
     url = await recorder.open(agent.id, upstream, mode, lambda: start_state(cwd, snap))
-    return RecordedExtension(inner, url)
+    return RecordedExtension(inner, url, recorder.direct_env(url))

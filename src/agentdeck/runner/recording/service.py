@@ -27,7 +27,7 @@ import httpx
 
 from agentdeck.core.agent import AgentSpec
 from agentdeck.runner.recording.cassette import CassetteWriter
-from agentdeck.runner.recording.network import Reach, client
+from agentdeck.runner.recording.network import Reach, client, past_proxies
 from agentdeck.runner.recording.proxy import DropConnectionFilter, ProxyApp, Route
 from agentdeck.runner.recording.serving import LoopbackServer
 from agentdeck.runner.recording.store import Recordings
@@ -103,6 +103,11 @@ class Recorder:
             )
             task = self._clients[reach] = asyncio.create_task(made)
         return task
+
+    def direct_env(self, route: str) -> dict[str, str]:
+        """What the agent's environment gains so that it reaches ``route`` directly,
+        past the proxies it is told of (``network.past_proxies``)."""
+        return past_proxies(route, os.environ if self.environ is None else self.environ)
 
     async def open(
         self,
