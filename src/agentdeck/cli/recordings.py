@@ -7,6 +7,7 @@ A cassette is written by the runner that ran the agent, under its home's
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from typing import TYPE_CHECKING, Annotated
@@ -14,7 +15,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from agentdeck.runner.recording.store import Recordings
+    from agentdeck.settings import Settings
 
 
 app = typer.Typer(
@@ -28,6 +32,17 @@ app = typer.Typer(
 def register(root: typer.Typer) -> None:
     root.add_typer(app, name="recordings")
     root.add_typer(scenario_app, name="scenario")
+
+
+def _not_while_recording(agent_id: str, doing: str, *, writing: bool = False) -> None:
+    from agentdeck.cli.context import opened_store, run_async
+    from agentdeck.runner.recording.store import refuse_live
+
+    async def go(settings: Settings) -> None:
+        async with opened_store(settings) as store:
+            await refuse_live(store, agent_id, doing, writing=writing)
+
+    run_async(go)
 
 
 def _recordings() -> Recordings:
@@ -52,6 +67,9 @@ def ls(
     typer.echo(f"{'AGENT':<18} {'STARTED':<19} {'EXCH':>5} {'SIZE':>9} {'MODE':<6} STATE")
     for i in infos:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(i.started_at or 0))
+        if i.problem is not None:
+            typer.echo(f"{i.agent_id:<18} {'?':<19} {'?':>5} {i.size:>9} {'?':<6} {i.problem}")
+            continue
         state = (i.state or "open") + (" (capped)" if i.capped else "")
         typer.echo(f"{i.agent_id:<18} {when:<19} {i.exchanges:>5} {i.size:>9} {i.mode:<6} {state}")
 
@@ -110,8 +128,11 @@ def rm(
     agent_id: Annotated[str, typer.Argument(help="The recorded agent's id.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Remove one cassette."""
-    _recordings().remove(agent_id)
+    """Remove one cassette (not while its agent lives: it may still write to it)."""
+    store = _recordings()
+    store.existing(agent_id)
+    _not_while_recording(agent_id, "remove its recording", writing=True)
+    store.remove(agent_id)
     if as_json:
         typer.echo(json.dumps({"removed": agent_id}))
     else:
@@ -141,11 +162,48 @@ def export(
     from agentdeck.mockmodel import parse_scenario
     from agentdeck.runner.recording.export import scenario_of
 
-    data = scenario_of(_recordings().records(agent_id), name or agent_id)
+    store = _recordings()
+    store.existing(agent_id)
+    _not_while_recording(agent_id, "export its recording")
+    data = scenario_of(store.records(agent_id), name or agent_id)
     parse_scenario(data, output or "<export>")  # what is written plays
     text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
     if output is None:
         typer.echo(text, nl=False)
         return
-    Path(output).write_text(text)
+    _write_whole(Path(output).expanduser(), text)
     typer.echo(f"wrote {output} ({len(data['turns'])} turns)")
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """``text`` into ``path`` whole or not at all: written beside it, then renamed
+    over it (a full disk or a kill leaves no half scenario)."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from agentdeck.errors import UsageError
+
+    if path.is_dir():
+        raise UsageError(f"-o {path}: is a directory", hint="give a file name, e.g. -o run.yaml")
+    try:
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise UsageError(
+            f"-o {path}: cannot write there: {exc.strerror or exc}",
+            hint="give a file in a directory that exists and that you can write to",
+        ) from None
+    temp = Path(name)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        mask = os.umask(0)
+        os.umask(mask)
+        temp.chmod(0o666 & ~mask)  # as an ordinary file of the user's
+        temp.replace(path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            temp.unlink()
+        raise UsageError(f"-o {path}: not written: {exc.strerror or exc}") from None

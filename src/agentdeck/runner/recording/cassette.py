@@ -39,6 +39,7 @@ from typing import IO, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from agentdeck.core.redact import scrub, scrub_value
+from agentdeck.errors import AgentdeckError
 from agentdeck.runner.recording.scrubbing import SCRUBBER, RequestScrubber, scrubbed_chunks
 
 FORMAT = 1
@@ -124,8 +125,8 @@ class CassetteWriter:
     def _count_exchanges(self) -> int:
         if not self.path.exists():
             return 0
-        with self.path.open(encoding="utf-8") as f:
-            return sum(1 for line in f if line.startswith('{"kind": "request"'))
+        with self.path.open("rb") as f:
+            return sum(1 for line in f if line.startswith(b'{"kind": "request"'))
 
     # -- writing ---------------------------------------------------------------
 
@@ -150,11 +151,21 @@ class CassetteWriter:
                 self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
                 self._file = self.path.open("a", encoding="utf-8")
                 self.path.chmod(0o600)
+                if self._torn():  # a crash's torn line stays on a line of its own
+                    line, size = "\n" + line, size + 1
             self._file.write(line)
         except OSError as exc:
             self.broken = f"{type(exc).__name__}: {exc}"
             return
         self.written += size
+
+    def _torn(self) -> bool:
+        """Whether the cassette being appended to ends without a newline."""
+        if self.written == 0:
+            return False
+        with self.path.open("rb") as f:
+            f.seek(-1, 2)
+            return f.read(1) != b"\n"
 
     def flush(self) -> None:
         if self._file is not None and self.broken is None:
@@ -283,17 +294,85 @@ def _kept(data: bytes) -> dict[str, str]:
 
 
 def read_lines(path: Path) -> list[dict[str, Any]]:
-    """Every record of a cassette (a torn last line, from a crash, is skipped)."""
+    """Every record of a cassette; ``AgentdeckError`` naming the line when the file
+    is not one (not UTF-8, a line that is not a record, a record of the wrong
+    shape): a cassette cut or edited by hand is said so, never half read. A torn
+    line, from a crash while it was written, is skipped where a crash leaves one:
+    last, or just before a resumed run's ``meta``."""
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        where = data[: exc.start].count(b"\n") + 1
+        raise damaged(path, where, "is not UTF-8 text") from None
+    lines = text.splitlines()
     records: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as f:
-        for line in f:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(record, dict):
-                records.append(record)
+    for i, line in enumerate(lines):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            following = lines[i + 1] if i + 1 < len(lines) else None
+            if following is None or following.startswith('{"kind": "meta"'):
+                continue  # torn by a crash (a resumed run's records come after it)
+            raise damaged(path, i + 1, "is not a JSON record") from None
+        problem = _shape_problem(record)
+        if problem is not None:
+            raise damaged(path, i + 1, problem)
+        records.append(record)
     return records
+
+
+def damaged(path: Path, line: int, why: str) -> AgentdeckError:
+    agent_id = path.name.removesuffix(".jsonl")
+    return AgentdeckError(
+        f"the recording of {agent_id} is damaged: line {line} of {path} {why}",
+        hint="it was cut or edited by hand; record the run again, or remove it with "
+        f"`agentdeck recordings rm {agent_id}`",
+    )
+
+
+_NUMBERED = frozenset(("request", "response", "chunk", "end"))
+_KINDS = _NUMBERED | {"meta", "start", "capped", "closed"}
+
+
+def _shape_problem(record: Any) -> str | None:
+    """What is wrong with a cassette line's record, or None: the fields the
+    readers use, of the types the writer writes."""
+    if not isinstance(record, dict):
+        return "is not a JSON object"
+    kind = record.get("kind")
+    if kind not in _KINDS:
+        return f"has no known kind ({str(kind)[:40]!r})"
+    n = record.get("n")
+    if kind in _NUMBERED and (type(n) is not int or n < 1):
+        return f"({kind}) has no exchange number n"
+    expected: dict[str, tuple[type, ...]] = _FIELDS.get(kind, {})
+    for key, types in expected.items():
+        if key in record and record[key] is not None and not isinstance(record[key], types):
+            return f"({kind}) has a {key} that is no {types[0].__name__}"
+    if kind == "response" and type(record.get("status")) is not int:
+        return "(response) has no status"
+    if kind == "chunk":
+        if isinstance(record.get("text"), str):
+            return None
+        try:
+            if not isinstance(record.get("b64"), str):
+                raise ValueError
+            base64.b64decode(record["b64"], validate=True)
+        except ValueError:
+            return "(chunk) has neither text nor base64 bytes"
+    return None
+
+
+_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
+    "meta": {"ts": (int, float), "upstream": (str,), "mode": (str,), "agent_id": (str,)},
+    "start": {"cwd": (str,), "git_head": (str,), "checkpoint": (dict,)},
+    "request": {"method": (str,), "path": (str,), "body": (dict,), "headers": (dict,)},
+    "response": {"headers": (dict,)},
+    "chunk": {"t": (int, float)},
+    "end": {"outcome": (str,), "seconds": (int, float)},
+    "closed": {"state": (str,)},
+}
 
 
 def response_bytes(records: Iterable[Mapping[str, Any]], n: int) -> bytes:

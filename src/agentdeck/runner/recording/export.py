@@ -27,6 +27,7 @@ def scenario_of(records: list[dict[str, Any]], name: str) -> dict[str, Any]:
         for r in records
         if r.get("kind") == "response" and r.get("status") == 200 and isinstance(r.get("n"), int)
     }
+    ended = {r["n"] for r in records if r.get("kind") == "end"}
     turns = []
     for request in records:
         n = request.get("n")
@@ -36,6 +37,12 @@ def scenario_of(records: list[dict[str, Any]], name: str) -> dict[str, Any]:
             continue
         if "count_tokens" in str(request.get("path")):
             continue
+        if n not in ended:
+            raise UsageError(
+                f"exchange {n} of the recording was cut short: its end is not in the "
+                "cassette (a crash while it was written, or the file was cut)",
+                hint="record the run again; `agentdeck replay` still plays what it holds",
+            )
         body = response_bytes(records, n)
         if not body:
             raise UsageError(

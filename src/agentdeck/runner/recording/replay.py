@@ -52,10 +52,13 @@ def recorded_exchanges(records: list[dict[str, Any]]) -> list[Recorded]:
                 chunks.setdefault(r["n"], []).append(str(r["text"]).encode("utf-8"))
             elif "b64" in r:
                 chunks.setdefault(r["n"], []).append(base64.b64decode(str(r["b64"])))
+    ended = {r["n"] for r in records if r.get("kind") == "end"}
     out = []
     for r in records:
         n = r.get("n")
         if r.get("kind") != "request" or not isinstance(n, int) or n not in responses:
+            continue
+        if n not in ended:  # cut short (a crash, a cut file): its answer is not whole
             continue
         body = r.get("body") or {}
         out.append(

@@ -46,7 +46,7 @@ from agentdeck.runner.recording.replay_template import (
     spec_as_template,
 )
 from agentdeck.runner.recording.seam import RecordedExtension
-from agentdeck.runner.recording.store import Recordings
+from agentdeck.runner.recording.store import Recordings, refuse_live
 from agentdeck.runner.runner import Runner
 from agentdeck.store.store import Store
 
@@ -100,10 +100,29 @@ async def restore(shadow: Path, commit: str, into: Path, recorded_id: str) -> No
         )
 
     def extract() -> None:
-        with tarfile.open(fileobj=io.BytesIO(out)) as tar:
+        with tarfile.open(fileobj=io.BytesIO(out), mode="r:") as tar:
             tar.extractall(into, filter="data")
 
-    await asyncio.to_thread(extract)
+    try:
+        await asyncio.to_thread(extract)
+    except tarfile.ReadError:
+        # An empty workspace (a fresh one): git's archive of an empty tree is only
+        # its header, which tarfile refuses; anything else is a damaged checkpoint.
+        if await _files_in(shadow, commit):
+            raise NotFound(
+                f"start checkpoint of agent {recorded_id}",
+                commit,
+                hint=f"{shadow} holds it, but not as a readable archive",
+            ) from None
+
+
+async def _files_in(shadow: Path, commit: str) -> bool:
+    proc = await asyncio.create_subprocess_exec(
+        "git", f"--git-dir={shadow}", "ls-tree", "--name-only", commit,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    out, _ = await proc.communicate()
+    return proc.returncode != 0 or bool(out.strip())
 
 
 async def clone_at(repo: Path, head: str, into: Path) -> str | None:
@@ -126,6 +145,19 @@ async def clone_at(repo: Path, head: str, into: Path) -> str | None:
     shutil.rmtree(into, ignore_errors=True)
     why = err.decode(errors="replace").strip().splitlines()[-1:] or ["git failed"]
     return f"git HEAD {head[:12]} not restored (from {repo}): {why[0][:200]}"
+
+
+def cut_note(records: list[dict[str, Any]]) -> list[str]:
+    """A note when the cassette holds a request whose exchange never ended (a
+    crash while it was written, or a file cut by hand): it is not answered."""
+    ended = {r["n"] for r in records if r.get("kind") == "end"}
+    cut = [r["n"] for r in records if r.get("kind") == "request" and r["n"] not in ended]
+    if not cut:
+        return []
+    return [
+        f"the cassette was cut short: exchange {', '.join(map(str, cut[:5]))} has no end "
+        "(a crash while it was written, or the file was cut), so it is not replayed"
+    ]
 
 
 async def _prompt(store: Store, recorded_id: str, records: list[dict[str, Any]]) -> AgentSpec:
@@ -161,8 +193,13 @@ async def replay(
     project (``replay_template``). ``prepared`` is called with the restored
     workspace before the agent starts (a test changes the start state there)."""
     settings = runner.settings
-    records = Recordings.of(settings).records(recorded_id)
+    recordings = Recordings.of(settings)
+    recordings.existing(recorded_id)
+    await refuse_live(store, recorded_id, "replay its recording")
+    records = recordings.records(recorded_id)
     start = start_of(records, recorded_id)
+    if profile is not None:  # a bad name or file: before a workspace is made
+        runner.governor.profile_named(profile)
     exchanges = recorded_exchanges(records)
     recorded_spec = await _prompt(store, recorded_id, records)
     notes: list[str] = []
@@ -180,19 +217,24 @@ async def replay(
     cwd = root / f"{recorded_id}-{int(time.time())}-{secrets.token_hex(3)}"
     report = ReplayReport(recorded_id, strict=strict, recorded=len(exchanges))
     report.notes.extend(notes)
+    report.notes.extend(cut_note(records))
     report.template = recorded_spec.template if template is not None else None
-    head = str(start.get("git_head") or "")
-    if _COMMIT.fullmatch(head):
-        note = await clone_at(Path(str(start.get("cwd") or "")), head, cwd)
-        if note:
-            report.notes.append(note)
-    if not cwd.exists():
-        cwd.mkdir(mode=0o700)
-    await restore(
-        settings.checkpoints_dir / recorded_id, start["checkpoint"]["commit"], cwd, recorded_id
-    )
-    if prepared is not None:
-        prepared(cwd)
+    try:  # what fails before the agent starts leaves no half-made workspace behind
+        head = str(start.get("git_head") or "")
+        if _COMMIT.fullmatch(head):
+            note = await clone_at(Path(str(start.get("cwd") or "")), head, cwd)
+            if note:
+                report.notes.append(note)
+        if not cwd.exists():
+            cwd.mkdir(mode=0o700)
+        await restore(
+            settings.checkpoints_dir / recorded_id, start["checkpoint"]["commit"], cwd, recorded_id
+        )
+        if prepared is not None:
+            prepared(cwd)
+    except BaseException:
+        await asyncio.to_thread(shutil.rmtree, cwd, True)
+        raise
     app = ReplayApp(
         secrets.token_urlsafe(24), exchanges, report, str(start.get("cwd") or ""), str(cwd)
     )

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentdeck.errors import NotFound, UsageError
+from agentdeck.errors import AgentdeckError, InvalidState, NotFound, UsageError
 from agentdeck.runner.recording.cassette import read_lines
 from agentdeck.settings import Settings
+from agentdeck.store.store import Store
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 SUFFIX = ".jsonl"
@@ -45,6 +46,7 @@ class RecordingInfo:
     size: int
     capped: bool
     state: str | None  # how the run ended; None: still recording (or cut short)
+    problem: str | None = None  # why it cannot be read (cut or edited by hand)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -56,6 +58,7 @@ class RecordingInfo:
             "size": self.size,
             "capped": self.capped,
             "state": self.state,
+            "problem": self.problem,
         }
 
 
@@ -85,7 +88,10 @@ class Recordings:
         for path in sorted(self.root.glob(f"*{SUFFIX}")):
             agent_id = path.name.removesuffix(SUFFIX)
             if _ID.fullmatch(agent_id) and path.is_file() and not path.is_symlink():
-                infos.append(self.info(agent_id))
+                try:
+                    infos.append(self.info(agent_id))
+                except AgentdeckError as exc:  # one damaged cassette hides no other
+                    infos.append(_unreadable(agent_id, path, exc))
         infos.sort(key=lambda i: i.started_at or 0.0)
         return infos
 
@@ -110,3 +116,34 @@ class Recordings:
 
     def remove(self, agent_id: str) -> None:
         self.existing(agent_id).unlink()
+
+
+def _unreadable(agent_id: str, path: Path, exc: AgentdeckError) -> RecordingInfo:
+    return RecordingInfo(
+        agent_id=agent_id,
+        started_at=None,
+        upstream="",
+        mode="",
+        exchanges=0,
+        size=path.stat().st_size,
+        capped=False,
+        state=None,
+        problem=exc.message,
+    )
+
+
+async def refuse_live(store: Store, agent_id: str, doing: str, *, writing: bool = False) -> None:
+    """``InvalidState`` while the recorded agent is in a turn: its cassette is still
+    being written, not whole to replay or export. ``writing`` (a removal): while it
+    lives at all, idle too, since its next turn appends to the cassette."""
+    try:
+        agent = await store.get_agent(agent_id)
+    except NotFound:
+        return
+    if agent.state.is_busy or (writing and agent.state.is_live):
+        refused = InvalidState(agent_id, str(agent.state), doing)
+        refused.hint = (
+            "its recording is still being written: wait for it to end, or stop it with "
+            f"`agentdeck kill {agent_id}`"
+        )
+        raise refused
