@@ -13,13 +13,17 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+)
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from prometheus_client.parser import text_string_to_metric_families
 
 from agentdeck.core.agent import AgentState
 from agentdeck.telemetry.ids import span_id_of, trace_id_of
 from tests.conftest import make_settings
-from tests.support.receiver import Receiver
+from tests.support.receiver import Received, Receiver
 from tests.support.served import Served, serving
 from tests.support.waiting import eventually
 
@@ -51,14 +55,43 @@ SCENARIO = {
 }  # fmt: skip
 
 
-def spans_of(bodies: list[tuple[dict[str, str], bytes]]) -> tuple[list[Any], list[Any]]:
-    """Every span the receiver got, and every resource they came with."""
+def service_of(resource: Any) -> str:
+    names = [kv.value.string_value for kv in resource.attributes if kv.key == "service.name"]
+    return names[0] if names else ""
+
+
+def from_service(received: list[Received], service: str = "agentdeck") -> list[Received]:
+    """What ``service`` sent: the agents' own Claude Code exports its traces, logs and
+    metrics to the same endpoint (``service.name=claude-code``), when it gets to."""
+    kinds: dict[str, tuple[Any, str]] = {
+        "/v1/traces": (ExportTraceServiceRequest, "resource_spans"),
+        "/v1/metrics": (ExportMetricsServiceRequest, "resource_metrics"),
+        "/v1/logs": (ExportLogsServiceRequest, "resource_logs"),
+    }
+    out = []
+    for got in received:
+        kind, field = kinds[got.path]
+        body = got.body
+        if got.headers.get("Content-Encoding", "").lower() == "gzip":
+            body = gzip.decompress(body)
+        groups = getattr(kind.FromString(body), field)
+        if any(service_of(group.resource) == service for group in groups):
+            out.append(got)
+    return out
+
+
+def spans_of(
+    bodies: list[tuple[dict[str, str], bytes]], service: str = "agentdeck"
+) -> tuple[list[Any], list[Any]]:
+    """Every span of ``service`` the receiver got, and every resource they came with."""
     spans, resources = [], []
     for headers, body in bodies:
         if headers.get("Content-Encoding", "").lower() == "gzip":
             body = gzip.decompress(body)
         request = ExportTraceServiceRequest.FromString(body)
         for resource_spans in request.resource_spans:
+            if service_of(resource_spans.resource) != service:
+                continue
             resources.append(resource_spans.resource)
             for scope in resource_spans.scope_spans:
                 spans.extend(scope.spans)
@@ -160,14 +193,15 @@ async def test_an_orchestrated_run_is_one_trace_and_the_deck_is_scraped(tmp_path
     received = [(r.headers, r.body) for r in receiver.received if r.path == "/v1/traces"]
     assert received
     spans, resources = spans_of(received)
-    assert all(
-        any(
-            kv.key == "service.name" and kv.value.string_value == "agentdeck" for kv in r.attributes
-        )
-        for r in resources
-    )
+    assert resources
     trace = trace_id_of(boss["id"]).to_bytes(16, "big")
     assert {s.trace_id for s in spans} == {trace}
+    # The agents' Claude Code, where it exported before the end, joined the same trace.
+    theirs, _ = spans_of(received, service="claude-code")
+    assert {s.trace_id for s in theirs} <= {trace}
+    agents = {span_id_of(a["id"]).to_bytes(8, "big") for a in (boss, kid)}
+    roots = [s for s in theirs if s.name == "claude_code.interaction"]
+    assert all(s.parent_span_id in agents for s in roots), [s.parent_span_id for s in roots]
     by_id = {s.span_id: s for s in spans}
     assert len(by_id) == len(spans), "a span was exported twice"
     boss_span = by_id[span_id_of(boss["id"]).to_bytes(8, "big")]

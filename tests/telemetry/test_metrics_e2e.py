@@ -16,14 +16,15 @@ from tests.conftest import make_settings
 from tests.support.receiver import Receiver
 from tests.support.served import serving
 from tests.support.waiting import eventually
-from tests.telemetry.test_daemon_e2e import metric_values, settled, spans_of
+from tests.telemetry.test_daemon_e2e import from_service, metric_values, settled, spans_of
 from tests.telemetry.test_metrics_push import by_label, labels, points
 
 pytestmark = [pytest.mark.anyio, pytest.mark.cli]
 
 
 def pushes(receiver: Receiver) -> list[Any]:
-    return [r for r in receiver.received if r.path == "/v1/metrics"]
+    """The daemon's pushes (the agents' Claude Code pushes its own there too)."""
+    return from_service([r for r in receiver.received if r.path == "/v1/metrics"])
 
 
 async def test_a_run_is_pushed_as_metrics_with_the_figures_metrics_shows(
@@ -71,7 +72,7 @@ async def test_a_run_is_pushed_as_metrics_with_the_figures_metrics_shows(
     finally:
         receiver.close()
     # The metrics go to the signal's own path, beside the traces, with their resource.
-    assert {r.path for r in receiver.received} == {"/v1/traces", "/v1/metrics"}
+    assert {r.path for r in from_service(receiver.received)} == {"/v1/traces", "/v1/metrics"}
     _, resources = points(pushes(receiver))
     traced = [(r.headers, r.body) for r in receiver.received if r.path == "/v1/traces"]
     _, span_resources = spans_of(traced)
