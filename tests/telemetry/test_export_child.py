@@ -164,3 +164,110 @@ async def test_an_exporter_that_died_costs_the_daemon_a_warning(
     finally:
         await child.stop(time.time())
         receiver.close()
+
+
+async def test_an_exporter_that_ended_is_started_again_and_its_agents_are_met_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    receiver = Receiver()
+    endpoint = f"http://127.0.0.1:{receiver.server.server_address[1]}"
+    settings = make_settings(tmp_path, AGENTDECK_OTEL_ENDPOINT=endpoint)
+    deck = await open_deck(settings, embedded=True)
+    child = await ExportChild.start(settings)
+    child.restart_seconds = 0.05
+    telemetry = Telemetry(deck, spans=child)
+    try:
+        await telemetry.start()
+        now = time.time()
+        store = deck._store
+        boss = Agent(
+            id="boss", name="boss", state=AgentState.RUNNING, spec=AgentSpec(prompt="p"),
+            cwd="/", created_at=now, updated_at=now,
+        )  # fmt: skip
+        await store.record(spawned_events(boss), boss)
+        first = await store.append(
+            [
+                ToolCalled(agent_id="boss", ts=now, tool_use_id="c1", tool="Read", input={}),
+                ToolReturned(agent_id="boss", ts=now, tool_use_id="c1", output="", size=0),
+            ]
+        )
+        await telemetry.seen(first[-1].id)
+        await telemetry.flush()
+        assert "execute_tool Read" in spans_at(receiver)
+        killed = child.process
+        killed.kill()
+        await killed.wait()
+        with caplog.at_level(logging.WARNING, logger="agentdeck.telemetry.child"):
+
+            async def started_again() -> bool:
+                # Events keep coming: their records are dropped until a new child runs.
+                stored = await store.append(
+                    [ToolCalled(agent_id="boss", ts=now, tool_use_id="x", tool="Ls", input={})]
+                )
+                await telemetry.seen(stored[-1].id)
+                return child.generation == 1 and child.process.returncode is None
+
+            await eventually(started_again, timeout=60, what="the exporter started again")
+        assert child.process is not killed and child.dropped >= 1
+        assert telemetry.restarts == 1
+        assert any("started again" in r.getMessage() for r in caplog.records)
+        # The agent met before goes on in its tree's trace; a new one has its own.
+        later = await store.append(
+            [
+                ToolCalled(agent_id="boss", ts=now + 1, tool_use_id="c2", tool="Grep", input={}),
+                ToolReturned(agent_id="boss", ts=now + 1, tool_use_id="c2", output="", size=0),
+                AgentSpawned(agent_id="kid", ts=now + 1, name="kid", cwd="/", spec={},
+                             parent_id="boss"),
+                StateChanged(agent_id="kid", ts=now + 2, old="running", new="done"),
+            ]
+        )  # fmt: skip
+        await telemetry.seen(later[-1].id)
+        await telemetry.flush()
+        spans = spans_at(receiver)
+        grep, kid = spans["execute_tool Grep"], spans["invoke_agent kid"]
+        assert grep.trace_id == kid.trace_id == trace_id_of("boss").to_bytes(16, "big")
+    finally:
+        await deck.close()
+        await telemetry.stop()
+        receiver.close()
+    assert child.process.returncode == 0  # the new child stopped as the first would have
+    # The boss's span the old child had open is lost; the new one, cut at the stop,
+    # holds the kid and links to the boss's first span.
+    boss_span = spans_at(receiver)["invoke_agent boss"]
+    by_id = {
+        span.span_id: span
+        for body in receiver.bodies()
+        for group in ExportTraceServiceRequest.FromString(body).resource_spans
+        for scope in group.scope_spans
+        for span in scope.spans
+    }
+    turn = by_id[kid.parent_span_id]  # the boss's turn that spawned it
+    assert turn.name == "turn" and turn.parent_span_id == boss_span.span_id
+    assert [link.span_id for link in boss_span.links] == [span_id_of("boss").to_bytes(8, "big")]
+
+
+async def test_an_exporter_that_keeps_ending_is_started_again_ever_later(tmp_path: Path) -> None:
+    receiver = Receiver()
+    endpoint = f"http://127.0.0.1:{receiver.server.server_address[1]}"
+    child = await ExportChild.start(make_settings(tmp_path, AGENTDECK_OTEL_ENDPOINT=endpoint))
+    child.restart_seconds = 0.05
+    waits: list[float] = []
+    try:
+        for generation in range(3):
+            child.process.kill()
+            await child.process.wait()
+            died = time.monotonic()
+
+            async def again(generation: int = generation) -> bool:
+                child.put((EVENT, 1, "a", "cost_updated", time.time(), {}))
+                child.send()
+                return child.generation == generation + 1
+
+            await eventually(again, timeout=60, what="started again")
+            waits.append(time.monotonic() - died)
+        # Each child died young: 0.05, 0.1, 0.2 s at least before the next.
+        assert waits[0] >= 0.05 and waits[1] >= 0.1 and waits[2] >= 0.2
+    finally:
+        await child.stop(time.time())
+        receiver.close()
+    assert child.process.returncode == 0

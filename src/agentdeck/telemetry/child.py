@@ -9,8 +9,13 @@ compact records of ``telemetry.records`` to a child process
 
 Nothing here waits on the child: a frame is written to the pipe's buffer, and
 when the child is that far behind (``MAX_BUFFERED``: a slow or dead collector) or
-gone, frames are dropped, counted and said once. ``stop`` ends what is open,
-closes the pipe and waits (bounded) for the child to send what is left.
+gone, frames are dropped, counted and said once. A child that ended on its own
+(killed, out of memory, a bug) is started again, after ``RESTART_SECONDS``
+doubling up to ``MAX_RESTART_SECONDS`` while it keeps ending young; each start is
+a new ``generation``, and the follower then meets its agents again (their spans
+go on in their trees' traces, linked to what the old child had open, which is
+lost). ``stop`` ends what is open, closes the pipe and waits (bounded) for the
+child to send what is left.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import logging
 import pickle
 import struct
 import sys
+import time
 from typing import Any
 
 from agentdeck.errors import ConfigError
@@ -35,6 +41,8 @@ MAX_BUFFERED = 16 * 2**20  # bytes written and not yet taken by the child
 STOP_SECONDS = 30.0  # for the child to send what is left (the SDK's timeout is 10 s)
 FLUSH_SECONDS = 60.0
 SHIPPED_PROTOCOLS = ("http/protobuf",)
+RESTART_SECONDS = 1.0  # before the first restart; doubled while the child dies young
+MAX_RESTART_SECONDS = 60.0  # a child that lived this long is restarted at once again
 
 
 def traces_url(endpoint: str) -> str:
@@ -66,31 +74,36 @@ def frame(payload: Any) -> bytes:
 class ExportChild:
     """The daemon's end of the pipe to the span exporter's process."""
 
-    def __init__(self, process: asyncio.subprocess.Process, limit: int = MAX_BUFFERED) -> None:
+    def __init__(
+        self,
+        process: asyncio.subprocess.Process,
+        limit: int = MAX_BUFFERED,
+        config: dict[str, Any] | None = None,
+    ) -> None:
         self.process = process
         self.limit = limit  # bytes the child may be behind before records are dropped
+        self.config = config  # what each new child is told first (None: not restarted)
         self.stop_seconds = STOP_SECONDS
+        self.restart_seconds = RESTART_SECONDS
         self.pending: list[Record] = []
         self.dropped = 0  # records dropped (the child gone or too far behind)
+        self.generation = 0  # children started again after one ended
         self._said = False
         self._flushing = asyncio.Lock()
+        self._started = time.monotonic()
+        self._young = 0  # children in a row that ended before MAX_RESTART_SECONDS
+        self._restarting: asyncio.Task[None] | None = None
+        self._stopped = False
 
     @classmethod
     async def start(cls, settings: Settings, *, limit: int = MAX_BUFFERED) -> ExportChild:
         endpoint = check_protocol(settings)
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "agentdeck.telemetry.worker",
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-        )
-        child = cls(process, limit)
         config = {
             "endpoint": endpoint,
             "ratio": settings.otel_sample_ratio,
             "resource": resource_attributes(),  # the daemon's instance, not the worker's
         }
+        child = cls(await _spawn(), limit, config)
         child._write(config, 0)
         return child
 
@@ -116,6 +129,11 @@ class ExportChild:
 
     async def stop(self, now: float) -> None:
         """What is open ends now; the child sends what is left and exits (bounded)."""
+        self._stopped = True
+        if self._restarting is not None:
+            self._restarting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._restarting
         self.put((CLOSE, now))
         self.send()
         stdin = self.process.stdin
@@ -136,6 +154,7 @@ class ExportChild:
         stdin = self.process.stdin
         if stdin is None or stdin.is_closing() or self.process.returncode is not None:
             self._drop(records, f"the span exporter process ended ({self.process.returncode})")
+            self._restart()
         elif stdin.transport.get_write_buffer_size() > self.limit:
             self._drop(records, "the span exporter is behind (is the collector slow or down?)")
         else:
@@ -143,8 +162,48 @@ class ExportChild:
             return True
         return False
 
+    def _restart(self) -> None:
+        """A child that ended on its own is started again (see the module), once."""
+        if self._stopped or self.config is None or self.process.returncode is None:
+            return
+        if self._restarting is None or self._restarting.done():
+            self._restarting = asyncio.get_running_loop().create_task(
+                self._start_again(), name="span exporter restart"
+            )
+
+    async def _start_again(self) -> None:
+        if time.monotonic() - self._started >= MAX_RESTART_SECONDS:
+            self._young = 0
+        wait = self.restart_seconds * 2 ** min(self._young, 8)
+        await asyncio.sleep(min(wait, MAX_RESTART_SECONDS))
+        self._young += 1
+        try:
+            process = await _spawn()
+        except OSError as exc:
+            logger.error("telemetry: the span exporter could not be started again: %s", exc)
+            return  # the next records try again
+        ended = self.process.returncode
+        self.process, self._started, self._said = process, time.monotonic(), False
+        self.generation += 1
+        self._write(self.config, 0)
+        logger.warning(
+            "telemetry: the span exporter process ended (%s); started again (%d so far)",
+            ended,
+            self.generation,
+        )
+
     def _drop(self, records: int, why: str) -> None:
         self.dropped += records
         if not self._said:  # said once; the total at stop
             self._said = True
             logger.warning("telemetry: %s: spans are dropped", why)
+
+
+async def _spawn() -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "agentdeck.telemetry.worker",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )

@@ -10,7 +10,8 @@ only the deck can say is looked up here: the root of a spawned agent's tree, and
 an agent first met mid-life (it started before the daemon did), read once
 (``Deck.get_agent``) with its ancestry so its spans land in its tree's trace. A
 tree not traced (``AGENTDECK_OTEL_SAMPLE_RATIO``) costs a look-up per event. A
-follower that fell behind resumes from where it was.
+follower that fell behind resumes from where it was. An exporter's process that
+ended is started again by ``child``; its agents are then met again here.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ class Spans(Protocol):
 
     pending: list[Record]  # records to send (appended to on the follower's path)
     dropped: int  # records that never reached the exporter (it was gone or too far behind)
+    generation: int  # exporters started again after one ended: what it knew is gone
 
     def send(self) -> bool:
         """What is pending, on its way now (never waits); False: it was dropped."""
@@ -82,6 +84,7 @@ class InProcess:
         self.tracer = Tracer(sink, ratio)
         self.pending: list[Record] = []
         self.dropped = 0
+        self.generation = 0
 
     def send(self) -> bool:
         records, self.pending = self.pending, []
@@ -116,6 +119,7 @@ class Telemetry:
         self._met: OrderedDict[str, bool | None] = OrderedDict()
         self._task: asyncio.Task[None] | None = None
         self.taken = 0  # the last event taken in (its records sent)
+        self._generation = 0  # the exporter's the agents met were told to
 
     @property
     def exporting(self) -> bool:
@@ -125,6 +129,11 @@ class Telemetry:
     def dropped(self) -> int:
         """Records of spans dropped on their way to the exporter, since the start."""
         return self.spans.dropped if self.spans is not None else 0
+
+    @property
+    def restarts(self) -> int:
+        """Span exporters started again after one ended on its own, since the start."""
+        return self.spans.generation if self.spans is not None else 0
 
     async def start(self) -> None:
         after = await self.deck.last_event_id()
@@ -162,6 +171,9 @@ class Telemetry:
         while True:
             try:
                 async for batch in self.deck.follow(after=position):
+                    if self.spans is not None and self.spans.generation != self._generation:
+                        self._met.clear()  # a new exporter: each agent is met again
+                        self._generation = self.spans.generation
                     try:
                         for event in batch:
                             await self._take(event)

@@ -32,12 +32,18 @@ class _Families:
     """prometheus-client's collector protocol over one scrape's figures."""
 
     def __init__(
-        self, snap: Gauges, tally: Tally | None, exporting: bool, dropped: int = 0
+        self,
+        snap: Gauges,
+        tally: Tally | None,
+        exporting: bool,
+        dropped: int = 0,
+        restarts: int = 0,
     ) -> None:
         self.snap = snap
         self.tally = tally
         self.exporting = exporting
         self.dropped = dropped
+        self.restarts = restarts
 
     def collect(self) -> Iterator[Any]:
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -84,6 +90,11 @@ class _Families:
             "agentdeck_otlp_span_records_dropped",
             "Records of spans dropped on their way to the exporter (it was gone or behind).",
             self.dropped,
+        )
+        yield CounterMetricFamily(
+            "agentdeck_otlp_span_exporter_restarts",
+            "Span exporter processes started again after one ended on its own.",
+            self.restarts,
         )
         if self.tally is not None:
             yield from self._since_start(self.tally)
@@ -140,5 +151,6 @@ async def metrics(request: Request) -> Response:
     tally = telemetry.tally if telemetry is not None else None
     exporting = telemetry is not None and telemetry.exporting
     dropped = telemetry.dropped if telemetry is not None else 0
-    registry.register(_Families(snap, tally, exporting, dropped))
+    restarts = telemetry.restarts if telemetry is not None else 0
+    registry.register(_Families(snap, tally, exporting, dropped, restarts))
     return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
