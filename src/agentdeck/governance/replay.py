@@ -368,6 +368,12 @@ async def replay(
         "the decision then is the one the log recorded (a deny, an approval request); a "
         "call with neither was allowed",
     ]
+    if project is not None and not replayer.tally.events:
+        window = " in this period" if since is not None else ""
+        notes.append(
+            f"no agent worked in {project} (or under it){window}: `agentdeck ls --json` "
+            "shows where each one did"
+        )
     if ledger.settled_early:
         notes.append(
             f"{ledger.settled_early} calls had no end in sight after many others and were "
