@@ -16,7 +16,7 @@ from agentdeck.core.agent import AgentState
 from agentdeck.errors import UsageError
 from agentdeck.runner.recording.cassette import CassetteWriter, read_lines
 from agentdeck.runner.recording.export import scenario_of
-from agentdeck.runner.recording.replay import recorded_exchanges
+from agentdeck.runner.recording.replay import ReplayReport, recorded_exchanges
 from agentdeck.runner.recording.replay_run import cut_note
 from agentdeck.store.store import Store
 from tests.support.deckcli import Done, deck, deck_env, spawn
@@ -217,3 +217,26 @@ def test_base64_in_a_chunk_still_reads(recorded: Any, tmp_path: Path) -> None:
     lines.append(json.dumps({"kind": "chunk", "n": 1, "t": 0.5, "b64": raw}))
     path.write_text("\n".join(lines) + "\n")
     assert read_lines(path)[-1]["b64"] == raw
+
+
+def test_a_capped_cassette_is_not_replayed_as_a_pass(tmp_path: Path) -> None:
+    """Past the cap the exchanges kept no body: the replayed agent got empty answers,
+    ended in error, and the replay said "no divergence" and exited 0."""
+    env = deck_env(tmp_path, AGENTDECK_RECORDING_MAX_BYTES="2000")
+    ran = deck(env, "run", "--record", "--scenario", "three-turns", "say one", "--json")
+    assert ran.code == 0, ran.err
+    agent_id = ran.json()["agent"]["id"]
+    done = deck(env, "replay", agent_id)
+    assert done.code == 2, done.out
+    _said(done, f"the recording of {agent_id} was capped", "AGENTDECK_RECORDING_MAX_BYTES")
+    assert not (Path(env["AGENTDECK_HOME"]) / "replays").exists()
+
+
+def test_a_replay_that_ends_otherwise_than_the_recording_diverged() -> None:
+    report = ReplayReport("a1", state="error", recorded_state="done", requests=3, recorded=3)
+    assert report.ended_otherwise and report.diverged
+    assert report.to_dict()["ended_otherwise"] is True
+    assert not ReplayReport("a1", state="done", recorded_state="done").diverged
+    assert not ReplayReport("a1", state="error", recorded_state=None).diverged
+    stopped = ReplayReport("a1", state="error", recorded_state="done", stopped_at=2)
+    assert not stopped.ended_otherwise  # the strict stop says why already

@@ -154,5 +154,9 @@ def _show(report: ReplayReport) -> None:
         typer.echo(d.diff)
     if report.beyond:
         typer.echo(f"{BEYOND} ({report.recorded} requests)")
+    if report.ended_otherwise:
+        typer.echo(
+            f"the replay ended {report.state}; the recorded run ended {report.recorded_state}"
+        )
     if report.stopped_at is not None:
         typer.echo(f"--strict: the agent was stopped at turn {report.stopped_at}")

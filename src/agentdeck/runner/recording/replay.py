@@ -168,10 +168,23 @@ class ReplayReport:
     # what of the start state was not restored; what a --template changed
     notes: list[str] = field(default_factory=list)
     template: str | None = None  # replayed as this agent template would run it
+    recorded_state: str | None = None  # how the recorded run ended (the cassette's)
+
+    @property
+    def ended_otherwise(self) -> bool:
+        """The replay ended done where the recording ended in error, or the reverse:
+        a change even when every request matched (an answer the agent could not use).
+        Not said when a strict stop or a request past the cassette ended it."""
+        ends = ("done", "error")
+        if self.stopped_at is not None or self.beyond:
+            return False
+        return (
+            self.state in ends and self.recorded_state in ends and self.state != self.recorded_state
+        )
 
     @property
     def diverged(self) -> bool:
-        return bool(self.divergences) or self.beyond
+        return bool(self.divergences) or self.beyond or self.ended_otherwise
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -186,6 +199,8 @@ class ReplayReport:
             "divergences": [d.to_dict() for d in self.divergences],
             "beyond": BEYOND if self.beyond else None,
             "stopped_at": self.stopped_at,
+            "recorded_state": self.recorded_state,
+            "ended_otherwise": self.ended_otherwise,
             "notes": list(self.notes),
         }
 

@@ -198,6 +198,12 @@ async def replay(
     await refuse_live(store, recorded_id, "replay its recording")
     records = recordings.records(recorded_id)
     start = start_of(records, recorded_id)
+    if any(r.get("kind") == "capped" for r in records):
+        raise UsageError(
+            f"the recording of {recorded_id} was capped: past AGENTDECK_RECORDING_MAX_BYTES "
+            "its exchanges kept no body, so there is nothing to answer them with",
+            hint="record the run again with a larger AGENTDECK_RECORDING_MAX_BYTES",
+        )
     if profile is not None:  # a bad name or file: before a workspace is made
         runner.governor.profile_named(profile)
     exchanges = recorded_exchanges(records)
@@ -218,6 +224,8 @@ async def replay(
     report = ReplayReport(recorded_id, strict=strict, recorded=len(exchanges))
     report.notes.extend(notes)
     report.notes.extend(cut_note(records))
+    closed = [r for r in records if r.get("kind") == "closed"]
+    report.recorded_state = closed[-1].get("state") if closed else None
     report.template = recorded_spec.template if template is not None else None
     try:  # what fails before the agent starts leaves no half-made workspace behind
         head = str(start.get("git_head") or "")
