@@ -24,9 +24,9 @@ import yaml
 from agentdeck.core.agent import AgentSpec, AgentState
 from agentdeck.core.endpoints import ModelEndpoint
 from agentdeck.daemon.compose import build_runner
+from agentdeck.egress import Reach, bypassed, past_proxies, proxy_for
 from agentdeck.mockmodel import MockModel, load_scenario
 from agentdeck.runner.recording.cassette import read_lines, response_bytes
-from agentdeck.runner.recording.network import Reach, bypassed, past_proxies, proxy_for
 from agentdeck.runner.recording.service import Recorder
 from agentdeck.runner.recording.store import Recordings
 from agentdeck.store.store import Store
@@ -315,7 +315,7 @@ async def test_an_unusable_ca_file_is_a_warning_naming_the_variable_not_a_refusa
     elif bad == "a-directory":
         path.mkdir()
     _env(recorder, NODE_EXTRA_CA_CERTS=str(path))
-    caplog.set_level(logging.WARNING, logger="agentdeck.runner.recording.network")
+    caplog.set_level(logging.WARNING, logger="agentdeck.egress")
     async with https_upstream(pki) as up:
         # The agent starts as it would unrecorded (Claude Code, too, goes on with
         # its default CAs): its route is there.

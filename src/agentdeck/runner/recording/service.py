@@ -8,7 +8,7 @@ port still cannot reach, or write into, an agent's cassette. The agent's
 the URL it would have had otherwise (its scripted model, its template's or
 profile's endpoint, ``AGENTDECK_ANTHROPIC_BASE_URL``, else Anthropic's API), reached
 as the agent's Claude Code would have reached it: the same CAs, client certificate
-and proxy (``recording.network``).
+and proxy (``agentdeck.egress``).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from typing import Any, Literal
 import httpx
 
 from agentdeck.core.agent import AgentSpec
+from agentdeck.egress import Reach, client, past_proxies
 from agentdeck.runner.recording.cassette import CassetteWriter
-from agentdeck.runner.recording.network import Reach, client, past_proxies
 from agentdeck.runner.recording.proxy import DropConnectionFilter, ProxyApp, Route
 from agentdeck.runner.recording.serving import LoopbackServer
 from agentdeck.runner.recording.store import Recordings
@@ -58,7 +58,7 @@ class Recorder:
 
     def __init__(self, settings: Settings, environ: Mapping[str, str] | None = None) -> None:
         self.settings = settings
-        # Where the variables of recording.network are read (None: the daemon's
+        # Where the variables of agentdeck.egress are read (None: the daemon's
         # environment, which its agents' Claude Code inherits), at each agent's start.
         self.environ = environ
         self.recordings = Recordings.of(settings)

@@ -1,6 +1,9 @@
-"""How the recording proxy reaches an agent's upstream: as the agent's Claude Code
-would have without it, so that recording never changes whether an agent reaches
-its model (a corporate gateway's private CA, egress only through a proxy).
+"""How agentdeck's own proxies reach the outside for an agent: as the agent's Claude
+Code would have without them, so that neither recording nor a sandbox changes
+whether an agent reaches its hosts (a corporate gateway's private CA, egress only
+through a proxy). The recording proxy (``runner/recording``) takes all of it; the
+sandbox's allowlist proxy (``sandbox/proxy.py``) takes the proxy variables (and
+the trust, for an ``https://`` proxy).
 
 Read from the environment the agent's Claude Code inherits (the daemon's; agentdeck
 adds none of these variables itself, and a sandbox's own ``HTTPS_PROXY`` is for the
@@ -230,7 +233,7 @@ def _load(ctx: ssl.SSLContext, given: str | None, var: str, default: str, *, fol
 
 def _unusable(var: str, path: str, exc: BaseException, instead: str) -> None:
     logger.warning(
-        "the recording proxy could not use %s=%s (%s): going on with %s, as Claude Code does",
+        "agentdeck's proxy could not use %s=%s (%s): going on with %s, as Claude Code does",
         var,
         path,
         exc,
