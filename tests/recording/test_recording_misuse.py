@@ -240,3 +240,23 @@ def test_a_replay_that_ends_otherwise_than_the_recording_diverged() -> None:
     assert not ReplayReport("a1", state="error", recorded_state=None).diverged
     stopped = ReplayReport("a1", state="error", recorded_state="done", stopped_at=2)
     assert not stopped.ended_otherwise  # the strict stop says why already
+
+
+def test_a_side_request_is_no_turn_of_the_exported_scenario(recorded: Any) -> None:
+    """A real model's recording holds Claude Code's side requests (a session title,
+    no tools offered): as turn 1 of the scenario, the title would be played as the
+    agent's first answer."""
+    _, _, cassette = recorded
+    records = read_lines(cassette)
+    title = json.dumps({"content": [{"type": "text", "text": "Counting to two"}]})
+    side = [
+        {"kind": "request", "n": 99, "method": "POST", "path": "/v1/messages",
+         "body": {"json": {"model": "haiku", "messages": [{"role": "user", "content": "t"}]}}},
+        {"kind": "response", "n": 99, "status": 200, "headers": {}},
+        {"kind": "chunk", "n": 99, "t": 0.1, "text": title},
+        {"kind": "end", "n": 99, "outcome": "complete", "seconds": 0.1},
+    ]  # fmt: skip
+    first = next(i for i, r in enumerate(records) if r["kind"] == "request")
+    with_side = [*records[:first], *side, *records[first:]]
+    assert scenario_of(with_side, "x") == scenario_of(records, "x")
+    assert "Counting to two" not in json.dumps(scenario_of(with_side, "x"))

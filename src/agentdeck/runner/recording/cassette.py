@@ -375,6 +375,12 @@ _FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
 }
 
 
+def offers_tools(body: Any) -> bool:
+    """Whether a request offers the model tools (the agent's own; a side request,
+    such as a session title's, does not)."""
+    return isinstance(body, dict) and bool(body.get("tools"))
+
+
 def response_bytes(records: Iterable[Mapping[str, Any]], n: int) -> bytes:
     """The body of response ``n`` as the cassette keeps it."""
     out = bytearray()

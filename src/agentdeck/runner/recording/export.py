@@ -1,8 +1,10 @@
 """A cassette as a scenario the scripted model plays offline (``agentdeck scenario
 export``). Pure: cassette records in, the scenario's YAML data out.
 
-Each answered ``/v1/messages`` exchange (status 200) becomes one turn, in order: its
-text, thinking and tool-use blocks as the model streamed them (or sent them whole).
+Each answered ``/v1/messages`` exchange (status 200) of the agent's own (it offers
+the model tools; a side request such as a session title's is left out) becomes one
+turn, in order: its text, thinking and tool-use blocks as the model streamed them (or
+sent them whole).
 Paths inside the recorded workspace become relative, so the scenario plays in any
 workspace (the scripted model resolves them against the agent's). What the cassette
 scrubbed stays scrubbed; a capped cassette's exchanges without a body are refused.
@@ -15,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from agentdeck.errors import UsageError
-from agentdeck.runner.recording.cassette import response_bytes
+from agentdeck.runner.recording.cassette import offers_tools, response_bytes
 
 
 def scenario_of(records: list[dict[str, Any]], name: str) -> dict[str, Any]:
@@ -28,14 +30,21 @@ def scenario_of(records: list[dict[str, Any]], name: str) -> dict[str, Any]:
         if r.get("kind") == "response" and r.get("status") == 200 and isinstance(r.get("n"), int)
     }
     ended = {r["n"] for r in records if r.get("kind") == "end"}
+    asked = [
+        r
+        for r in records
+        if r.get("kind") == "request"
+        and r["n"] in answered
+        and str(r.get("path", "")).startswith("/v1/messages")
+        and "count_tokens" not in str(r.get("path"))
+    ]
+    # The agent's own requests offer it tools; a side request (a session title) does
+    # not, and as a turn it would be played as the agent's first answer.
+    tooled = any(offers_tools(_json(r)) for r in asked)
     turns = []
-    for request in records:
-        n = request.get("n")
-        if request.get("kind") != "request" or not isinstance(n, int) or n not in answered:
-            continue
-        if not str(request.get("path", "")).startswith("/v1/messages"):
-            continue
-        if "count_tokens" in str(request.get("path")):
+    for request in asked:
+        n = request["n"]
+        if tooled and not offers_tools(_json(request)):
             continue
         if n not in ended:
             raise UsageError(
@@ -59,6 +68,11 @@ def scenario_of(records: list[dict[str, Any]], name: str) -> dict[str, Any]:
         "description": f"Exported from the recording of agent {agent}.",
         "turns": turns,
     }
+
+
+def _json(request: Mapping[str, Any]) -> Any:
+    body = request.get("body")
+    return body.get("json") if isinstance(body, dict) else None
 
 
 def _blocks(body: bytes) -> list[dict[str, Any]]:

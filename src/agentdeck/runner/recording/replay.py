@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentdeck.core.redact import scrub_value
+from agentdeck.runner.recording.cassette import offers_tools
 from agentdeck.runner.recording.proxy import PREFIX, Receive, Scope, Send, _body, _plain
 from agentdeck.runner.recording.serving import LoopbackServer
 
@@ -206,11 +207,6 @@ class ReplayReport:
 
 
 # -- serving ---------------------------------------------------------------------
-
-
-def offers_tools(body: Any) -> bool:
-    """Whether a request offers the model tools (the agent's own; a side request does not)."""
-    return isinstance(body, dict) and bool(body.get("tools"))
 
 
 class ReplayApp:

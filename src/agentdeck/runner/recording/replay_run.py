@@ -33,11 +33,11 @@ from typing import Any
 from agentdeck.core.agent import Agent, AgentSpec
 from agentdeck.errors import NotFound, UsageError
 from agentdeck.runner.endpoints import WITHHELD
+from agentdeck.runner.recording.cassette import offers_tools
 from agentdeck.runner.recording.replay import (
     ReplayApp,
     ReplayReport,
     ReplayServer,
-    offers_tools,
     recorded_exchanges,
 )
 from agentdeck.runner.recording.replay_template import (
