@@ -9,16 +9,31 @@ serves outside the sandbox, relayed from loopback ports inside it.
 
 Names are resolved here, outside: a sandbox resolves nothing itself. ``hosts``
 maps names to addresses first (like ``curl --resolve``), for names with no DNS.
+
+An allowed host leaves the machine as the agent's Claude Code would reach it
+unconfined: through the proxy the daemon's environment names for it
+(``HTTPS_PROXY`` for a ``CONNECT``, ``HTTP_PROXY`` for plain HTTP, ``NO_PROXY``
+bypassing; ``agentdeck.egress`` reads them), by a ``CONNECT`` tunnel with the
+proxy URL's userinfo as ``Proxy-Authorization``; that proxy resolves the name. A
+name in ``hosts`` is reached at its address directly. The allowlist is checked before anything
+leaves: a refused host never reaches that proxy. Its refusal (an answer other than
+2xx, or no answer) is a 502 to the agent naming its answer, never its credentials.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import functools
 import logging
+import os
+import ssl
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
+
+from agentdeck.egress import Trust, proxy_for
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +44,12 @@ CHUNK = 65536
 
 Allowed = Callable[[str, int], bool]
 Blocked = Callable[[str, int], None]
+Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+
+
+class UpstreamRefused(Exception):
+    """The upstream proxy did not open the tunnel; the message says what it answered
+    (never its credentials)."""
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -130,13 +151,21 @@ class Forward(_Server):
 
 
 class AllowlistProxy(_Server):
+    """``environ``: where the proxy variables are read (None: the daemon's
+    environment, read at each connection)."""
+
     def __init__(
-        self, allowed: Allowed, on_blocked: Blocked, hosts: Mapping[str, str] | None = None
+        self,
+        allowed: Allowed,
+        on_blocked: Blocked,
+        hosts: Mapping[str, str] | None = None,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__()
         self.allowed = allowed
         self.on_blocked = on_blocked
         self.hosts = {k.lower(): v for k, v in (hosts or {}).items()}
+        self.environ = environ
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -186,9 +215,22 @@ class AllowlistProxy(_Server):
             )
             await self._reply(writer, _refusal(403, "Forbidden", text))
             return
+        env = os.environ if self.environ is None else self.environ
+        # A name ``hosts`` maps is an explicit route (a name no DNS knows, the
+        # upstream proxy's included): reached at its address, directly.
+        scheme = "http" if forward else "https"
+        via = None if host in self.hosts else proxy_for(f"{scheme}://{_authority(host, port)}", env)
         try:
-            async with asyncio.timeout(CONNECT_TIMEOUT):
-                upstream = await asyncio.open_connection(self.hosts.get(host, host), port)
+            if via is not None:
+                upstream = await _tunnel(via, host, port, env)
+            else:
+                async with asyncio.timeout(CONNECT_TIMEOUT):
+                    upstream = await asyncio.open_connection(self.hosts.get(host, host), port)
+        except UpstreamRefused as exc:
+            logger.warning("sandbox proxy could not reach %s:%s: %s", host, port, exc)
+            text = f"agentdeck's sandbox proxy could not reach {host}:{port}: {exc}"
+            await self._reply(writer, _refusal(502, "Bad Gateway", text))
+            return
         except (OSError, TimeoutError) as exc:
             text = f"agentdeck's sandbox proxy could not reach {host}:{port}: {exc}"
             await self._reply(writer, _refusal(502, "Bad Gateway", text))
@@ -210,3 +252,87 @@ class AllowlistProxy(_Server):
             writer.write(data)
             await writer.drain()
         writer.close()
+
+
+def _authority(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _shown(url: str) -> str:
+    """The proxy's URL as said to the agent and the log: without its userinfo."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    host = parts.hostname or "?"
+    return f"{parts.scheme}://{_authority(host, port) if port else host}"
+
+
+def _printable(text: str, limit: int = 200) -> str:
+    return "".join(c if c.isprintable() else "?" for c in text)[:limit]
+
+
+@functools.lru_cache(maxsize=4)
+def _context(trust: Trust) -> ssl.SSLContext:
+    """An https proxy's certificate is judged as Claude Code judges its hosts' (the
+    context made once per set of variables: loading the CAs costs 20-40 ms of CPU)."""
+    return trust.context()
+
+
+async def _tunnel(url: str, host: str, port: int, env: Mapping[str, str]) -> Streams:
+    """A ``CONNECT host:port`` tunnel through the proxy at ``url``: its streams, or
+    ``UpstreamRefused`` saying why not."""
+    shown = _shown(url)
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        proxy_port = parts.port or (443 if scheme == "https" else 80)
+    except ValueError:
+        raise UpstreamRefused(f"the upstream proxy {shown} has no valid port") from None
+    if scheme not in ("http", "https") or not parts.hostname:
+        raise UpstreamRefused(f"the upstream proxy {shown} is not an http:// or https:// proxy URL")
+    tls = await asyncio.to_thread(_context, Trust.of(env)) if scheme == "https" else None
+    try:
+        async with asyncio.timeout(CONNECT_TIMEOUT):
+            reader, writer = await asyncio.open_connection(
+                parts.hostname,
+                proxy_port,
+                ssl=tls,
+                server_hostname=parts.hostname if tls else None,
+            )
+    except (OSError, TimeoutError) as exc:
+        why = _printable(str(exc)) or type(exc).__name__
+        raise UpstreamRefused(f"the upstream proxy {shown} could not be reached: {why}") from None
+    target = _authority(host, port)
+    lines = [f"CONNECT {target} HTTP/1.1", f"Host: {target}"]
+    if parts.username is not None:
+        secret = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+        lines.append(f"Proxy-Authorization: Basic {base64.b64encode(secret.encode()).decode()}")
+    try:
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        async with asyncio.timeout(CONNECT_TIMEOUT):
+            await writer.drain()
+            head = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.LimitOverrunError:
+        writer.close()
+        raise UpstreamRefused(f"the upstream proxy {shown} answered no HTTP") from None
+    except TimeoutError:
+        writer.close()
+        raise UpstreamRefused(
+            f"the upstream proxy {shown} did not answer CONNECT {target}"
+        ) from None
+    except (OSError, asyncio.IncompleteReadError):
+        writer.close()
+        raise UpstreamRefused(f"the upstream proxy {shown} closed at CONNECT {target}") from None
+    except BaseException:  # a stop: the connection goes too
+        writer.close()
+        raise
+    status_line = head.partition(b"\r\n")[0].decode("latin-1")
+    version, _, answer = status_line.partition(" ")
+    code = answer[:3]
+    if not (version.startswith("HTTP/") and code.isdigit() and code.startswith("2")):
+        writer.close()
+        said = _printable(answer.strip() or status_line.strip()) or "nothing"
+        raise UpstreamRefused(f"the upstream proxy {shown} answered {said} to CONNECT {target}")
+    return reader, writer
