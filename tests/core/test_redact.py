@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from agentdeck.core import redact_rules as RR
 from agentdeck.core.private import strip_private
 from agentdeck.core.redact import is_secret_name, redact, redact_escaped, scrub, scrub_value
+from agentdeck.core.redact_tokens import redact_tokens
 
 CORPUS = json.loads((Path(__file__).parent / "data" / "secrets_corpus.json").read_text())
 POSITIVE: list[dict[str, Any]] = CORPUS["positive"]
@@ -426,7 +427,7 @@ def reference_redact(text: str) -> str:
 def _reference_plain(text: str) -> str:
     text = RR.PRIVATE_KEY.sub(RR.MARK.format("private-key"), text)
     text = RR.NETRC.sub(RR.redact_netrc, text)  # the two that span lines come first
-    text = RR.TOKENS.sub(RR.redact_token, text)
+    text = redact_tokens(text)
     text = RR.URL_CREDENTIALS.sub(RR.redact_url_credentials, text)
     text = RR.CURL_USER.sub(RR.redact_curl_user, text)
     text = RR.AUTH_HEADER.sub(RR.redact_auth_header, text)

@@ -80,7 +80,6 @@ from agentdeck.core.redact_rules import (
     NETRC,
     PGPASS,
     PRIVATE_KEY,
-    TOKENS,
     URL_CREDENTIALS,
     VALUE,
     is_secret_name,
@@ -91,10 +90,10 @@ from agentdeck.core.redact_rules import (
     redact_curl_user,
     redact_netrc,
     redact_pgpass,
-    redact_token,
     redact_url_credentials,
     redact_value,
 )
+from agentdeck.core.redact_tokens import tokens as _tokens
 
 # -- the driver: cheap scans find the lines a rule could match, rules run only there --
 #
@@ -109,19 +108,6 @@ from agentdeck.core.redact_rules import (
 # the text. Anchors are found in ``low``: the text encoded one byte per character
 # (latin-1, others as ``?``) and ASCII-lower-cased, whose offsets are the text's.
 
-_SHAPE = bytes(  # the characters a token is made of, as ``a``; the rest as a space
-    0x61 if chr(i).isascii() and (chr(i).isalnum() or chr(i) in "_-") else 0x20 for i in range(256)
-)
-# A run of 15+ token characters: every token family starts one (``xoxb-`` and 10 is
-# the shortest) but JWTs, ``ya29.`` and Slack webhooks, found by their own anchors (in
-# lower case).
-_LONG_RUN = re.compile(b"a" * 14 + b"a+")  # a literal prefix (not a{15}): scanned like find
-_TOKEN_ANCHORS = (b"eyj", b"ya29.", b"hooks.slack.com")
-# How each token family starts: a run starting otherwise is no token.
-_TOKEN_HEADS = frozenset((
-    "sk", "rk", "AK", "AS", "AB", "AC", "gh", "gi", "gl", "xo", "xa", "ho", "AI", "ya", "wh",
-    "np", "py", "hf", "ey",
-))  # fmt: skip
 # Every secret name holds one of these (see is_secret_name), in any case.
 _NAME_WORDS = (b"pass", b"pwd", b"secret", b"token", b"key", b"cred", b"auth")
 # A password flag (``-p``, ``-a``, ``--pass…``) not inside a word; a literal prefix.
@@ -211,27 +197,6 @@ def _spliced(text: str, edits: list[tuple[int, int, str]]) -> str:
         out += [text[done:start], new]
         done = end
     return "".join([*out, text[done:]])
-
-
-def _tokens(text: str, low: bytes) -> str:
-    """Issuer tokens, tried where a run of token characters starts (a token starts
-    nowhere else), and on the lines of the short families' anchors."""
-    edits: list[tuple[int, int, str]] = []
-    done = 0
-    for run in _LONG_RUN.finditer(low.translate(_SHAPE)):
-        at = run.start()
-        if at < done or text[at : at + 2] not in _TOKEN_HEADS:
-            continue
-        if (m := TOKENS.match(text, at)) is not None:
-            edits.append((m.start(), m.end(), redact_token(m)))
-            done = m.end()
-    if edits:
-        text = _spliced(text, edits)
-        low = _lowered(text)
-    if not any(anchor in low for anchor in _TOKEN_ANCHORS):
-        return text
-    lines = sorted({_line_around(text, at, at) for at in _anchors(low, _TOKEN_ANCHORS)})
-    return _spliced(text, [(a, b, TOKENS.sub(redact_token, text[a:b])) for a, b in lines])
 
 
 def _anchors(low: bytes, needles: tuple[bytes, ...]) -> list[int]:
