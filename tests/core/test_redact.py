@@ -267,6 +267,14 @@ ADVERSARIAL = {  # name: (text, markers in the scrubbed text, its length; None: 
     "quotes": ('"' * MB, 0, None),
     "dashes": ("a-" * (MB // 2), 0, None),
     "spaces": (" " * MB, 0, None),
+    # token prefixes glued after token characters: each family searched once over them
+    "glued key prefixes": ("x_sk-" * (MB // 5), 0, None),
+    "glued token prefixes": ("a_ghp_" * (MB // 6), 0, None),
+    "glued pat prefixes": ("q_github_pat_" * (MB // 13), 0, None),
+    "capital A heads": ("AKIA" * (MB // 4), 1, MB - 2),  # the last 20: a glued key
+    "google heads": ("AIza" * (MB // 4), 0, None),
+    "jwt heads": ("eyJ" * (MB // 3), 0, None),
+    "glued jwt heads": ("a_eyJ." * (MB // 6), 0, None),
 }
 
 
@@ -307,11 +315,23 @@ FAMILY_PLANTS: list[tuple[st.SearchStrategy[str], str, str]] = [
     (chars(ALNUM + "-", 10, 50).map(lambda s: "xoxb-" + s), "{}", INLINE),
     (chars(B64URL, 35).map(lambda s: "AIza" + s), "{}", INLINE),
     (chars(ALNUM, 16, 40).map(lambda s: "sk_live_" + s), "{}", INLINE),
+    # glued after token characters: a body that looks generated (a capital, not hex)
+    (chars(ALNUM, 12, 40).map(lambda s: "sk-ant-api03-" + s + "Q7"), "x_{}", INLINE),
+    (chars(ALNUM, 34).map(lambda s: "ghp_" + s + "Q7"), "prefix-{}", INLINE),
+    (chars(UPPER, 15).map(lambda s: "AKIA" + s + "Z"), "abc{}", INLINE),
+    (chars(ALNUM, 32).map(lambda s: "hf_" + s + "Q7"), "{{'v': 'x_{}'}}", INLINE),
     (
         st.tuples(chars(B64URL, 8, 40), chars(B64URL, 8, 40), chars(B64URL, 0, 40)).map(
             lambda p: f"eyJ{p[0]}.eyJ{p[1]}.{p[2]}"
         ),
         "{}",
+        INLINE,
+    ),
+    (
+        st.tuples(chars(B64URL, 8, 40), chars(B64URL, 8, 40), chars(B64URL, 0, 40)).map(
+            lambda p: f"eyJ{p[0]}.eyJ{p[1]}.{p[2]}"
+        ),
+        "x_{}",
         INLINE,
     ),
     (URL_PASSWORD, "postgres://app:{}@db:5432/app", INLINE),
@@ -343,7 +363,8 @@ FAMILIES = [
 FRAGMENTS = [
     "password", "token", "api_key", "=", ":", ": ", " = ", " ", "\n", '"', "'", "`", "(", ")",
     ",", ";", "&", "#", "$", "${X}", "[REDACTED:x]", "abc123XYZ", "sk-ant-", "sk-", "AKIA",
-    "ABCDEFGHIJKLMNOP", "ghp_", "a" * 36, "eyJ", "eyJabcdefghij", ".", "<private>",
+    "ABCDEFGHIJKLMNOP", "ghp_", "a" * 36, "eyJ", "eyJabcdefghij", ".", "<private>", "x_",
+    "Q7", "AIza", "xoxb-", "hf_", "github_pat_", "ya29.",
     "</private>", "<priv", "ate>", "-----BEGIN PRIVATE KEY-----", "-----END PRIVATE KEY-----",
     "Authorization: ", "Bearer ", "Basic ", "://", "u:", "@", "curl -u ", "x", "\\", "-", "_",
     "-p", "-p ", "mysql ", "docker login ", "sshpass ", "machine h ", "login u ", " password ",

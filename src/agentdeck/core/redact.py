@@ -6,7 +6,8 @@ and keeps the text around it; ``strip_private`` drops what the user marked
 dicts and lists. Secrets are found two ways:
 
 * **By shape**: tokens whose format names their issuer (Anthropic, OpenAI, AWS,
-  GitHub, GitLab, Slack, Google, Stripe, npm, PyPI, Hugging Face), JWTs, PEM
+  GitHub, GitLab, Slack, Google, Stripe, npm, PyPI, Hugging Face), JWTs (also
+  glued after other text, ``x_ghp_…``, ``abcAKIA…``: ``core.redact_tokens``), PEM
   private-key blocks (an unterminated block is redacted to the end),
   ``Authorization:`` header values, ``Bearer <token>``, ``Cookie:`` headers,
   the password of ``scheme://user:password@host`` and of ``curl -u user:password``,
@@ -101,8 +102,9 @@ from agentdeck.core.redact_tokens import tokens as _tokens
 # position; ``bytes.find``, ``bytes.translate`` and a pattern with a literal prefix
 # cost well under 1 ms. So each rule has cheap anchors (substrings it cannot match
 # without); one set of scans marks the lines where anchors occur, and each marked
-# line goes through its rules, in the order above (tokens, URL credentials, curl,
-# headers, password flags, .pgpass, assignments): a text holding no anchor pays the
+# line goes through its rules, in the order above (URL credentials, curl, headers,
+# password flags, .pgpass, assignments), after the tokens (``core.redact_tokens``,
+# over the text, found by scans of their own): a text holding no anchor pays the
 # scans alone. Every rule but the private key and ``.netrc`` (run first, over the
 # text) stays within a line, so a rule run over one line finds what it would over
 # the text. Anchors are found in ``low``: the text encoded one byte per character

@@ -203,8 +203,8 @@ def _candidates(text: str, low: bytes) -> list[tuple[int, int]]:
             for size in range(3, 8):
                 for family in _BY_HEAD.get(low[end - size : end], ()):
                     found.append((end - size, family))
-    for m in _CAPITAL_A.finditer(text):
-        found += [(m.start(), f) for f in _BY_HEAD.get(low[m.start() : m.start() + 4], ())]
+    for a in _CAPITAL_A.finditer(text):
+        found += [(a.start(), f) for f in _BY_HEAD.get(low[a.start() : a.start() + 4], ())]
     for head in _FOUND:
         families = _BY_HEAD[head]
         at = low.find(head)
