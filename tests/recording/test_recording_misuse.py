@@ -7,19 +7,22 @@ from __future__ import annotations
 import base64
 import json
 import shutil
+import signal
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agentdeck.core.agent import AgentState
+from agentdeck.core.events import EventType
 from agentdeck.errors import UsageError
 from agentdeck.runner.recording.cassette import CassetteWriter, read_lines
 from agentdeck.runner.recording.export import scenario_of
 from agentdeck.runner.recording.replay import ReplayReport, recorded_exchanges
 from agentdeck.runner.recording.replay_run import cut_note
 from agentdeck.store.store import Store
-from tests.support.deckcli import Done, deck, deck_env, spawn
+from tests.support.deckcli import Done, deck, deck_argv, deck_env, spawn
 from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.cli]
@@ -260,3 +263,71 @@ def test_a_side_request_is_no_turn_of_the_exported_scenario(recorded: Any) -> No
     with_side = [*records[:first], *side, *records[first:]]
     assert scenario_of(with_side, "x") == scenario_of(records, "x")
     assert "Counting to two" not in json.dumps(scenario_of(with_side, "x"))
+
+
+GATED = (
+    'python3 -c "import os, time; '
+    "[time.sleep(0.05) for _ in iter(lambda: os.path.exists('gate'), True)]\""
+)
+
+
+def _gated_recording(tmp_path: Path, env: dict[str, str]) -> str:
+    """A recorded run whose Bash waits for a file the replay's workspace lacks."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / ".gitignore").write_text("gate\n")  # not in the start checkpoint
+    (work / "gate").write_text("")
+    subprocess.run(("git", "init", "-q", str(work)), check=True)
+    script = tmp_path / "gated.yaml"
+    tool = {"tool_use": {"name": "Bash", "input": {"command": GATED}}}
+    script.write_text(json.dumps({"name": "gated", "turns": [
+        {"reply": [tool]}, {"reply": [{"text": "through"}]}]}))  # fmt: skip
+    ran = deck(env, "run", "--record", "--scenario", str(script), "--cwd", str(work),
+               "--allow", "Bash(python3:*)", "go", "--json")  # fmt: skip
+    assert ran.code == 0, ran.err
+    return str(ran.json()["agent"]["id"])
+
+
+def _replaying(env: dict[str, str], recorded_id: str) -> subprocess.Popen[str]:
+    """``agentdeck replay`` as a terminal starts it: SIGINT not ignored."""
+    return subprocess.Popen(
+        deck_argv("replay", recorded_id), env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+async def test_a_stopped_replay_leaves_its_agent_interrupted(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    """Ctrl-C shut the replay's runner down as if the turn had ended: the agent was
+    left `done`, and nothing was printed. SIGTERM now stops it as it stops `run`."""
+    env = deck_env(tmp_path)
+    recorded_id = _gated_recording(tmp_path, env)
+    proc = _replaying(env, recorded_id)
+    try:
+        home = Path(env["AGENTDECK_HOME"])
+
+        async def in_its_tool() -> str | None:
+            async with Store.open(home / "agentdeck.db") as store:
+                for agent in await store.list_agents():
+                    if agent.id != recorded_id and agent.state == AgentState.RUNNING:
+                        called = await store.read(agent_id=agent.id, types=[EventType.TOOL_CALLED])
+                        if called:
+                            return agent.id
+            return None
+
+        replay_id = await eventually(in_its_tool, timeout=60, what="the replay in its tool")
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 128 + sig, (out, err)
+    if sig == signal.SIGINT:  # the report of what it did
+        assert f"as {replay_id} (interrupted)" in out and "interrupted (Ctrl-C)" in err
+    async with Store.open(home / "agentdeck.db") as store:
+        assert (await store.get_agent(replay_id)).state == AgentState.INTERRUPTED

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 if TYPE_CHECKING:
+    from agentdeck.cli.ending import Ending
     from agentdeck.core.approvals import Approval
     from agentdeck.core.templates import Template
     from agentdeck.runner.recording.replay import ReplayReport
@@ -60,18 +62,37 @@ def replay(
     The policy is enforced again: a call the profile asks about is asked again
     (answer it from another terminal with agentdeck approve, or the dashboard)."""
     from agentdeck.cli.context import run_async
+    from agentdeck.cli.ending import watch
 
-    report = run_async(lambda settings: _replayed(settings, agent_id, strict, profile, template))
+    options = (agent_id, strict, profile, template)
+    done = run_async(
+        lambda settings: watch("replay", lambda ending: _replayed(settings, ending, *options))
+    )
+    if isinstance(done, int):  # SIGTERM, SIGHUP: its agent stopped, left interrupted
+        raise typer.Exit(done)
+    report, interrupted = done
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2))
     else:
         _show(report)
+    if interrupted:
+        from agentdeck.cli.ending import exit_code
+
+        typer.echo("the replay was interrupted (Ctrl-C): the report is of what it did", err=True)
+        raise typer.Exit(exit_code(signal.SIGINT))
     raise typer.Exit(1 if report.diverged else 0)
 
 
 async def _replayed(
-    settings: Settings, agent_id: str, strict: bool, profile: str | None, template: str | None
-) -> ReplayReport:
+    settings: Settings,
+    ending: Ending,
+    agent_id: str,
+    strict: bool,
+    profile: str | None,
+    template: str | None,
+) -> tuple[ReplayReport, bool]:
+    """The report, and whether Ctrl-C stopped the agent (left ``interrupted``, as a
+    stop signal leaves it: before, it was shut down as if its turn had ended)."""
     from agentdeck.cli.context import opened_store
     from agentdeck.daemon.compose import build_runner
     from agentdeck.runner.recording.replay_run import replay as replayed
@@ -81,12 +102,26 @@ async def _replayed(
     source = template_source(settings, template, profile) if template is not None else None
     async with opened_store(settings) as store:
         runner = build_runner(store, settings)
+        ending.supervise(runner)
         asks = asyncio.create_task(_say_asks(runner))
+        stops: list[asyncio.Future[None]] = []
+
+        def on_interrupt() -> None:
+            if not stops:
+                reason = "stopped: agentdeck replay got SIGINT"
+                stops.append(asyncio.ensure_future(runner.stop_now(reason)))
+
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, on_interrupt)
         try:
-            return await replayed(
+            report = await replayed(
                 store, runner, agent_id, strict=strict, profile=profile, template=source
             )
+            await asyncio.gather(*stops)
+            return report, bool(stops)
         finally:
+            loop.remove_signal_handler(signal.SIGINT)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
             asks.cancel()
             await asyncio.gather(asks, return_exceptions=True)
             await runner.shutdown()
