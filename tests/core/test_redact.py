@@ -271,7 +271,7 @@ ADVERSARIAL = {  # name: (text, markers in the scrubbed text, its length; None: 
     "glued key prefixes": ("x_sk-" * (MB // 5), 0, None),
     "glued token prefixes": ("a_ghp_" * (MB // 6), 0, None),
     "glued pat prefixes": ("q_github_pat_" * (MB // 13), 0, None),
-    "capital A heads": ("AKIA" * (MB // 4), 1, MB - 2),  # the last 20: a glued key
+    "capital A heads": ("AKIA" * (MB // 4), 1, 26),  # a key ends where the next starts
     "google heads": ("AIza" * (MB // 4), 0, None),
     "jwt heads": ("eyJ" * (MB // 3), 0, None),
     "glued jwt heads": ("a_eyJ." * (MB // 6), 0, None),

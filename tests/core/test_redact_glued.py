@@ -145,3 +145,28 @@ def test_a_glued_token_after_decoys_is_still_found(text: str, kept: str | None) 
     assert "eyJabcdefghij.eyJ" not in out
     if kept is not None:
         assert out == kept + "[REDACTED:github-token]"
+
+
+@pytest.mark.parametrize(("first_kind", "first"), TOKENS, ids=[k for k, _ in TOKENS])
+def test_two_tokens_glued_together_are_both_redacted(first_kind: str, first: str) -> None:
+    # A key of a fixed length ends where another token starts (``…EXAMPLEsk-ant-…``).
+    for kind, token in TOKENS:
+        text = f"x_{first}{token}" + (" y" if kind in NOT_GLUED_AT_THE_END else "_y")
+        out = redact(text)
+        assert first not in out and token not in out, (first, token, out)
+        assert redact(out) == out and out == reference_redact(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "network_test_connectiontimeoutretriesexhaustedrk_test_51HqXzK9xWqLmR2pT7vNhYs4J",
+        "helper_ghp_lowercasewordsmakeupthisidentifiernameghp_G5HlLB43jU38rDiU2I2MJeWeZsKYzX7",
+        "ghp_G5HlLB43jU38rDiU2I2MJeWeZsKYzX7sMjqdghp_R7kLmZpQ9rTnW2vXhJ8sUeGc4dYfK0aRtB3x",
+    ],
+    ids=["after a rejected one", "after a rejected one, same family", "after an accepted one"],
+)
+def test_a_token_that_begins_in_the_body_of_the_one_before_is_found(text: str) -> None:
+    out = redact(text)
+    assert out.endswith("[REDACTED:stripe-key]") or out.endswith("[REDACTED:github-token]")
+    assert redact(out) == out and out == reference_redact(text)

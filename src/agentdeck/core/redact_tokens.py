@@ -7,25 +7,38 @@ capital, not a hash; for ``sk-``, which ends common words, a run of 12 letters a
 digits too), so ``my_ghp_`` + a long lower-case word, ``flask-SQLAlchemy-3-1-1-py3``
 or an upper-case SHA after ``ACCA`` stay.
 
-Each family is searched on its own, leftmost and non-overlapping (``redact_tokens``,
-over the whole text), and what the families find is redacted together: a span two
-find is redacted once. ``tokens`` finds the same faster: cheap scans say where a
-family's prefix is, and the family is tried there only. A check that rejects a body
-rejects every part of it, so what a rejected match covers hides no token of its
-family. Every body is possessive or bounded: each family costs one pass.
+Each family is searched on its own (``redact_tokens``, over the whole text), each
+search going on from the end of its last match (less the few characters that may
+begin the next: ``…ghp_`` glued after a body), and what the families find is
+redacted together: a span two find is redacted once. A key of a fixed length ends
+where no longer word goes on or another token starts (``…EXAMPLEsk-ant-…``), and a
+token right after a redacted one counts as glued, so scrubbing stays idempotent.
+``tokens`` finds the same faster: cheap scans say where a family's prefix is, and the
+family is tried there only. A check that rejects a body rejects every part of it, so
+what a rejected match covers hides no token of its family. Every body is possessive
+or bounded: each family costs one pass.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import NamedTuple, TypeAlias
 
 from agentdeck.core.redact_rules import MARK
 
 TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _TOKEN_CHARS = "".join(sorted(TOKEN_CHARS))
-_E = r"(?![A-Za-z0-9_-])"
+# Where a key of a fixed length ends: no longer word goes on, or another token starts
+# (``AKIA…EXAMPLEsk-ant-…``: both are redacted, whichever is seen first).
+_NEXT = (
+    r"(?=sk[-_]|rk_|A(?:KIA|SIA|BIA|CCA|Iza)|gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt)-|"
+    r"xox[abeprs]-|xapp-|ya29\.|whsec_|npm_|pypi-AgE|hf_|eyJ|https://hooks\.slack\.com/)"
+)
+_END = r"(?:(?![A-Za-z0-9])|" + _NEXT + ")"
+_E = r"(?:(?![A-Za-z0-9_-])|" + _NEXT + ")"
+# A token right after one redacted counts as glued, as it was before that was.
+_AFTER_MARK = re.compile(r"\[REDACTED:[a-z-]{1,32}\]$")
 
 
 def _mixed(token: str) -> bool:
@@ -87,7 +100,7 @@ TOKEN_FAMILIES: tuple[Family, ...] = (  # a span found by two is named after the
     ),
     _family(
         "aws-key",
-        r"(?:AKIA|ASIA|ABIA|ACCA)(?P<b>[A-Z0-9]{16})(?![A-Za-z0-9])",
+        r"(?:AKIA|ASIA|ABIA|ACCA)(?P<b>[A-Z0-9]{16})" + _END,
         "akia asia abia acca",
         None,
         _not_hex,
@@ -116,9 +129,9 @@ TOKEN_FAMILIES: tuple[Family, ...] = (  # a span found by two is named after the
     _family("google-token", r"ya29\.(?P<b>[0-9A-Za-z_-]{20,}+)", "ya29."),
     _family("stripe-key", r"(?:sk|rk)_(?:live|test)_(?P<b>[0-9A-Za-z]{16,}+)", "sk_ rk_"),
     _family("stripe-key", r"whsec_(?P<b>[0-9A-Za-z]{20,}+)", "whsec_"),
-    _family("npm-token", r"npm_(?P<b>[A-Za-z0-9]{36})(?![A-Za-z0-9])", "npm_"),
+    _family("npm-token", r"npm_(?P<b>[A-Za-z0-9]{36})" + _END, "npm_"),
     _family("pypi-token", r"pypi-AgE(?P<b>[A-Za-z0-9_-]{50,}+)", "pypi-"),
-    _family("huggingface-token", r"hf_(?P<b>[A-Za-z0-9]{34})(?![A-Za-z0-9])", "hf_", _has_upper),
+    _family("huggingface-token", r"hf_(?P<b>[A-Za-z0-9]{34})" + _END, "hf_", _has_upper),
     # A JWT's first part is a run of token characters: what is glued before its ``eyJ``
     # (the group ``g``) is kept. Tried from the run's start, at its first ``eyJ`` only
     # (atomic): that part ends where the run does, wherever it starts.
@@ -141,7 +154,11 @@ def token_span(family: int, m: re.Match[str]) -> Span | None:
     if check is not None and not check(m[0]):
         return None
     start = m.end("g") if family == _JWT else m.start()
-    is_glued = start > 0 and m.string[start - 1] in TOKEN_CHARS
+    text = m.string
+    is_glued = start > 0 and (
+        text[start - 1] in TOKEN_CHARS
+        or (text[start - 1] == "]" and _AFTER_MARK.search(text, max(0, start - 48), start))
+    )
     if glued is not None and is_glued and not glued(m["b"]):
         return None
     return start, m.end(), family
@@ -164,11 +181,19 @@ def redact_spans(text: str, spans: list[Span]) -> str:
     return "".join([*out, text[done:]])
 
 
+# A match's last characters may begin the next token of its family, glued after its
+# body (``ghp_…abcghp_…``: the body takes ``ghp``): a family's search goes on from
+# that far back. No prefix has more characters before one its body lacks.
+_OVERLAP = 8
+
+
 def redact_tokens(text: str) -> str:
     """Every family searched over the whole text: what ``tokens`` does, plainly."""
     spans: list[Span] = []
     for i, family in enumerate(TOKEN_FAMILIES):
-        for m in family.pattern.finditer(text):
+        at = 0
+        while m := family.pattern.search(text, at):
+            at = m.end() if i == _JWT else max(m.start() + 1, m.end() - _OVERLAP)
             if (span := token_span(i, m)) is not None:
                 spans.append(span)
     return redact_spans(text, spans)
@@ -179,11 +204,13 @@ def redact_tokens(text: str) -> str:
 # ``low`` is the text one byte per character, ASCII lower-cased (``core.redact``).
 # Most prefixes end with ``_`` or ``-``: found at that separator, by what precedes
 # it; AWS and Google keys at their capital ``A``; the rest by ``bytes.find``.
-_UNDERSCORE = re.compile(
-    rb"_(?<=[kfpousrmcb]_)(?:(?<=sk_|rk_|hf_)|(?<=gh[pousr]_|npm_)|(?<=whsec_)|(?<=github_))"
+_UNDERSCORE = re.compile(  # the group that matched: the prefix's head
+    rb"_(?<=[kfpousrmcb]_)"
+    rb"(?:(?<=(sk|rk|hf)_)|(?<=(gh[pousr]|npm)_)|(?<=(whsec)_)|(?<=(github)_))"
 )
 _DASH = re.compile(
-    rb"-(?<=[kabeprsti]-)(?:(?<=sk-)|(?<=xox[abeprs]-|xapp-|gldt-|glrt-|pypi-)|(?<=glpat-|glptt-))"
+    rb"-(?<=[kabeprsti]-)"
+    rb"(?:(?<=(sk)-)|(?<=(xox[abeprs]|xapp|gldt|glrt|pypi)-)|(?<=(glpat|glptt)-))"
 )
 _CAPITAL_A = re.compile(r"A(?=KIA|SIA|BIA|CCA|Iza)")
 _BY_HEAD: dict[bytes, list[int]] = {}
@@ -194,45 +221,40 @@ _FOUND = (b"ya29.", b"https://hooks.slack.com", b"eyj")  # found by ``find``
 _RUN = re.compile(r"[A-Za-z0-9_-]*+")
 
 
-def _candidates(text: str, low: bytes) -> list[tuple[int, int]]:
-    """``(position, family)`` wherever a family's prefix is (a superset)."""
-    found: list[tuple[int, int]] = []
+def _heads(text: str, low: bytes) -> Iterator[tuple[int, list[int]]]:
+    """Where a prefix is (a superset), and whose. Each family's prefixes are found by
+    one scan, so in order: its search goes on from where it stopped."""
     for scan in (_UNDERSCORE, _DASH):
         for m in scan.finditer(low):
-            end = m.end()
-            for size in range(3, 8):
-                for family in _BY_HEAD.get(low[end - size : end], ()):
-                    found.append((end - size, family))
+            head = m[m.lastindex or 0]
+            yield m.start() - len(head), _BY_HEAD[head + m[0]]
     for a in _CAPITAL_A.finditer(text):
-        found += [(a.start(), f) for f in _BY_HEAD.get(low[a.start() : a.start() + 4], ())]
+        if (families := _BY_HEAD.get(low[a.start() : a.start() + 4])) is not None:
+            yield a.start(), families
     for head in _FOUND:
-        families = _BY_HEAD[head]
         at = low.find(head)
         while at >= 0:
-            found += [(at, f) for f in families]
+            yield at, _BY_HEAD[head]
             at = low.find(head, at + 1)
-    found.sort()
-    return found
 
 
 def tokens(text: str, low: bytes) -> str:
     """``redact_tokens(text)``, each family tried only where its prefix is."""
     spans: list[Span] = []
     searched = [0] * len(TOKEN_FAMILIES)  # each family's search has gone this far
-    for at, family in _candidates(text, low):
-        if at < searched[family]:
-            continue
-        pattern = TOKEN_FAMILIES[family].pattern
-        if family == _JWT:  # from the start of its run, if that was not searched
-            before = text[searched[family] : at]
-            at -= len(before) - len(before.rstrip(_TOKEN_CHARS))
-            run_end = _RUN.match(text, at).end()  # type: ignore[union-attr]
-            m = pattern.match(text, at)
-            searched[family] = m.end() if m else run_end
-        else:
-            m = pattern.match(text, at)
-            if m:
-                searched[family] = m.end()
-        if m and (span := token_span(family, m)) is not None:
-            spans.append(span)
+    for start, families in _heads(text, low):
+        for family in families:
+            if start < searched[family]:
+                continue
+            at, pattern = start, TOKEN_FAMILIES[family].pattern
+            if family == _JWT:  # from the start of its run, if that was not searched
+                before = text[searched[family] : at]
+                at -= len(before) - len(before.rstrip(_TOKEN_CHARS))
+                run_end = _RUN.match(text, at).end()  # type: ignore[union-attr]
+                m = pattern.match(text, at)
+                searched[family] = m.end() if m else run_end
+            elif m := pattern.match(text, at):
+                searched[family] = max(m.start() + 1, m.end() - _OVERLAP)
+            if m and (span := token_span(family, m)) is not None:
+                spans.append(span)
     return redact_spans(text, spans)
