@@ -86,3 +86,25 @@ async def test_through_a_daemon_the_same_bytes(tmp_path: Path, daemons: list[Dae
     served = deck(env, *args)
     assert served.code == alone.code == 0
     assert served.out == alone.out
+
+
+def test_an_agent_s_own_allow_is_not_said_to_be_the_profile_s(tmp_path: Path) -> None:
+    """A run with `--allow 'Bash(python3:*)'` under a profile that denied python3,
+    replayed under strict: the call now allowed is allowed by the agent's own rule,
+    which the report says (never "profile:strict": strict allows no python3)."""
+    env = deck_env(tmp_path)
+    turns = [{"reply": [{"tool_use": {"name": "Bash", "input": {"command": "python3 -V"}}}]}]
+    script = tmp_path / "calls.yaml"
+    script.write_text(yaml.safe_dump({"name": "c", "turns": [*turns, {"reply": [{"text": "ok"}]}]}))
+    then = tmp_path / "then.yaml"
+    then.write_text("name: then\ndefault: deny\ndeny: ['Bash(python3 -V)']\n")
+    ran = deck(env, "run", "--scenario", str(script), "--profile", str(then),
+               "--allow", "Bash(python3:*)", "go")  # fmt: skip
+    assert ran.code == 0, ran
+
+    text = deck(env, "policy", "replay", "--profile", "strict")
+    assert text.code == 0, text
+    assert "deny→allow  1  rule `Bash(python3:*)`  [agent:(own rules)]" in text.out, text.out
+    assert "profile:strict" not in text.out and "'s own allow rules" in text.out
+    (group,) = deck(env, "policy", "replay", "--profile", "strict", "--json").json()["groups"]
+    assert (group["rule"], group["source"]) == ("Bash(python3:*)", "agent:(own rules)")

@@ -185,3 +185,27 @@ def test_domains_and_places_meet_by_coverage() -> None:
     assert (str(both.mode), both.required) == ("process", True)
     assert both.allow_write == ("src",)
     assert both.allowed_domains == ("api.github.com",)
+
+
+def test_a_parent_s_rules_say_they_are_inherited_and_a_shared_rule_stays_the_child_s() -> None:
+    parent = profile_from_dict(
+        {"name": "up", "deny": ["Bash(curl:*)", "Bash(rm:*)"], "ask": ["Bash(git push:*)"],
+         "enabled_tools": ["Bash", "Read"]}, "up.yaml",
+    )  # fmt: skip
+    child = profile_from_dict({"name": "down", "deny": ["Bash(rm:*)"]}, "down.yaml")
+    met = meet(parent, child)
+    origins = {r.text: r.origin and r.origin.source for r in (*met.deny, *met.ask)}
+    assert origins == {
+        "Bash(curl:*)": "profile:up", "Bash(rm:*)": None, "Bash(git push:*)": "profile:up",
+    }  # fmt: skip
+    assert [r.text for r in met.deny] == ["Bash(curl:*)", "Bash(rm:*)"]  # the order kept
+    assert meet(parent, child).deny[0] is met.deny[0]  # stamped once per parent list
+    ws = {"workspace": "/w", "home": "/h"}
+    curl = decide(met, "Bash", {"command": "curl x"}, **ws)
+    assert curl.source == "profile:up"
+    assert curl.reason.endswith("in the deny list of profile up, inherited from its parent")
+    rm = decide(met, "Bash", {"command": "rm x"}, **ws)
+    assert rm.source == "profile:down" and "in the deny list of profile down" in rm.reason
+    web = decide(met, "WebFetch", {"url": "https://a.example/"}, **ws)
+    assert web.decision is Decision.DENY and web.source == "profile:down + profile:up"
+    assert "by profile down and profile up, inherited from its parent" in web.reason

@@ -61,7 +61,11 @@ class Verdict:
     decision: Decision
     reason: str  # never empty
     rule: str | None  # the rule that decided; None for the default and enabled_tools
-    source: str  # "profile:<name>" or "grant"
+    # Where the deciding rule came from: "profile:<name>" (the agent's profile, or
+    # its parent's when the reason says so), "agent:<id>" (its own --allow /
+    # --deny), "template:<name>" (its tool list), "agentdeck" (the deck's own
+    # rules), "grant"; several joined by " + ".
+    source: str
 
 
 @dataclass(frozen=True)
@@ -101,13 +105,14 @@ def decide(
     if profile.enabled_tools is not None and not any(
         r.covers_tool(tool) for r in profile.enabled_tools
     ):
-        enabled = ", ".join(r.text for r in profile.enabled_tools) or "none"
-        why = f"`{tool}` is not one of the tools profile {name} enables ({enabled})"
-        return Verdict(Decision.DENY, why, None, src)
+        return _not_enabled(profile, tool)
     for rule in profile.disabled_tools:
         if rule.covers_tool(tool):
-            why = f"`{tool}` is disabled by profile {name} (`{rule.text}`)"
-            return Verdict(Decision.DENY, why, rule.text, src)
+            if rule.origin is None:
+                why = f"`{tool}` is disabled by profile {name} (`{rule.text}`)"
+                return Verdict(Decision.DENY, why, rule.text, src)
+            why = f"`{tool}` is disabled: `{rule.text}` {rule.origin.where('disabled_tools')}"
+            return Verdict(Decision.DENY, why, rule.text, rule.origin.source)
 
     tiers, screens = _tiers(profile, tool, tuple(grants))
     subject = analyze(tool, tool_input, workspace=workspace, home=home)
@@ -168,18 +173,15 @@ def _tiers(profile: Profile, tool: str, grants: tuple[Grant, ...]) -> tuple[_Tie
         return found[1], found[2]
     src, name = f"profile:{profile.name}", profile.name
 
+    def entry(r: Rule, kind: Decision) -> _Entry:
+        if r.origin is not None:  # not the profile's own: an agent's, a parent's, the deck's
+            return _Entry(r, r.origin.source, r.origin.where(kind))
+        if isinstance(r, SecretRule):  # made without an origin: still the deck's
+            return _Entry(r, "agentdeck", SECRETS_WHY)
+        return _Entry(r, src, f"in the {kind} list of profile {name}")
+
     def entries(rules: Sequence[Rule], kind: Decision) -> list[_Entry]:
-        own = [
-            _Entry(
-                r,
-                src,
-                SECRETS_WHY
-                if isinstance(r, SecretRule)
-                else f"in the {kind} list of profile {name}",
-            )
-            for r in rules
-            if r.covers_tool(tool)
-        ]
+        own = [entry(r, kind) for r in rules if r.covers_tool(tool)]
         remembered = [
             _Entry(g.parsed, "grant", f"by a remembered {kind} grant")
             for g in grants
@@ -224,6 +226,21 @@ def _unsure(
         f" allows it; profile {profile.name} {then}"
     )
     return Verdict(decision, why, None, src)
+
+
+def _not_enabled(profile: Profile, tool: str) -> Verdict:
+    """The denial of a tool the enabled list lacks, naming whose lists made it."""
+    enabled = profile.enabled_tools or ()
+    shown = ", ".join(r.text for r in enabled) or "none"
+    origins = [r.origin for r in enabled if r.origin is not None and r.origin.fixed is None]
+    if not origins:
+        why = f"`{tool}` is not one of the tools profile {profile.name} enables ({shown})"
+        return Verdict(Decision.DENY, why, None, f"profile:{profile.name}")
+    # A template's list is met with the profile's (and a parent's): each bounds it.
+    whose = " and ".join(dict.fromkeys([f"profile {profile.name}", *(o.owner for o in origins)]))
+    sources = [f"profile:{profile.name}", *(o.source for o in origins)]
+    why = f"`{tool}` is not one of the tools enabled for this agent ({shown}; by {whose})"
+    return Verdict(Decision.DENY, why, None, " + ".join(dict.fromkeys(sources)))
 
 
 def _what(subject: Subject, unit: Unit) -> str:

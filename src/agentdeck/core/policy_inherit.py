@@ -37,7 +37,7 @@ from typing import TypeVar
 
 from agentdeck.core.endpoints import policy_looser, policy_meet
 from agentdeck.core.policy_profile import Budgets, Decision, Profile
-from agentdeck.core.policy_rules import Rule
+from agentdeck.core.policy_rules import Origin, Rule
 from agentdeck.core.sandbox import NetworkMode, SandboxMode, SandboxSpec, domain_allowed
 
 _MODES = {SandboxMode.OFF: 0, SandboxMode.BASH: 1, SandboxMode.PROCESS: 2}
@@ -150,14 +150,47 @@ def _budgets(a: Budgets, b: Budgets) -> Budgets:
     return Budgets(**{k: _smaller(getattr(a, k), getattr(b, k)) for k in _BUDGETS})
 
 
-def _rules(a: tuple[Rule, ...], b: tuple[Rule, ...]) -> tuple[Rule, ...]:
+def _rules(a: tuple[Rule, ...], b: tuple[Rule, ...], above: str | None = None) -> tuple[Rule, ...]:
+    """Both lists, ``a``'s first, each rule once; a rule of ``a`` that ``b`` does not
+    hold is said to come from ``above`` (the parent's profile) unless it says where."""
     seen: dict[str, Rule] = {}
-    for rule in (*a, *b):
+    mine = {rule.text: rule for rule in b}
+    for rule in _inherited(a, above):
+        if rule.text not in seen:
+            seen[rule.text] = mine.get(rule.text, rule)
+    for rule in b:
         seen.setdefault(rule.text, rule)
     return tuple(seen.values())
 
 
-def _enabled(a: tuple[Rule, ...] | None, b: tuple[Rule, ...] | None) -> tuple[Rule, ...] | None:
+# A parent's lists, stamped, by (the list object, its profile's name): a tree's
+# meet is made again on each call of a child, from the same parent's lists. The
+# list is held with its entry, so its id is not reused while the entry is kept.
+_STAMPED: dict[tuple[int, str], tuple[tuple[Rule, ...], tuple[Rule, ...]]] = {}
+_STAMPED_KEPT = 1024
+
+
+def _inherited(rules: tuple[Rule, ...], above: str | None) -> tuple[Rule, ...]:
+    """``rules`` of the profile ``above``, each said to be inherited from it (a
+    rule that already says where it comes from keeps it)."""
+    if above is None or not rules:
+        return rules
+    found = _STAMPED.get((id(rules), above))
+    if found is not None and found[0] is rules:
+        return found[1]
+    origin = Origin.inherited(above)
+    stamped = tuple(r if r.origin is not None else r.by(origin) for r in rules)
+    if len(_STAMPED) >= _STAMPED_KEPT:
+        _STAMPED.clear()
+    _STAMPED[(id(rules), above)] = (rules, stamped)
+    return stamped
+
+
+def _enabled(
+    a: tuple[Rule, ...] | None, b: tuple[Rule, ...] | None, above: str
+) -> tuple[Rule, ...] | None:
+    if a is not None:
+        a = _inherited(a, above)
     if a is None or b is None:
         return b if a is None else a
     kept = [r for r in a if any(o.covers_tool(r.tool) for o in b)]
@@ -172,13 +205,13 @@ def meet(parent: Profile, child: Profile) -> Profile:
     return replace(
         child,
         default=_least(parent.default, child.default, _DEFAULTS),
-        deny=_rules(parent.deny, child.deny),
+        deny=_rules(parent.deny, child.deny, parent.name),
         # A parent's ask rule would turn what the child denies by default into a
         # question a person may answer yes: not then (the parent's own verdict,
         # which the Governor also takes, still asks).
-        ask=_rules(() if child.default is Decision.DENY else parent.ask, child.ask),
-        enabled_tools=_enabled(parent.enabled_tools, child.enabled_tools),
-        disabled_tools=_rules(parent.disabled_tools, child.disabled_tools),
+        ask=_rules(() if child.default is Decision.DENY else parent.ask, child.ask, parent.name),
+        enabled_tools=_enabled(parent.enabled_tools, child.enabled_tools, parent.name),
+        disabled_tools=_rules(parent.disabled_tools, child.disabled_tools, parent.name),
         budgets=_budgets(parent.budgets, child.budgets),
         approval_timeout_seconds=min(
             parent.approval_timeout_seconds, child.approval_timeout_seconds

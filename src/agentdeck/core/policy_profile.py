@@ -25,15 +25,15 @@ Claude Code ``settings.json`` are turned into one by ``governance.profiles``)::
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import PurePath
 from typing import Any
 
 from agentdeck.core.endpoints import PROFILE_KEYS as ENDPOINT_KEYS
 from agentdeck.core.endpoints import EndpointPolicy, endpoint_policy
-from agentdeck.core.policy_rules import Rule
+from agentdeck.core.policy_rules import Origin, Rule
 from agentdeck.core.quoting import key_shown, without_quotes
 from agentdeck.core.sandbox import SandboxSpec, sandbox_from_dict
 from agentdeck.errors import PolicyError
@@ -136,6 +136,40 @@ def profile_from_dict(
         config_dir=str(config_dir),
         description=description,
         source=source,
+    )
+
+
+def with_own_rules(
+    profile: Profile,
+    agent_id: str,
+    *,
+    allow: Sequence[str] = (),
+    deny: Sequence[str] = (),
+    tools: Sequence[str] = (),
+    template: str | None = None,
+    deck: tuple[Rule, ...] = (),
+) -> Profile:
+    """``profile`` with an agent's own rules, each said to be the agent's
+    (``Origin.agent``): its ``allow`` after the profile's, then ``deck`` (agentdeck's
+    own rules, after every deny and ask rule, so a profile can still refuse them);
+    its ``deny`` after the profile's; ``tools`` (its template's list, or its own)
+    as the tools it has, within those the profile enables, ``deck`` among them."""
+    mine, where = Origin.agent(agent_id), f"agent {agent_id}"
+    enabled = profile.enabled_tools
+    if tools:
+        listing = Origin.template(template) if template else mine
+        source = f"template {template or agent_id}"
+        listed = tuple(Rule.parse(t.split("(")[0], source=source).by(listing) for t in tools)
+        enabled = (
+            listed
+            if enabled is None
+            else tuple(r for r in listed if any(e.covers_tool(r.tool) for e in enabled))
+        )
+    return replace(
+        profile,
+        allow=(*profile.allow, *(Rule.parse(r, source=where).by(mine) for r in allow), *deck),
+        deny=(*profile.deny, *(Rule.parse(r, source=where).by(mine) for r in deny)),
+        enabled_tools=enabled if enabled is None else (*enabled, *deck),
     )
 
 

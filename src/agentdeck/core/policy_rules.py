@@ -44,7 +44,7 @@ behind wrappers such as ``command``, ``exec``, ``env``, ``sudo``, ``nohup``,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from agentdeck.core.bash_split import SUBST
 from agentdeck.core.policy_paths import PathPattern
@@ -78,15 +78,63 @@ class Unit:
     value: str | None = None  # Agent/Task: the subagent type
 
 
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a rule came from, when not from the profile whose list holds it: the
+    agent's own ``--allow`` / ``--deny``, a parent's profile, agentdeck itself.
+    ``source`` is what a verdict's ``source`` says; ``wheres`` how its reason
+    says where the rule is, per list (allow, ask, deny, disabled_tools)."""
+
+    source: str  # "agent:<id>", "profile:<name>", "agentdeck"
+    owner: str  # "agent a1b2", "profile strict, inherited from its parent"
+    fixed: str | None = None  # a reason's words whatever the list (the deck's own rules)
+    own: bool = False  # an agent's own rules, not a profile's list
+
+    def where(self, kind: str) -> str:
+        if self.fixed is not None:
+            return self.fixed
+        return (
+            f"in {self.owner}'s own {kind} rules"
+            if self.own
+            else f"in the {kind} list of {self.owner}"
+        )
+
+    @classmethod
+    def agent(cls, agent_id: str) -> Origin:
+        """An agent's own rules (``agentdeck run --allow``, the API's ``allow``)."""
+        return cls(f"agent:{agent_id}", f"agent {agent_id}", own=True)
+
+    @classmethod
+    def inherited(cls, profile: str) -> Origin:
+        """A rule of the profile a parent runs under, met into its child's."""
+        return cls(f"profile:{profile}", f"profile {profile}, inherited from its parent")
+
+    @classmethod
+    def template(cls, name: str) -> Origin:
+        """A template's tool list (the tools its agents have)."""
+        return cls(f"template:{name}", f"template {name}")
+
+    @classmethod
+    def deck(cls, why: str) -> Origin:
+        """agentdeck's own rule, ``why`` in a reason's words."""
+        return cls("agentdeck", "agentdeck", why)
+
+
 @dataclass(frozen=True)
 class Rule:
-    """A parsed rule; equal rules have equal ``text``."""
+    """A parsed rule; equal rules have equal ``text`` (wherever they come from).
+    ``origin`` None: the profile whose list holds it."""
 
     text: str
     tool: str
     specifier: str | None
     _bash: re.Pattern[str] | None = field(default=None, compare=False, repr=False)
     _path: PathPattern | None = field(default=None, compare=False, repr=False)
+    origin: Origin | None = field(default=None, compare=False, repr=False)
+
+    def by(self, origin: Origin) -> Rule:
+        """This rule, said to come from ``origin``."""
+        return replace(self, origin=origin)
 
     @property
     def is_bare(self) -> bool:

@@ -26,7 +26,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from agentdeck.core.policy_rules import EDIT_TOOLS, READ_TOOLS, Rule, Unit
+from agentdeck.core.policy_rules import EDIT_TOOLS, READ_TOOLS, Origin, Rule, Unit
 
 CREDENTIALS = ".credentials.json"
 # What the home holds that a command may name from its parent directory.
@@ -36,6 +36,7 @@ HOME_ENTRIES = (
 )  # fmt: skip
 _NONE = re.compile("(?!)")  # a search that finds nothing
 WHY = "(agentdeck's own files and Claude Code's credentials are never an agent's)"
+ORIGIN = Origin.deck(WHY)  # whatever profile they are added to
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,7 @@ def secret_rules(*, home: str, claude_config: str, user_home: str) -> tuple[Rule
                     places=(place,),
                     names=tuple(dict.fromkeys(names)),
                     owner_home=user_home,
+                    origin=ORIGIN,
                 )
             )
     return tuple(rules)

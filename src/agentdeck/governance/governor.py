@@ -24,6 +24,8 @@ from agentdeck.core.audit import AuditRecord
 from agentdeck.core.events import PermissionRequested, PermissionResolved
 from agentdeck.core.policy import Decision, Grant, Profile, Rule, Verdict, decide, rule_for
 from agentdeck.core.policy_inherit import meet
+from agentdeck.core.policy_profile import with_own_rules
+from agentdeck.core.policy_rules import Origin
 from agentdeck.errors import AgentdeckError, InvalidState, NotFound, PolicyError, StoreError
 from agentdeck.governance.profiles import load_guarded
 from agentdeck.settings import Settings
@@ -37,10 +39,10 @@ GONE_BY = "agentdeck"  # who closed a request whose agent went away
 Waiting = Callable[[bool], Awaitable[None]]
 # agentdeck's own orchestration tools (the in-process ``deck`` MCP server): the
 # tree's limits govern them; a profile can still deny or ask for them by name.
-DECK_TOOLS = Rule.parse("mcp__deck", source="agentdeck")
+DECK_TOOLS = Rule.parse("mcp__deck").by(Origin.deck("(agentdeck's own tools)"))
 # How an agent with an output schema gives its result (core.output_schema): Claude
 # Code offers it only then; it records the result and does nothing else.
-STRUCTURED_OUTPUT = Rule.parse("StructuredOutput", source="output schema")
+STRUCTURED_OUTPUT = Rule.parse("StructuredOutput").by(Origin.deck("(agentdeck's: its output)"))
 _STRICTNESS = {Decision.DENY: 2, Decision.ASK: 1, Decision.ALLOW: 0}
 MAX_ANCESTORS = 64  # far past any allowed depth: a cycle in bad data cannot loop
 MAX_REMEMBERED = 10_000  # children whose inherited profile is kept (recomputed if dropped)
@@ -110,35 +112,16 @@ class Governor:
         what its children may use), and the deck's tools allowed (after every deny
         and ask rule, so a profile can still refuse them)."""
         base = self.profile_named(agent.spec.profile or self.settings.profile)
-        where = f"agent {agent.id}"
-        spec_allow, spec_deny = (agent.spec.allow, agent.spec.deny) if rules else ((), ())
-        enabled = base.enabled_tools
-        if agent.spec.tools and tools:
-            template = f"template {agent.spec.template or agent.id}"
-            listed = tuple(Rule.parse(t.split("(")[0], source=template) for t in agent.spec.tools)
-            enabled = (
-                listed
-                if enabled is None
-                else tuple(r for r in listed if any(e.covers_tool(r.tool) for e in enabled))
-            )
         # Only agents agentdeck runs have the deck's server; a hand-started
         # session's own server of that name is judged like any other. As an
         # ancestor judging its child's call, any agent lets the deck's tools be.
         if deck is None:
             deck = agent.source is AgentSource.AGENTDECK
-        deck_rules = (DECK_TOOLS, STRUCTURED_OUTPUT) if deck else ()
-        if enabled is not None:
-            enabled = (*enabled, *deck_rules)
-        return dataclasses.replace(
-            base,
-            allow=(
-                *base.allow,
-                *(Rule.parse(r, source=where) for r in spec_allow),
-                *deck_rules,
-            ),
-            deny=(*base.deny, *(Rule.parse(r, source=where) for r in spec_deny)),
-            enabled_tools=enabled,
-        )
+        return with_own_rules(
+            base, agent.id, allow=agent.spec.allow if rules else (),
+            deny=agent.spec.deny if rules else (), tools=agent.spec.tools if tools else (),
+            template=agent.spec.template, deck=(DECK_TOOLS, STRUCTURED_OUTPUT) if deck else (),
+        )  # fmt: skip
 
     async def ancestors(self, agent: Agent) -> list[Agent]:
         """The agent's parent, its parent's parent, … (nearest first)."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Hashable
@@ -64,6 +65,10 @@ NO_TOOL = "the event names no tool"
 UNJUDGED = "the policy engine refused the call's input"
 LEFT_TO_CLAUDE = "left to Claude Code's own rules (a session started by hand)"
 _UNSEEN: Any = object()  # not in a cache (None is a value there)
+# An agent's own rule (``agent:<id>``) is grouped with every other agent's of that
+# text, not one group per agent; its examples' reasons name the agent.
+OWN_RULES = "agent:(own rules)"
+_AGENT_SOURCE = re.compile(r"\bagent:[^ ]+")
 
 
 @dataclass(frozen=True)
@@ -192,9 +197,8 @@ class Replayer:
             self.tally.undecided(UNJUDGED)
             return
         then = agent.spec.profile or self.settings.profile
-        self.tally.decided(
-            call, verdict.decision, verdict.rule, verdict.source, verdict.reason, then
-        )
+        source = _AGENT_SOURCE.sub(OWN_RULES, verdict.source)
+        self.tally.decided(call, verdict.decision, verdict.rule, source, verdict.reason, then)
 
     async def remembered(
         self, agent: Agent, tool: str, tool_input: dict[str, Any]
