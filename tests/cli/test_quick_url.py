@@ -23,6 +23,7 @@ from tests.cli.test_client import Played
 from tests.cli.test_quick import AS_INSTALLED, LEAN, heavy, loaded_modules
 from tests.support.daemonproc import Daemon
 from tests.support.deckcli import Done, deck, deck_env
+from tests.support.tls import pipe
 
 pytestmark = pytest.mark.anyio
 
@@ -229,17 +230,6 @@ def _self_signed(where: Path) -> tuple[Path, Path]:
     return cert_path, key_path
 
 
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        while data := await reader.read(65536):
-            writer.write(data)
-            await writer.drain()
-    except (ConnectionError, ssl.SSLError):
-        pass
-    finally:
-        writer.close()
-
-
 @contextlib.asynccontextmanager
 async def _tls_proxy(cert: Path, key: Path, port: int) -> AsyncIterator[int]:
     """TLS in front of the daemon (as a reverse proxy puts it): the port it listens on."""
@@ -248,7 +238,7 @@ async def _tls_proxy(cert: Path, key: Path, port: int) -> AsyncIterator[int]:
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         up_reader, up_writer = await asyncio.open_connection("127.0.0.1", port)
-        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
 
     server = await asyncio.start_server(handle, "127.0.0.1", 0, ssl=context)
     async with server:

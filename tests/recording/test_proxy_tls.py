@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime
-import ipaddress
 import json
 import logging
 import ssl
@@ -32,6 +30,7 @@ from agentdeck.runner.recording.store import Recordings
 from agentdeck.store.store import Store
 from tests.conftest import make_settings
 from tests.recording.upstream import CHUNKS, Upstream, serving
+from tests.support.tls import Pki, make_pki, pipe
 
 pytestmark = pytest.mark.anyio
 
@@ -39,128 +38,9 @@ HEADERS = {"x-api-key": "sk-ant-api03-" + "K" * 80, "content-type": "application
 BODY = {"model": "claude-sonnet-4-5", "stream": True, "max_tokens": 10, "messages": []}
 
 
-@dataclass
-class Pki:
-    """A private CA and what it signed: the upstream's certificate (127.0.0.1 and
-    localhost) and a client's."""
-
-    ca: Path
-    server_cert: Path
-    server_key: Path
-    client_cert: Path
-    client_key: Path
-
-    def server_context(self, *, client_certs: bool = False) -> ssl.SSLContext:
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.load_cert_chain(self.server_cert, self.server_key)
-        if client_certs:
-            ctx.verify_mode = ssl.CERT_REQUIRED
-            ctx.load_verify_locations(cafile=self.ca)
-        return ctx
-
-
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    where = tmp_path_factory.mktemp("pki")
-    now = datetime.datetime.now(datetime.UTC)
-
-    def name(common: str) -> x509.Name:
-        return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common)])
-
-    def write(path: Path, data: bytes) -> Path:
-        path.write_bytes(data)
-        return path
-
-    def key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
-        return key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(name("agentdeck test CA"))
-        .issuer_name(name("agentdeck test CA"))
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(hours=2))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=True,
-                crl_sign=True,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )  # fmt: skip
-        .add_extension(
-            x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False
-        )
-        .sign(ca_key, hashes.SHA256())
-    )
-
-    def signed(common: str, usage: x509.ObjectIdentifier, sans: list[Any]) -> tuple[bytes, bytes]:
-        key = ec.generate_private_key(ec.SECP256R1())
-        builder = (
-            x509.CertificateBuilder()
-            .subject_name(name(common))
-            .issuer_name(ca.subject)
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5))
-            .not_valid_after(now + datetime.timedelta(hours=1))
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
-            .add_extension(
-                x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
-                critical=False,
-            )
-        )
-        if sans:
-            builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
-        cert = builder.sign(ca_key, hashes.SHA256())
-        return cert.public_bytes(serialization.Encoding.PEM), key_pem(key)
-
-    from cryptography.x509.oid import ExtendedKeyUsageOID
-
-    server = signed(
-        "127.0.0.1",
-        ExtendedKeyUsageOID.SERVER_AUTH,
-        [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")],
-    )
-    client = signed("agent", ExtendedKeyUsageOID.CLIENT_AUTH, [])
-    return Pki(
-        ca=write(where / "ca.pem", ca.public_bytes(serialization.Encoding.PEM)),
-        server_cert=write(where / "server.pem", server[0]),
-        server_key=write(where / "server.key", server[1]),
-        client_cert=write(where / "client.pem", client[0]),
-        client_key=write(where / "client.key", client[1]),
-    )
-
-
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        while data := await reader.read(65536):
-            writer.write(data)
-            await writer.drain()
-    except (ConnectionError, ssl.SSLError):
-        pass
-    finally:
-        writer.close()
+    return make_pki(tmp_path_factory.mktemp("pki"))
 
 
 @contextlib.asynccontextmanager
@@ -197,7 +77,7 @@ async def tls_front(backend: str, ctx: ssl.SSLContext) -> AsyncIterator[str]:
     ) -> None:
         into, back = await asyncio.open_connection(url.host, url.port)
         writers.add(back)
-        await asyncio.gather(_pipe(reader, back), _pipe(into, writer))
+        await asyncio.gather(pipe(reader, back), pipe(into, writer))
 
     async with _listening(relay, ssl=ctx) as port:
         yield f"https://127.0.0.1:{port}{url.raw_path.decode()}".rstrip("/")
@@ -233,7 +113,7 @@ class ConnectProxy:
         writers.add(back)
         writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
         await writer.drain()
-        await asyncio.gather(_pipe(reader, back), _pipe(into, writer))
+        await asyncio.gather(pipe(reader, back), pipe(into, writer))
 
 
 @contextlib.asynccontextmanager

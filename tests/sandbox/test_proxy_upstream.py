@@ -25,7 +25,8 @@ from pathlib import Path
 import pytest
 
 from agentdeck.sandbox.proxy import AllowlistProxy, splice
-from tests.recording.test_proxy_tls import Pki, pki  # noqa: F401 - the fixture
+from tests.recording.test_proxy_tls import pki  # noqa: F401 - the fixture
+from tests.support.tls import Pki
 
 pytestmark = pytest.mark.anyio
 
