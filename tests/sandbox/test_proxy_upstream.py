@@ -25,8 +25,7 @@ from pathlib import Path
 import pytest
 
 from agentdeck.sandbox.proxy import AllowlistProxy, splice
-from tests.recording.test_proxy_tls import pki  # noqa: F401 - the fixture
-from tests.support.tls import Pki
+from tests.support.tls import Pki, make_pki
 
 pytestmark = pytest.mark.anyio
 
@@ -107,6 +106,11 @@ class Net:
     def upstream(self, *, auth: bool = True, scheme: str = "http") -> str:
         userinfo = f"{USER}:s3cret%20p%40ss@" if auth else ""
         return f"{scheme}://{userinfo}127.0.0.1:{self.corporate.port}"
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
+    return make_pki(tmp_path_factory.mktemp("pki"))
 
 
 @pytest.fixture
@@ -294,7 +298,7 @@ async def test_an_unusable_proxy_url_is_a_502_saying_so(net: Net) -> None:
 
 async def test_an_https_proxy_is_trusted_as_claude_code_trusts_its_hosts(
     socket_dir: Path,
-    pki: Pki,  # noqa: F811 - the fixture imported above
+    pki: Pki,
 ) -> None:
     async with serving(socket_dir, pki.server_context()) as tls_net:
         authority = f"allowed.test:{tls_net.target_port}"
