@@ -181,8 +181,28 @@ def test_the_cli_reports_a_divergence_and_exits_1(recorded: Any) -> None:
     done = deck(env, "replay", agent_id, "--profile", _no_bash(settings), "--strict")
     assert done.code == 1 and "divergence at turn 2, after Bash (toolu_" in done.out
     assert "--strict: the agent was stopped at turn 2" in done.out
-    done = deck(env, "replay", "nope")
-    assert done.code == 1 and "no recording with id 'nope'" in done.err
+    done = deck(env, "replay", "nope")  # no divergence: it could not run at all
+    assert done.code == 2 and "no recording with id 'nope'" in done.err
+    assert done.out == ""
+
+
+def test_the_cli_s_exit_codes_tell_a_faithful_replay_from_an_error(recorded: Any) -> None:
+    """0 faithful, 1 diverged (above), 2 could not run: a CI script tells a failed
+    replay from a changed agent by the code alone."""
+    settings, agent_id, _, _ = recorded
+    env = deck_env(Path(settings.home).parent)
+    done = deck(env, "replay", agent_id)
+    assert done.code == 0 and "no divergence" in done.out, done.err
+    for args, said in (
+        (("no-such-id",), "no recording with id 'no-such-id'"),
+        ((agent_id, "--profile", "no-such-profile"), "no such profile"),
+        ((agent_id, "--template", "no-such-template"), "no agent template named"),
+    ):
+        done = deck(env, "replay", *args)
+        assert done.code == 2 and said in done.err, (args, done.err)
+        assert "Traceback" not in done.err and "divergence" not in done.out
+    helped = deck(env, "replay", "--help")
+    assert "Exit codes: 0" in helped.out and "2 it could not run" in helped.out, helped.out
 
 
 def _app(report: ReplayReport) -> ReplayApp:

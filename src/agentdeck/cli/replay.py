@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from agentdeck.settings import Settings
 
 ASK_POLL_SECONDS = 0.25
+DIVERGED = 1
+COULD_NOT_RUN = 2  # as the other commands' usage and refusal errors
 
 
 def register(root: typer.Typer) -> None:
@@ -54,20 +56,37 @@ def replay(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    """Replay a recorded run against its cassette; exit 1 if it diverged.
+    """Replay a recorded run against its cassette; exit 0 if it was faithful, 1 if
+    it diverged, 2 if it could not run.
 
     Its start state is restored into a fresh workspace, the real Claude Code is
     answered from the cassette in order, and each request is compared with the
     recorded one: a divergence report names the turn, the tool call and a diff.
     The policy is enforced again: a call the profile asks about is asked again
-    (answer it from another terminal with agentdeck approve, or the dashboard)."""
+    (answer it from another terminal with agentdeck approve, or the dashboard).
+
+    Exit codes: 0 the replay was faithful; 1 it diverged (the report says where);
+    2 it could not run (an unknown id, a refused cassette, a bad profile or
+    template, bad usage): one line on stderr says why; 130 Ctrl-C, 143 / 129
+    SIGTERM / SIGHUP (the agent left interrupted)."""
     from agentdeck.cli.context import run_async
     from agentdeck.cli.ending import watch
+    from agentdeck.errors import AgentdeckError
 
     options = (agent_id, strict, profile, template)
-    done = run_async(
-        lambda settings: watch("replay", lambda ending: _replayed(settings, ending, *options))
-    )
+    # An error is never a divergence's exit 1: a CI script tells them apart.
+    try:
+        done = run_async(
+            lambda settings: watch("replay", lambda ending: _replayed(settings, ending, *options))
+        )
+    except AgentdeckError as exc:
+        from agentdeck.cli import out
+
+        out.report(exc)
+        raise typer.Exit(COULD_NOT_RUN) from None
+    except OSError as exc:  # the disk (a cassette, a workspace) failed it
+        typer.echo(f"error: the replay could not run: {exc.strerror or exc}", err=True)
+        raise typer.Exit(COULD_NOT_RUN) from None
     if isinstance(done, int):  # SIGTERM, SIGHUP: its agent stopped, left interrupted
         raise typer.Exit(done)
     report, interrupted = done
@@ -80,7 +99,7 @@ def replay(
 
         typer.echo("the replay was interrupted (Ctrl-C): the report is of what it did", err=True)
         raise typer.Exit(exit_code(signal.SIGINT))
-    raise typer.Exit(1 if report.diverged else 0)
+    raise typer.Exit(DIVERGED if report.diverged else 0)
 
 
 async def _replayed(
