@@ -12,10 +12,13 @@ last event in: the spans built and queued for export) and the process's CPU time
 Unpaced, the writers saturate the machine and any CPU the spans take shows; with
 ``--rate`` they append at a steady pace, as agents do, and the append latency says
 what an agent's event waits. Rounds alternate off/on so the machine's drift hits
-both alike.
+both alike. Before each round, ``--warm`` events of another tree are ingested (and,
+on, their spans exported), so the exporter is a daemon's that has been up a while,
+not one just started (its first exports, its heap growing).
 
     env -u PYTHONDONTWRITEBYTECODE .venv/bin/python benchmarks/telemetry.py \\
         [--events 20000] [--tasks 10] [--batch 20] [--rounds 5] [--rate 0] [--ratio 1]
+        [--warm 2000]
 """
 
 from __future__ import annotations
@@ -161,6 +164,7 @@ async def one_round(
     url: str,
     rate: float = 0.0,
     ratio: float = 1.0,
+    warm: int = 0,
 ) -> Round:
     home = root / f"{'on' if on else 'off'}-{time.monotonic_ns()}"
     settings = Settings(home=home, claude_config_dir=root / "claude", warm_pool=0)
@@ -171,14 +175,21 @@ async def one_round(
     try:
         telemetry = await start_telemetry(deck, settings)
         assert telemetry.exporting is on
-        # Its exporter's process up (the SDK imported) before agents come, as in a
-        # daemon that has been up a while: its boot is not the ingest's.
+        # Its exporter's process up (the SDK imported) and warm (a tree's spans built,
+        # encoded and posted, its heap grown) before agents come, as in a daemon that
+        # has been up a while: its boot is not the ingest's. Off ingests the same.
         await telemetry.flush()
         store = deck._store
+        tag = home.name
+        if warm:
+            warming = agent_events(f"{tag}-warm", None, warm)
+            for i in range(0, len(warming), batch):
+                last = (await store.append(warming[i : i + batch]))[-1].id
+            await telemetry.seen(last, timeout=600)
+            await telemetry.flush()
         per_task = events // tasks
         # Trees of two agents (a parent and its child), their ids new each round so
         # a sample ratio below 1 picks other trees each time.
-        tag = home.name
         work = [
             agent_events(f"{tag}-ag{t}", f"{tag}-ag{t - 1}" if t % 2 else None, per_task)
             for t in range(tasks)
@@ -215,12 +226,15 @@ async def one_round(
             await telemetry.stop()
 
 
-async def main(events: int, tasks: int, batch: int, rounds: int, rate: float, ratio: float) -> None:
+async def main(
+    events: int, tasks: int, batch: int, rounds: int, rate: float, ratio: float, warm: int
+) -> None:
     logging.getLogger("opentelemetry").setLevel(logging.ERROR)
     header("event ingest, OpenTelemetry export on vs off")
     pace = f"paced at {rate:,.0f} events/s" if rate else "as fast as they go"
     print(f"  {events} events, {tasks} writers ({pace}), batches of {batch}, {rounds} rounds each")
     print(f"  on: AGENTDECK_OTEL_SAMPLE_RATIO={ratio} (the share of agent trees traced)")
+    print(f"  before each round: {warm} events ingested (and, on, their spans exported)")
     collector = Collector()
     spans: list[int] = []  # received, by round on
     off: list[Round] = []
@@ -230,11 +244,12 @@ async def main(events: int, tasks: int, batch: int, rounds: int, rate: float, ra
             root = Path(tmp)
             await one_round(root, False, events // 10, tasks, batch, collector.url)  # warm-up
             for _ in range(rounds):
-                off.append(await one_round(root, False, events, tasks, batch, collector.url, rate))
-                before = collector.counts()["spans"]
-                on.append(
-                    await one_round(root, True, events, tasks, batch, collector.url, rate, ratio)
+                off.append(
+                    await one_round(root, False, events, tasks, batch, collector.url, rate, 1, warm)
                 )
+                before = collector.counts()["spans"]
+                url = collector.url
+                on.append(await one_round(root, True, events, tasks, batch, url, rate, ratio, warm))
                 spans.append(collector.counts()["spans"] - before)
         counts = collector.counts()
     finally:
@@ -274,5 +289,10 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--rate", type=float, default=0.0, help="events/s in all (0: unpaced)")
     parser.add_argument("--ratio", type=float, default=1.0, help="share of agent trees traced")
+    parser.add_argument(
+        "--warm", type=int, default=2000, help="events ingested and exported before a round"
+    )
     args = parser.parse_args()
-    asyncio.run(main(args.events, args.tasks, args.batch, args.rounds, args.rate, args.ratio))
+    asyncio.run(
+        main(args.events, args.tasks, args.batch, args.rounds, args.rate, args.ratio, args.warm)
+    )
