@@ -266,10 +266,7 @@ def test_a_side_request_is_no_turn_of_the_exported_scenario(recorded: Any) -> No
     assert "Counting to two" not in json.dumps(scenario_of(with_side, "x"))
 
 
-GATED = (
-    'python3 -c "import os, time; '
-    "[time.sleep(0.05) for _ in iter(lambda: os.path.exists('gate'), True)]\""
-)
+GATED = "python3 -c \"import os, signal; os.path.exists('gate') or signal.pause()\""
 
 
 def _gated_recording(tmp_path: Path, env: dict[str, str]) -> str:

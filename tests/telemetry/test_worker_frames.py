@@ -5,6 +5,7 @@ reads waits for its rest; the end of the input hands on what was read."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Iterator
@@ -20,10 +21,8 @@ def pipe() -> Iterator[tuple[int, int]]:
     read, write = os.pipe()
     yield read, write
     for fd in (read, write):
-        try:
+        with contextlib.suppress(OSError):  # closed by the test
             os.close(fd)
-        except OSError:
-            pass
 
 
 def test_frames_wait_for_the_writers_pause(
