@@ -73,10 +73,13 @@ def test_every_family_has_a_token_here() -> None:
 @pytest.mark.parametrize("context", CONTEXTS.values(), ids=CONTEXTS.keys())
 @pytest.mark.parametrize(("kind", "token"), TOKENS, ids=[f"{k}-{t[:6]}" for k, t in TOKENS])
 def test_a_token_is_redacted_wherever_it_is_glued(kind: str, token: str, context: str) -> None:
-    if kind in NOT_GLUED_AT_THE_END and context == CONTEXTS["glued at both ends"]:
-        pytest.skip("a fixed-length key glued at its end is a longer word")
     text = context.format(token)
     out = redact(text)
+    if kind in NOT_GLUED_AT_THE_END and context == CONTEXTS["glued at both ends"]:
+        # Known limit: a fixed-length key glued at its end is a longer word, kept
+        # (the reference agrees); the day it is found, this says so.
+        assert out == text == reference_redact(text)
+        return
     assert token not in out
     if kind in TAKES_A_PATH and "/items" in context:
         assert out == "https://api.example.com/v1/x_[REDACTED:slack-webhook]?page=2"
