@@ -119,8 +119,7 @@ async def test_a_server_restart_mid_run_loses_and_doubles_nothing(
                 written.extend(e.id for e in stored)
                 if len(written) >= wanted[0]:
                     enough.set()
-                n += 5
-                await asyncio.sleep(0.002)
+                n += 5  # append awaits the writer's commit: the others run meanwhile
 
         def restart() -> None:
             pg_cluster.restart()
