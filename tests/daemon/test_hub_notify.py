@@ -6,13 +6,16 @@ each once and in id order, its own writes and the other's interleaved."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
+from typing import Any
 
 import pytest
 
 from agentdeck.core.events import AssistantText, StoredEvent
 from agentdeck.daemon.hub import EventHub
 from agentdeck.store import Store
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.anyio
 
@@ -75,3 +78,64 @@ async def test_a_stopped_hub_is_no_longer_woken(pg_url: str) -> None:
         assert node_a._listener is not None
         assert all(not v for v in node_a._listener._callbacks.values())
         await node_b.append([_text("b1", 1)])  # nobody listens: nothing fails
+
+
+async def test_own_notify_hands_on_nothing_before_its_writer_is_told(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Our own NOTIFY can wake the hub while the writer thread, past COMMIT, has not
+    yet told the write's caller. The hub reads the batch from the log then, but
+    hands it on only after the caller has resumed: a follower handed an agent's
+    ``state_changed`` asks the session for the agent and must find the new state
+    (``agentdeck run`` on PostgreSQL printed ``running`` and exited 1)."""
+    async with Store.open(pg_url) as store:
+        hub = EventHub(store, poll_seconds=POLL_SECONDS)
+        await hub.start()
+        try:
+            assert store._listener is not None
+            assert await asyncio.to_thread(store._listener.connected.wait, DEADLINE)
+            writer = store._writer
+            committed, hold = threading.Event(), threading.Event()
+            settle = writer._settle
+
+            def held(outcomes: Any, stored: Any = ()) -> None:  # the writer thread
+                committed.set()
+                hold.wait(DEADLINE)
+                settle(outcomes, stored)
+
+            monkeypatch.setattr(writer, "_settle", held)
+            reads: list[list[StoredEvent]] = []
+            read = store.read
+
+            async def counted(**kwargs: Any) -> list[StoredEvent]:
+                got = await read(**kwargs)
+                reads.append(got)
+                return got
+
+            monkeypatch.setattr(store, "read", counted)
+            sub = hub.subscribe()
+            shown = {"state": "running"}  # what a session shows of its agent
+
+            async def session() -> int:
+                written = await store.append([_text("a1", 1)])
+                shown["state"] = "done"  # once told, as SessionState._commit does
+                return written[0].id
+
+            writing = asyncio.ensure_future(session())
+            assert await asyncio.to_thread(committed.wait, DEADLINE)
+
+            async def read_it() -> bool:
+                return any(e.agent_id == "a1" for batch in reads for e in batch)
+
+            await eventually(read_it, timeout=DEADLINE, what="the hub to read the batch")
+            assert sub._queue.empty(), "handed on before its writer was told"
+            assert not writing.done()
+            hold.set()
+            batch = await sub.next_batch(timeout=DEADLINE)
+            assert shown["state"] == "done", "handed on before its writer resumed"
+            assert [e.id for e in batch if isinstance(e, StoredEvent)] == [await writing]
+            assert store.unsettled_floor() is None
+            sub.close()
+        finally:
+            hold.set()
+            await hub.stop()

@@ -9,6 +9,7 @@ import pytest
 from agentdeck.core.events import AssistantText, Event, StoredEvent, ToolCalled, from_record
 from agentdeck.errors import StoreError
 from agentdeck.store import Store
+from agentdeck.store.rows import event_to_row
 
 from .conftest import Collector, db_rows, text
 
@@ -239,3 +240,27 @@ async def test_costs_roll_up_per_agent_and_hour_with_the_events(store: Store) ->
         lambda c: usage_points(c, since=0, until=10**6, bucket=Bucket.DAY, by=UsageGroup.NONE)
     )
     assert points == []
+
+
+async def test_a_batch_is_held_from_log_readers_until_its_callers_are_told(store: Store) -> None:
+    """``unsettled_floor``: what the hub's reads of the log stop short of. It is
+    nothing once each write's caller has been told, whether the write landed or
+    failed (a rolled-back batch holds nothing back)."""
+    assert store.unsettled_floor() is None
+    floors: list[int | None] = []
+
+    def seen(events: Sequence[StoredEvent]) -> None:  # the writer thread, after settling
+        floors.append(store.unsettled_floor())
+
+    store.subscribe(seen)
+    written = await store.append([text("a", 0), text("a", 1)])
+    assert store.unsettled_floor() is None
+    assert floors in ([None], [written[0].id])  # let go on the loop: maybe not yet here
+
+    def boom(conn: object) -> None:
+        raise RuntimeError("an operation failed after the events were inserted")
+
+    with pytest.raises(StoreError):
+        await store._writer.submit([event_to_row(text("b", 0))], op=boom)
+    assert store.unsettled_floor() is None
+    assert [e.agent_id for e in await store.read()] == ["a", "a"]  # rolled back, whole

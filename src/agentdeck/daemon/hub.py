@@ -8,7 +8,10 @@ store first. Writes by other processes (another API node, a runner host) wake th
 pump at once on PostgreSQL: every committed batch NOTIFYs ``agentdeck_events`` with
 its last id (``store.listen``), and an id past what we delivered triggers a read.
 A periodic poll (``poll_seconds``) stays as the fallback, and is the only way on
-SQLite.
+SQLite. A read of the log stops short of what this process wrote and has not yet
+told its writers (``Store.unsettled_floor``): our own NOTIFY can wake the pump
+before the writer thread has settled the batch, and a follower handed a
+``state_changed`` then would ask the session for its agent and find the old state.
 
 Each subscriber has a bounded queue. One that falls behind is dropped — with the
 id it had reached, so it can resume from the log (``Last-Event-ID``) — instead of
@@ -227,13 +230,20 @@ class EventHub:
             self._fan_out(fresh)
             if self.notified <= self.position:
                 return  # nothing announced past what we wrote ourselves
-        # A gap, or nothing of ours: the log is the truth.
+        # A gap, or nothing of ours: the log is the truth. Up to what this process
+        # wrote and has not yet told its writers (a session shows its agent's new
+        # state once told): that comes with their commit (``_on_commit``), after.
         while True:
             batch = await self.store.read(after=self.position, limit=5000)
+            floor = self.store.unsettled_floor()
+            whole = len(batch) == 5000
+            if floor is not None and batch and batch[-1].id >= floor:
+                batch = [e for e in batch if e.id < floor]
+                whole = False
             if not batch:
                 return
             self._fan_out(batch)
-            if len(batch) < 5000:
+            if not whole:
                 return
 
     def _fan_out(self, events: list[StoredEvent]) -> None:

@@ -225,6 +225,12 @@ class Store(ClusterParts):
         """
         return self._writer.subscribe(callback)
 
+    def unsettled_floor(self) -> int | None:
+        """The first event id this process wrote whose writers have not been told
+        yet (None: none): a reader of the log hands nothing on from there before
+        they are (``store.writer``)."""
+        return self._writer.unsettled_floor()
+
     # --- agents ---------------------------------------------------------------
 
     async def save_agent(self, agent: Agent) -> None:

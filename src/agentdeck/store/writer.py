@@ -11,7 +11,12 @@ of items at a time, commits them in ONE transaction, then
 So no subscriber ever sees an event that is not committed. On PostgreSQL the
 batch's transaction also NOTIFYs ``agentdeck_events`` with its last event id when
 it wrote events (delivered at COMMIT: ``store.listen``), so other processes' hubs
-wake at once. A store that writes as a runner host has its fenced agents' writes
+wake at once. That NOTIFY reaches this process's own hub too, which may then read
+the batch from the log before its callers heard it was written (a session sets
+its agent's new state once its write is settled): ``unsettled_floor`` is the first
+event id of the batches committed (or on their way) whose callers' loops have not
+been told yet, and a reader of the log hands on nothing from there until they
+have (``daemon.hub``). A store that writes as a runner host has its fenced agents' writes
 checked in the same transaction (``store.fencing``): the items of an agent whose
 lease the host lost fail with ``Fenced`` and the rest commits. If a batch fails,
 it is rolled back and its items are retried one transaction each, so one bad
@@ -94,6 +99,9 @@ class Writer:
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self.fences = Fences()  # the agents whose writes need this host's lease
         self._notify_events = conn.dialect.name == "postgresql"  # NOTIFY at each commit
+        # First event ids of batches written (or being committed) whose callers'
+        # loops were not told yet: taken on this thread, let go on their loop.
+        self._unsettled: set[int] = set()
 
     def start(self) -> None:
         self._thread.start()
@@ -141,6 +149,19 @@ class Writer:
                     self._subscribers.remove(callback)
 
         return unsubscribe
+
+    def unsettled_floor(self) -> int | None:
+        """The first event id of the oldest batch this writer committed, or is
+        committing, whose callers' loops have not been told yet (None: none).
+        Whoever reads the log must not hand on events from there before they are:
+        a caller sets what it shows (its agent's state) once its write is settled."""
+        with self._lock:
+            return min(self._unsettled, default=None)
+
+    def _let_go(self, first_id: int | None) -> None:
+        if first_id is not None:
+            with self._lock:
+                self._unsettled.discard(first_id)
 
     def stop(self, timeout: float) -> bool:
         """Commit everything queued so far, stop the thread. Blocking; True if it
@@ -225,7 +246,7 @@ class Writer:
             self._reserve.make()
         if self._unwritten and not reserve_used:
             self._drop_superseded(batch)
-        self._settle(outcomes)
+        self._settle(outcomes, stored)
         self._notify(stored)
 
     def _process_again(self, batch: list[WorkItem], exc: Exception) -> None:
@@ -245,7 +266,7 @@ class Writer:
             self._settle([(item, None, error) for item in batch])
             return
         logger.warning("connection to %s back after %d tries", self._where, tries)
-        self._settle(outcomes)
+        self._settle(outcomes, stored)
         self._notify(stored)
 
     def _keep(self, items: list[WorkItem]) -> None:
@@ -293,6 +314,7 @@ class Writer:
                 self._unwritten = []
             return
         self._unwritten = []
+        self._let_go(stored[0].id if stored else None)  # nobody waits on these
         logger.warning("written now that the disk has room: %s", describe(kept))
         self._notify(stored)
 
@@ -360,6 +382,9 @@ class Writer:
                     batch = [item for item in batch if item not in refused]
                 rows = [row for item in batch for row in item.event_rows]
                 ids = insert_events(conn, rows)
+                if ids:  # from here readers of the log may see them (at COMMIT)
+                    with self._lock:
+                        self._unsettled.add(ids[0])
                 if ids and self._notify_events:  # delivered at COMMIT, one per batch
                     conn.exec_driver_sql(f"NOTIFY {EVENTS}, '{ids[-1]}'")
                 for item in batch:
@@ -370,10 +395,13 @@ class Writer:
         except Exception as exc:
             # Lost while COMMIT was on its way: it may have landed. Ids come from
             # a sequence, held by no other transaction: the first one tells.
-            if not (committing and ids and self._lost is not None and self._lost(exc)):
-                raise
-            self._rolled_back()
-            if not reconnect.landed(conn, ids[0], lost=self._lost, cleanup=self._rolled_back):
+            lost = self._lost
+            landed = bool(committing and ids and lost is not None and lost(exc))
+            if landed and lost is not None:
+                self._rolled_back()
+                landed = reconnect.landed(conn, ids[0], lost=lost, cleanup=self._rolled_back)
+            if not landed:
+                self._let_go(ids[0] if ids else None)  # never written: nothing to hold
                 raise
             logger.warning("the connection was lost at COMMIT, which had landed")
         stored = [stored_event(i, row) for i, row in zip(ids, rows, strict=True)]
@@ -385,18 +413,32 @@ class Writer:
             start = end
         return outcomes, stored
 
-    @staticmethod
-    def _settle(outcomes: list[_Outcome]) -> None:
+    def _settle(self, outcomes: list[_Outcome], stored: Sequence[StoredEvent] = ()) -> None:
+        """Tell each caller's loop; the batch's events (``stored``) are let go
+        (``unsettled_floor``) on the loop once its callers are told, or here when
+        no loop waits."""
+        first_id = stored[0].id if stored else None
         by_loop: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
         for outcome in outcomes:
             loop = outcome[0].loop
             if loop is not None:
                 by_loop.setdefault(loop, []).append(outcome)
+        waiting = [len(by_loop)]  # loops still to tell; the last one lets go
+
+        def told() -> None:
+            with self._lock:
+                waiting[0] -= 1
+                if waiting[0] == 0 and first_id is not None:
+                    self._unsettled.discard(first_id)
+
         for loop, group in by_loop.items():
             try:
-                loop.call_soon_threadsafe(_set_results, group)
+                loop.call_soon_threadsafe(_set_results, group, told)
             except RuntimeError:  # the caller's loop is gone; nobody is waiting
                 logger.warning("event loop closed before %d writes were acknowledged", len(group))
+                told()
+        if not by_loop:
+            self._let_go(first_id)
 
     def _notify(self, stored: list[StoredEvent]) -> None:
         if not stored:
@@ -438,8 +480,10 @@ def _log_fenced(refused: dict[WorkItem, AgentdeckError]) -> None:
         logger.warning("%s: not written: %s", error.message, describe([item]))
 
 
-def _set_results(group: list[_Outcome]) -> None:
-    """Runs on the caller's event loop."""
+def _set_results(group: list[_Outcome], let_go: Callable[[], None] | None = None) -> None:
+    """Runs on the caller's event loop: each caller's future settled, then the
+    batch's events let go (``Writer.unsettled_floor``): a reader of the log that
+    hands them on from now wakes its followers after the callers resume."""
     for item, result, exc in group:
         fut = item.future
         if fut is None or fut.done():  # cancelled: the write happened anyway
@@ -449,3 +493,5 @@ def _set_results(group: list[_Outcome]) -> None:
         else:
             assert result is not None
             fut.set_result(result)
+    if let_go is not None:
+        let_go()
