@@ -3,7 +3,7 @@
 A profile as a mapping (what ``profile_from_dict`` validates; YAML files and
 Claude Code ``settings.json`` are turned into one by ``governance.profiles``)::
 
-    name: default                    # optional: the file's stem
+    name: mine                       # optional: the file's stem; never a built-in's
     description: …                   # optional, free text
     default: ask                     # allow | ask | deny (when no rule matches)
     allow: [Read, "Bash(git status:*)"]

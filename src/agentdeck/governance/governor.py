@@ -26,6 +26,7 @@ from agentdeck.core.policy import Decision, Grant, Profile, Rule, Verdict, decid
 from agentdeck.core.policy_inherit import meet
 from agentdeck.core.policy_profile import with_own_rules
 from agentdeck.core.policy_rules import Origin
+from agentdeck.core.profile_ref import names_a_file
 from agentdeck.errors import AgentdeckError, InvalidState, NotFound, PolicyError, StoreError
 from agentdeck.governance.profiles import load_guarded
 from agentdeck.settings import Settings
@@ -176,8 +177,14 @@ class Governor:
         return self._profiles[name]
 
     def grant_key(self, agent: Agent) -> str:
-        """Grants follow the agent's template and profile, never its display name."""
-        profile = f"profile:{self.profile_for(agent).name}"
+        """Grants follow the agent's template and profile, never its display name. A
+        profile file is its name and its path: two projects' ``.agentdeck/mine.yaml``
+        share no grants, nor does a file with a built-in one."""
+        ref = agent.spec.profile or self.settings.profile
+        own = self.profile_named(ref)
+        profile = f"profile:{own.name}"
+        if names_a_file(ref):
+            profile += f"@{own.source}"
         return f"template:{agent.spec.template}/{profile}" if agent.spec.template else profile
 
     async def grants(self, agent: Agent) -> list[Grant]:

@@ -65,12 +65,22 @@ def load_profile(path_or_name: str | Path) -> Profile:
         raise PolicyError(str(path), f"cannot read the profile: {exc.strerror or exc}") from None
     try:
         if path.suffix == ".json":
-            return profile_from_settings_json(text, str(path))
-        return profile_from_yaml(text, str(path))
+            profile = profile_from_settings_json(text, str(path))
+        else:
+            profile = profile_from_yaml(text, str(path))
     except PolicyError as exc:
         # Whoever named the file may not be able to read it: never what it holds.
         problem = scrubbed(exc.problem, text, _VOCABULARY)
         raise PolicyError(exc.source, problem, line=exc.line) from None
+    if profile.name in builtin_profile_names():
+        # A file (an agent may have written one in its project's .agentdeck/) that
+        # calls itself `strict` would be shown, and asked about, as the built-in.
+        raise PolicyError(
+            str(path),
+            f"calls itself `{profile.name}`, the name of a built-in profile: give it a name "
+            "of its own (`name: my-" + profile.name + "`)",
+        )
+    return profile
 
 
 def in_project(ref: str, project: str | Path | None) -> Path:
