@@ -209,3 +209,20 @@ def test_a_parent_s_rules_say_they_are_inherited_and_a_shared_rule_stays_the_chi
     web = decide(met, "WebFetch", {"url": "https://a.example/"}, **ws)
     assert web.decision is Decision.DENY and web.source == "profile:down + profile:up"
     assert "by profile down and profile up, inherited from its parent" in web.reason
+
+
+def test_a_default_inherited_from_above_names_whose_it_is() -> None:
+    """A child under a stricter parent defaults as the parent does; the reason and
+    the source name the parent's profile, not the child's (which allows)."""
+    strict, default, permissive = (load_profile(n) for n in ("strict", "default", "permissive"))
+    for above in (strict, meet(strict, default)):  # a parent, a grandparent
+        under = meet(above, permissive)
+        verdict = decide(under, "Bash", {"command": "frobnicate --all"}, workspace="/w", home="/h")
+        assert verdict.decision is Decision.DENY and verdict.source == "profile:strict"
+        assert verdict.reason.endswith(
+            "profile permissive defaults to deny, inherited from profile strict above it"
+        ), verdict.reason
+    own = decide(permissive, "Bash", {"command": "frobnicate --all"}, workspace="/w", home="/h")
+    assert own.source == "profile:permissive" and "inherited" not in own.reason
+    same = meet(default, load_profile("default"))  # the same default: its own
+    assert same.default_from is None

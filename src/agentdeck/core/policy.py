@@ -138,8 +138,8 @@ def decide(
         )
         if hit is None:
             what = _what(subject, unit)
-            why = f"no rule allows {what}; profile {name} defaults to {profile.default}"
-            return Verdict(profile.default, why, None, src)
+            why = f"no rule allows {what}; {_defaults(profile)}"
+            return Verdict(profile.default, why, None, _default_source(profile))
         allowed.append((unit, hit))
     rules = list(dict.fromkeys(e.rule.text for _, e in allowed))
     sources = list(dict.fromkeys(e.source for _, e in allowed))
@@ -220,12 +220,28 @@ def _unsure(
                 why = f"`{tool}` allowed: `{e.rule.text}` {e.where} (although {problem})"
                 return Verdict(Decision.ALLOW, why, e.rule.text, e.source)
     decision = Decision.DENY if profile.default is Decision.DENY else Decision.ASK
-    then = "defaults to deny" if decision is Decision.DENY else "asks"
+    if decision is Decision.DENY:
+        then, src = _defaults(profile), _default_source(profile)
+    else:
+        then = f"profile {profile.name} asks"
     why = (
         f"this `{tool}` call cannot be judged with confidence ({problem}), so no rule"
-        f" allows it; profile {profile.name} {then}"
+        f" allows it; {then}"
     )
     return Verdict(decision, why, None, src)
+
+
+def _defaults(profile: Profile) -> str:
+    """What the profile defaults to, and whose default it is: its own, or that of
+    the profile above it (an ancestor's, stricter)."""
+    said = f"profile {profile.name} defaults to {profile.default}"
+    if profile.default_from is not None:
+        said += f", inherited from profile {profile.default_from} above it"
+    return said
+
+
+def _default_source(profile: Profile) -> str:
+    return f"profile:{profile.default_from or profile.name}"
 
 
 def _not_enabled(profile: Profile, tool: str) -> Verdict:

@@ -205,6 +205,9 @@ def meet(parent: Profile, child: Profile) -> Profile:
     return replace(
         child,
         default=_least(parent.default, child.default, _DEFAULTS),
+        default_from=(parent.default_from or parent.name)
+        if _DEFAULTS[parent.default] < _DEFAULTS[child.default]
+        else child.default_from,
         deny=_rules(parent.deny, child.deny, parent.name),
         # A parent's ask rule would turn what the child denies by default into a
         # question a person may answer yes: not then (the parent's own verdict,

@@ -77,6 +77,7 @@ class Profile:
     config_dir: str = "shared"  # isolated: runner.config_dirs
     description: str = ""
     source: str = "<memory>"
+    default_from: str | None = None  # the ancestor's profile whose stricter default it is
 
 
 _INT_BUDGETS = ("max_turns", "max_consecutive_tool_errors", "max_repeated_calls")
