@@ -84,6 +84,23 @@ def median(values: Sequence[float]) -> float:
     return statistics.median(values)
 
 
+def ratio_interval(
+    base: Sequence[float], other: Sequence[float], *, draws: int = 4000, seed: int = 7
+) -> tuple[float, float]:
+    """A 95 % bootstrap interval of ``median(other) / median(base)``, the rounds
+    resampled in their pairs (round i of each ran side by side in time): how far
+    the ratio of medians could be from its value by the noise the rounds show."""
+    import random
+
+    pick = random.Random(seed)
+    n = len(base)
+    ratios = []
+    for _ in range(draws):
+        rows = [pick.randrange(n) for _ in range(n)]
+        ratios.append(median([other[i] for i in rows]) / median([base[i] for i in rows]))
+    return percentile(ratios, 2.5), percentile(ratios, 97.5)
+
+
 def bytecode_cached(module: str = "sqlalchemy") -> bool:
     """Whether the venv ships compiled bytecode for ``module`` (uv does not by default)."""
     import importlib.util

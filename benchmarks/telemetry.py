@@ -11,9 +11,12 @@ figure), each append's latency, the follower's catch-up (to its having taken the
 last event in: the spans built and queued for export) and the process's CPU time.
 Unpaced, the writers saturate the machine and any CPU the spans take shows; with
 ``--rate`` they append at a steady pace, as agents do, and the append latency says
-what an agent's event waits. Rounds alternate off/on so the machine's drift hits
-both alike. Before each round, ``--warm`` events of another tree are ingested (and,
-on, their spans exported), so the exporter is a daemon's that has been up a while,
+what an agent's event waits. Rounds alternate off/on, on/off, … so the machine's
+drift and whatever favours the second of a pair hit both alike; the ratio of the
+medians is given with a 95 % bootstrap interval over the rounds, which says whether
+the rounds run tell it apart from the goal on a machine this noisy. Before each
+round, ``--warm`` events of another tree are ingested (and, on, their spans
+exported), so the exporter is a daemon's that has been up a while,
 not one just started (its first exports, its heap growing).
 
     env -u PYTHONDONTWRITEBYTECODE .venv/bin/python benchmarks/telemetry.py \\
@@ -35,7 +38,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from _common import header, median, percentile
+from _common import header, median, percentile, ratio_interval
 from agentdeck.core.events import (
     AgentSpawned,
     CostUpdated,
@@ -243,14 +246,21 @@ async def main(
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
             await one_round(root, False, events // 10, tasks, batch, collector.url)  # warm-up
-            for _ in range(rounds):
-                off.append(
-                    await one_round(root, False, events, tasks, batch, collector.url, rate, 1, warm)
-                )
-                before = collector.counts()["spans"]
-                url = collector.url
-                on.append(await one_round(root, True, events, tasks, batch, url, rate, ratio, warm))
-                spans.append(collector.counts()["spans"] - before)
+            url = collector.url
+            for n in range(rounds):
+                # off, on, then on, off: what runs second (a warmer cache, the last
+                # round's leftovers) and the machine's drift fall on both alike.
+                for exporting in (False, True) if n % 2 == 0 else (True, False):
+                    if not exporting:
+                        off.append(
+                            await one_round(root, False, events, tasks, batch, url, rate, 1, warm)
+                        )
+                        continue
+                    before = collector.counts()["spans"]
+                    on.append(
+                        await one_round(root, True, events, tasks, batch, url, rate, ratio, warm)
+                    )
+                    spans.append(collector.counts()["spans"] - before)
         counts = collector.counts()
     finally:
         collector.close()
@@ -260,8 +270,10 @@ async def main(
         print(f"    off: median {m_off * 1000:.0f} ms ({events / m_off:,.0f} events/s)")
         print(f"    on:  median {m_on * 1000:.0f} ms ({events / m_on:,.0f} events/s)")
         print(f"    on/off: {m_on / m_off:.3f}x" + (" (goal <= 1.05x)" if i == 0 else ""))
+        low, high = ratio_interval([r[i] for r in off], [r[i] for r in on])
+        print(f"    95 % interval of that ratio (bootstrap over the rounds): {low:.3f}-{high:.3f}x")
         paired = sorted(b[i] / a[i] for a, b in zip(off, on, strict=True))
-        print(f"    each round's on/off (the off just before it): median {median(paired):.3f}x, "
+        print(f"    each pair's on/off (run side by side): median {median(paired):.3f}x, "
               f"from {paired[0]:.2f} to {paired[-1]:.2f}")  # fmt: skip
     lat_off = [x for r in off for x in r[3]]
     lat_on = [x for r in on for x in r[3]]
