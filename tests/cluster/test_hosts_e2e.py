@@ -202,8 +202,8 @@ async def test_a_host_stopped_past_its_lease_is_fenced_when_it_comes_back(
 
         await eventually(fenced, timeout=30, what="host A to say it is fenced")
 
-        async def gone() -> bool:
-            return not procs.runs_since(claude_pid, 0)
+        async def gone() -> bool:  # (runs_since(pid, 0) was never true: it checked nothing)
+            return not procs.is_running(claude_pid)
 
         await eventually(gone, timeout=30, what="host A's Claude Code process to stop")
 

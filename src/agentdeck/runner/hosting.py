@@ -11,7 +11,11 @@
   claimed by another host since) is fenced — its writes are refused by the store
   and its Claude Code process is stopped here. A host that could not heartbeat
   for a whole lease fences itself from everything (the others may have its
-  agents by now): never two live processes for one agent;
+  agents by now): never two live processes for one agent. An answer that comes
+  a whole lease after its heartbeat was sent (the host stopped between the
+  commit and reading it) is not trusted: the host asks again at once. An agent
+  whose process ended while its lease was lost unbeknown to the host (its
+  release finds another holder) is fenced all the same, and said so;
 - **reaper** (``runner.reaping``): leases of lost hosts end their agents.
 
 Its agents' steering commands come through the store (``Runner._serve_commands``,
@@ -41,6 +45,8 @@ from agentdeck.store.queue import live_count, queued_agents
 logger = logging.getLogger(__name__)
 
 _KEEP_TRANSCRIPT_ON = frozenset({"turn_completed", "tool_called"})
+_LOST = "its lease was lost (expired or claimed by another host)"
+_LOST_UNSEEN = "its lease was lost (expired or claimed by another host) before its process ended"
 
 
 def reap_every(heartbeat_seconds: float) -> float:
@@ -167,6 +173,7 @@ class RunnerHost:
             self.name, [a.id for a in fitting], n=room, epoch=self.epoch, queued_only=True
         )
         for lease in taken:
+            self.fenced.discard(lease.agent_id)  # an agent it lost once, taken again
             self.leases[lease.agent_id] = lease
             self.ran.add(lease.agent_id)
             self.store.fence(lease.agent_id, lease.token)
@@ -220,9 +227,15 @@ class RunnerHost:
         if self.leases.get(agent_id) is lease:
             del self.leases[agent_id]
             if agent_id not in self.fenced:
-                with contextlib.suppress(AgentdeckError):
-                    await self.hosts.release(self.name, agent_id, lease.token)
-                self.store.unfence(agent_id)
+                try:
+                    released = await self.hosts.release(self.name, agent_id, lease.token)
+                except AgentdeckError as exc:
+                    logger.warning("runner host %s: %s not released: %s", self.name, agent_id, exc)
+                    released = True  # as it was: not known lost (the lease expires by itself)
+                if released:
+                    self.store.unfence(agent_id)
+                else:  # lost before a heartbeat said so: its late writes stay refused
+                    await self._fence(agent_id, _LOST_UNSEEN)
             self._wake.set()  # room for another
 
     # -- heartbeats and fencing ------------------------------------------------
@@ -233,27 +246,42 @@ class RunnerHost:
             await self.beat()
 
     async def beat(self) -> list[str]:
-        """One heartbeat: leases renewed; those lost fenced (their processes stopped)."""
+        """One heartbeat: leases renewed; those lost fenced (their processes stopped).
+        An answer that took longer than a lease is stale (the host was stopped
+        between the commit and reading it): what it says is lost is fenced, and
+        the host asks again, for what it says is held may have expired since."""
         if self.fenced_out:
-            # Stopped (SIGSTOP) or cut off past the lease: fence first, before any
-            # write of ours can land; the heartbeat then says what is still ours.
+            # Stopped (SIGSTOP) or cut off past the lease: the store refuses our
+            # late writes; the heartbeat then says what is still ours.
             logger.warning("runner host %s: no heartbeat for a whole lease", self.name)
-        held = {a: lease.token for a, lease in self.leases.items()}
-        try:
-            lost = await self.hosts.heartbeat(self.name, held, epoch=self.epoch)
-        except Refused as exc:
-            await self._fence_all(str(exc))
-            return list(held)
-        except Exception as exc:  # noqa: BLE001 - the database is away: retried next beat
-            logger.warning("runner host %s: heartbeat failed: %s", self.name, exc)
-            if self.fenced_out:
-                await self._fence_all("no heartbeat for a whole lease")
-            return []
-        self._last_beat = time.monotonic()
+        fenced: list[str] = []
+        while True:
+            held = {a: lease.token for a, lease in self.leases.items()}
+            sent = time.monotonic()
+            try:
+                lost = await self.hosts.heartbeat(self.name, held, epoch=self.epoch)
+            except Refused as exc:
+                await self._fence_all(str(exc))
+                return [*fenced, *held]
+            except Exception as exc:  # noqa: BLE001 - the database is away: retried next beat
+                logger.warning("runner host %s: heartbeat failed: %s", self.name, exc)
+                if self.fenced_out:
+                    await self._fence_all("no heartbeat for a whole lease")
+                return fenced
+            stale = time.monotonic() - sent > self.hosts.lease_seconds
+            if not stale:  # renewed at the commit, after ``sent``: they last from there
+                self._last_beat = sent
+            # Before anything of the agents is kept: a lost one is its new holder's.
+            for agent_id in lost:
+                await self._fence(agent_id, _LOST)
+            fenced += lost
+            if not stale:
+                break
+            logger.warning(
+                "runner host %s: a heartbeat answered after a whole lease: asking again", self.name
+            )
         self._keep_changed()
-        for agent_id in lost:
-            await self._fence(agent_id, "its lease was lost (expired or claimed by another host)")
-        return lost
+        return fenced
 
     async def _fence_all(self, why: str) -> None:
         for agent_id in list(self.leases):
@@ -329,6 +357,8 @@ class RunnerHost:
     async def _save(self, agent_id: str) -> None:
         while True:
             self._dirty.discard(agent_id)
+            if agent_id in self.fenced:
+                return  # its new holder keeps it now
             try:
                 agent = await self.store.get_agent(agent_id)
                 await transcripts.keep(self.store, self.runner.settings, agent, self.name)
