@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 import yaml
 from pydantic import SecretStr
@@ -47,7 +48,37 @@ async def settled(served: Served, ref: str, *, timeout: float = 120) -> dict[str
         busy = AgentState(found["state"]).is_busy
         return found if not busy and found["turns"] > 0 else None
 
-    return await eventually(probe, timeout=timeout, what=f"agent {ref} to finish its turn")
+    try:
+        return await eventually(probe, timeout=timeout, what=f"agent {ref} to finish its turn")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n{await picture(served)}") from None
+
+
+async def picture(served: Served, tail: int = 8) -> str:
+    """What the deck looked like when a wait timed out: each agent's state, the
+    process behind it, the questions, and each agent's last events (a flake seen
+    only in CI tells where it stopped)."""
+    lines = []
+    async with served.api() as api:
+        agents = (await api.get("/api/tree")).json()["agents"]
+        for a in agents:
+            alive = a["pid"] is not None and psutil.pid_exists(a["pid"])
+            extra = {k: a["extra"][k] for k in ("waiting_for", "asking") if k in a["extra"]}
+            lines.append(
+                f"{a['name']}: {a['state']}, tool {a['current_tool']}, turns {a['turns']}, "
+                f"pid {a['pid']} {'alive' if alive else 'gone'} {extra}"
+            )
+            found = (await api.get("/api/events", params={"agent": a["id"]})).json()["events"]
+            for e in found[-tail:]:
+                data = json.dumps(e["data"])[:160]
+                lines.append(f"  #{e['id']} {e['ts']:.3f} {e['type']} {data}")
+        params = {"state": ["pending", "answered", "expired"]}
+        for ask in (await api.get("/api/asks", params=params)).json()["asks"]:
+            lines.append(
+                f"ask {ask['id']} of {ask['agent_id']}: {ask['state']}, "
+                f"delivered {ask.get('delivered_at') is not None}"
+            )
+    return "\n".join(lines)
 
 
 async def test_workers_questions_are_answered_through_the_api_and_the_cli(
