@@ -111,6 +111,14 @@ async def taken(
         agent = await eventually(in_its_tool, timeout=90, what="the agent in its long tool")
         held = HeldAnswer(h1.hosts)
         monkeypatch.setattr(h1.hosts, "heartbeat", held)
+        reap = h1.reaper.reap
+
+        async def stopped_reaper() -> list[Agent]:  # h1 is stopped: its reaper too
+            assert held is not None
+            await held.release.wait()
+            return await reap()
+
+        monkeypatch.setattr(h1.reaper, "reap", stopped_reaper)
         held.armed = True
         async with asyncio.timeout(10):
             await held.holding.wait()
@@ -203,3 +211,61 @@ async def test_a_process_ended_before_a_heartbeat_said_its_lease_lost_is_fenced_
     await eventually(answered, timeout=30, what="h1 to ask again")
     with pytest.raises(Fenced):
         await late_write(taken)
+
+
+async def test_a_host_whose_own_reaper_finds_its_lease_expired_ends_the_agent(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """h1's own reaper can be the first to find h1's lease expired (its heartbeat
+    answer held: h1 was stopped, say). The agent's end is then written by h1's
+    store, which refused it (the lease it fenced the agent's writes with is the
+    one reaped): the reap failed, and the agent was left running with no lease,
+    where no reaper looks again. Now h1 fences itself from the agent first (its
+    process stopped), and the end lands."""
+    settings = make_settings(
+        tmp_path,
+        database_url=pg_url,
+        runner_poll_seconds=0.2,
+        runner_heartbeat_seconds=0.5,
+        runner_lease_seconds=2.0,
+    )
+    scenario = tmp_path / "slow-turn.yaml"
+    scenario.write_text(yaml.safe_dump(SLOW_TURN))
+    deck = await open_deck(settings)
+    held: HeldAnswer | None = None
+    try:
+        spec = AgentSpec(prompt="run the job", scenario=str(scenario), allow=("Bash(python3:*)",))
+        agent_id = (await deck.create_agent(spec)).id
+        h1 = await deck.serve_as_host(deck.host_of_settings(name="h1", capacity=1))
+
+        async def in_its_tool() -> Agent | None:
+            agent = await deck.get_agent(agent_id)
+            busy = agent.current_tool == "Bash" and agent.session_id and agent.pid
+            return agent if busy else None
+
+        agent = await eventually(in_its_tool, timeout=90, what="the agent in its long tool")
+        held = HeldAnswer(h1.hosts)
+        monkeypatch.setattr(h1.hosts, "heartbeat", held)
+        held.armed = True  # no renewal from now on: h1's own reaper finds it expired
+
+        async def ended() -> Agent | None:
+            found = await deck.get_agent(agent_id)
+            return found if not found.state.is_live else None
+
+        gone = await eventually(ended, timeout=60, what="the agent ended by h1's reaper")
+        assert gone.state is AgentState.INTERRUPTED, gone
+        assert gone.last_error == "runner host h1 lost"
+        assert "reaping lost leases failed" not in caplog.text
+        assert f"{FENCED} {agent_id}" in caplog.text
+        assert agent.pid is not None
+
+        async def stopped() -> bool:
+            return not procs.is_running(agent.pid)
+
+        await eventually(stopped, timeout=30, what="h1's Claude Code process to stop")
+        assert agent_id in h1.fenced and agent_id not in h1.leases
+    finally:
+        if held is not None:
+            held.release.set()
+        await deck.close()
+        steering.set_this_host(None)

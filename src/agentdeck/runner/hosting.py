@@ -75,7 +75,7 @@ class RunnerHost:
         self._last_beat = time.monotonic()
         self._event_loop: asyncio.AbstractEventLoop | None = None
         self.ran: set[str] = set()  # every agent this life of the host claimed
-        self.reaper = Reaper(runner.store, self.hosts)
+        self.reaper = Reaper(runner.store, self.hosts, own=(self.name, self._reaped_own))
 
     @property
     def name(self) -> str:
@@ -300,6 +300,20 @@ class RunnerHost:
         if session is not None:
             with contextlib.suppress(Exception):
                 await session.halt(reason=f"runner host {self.name} fenced: {why}")
+        ended = self.runner.sessions.get(agent_id)
+        if ended is not None and ended.finished.is_set():
+            # Its last writes were refused: what it holds of the agent is stale (the
+            # deck would show it running); the database says what became of it.
+            del self.runner.sessions[agent_id]
+
+    async def _reaped_own(self, agent_id: str) -> None:
+        """This host's reaper found this host's own lease of the agent expired (it
+        was stopped or cut off past the lease, its heartbeat not answered yet):
+        fenced (its process stopped, its late writes refused), then its writes
+        unfenced, for the lease they were fenced by is gone: the reaper's end of the
+        agent is this store's to write."""
+        await self._fence(agent_id, "its lease expired (found by this host's own reaper)")
+        self.store.unfence(agent_id)
 
     # -- the reaper ---------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Collection
+from collections.abc import Awaitable, Callable, Collection
 
 from agentdeck.core.agent import Agent, AgentState
 from agentdeck.core.events import ErrorOccurred, Event
@@ -31,9 +31,20 @@ _HOSTED = ("host", "lease", "resume_at_start")
 
 
 class Reaper:
-    def __init__(self, store: Store, hosts: HostStore) -> None:
+    def __init__(
+        self,
+        store: Store,
+        hosts: HostStore,
+        *,
+        own: tuple[str, Callable[[str], Awaitable[None]]] | None = None,
+    ) -> None:
+        """``own``: the runner host this reaper runs on, and how it lets go of an
+        agent whose lease it finds its own host lost (its process stopped, its
+        writes no longer fenced by the lease reaped): the agent's end is then
+        written by this host's store."""
         self.store = store
         self.hosts = hosts
+        self.own = own
 
     async def reap(self) -> list[Agent]:
         """End the agents whose host's lease expired (those this reaper won)."""
@@ -44,6 +55,8 @@ class Reaper:
             agent = await self.store.get_agent(lease.agent_id)
             if agent.extra.get("host") != lease.host or agent.extra.get("lease") != lease.token:
                 continue  # claimed but never started there: it is still queued
+            if self.own is not None and lease.host == self.own[0]:
+                await self.own[1](agent.id)  # this host was the one lost (stopped, cut off)
             ended.append(await self.lost(agent, f"runner host {lease.host} lost"))
         return ended
 
