@@ -17,6 +17,7 @@ claims the agent. Two things can then happen on the host:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -78,10 +79,26 @@ class Taken:
     agent: Agent  # as h1 started it: its process, session and cwd
 
 
-@pytest.fixture
-async def taken(
-    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[Taken]:
+@dataclass
+class OnH1:
+    """Host h1 runs the agent, in its long tool call; its heartbeat answers are
+    ``held`` once a test holds them (released at the end)."""
+
+    deck: Deck
+    h1: RunnerHost
+    agent: Agent  # as h1 started it: its process, session and cwd
+    held: HeldAnswer | None = None
+
+    def hold(self, monkeypatch: pytest.MonkeyPatch) -> HeldAnswer:
+        """h1's heartbeat answers held back from now on: no lease renewed."""
+        self.held = HeldAnswer(self.h1.hosts)
+        monkeypatch.setattr(self.h1.hosts, "heartbeat", self.held)
+        self.held.armed = True
+        return self.held
+
+
+@contextlib.asynccontextmanager
+async def on_h1(tmp_path: Path, pg_url: str, *, resume: bool) -> AsyncIterator[OnH1]:
     settings = make_settings(
         tmp_path,
         database_url=pg_url,
@@ -92,13 +109,13 @@ async def taken(
     scenario = tmp_path / "slow-turn.yaml"
     scenario.write_text(yaml.safe_dump(SLOW_TURN))
     deck = await open_deck(settings)
-    held: HeldAnswer | None = None
+    running: OnH1 | None = None
     try:
         spec = AgentSpec(
             prompt="run the job",
             scenario=str(scenario),
             allow=("Bash(python3:*)",),
-            resume_on_restart=True,
+            resume_on_restart=resume,
         )
         agent_id = (await deck.create_agent(spec)).id
         h1 = await deck.serve_as_host(deck.host_of_settings(name="h1", capacity=1))
@@ -109,17 +126,29 @@ async def taken(
             return agent if busy else None
 
         agent = await eventually(in_its_tool, timeout=90, what="the agent in its long tool")
-        held = HeldAnswer(h1.hosts)
-        monkeypatch.setattr(h1.hosts, "heartbeat", held)
+        running = OnH1(deck, h1, agent)
+        yield running
+    finally:
+        if running is not None and running.held is not None:
+            running.held.release.set()
+        await deck.close()
+        steering.set_this_host(None)
+
+
+@pytest.fixture
+async def taken(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[Taken]:
+    async with on_h1(tmp_path, pg_url, resume=True) as running:
+        h1, agent_id = running.h1, running.agent.id
+        held = running.hold(monkeypatch)
         reap = h1.reaper.reap
 
         async def stopped_reaper() -> list[Agent]:  # h1 is stopped: its reaper too
-            assert held is not None
             await held.release.wait()
             return await reap()
 
         monkeypatch.setattr(h1.reaper, "reap", stopped_reaper)
-        held.armed = True
         async with asyncio.timeout(10):
             await held.holding.wait()
         # Another host, with a store of its own, takes the agent once h1's lease
@@ -137,12 +166,7 @@ async def taken(
                 await other.get_agent(agent_id), "runner host h1 lost"
             )
             assert lost.state is AgentState.QUEUED
-        yield Taken(deck, h1, held, agent)
-    finally:
-        if held is not None:
-            held.release.set()
-        await deck.close()
-        steering.set_this_host(None)
+        yield Taken(running.deck, h1, held, running.agent)
 
 
 async def late_write(taken: Taken) -> None:
@@ -222,31 +246,10 @@ async def test_a_host_whose_own_reaper_finds_its_lease_expired_ends_the_agent(
     one reaped): the reap failed, and the agent was left running with no lease,
     where no reaper looks again. Now h1 fences itself from the agent first (its
     process stopped), and the end lands."""
-    settings = make_settings(
-        tmp_path,
-        database_url=pg_url,
-        runner_poll_seconds=0.2,
-        runner_heartbeat_seconds=0.5,
-        runner_lease_seconds=2.0,
-    )
-    scenario = tmp_path / "slow-turn.yaml"
-    scenario.write_text(yaml.safe_dump(SLOW_TURN))
-    deck = await open_deck(settings)
-    held: HeldAnswer | None = None
-    try:
-        spec = AgentSpec(prompt="run the job", scenario=str(scenario), allow=("Bash(python3:*)",))
-        agent_id = (await deck.create_agent(spec)).id
-        h1 = await deck.serve_as_host(deck.host_of_settings(name="h1", capacity=1))
-
-        async def in_its_tool() -> Agent | None:
-            agent = await deck.get_agent(agent_id)
-            busy = agent.current_tool == "Bash" and agent.session_id and agent.pid
-            return agent if busy else None
-
-        agent = await eventually(in_its_tool, timeout=90, what="the agent in its long tool")
-        held = HeldAnswer(h1.hosts)
-        monkeypatch.setattr(h1.hosts, "heartbeat", held)
-        held.armed = True  # no renewal from now on: h1's own reaper finds it expired
+    async with on_h1(tmp_path, pg_url, resume=False) as running:
+        deck, h1, agent = running.deck, running.h1, running.agent
+        agent_id = agent.id
+        running.hold(monkeypatch)  # no renewal from now on: h1's own reaper finds it expired
 
         async def ended() -> Agent | None:
             found = await deck.get_agent(agent_id)
@@ -264,8 +267,3 @@ async def test_a_host_whose_own_reaper_finds_its_lease_expired_ends_the_agent(
 
         await eventually(stopped, timeout=30, what="h1's Claude Code process to stop")
         assert agent_id in h1.fenced and agent_id not in h1.leases
-    finally:
-        if held is not None:
-            held.release.set()
-        await deck.close()
-        steering.set_this_host(None)
