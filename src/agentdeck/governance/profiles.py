@@ -78,7 +78,7 @@ def load_profile(path_or_name: str | Path) -> Profile:
         raise PolicyError(
             str(path),
             f"calls itself `{profile.name}`, the name of a built-in profile: give it a name "
-            "of its own (`name: my-" + profile.name + "`)",
+            f"of its own (`name: my-{profile.name}`)",
         )
     return profile
 
