@@ -88,11 +88,17 @@ async def test_messages_become_prompts_and_commands_answer_in_allowed_channels_o
         await front.on_message(server.served.post(OTHER_BOT, "bots are not heard"))
         hello = server.served.post(ALICE, "hello @everyone")
         await front.on_message(hello)
-        await eventually(_async(lambda: server.served.texts()), timeout=60, what="the bot's reply")
-        agent_id = bridge.state.conversations["100"].agent_id
-        assert agent_id is not None
+        agent_id = await eventually(
+            _async(lambda: getattr(bridge.state.conversations.get("100"), "agent_id", None)),
+            timeout=60,
+            what="the channel's agent",
+        )
         await settled(served, agent_id, 1)
-        assert server.served.texts() == ["Hello! I am the scripted model. Ask me anything."]
+        # The reply grows in a draft as the text streams in: its last edit brings it whole.
+        first = ["Hello! I am the scripted model. Ask me anything."]
+        await eventually(
+            _async(lambda: server.served.texts() == first), timeout=60, what="the whole reply"
+        )
         assert server.served.sent[hello.id].reactions == ["👀"]
         assert server.served.typed >= 1
 
@@ -122,10 +128,10 @@ async def test_messages_become_prompts_and_commands_answer_in_allowed_channels_o
         notes = FakeAttachment("notes.txt", b"remember the milk")
         in_thread = thread.post(MALLORY, "again please", notes)
         await front.on_message(in_thread)
+        again = "Hello again! This is my answer to your follow-up."
         await eventually(
-            _async(lambda: len(thread.texts()) == 2), timeout=60, what="the follow-up's reply"
+            _async(lambda: thread.texts()[1:] == [again]), timeout=60, what="the follow-up's reply"
         )
-        assert thread.texts()[1] == "Hello again! This is my answer to your follow-up."
         async with served.api() as api:
             agents = (await api.get("/api/agents")).json()["agents"]
             threaded = bridge.state.conversations[key].agent_id
