@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -248,14 +249,19 @@ async def test_a_batch_is_held_from_log_readers_until_its_callers_are_told(store
     failed (a rolled-back batch holds nothing back)."""
     assert store.unsettled_floor() is None
     floors: list[int | None] = []
+    called = threading.Event()
 
     def seen(events: Sequence[StoredEvent]) -> None:  # the writer thread, after settling
         floors.append(store.unsettled_floor())
+        called.set()
 
     store.subscribe(seen)
     written = await store.append([text("a", 0), text("a", 1)])
     assert store.unsettled_floor() is None
-    assert floors in ([None], [written[0].id])  # let go on the loop: maybe not yet here
+    # The subscribers are called after the callers' loops are handed their results:
+    # the caller may resume first. Let go on the loop: maybe not yet when called.
+    assert await asyncio.to_thread(called.wait, 30)
+    assert floors in ([None], [written[0].id])
 
     def boom(conn: object) -> None:
         raise RuntimeError("an operation failed after the events were inserted")
