@@ -27,7 +27,7 @@ from agentdeck.core.events import (
 from agentdeck.daemon.compose import open_deck
 from agentdeck.telemetry.child import ExportChild
 from agentdeck.telemetry.ids import span_id_of, trace_id_of
-from agentdeck.telemetry.records import EVENT, ROOT
+from agentdeck.telemetry.records import EVENT, FROM, ROOT, UPTO
 from agentdeck.telemetry.service import Telemetry
 from tests.conftest import make_settings
 from tests.support.receiver import Hung, Receiver
@@ -270,4 +270,34 @@ async def test_an_exporter_that_keeps_ending_is_started_again_ever_later(tmp_pat
     finally:
         await child.stop(time.time())
         receiver.close()
+    assert child.process.returncode == 0
+
+
+async def test_a_log_that_cannot_be_read_is_said_once_and_the_exporter_goes_on(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The exporter reads the events itself: a database it cannot open (here, in a
+    home not made) is said once, named (on its stderr, the daemon's), flushes are
+    still answered, and records sent directly are still traced."""
+    receiver = Receiver()
+    endpoint = f"http://127.0.0.1:{receiver.server.server_address[1]}"
+    settings = make_settings(tmp_path / "never-made", AGENTDECK_OTEL_ENDPOINT=endpoint)
+    child = await ExportChild.start(settings)
+    try:
+        child.put((FROM, 0))
+        for n in range(1, 4):
+            child.put((UPTO, n * 10))
+            await child.flush()  # answered though the log could not be read
+        now = time.time()
+        child.put((ROOT, "a", "a"))
+        child.put((EVENT, 31, "a", "agent_spawned", now, {"name": "a", "spec": {}}))
+        child.put((EVENT, 32, "a", "state_changed", now + 1, {"old": "running", "new": "done"}))
+        await child.flush()
+        assert "invoke_agent a" in spans_at(receiver)
+    finally:
+        await child.stop(time.time())
+        receiver.close()
+    said = capfd.readouterr().err
+    assert said.count("could not be read") == 1, said
+    assert f"SQLite file {settings.database}" in said
     assert child.process.returncode == 0

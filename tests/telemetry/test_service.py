@@ -9,11 +9,20 @@ import time
 import pytest
 
 from agentdeck.core.agent import Agent, AgentSpec, AgentState
-from agentdeck.core.events import StateChanged, ToolCalled, ToolReturned, spawned_events
+from agentdeck.core.events import (
+    AgentSpawned,
+    Notice,
+    StateChanged,
+    ToolCalled,
+    ToolReturned,
+    spawned_events,
+)
 from agentdeck.daemon.compose import open_deck
 from agentdeck.settings import Settings
+from agentdeck.store.feed import LogFeed
 from agentdeck.telemetry.ids import span_id_of, trace_id_of
-from agentdeck.telemetry.service import Telemetry, running
+from agentdeck.telemetry.records import FROM, ROOT, UPTO, Record
+from agentdeck.telemetry.service import InProcess, Telemetry, running
 from agentdeck.telemetry.spans import SpanData
 
 pytestmark = pytest.mark.anyio
@@ -52,7 +61,8 @@ async def test_agents_older_than_the_follower_join_their_trees_trace(settings: S
         # A tree born before the daemon (re)started: root -> mid -> leaf.
         for made in (agent("root", None), agent("mid", "root"), agent("leaf", "mid")):
             await store.record(spawned_events(made), made)
-        telemetry = Telemetry(deck, sink)
+        log = LogFeed(settings.database)
+        telemetry = Telemetry(deck, sink, log=log)
         await telemetry.start()
         now = time.time()
         stored = await store.append(
@@ -73,7 +83,67 @@ async def test_agents_older_than_the_follower_join_their_trees_trace(settings: S
     finally:
         await deck.close()
         await telemetry.stop()
+        log.close()
     assert sink.shut
+
+
+class Told(InProcess):
+    """What the follower sends the exporter, kept (and traced, as the worker does)."""
+
+    def __init__(self, sink: Kept, log: LogFeed) -> None:
+        super().__init__(sink, 1.0, log)
+        self.told: list[Record] = []
+
+    def send(self) -> bool:
+        self.told += self.pending
+        return super().send()
+
+
+async def test_the_follower_sends_no_event_and_the_log_is_traced_in_its_order(
+    settings: Settings,
+) -> None:
+    """The exporter reads the events from the log; the follower only says how far it
+    is settled and, where they fall in it, the roots it looked up. A merge of an
+    agent met before is traced (the follower used to drop its notice)."""
+    deck = await open_deck(settings, embedded=True)
+    store = deck._store
+    sink = Kept()
+    log = LogFeed(settings.database)
+    told = Told(sink, log)
+    telemetry = Telemetry(deck, spans=told)
+    try:
+        await telemetry.start()
+        boss = agent("boss", None)
+        await store.record(spawned_events(boss), boss)
+        now = time.time()
+        merge = {"id": "m1", "branch": "agentdeck/boss", "target": "main", "test": "pytest"}
+        stored = await store.append(
+            [
+                AgentSpawned(agent_id="kid", ts=now, name="kid", cwd="/", spec={"prompt": "p"},
+                             parent_id="boss"),
+                ToolCalled(agent_id="kid", ts=now, tool_use_id="c1", tool="Read", input={}),
+                ToolReturned(agent_id="kid", ts=now + 1, tool_use_id="c1", output="x", size=1),
+                Notice(agent_id="boss", ts=now + 1, kind="merge_queued", message="q",
+                       detail=merge),
+                Notice(agent_id="boss", ts=now + 2, kind="merge", message="landed",
+                       detail={**merge, "state": "landed", "landed": True}),
+                StateChanged(agent_id="kid", ts=now + 3, old="running", new="done"),
+            ]
+        )  # fmt: skip
+        await telemetry.seen(stored[-1].id)
+        kinds = {record[0] for record in told.told}
+        assert kinds <= {FROM, UPTO, ROOT}, told.told
+        spawn = stored[0].id
+        assert (UPTO, spawn - 1) in told.told and (ROOT, "kid", "boss") in told.told
+        assert told.told.index((UPTO, spawn - 1)) < told.told.index((ROOT, "kid", "boss"))
+        names = {s.name: s for s in sink.spans}
+        assert {"execute_tool Read", "invoke_agent kid", "merge agentdeck/boss"} <= set(names)
+        assert names["invoke_agent kid"].trace_id == trace_id_of("boss")
+        assert names["merge agentdeck/boss"].parent_id == span_id_of("boss")
+    finally:
+        await deck.close()
+        await telemetry.stop()
+        log.close()
 
 
 async def test_off_only_counts_and_the_metrics_route_finds_it(settings: Settings) -> None:

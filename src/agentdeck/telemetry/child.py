@@ -2,10 +2,12 @@
 
 Building spans, making the SDK's objects of them, encoding them to protobuf and
 posting them cost about as much CPU as ingesting the events: done on the daemon's
-loop (and under its GIL) they slowed every append. So the daemon only hands the
-compact records of ``telemetry.records`` to a child process
-(``python -m agentdeck.telemetry.worker``, niced), a frame per batch of the log
-(a length and a pickle), and the other core does the rest.
+loop (and under its GIL) they slowed every append, and so did handing the events
+over. So the daemon only tells a child process (``python -m
+agentdeck.telemetry.worker``, ``SCHED_IDLE``) how far the log is settled and the
+few facts it looked up (``telemetry.records``), a frame per batch of the log (a
+length and a pickle); the child reads the events from the database itself, on the
+other core, and does the rest.
 
 Nothing here waits on the child: a frame is written to the pipe's buffer, and
 when the child is that far behind (``MAX_BUFFERED``: a slow or dead collector) or
@@ -102,6 +104,7 @@ class ExportChild:
             "endpoint": endpoint,
             "ratio": settings.otel_sample_ratio,
             "resource": resource_attributes(),  # the daemon's instance, not the worker's
+            "database": str(settings.database),  # the log, which it reads itself
         }
         child = cls(await _spawn(), limit, config)
         child._write(config, 0)

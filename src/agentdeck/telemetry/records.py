@@ -1,23 +1,29 @@
 """The log's events as the trace builder needs them: compact records, and the
 ``Tracer`` that turns them into spans. Pure: no telemetry library, no I/O.
 
-The daemon's follower (``service``) keeps only the events that make or end a
-span, with only the fields the builder reads (a tool's output, a message's text
-are left behind: a type check and a few keys, before anything is copied), and
-the facts it looked up in the deck (an agent's tree's root; an agent met
-mid-life). The records go to a ``Tracer``: in the exporter's own process
-(``worker``, fed over a pipe by ``child``) or, in tests, in this one.
+The daemon's follower (``service``) sends no event: it says how far the log is
+settled (``UPTO``), and the facts it looked up in the deck where they fall in the
+log (an agent's tree's root; an agent met mid-life). The ``Tracer`` reads the
+events itself from the log (a ``LogReader``: ``store.feed`` in the exporter's own
+process, ``worker``, fed over a pipe by ``child``; or, in tests, in this one),
+only those that make or end a span, cut to the fields the builder reads (a
+tool's output, a message's text, a prompt are left behind).
 
 A record is a tuple:
 
-- ``(EVENT, id, agent_id, type, ts, data)``: an event, ``data`` cut to ``KEEP``;
+- ``(FROM, id)``: the log is read after event ``id`` (the follower's start);
+- ``(UPTO, id)``: the log is settled up to event ``id``: its events are read
+  before any record that comes after this one is applied;
 - ``(ROOT, agent_id, root_id)``: the root of a newly spawned agent's tree;
 - ``(ADOPT, agent_dict, root_id, since)``: an agent first met mid-life;
+- ``(EVENT, id, agent_id, type, ts, data)``: an event, ``data`` cut to ``KEEP``
+  (what the log's events become; tests send them directly);
 - ``(CLOSE, ts)``: the daemon stops: what is open ends, cut.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from agentdeck.core.agent import Agent
@@ -26,7 +32,9 @@ from agentdeck.telemetry.spans import SpanData
 from agentdeck.telemetry.trace import TraceBuilder
 
 EVENT, ROOT, ADOPT, CLOSE, FLUSH = "e", "root", "adopt", "close", "flush"
+FROM, UPTO = "from", "upto"
 Record = tuple[Any, ...]
+PAGE = 2000  # events read from the log at a time
 
 # The event types that make, change or end a span, and the fields read of each
 # (None: all of them, none of which is long; texts, outputs, prompts are left).
@@ -77,6 +85,17 @@ def event_record(event: StoredEvent, keep: tuple[str, ...] | None) -> Record:
     return (EVENT, event.id, event.agent_id, event.type, event.ts, data)
 
 
+LOG_TYPES = tuple(str(t) for t in KEEP)  # what is read of the log
+
+
+class LogReader(Protocol):
+    """The event log, read (``store.feed``)."""
+
+    def events(
+        self, *, after: int, upto: int, types: Sequence[str], limit: int
+    ) -> list[StoredEvent]: ...
+
+
 class SpanSink(Protocol):
     """Where finished spans go (``telemetry.otlp``)."""
 
@@ -92,13 +111,58 @@ class SpanSink(Protocol):
 
 
 class Tracer:
-    """Records in, spans out to ``sink``."""
+    """Records in, spans out to ``sink``; the events read from ``log`` (None: only
+    the records' own events are traced)."""
 
-    def __init__(self, sink: SpanSink, ratio: float = 1.0) -> None:
+    def __init__(self, sink: SpanSink, ratio: float = 1.0, log: LogReader | None = None) -> None:
         self.sink = sink
         self.builder = TraceBuilder(ratio)
+        self.log = log
+        self.position: int | None = None  # the last event of the log traced (None: no FROM yet)
+        self.settled = 0  # how far the log is said settled
+        self.read_error: Exception | None = None  # the last read of the log that failed
+        self.odd: list[tuple[int, Exception]] = []  # events the builder failed on
 
     def apply(self, record: Record) -> None:
+        kind = record[0]
+        if kind == UPTO:
+            self.settled = max(self.settled, record[1])
+            return
+        if kind == FROM:
+            self.position = self.settled = record[1]
+            return
+        self.catch_up()  # what the log holds before this record, first
+        self._trace(record)
+
+    def behind(self) -> int:
+        """Events of the log said settled and not read yet (at most)."""
+        return 0 if self.position is None else self.settled - self.position
+
+    def catch_up(self) -> None:
+        """Trace the log's events up to where it is said settled. A read that fails
+        is kept in ``read_error`` and tried again at the next call; an event the
+        builder fails on, in ``odd``, and passed."""
+        if self.log is None or self.position is None:
+            return
+        while self.position < self.settled:
+            try:
+                page = self.log.events(
+                    after=self.position, upto=self.settled, types=LOG_TYPES, limit=PAGE
+                )
+            except Exception as exc:  # noqa: BLE001 - said by the worker; read again later
+                self.read_error = exc
+                return
+            for event in page:
+                keep = spanned(event)
+                if keep is NO_SPAN:
+                    continue
+                try:
+                    self._trace(event_record(event, keep))
+                except Exception as exc:  # noqa: BLE001 - one odd event must not end the rest
+                    self.odd.append((event.id, exc))
+            self.position = page[-1].id if len(page) == PAGE else self.settled
+
+    def _trace(self, record: Record) -> None:
         kind = record[0]
         if kind == EVENT:
             _, event_id, agent_id, event_type, ts, data = record

@@ -2,16 +2,17 @@
 ``/metrics`` and, when OTLP export is on, the spans.
 
 It follows the log through the Deck interface (``Deck.follow``), from where the
-log stood when it started. For the spans it does the least it can on the loop:
-a type check per event, and for those that make a span a compact record
-(``telemetry.records``) sent, a frame per batch, to the span exporter's own
-process (``telemetry.child``), which builds, encodes and posts the spans. What
-only the deck can say is looked up here: the root of a spawned agent's tree, and
-an agent first met mid-life (it started before the daemon did), read once
+log stood when it started. For the spans it does the least it can on the loop: a
+type check and a look-up per event, and a frame per batch to the span exporter's
+own process (``telemetry.child``) saying how far the log is settled; that process
+reads the events from the database itself and builds, encodes and posts the
+spans. What only the deck can say is looked up here and sent where it falls in
+the log (``telemetry.records``): the root of a spawned agent's tree, and an agent
+first met mid-life (it started before the daemon did), read once
 (``Deck.get_agent``) with its ancestry so its spans land in its tree's trace. A
-tree not traced (``AGENTDECK_OTEL_SAMPLE_RATIO``) costs a look-up per event. A
 follower that fell behind resumes from where it was. An exporter's process that
-ended is started again by ``child``; its agents are then met again here.
+ended is started again by ``child``, reading from where the follower is then; its
+agents are met again here.
 """
 
 from __future__ import annotations
@@ -31,18 +32,18 @@ from agentdeck.errors import NotFound
 from agentdeck.settings import Settings
 from agentdeck.telemetry import claude_env
 from agentdeck.telemetry.counts import Tally
-from agentdeck.telemetry.ids import sampled, trace_id_of
 from agentdeck.telemetry.records import (
     ADOPT,
     CLOSE,
-    EVENT,
+    FROM,
     KEEP,
     NO_SPAN,
     ROOT,
+    UPTO,
+    LogReader,
     Record,
     SpanSink,
     Tracer,
-    event_record,
     spanned,
 )
 
@@ -51,7 +52,6 @@ logger = logging.getLogger(__name__)
 MAX_ANCESTRY = 64  # parents walked up to find a tree's root
 RETRY_SECONDS = 1.0
 MAX_MET = 10_000  # agents remembered as traced or not (one forgotten is met again)
-_LOOKED_AT = frozenset({EventType.AGENT_SPAWNED, EventType.NOTICE})
 
 __all__ = ["SpanSink", "Telemetry", "running", "start"]
 
@@ -78,10 +78,11 @@ class Spans(Protocol):
 
 
 class InProcess:
-    """Records traced here, into ``sink`` (tests; what the worker does)."""
+    """Records traced here, into ``sink``, the events read from ``log`` (tests;
+    what the worker does)."""
 
-    def __init__(self, sink: SpanSink, ratio: float) -> None:
-        self.tracer = Tracer(sink, ratio)
+    def __init__(self, sink: SpanSink, ratio: float, log: LogReader | None = None) -> None:
+        self.tracer = Tracer(sink, ratio, log)
         self.pending: list[Record] = []
         self.dropped = 0
         self.generation = 0
@@ -90,6 +91,7 @@ class InProcess:
         records, self.pending = self.pending, []
         for record in records:
             self.tracer.apply(record)
+        self.tracer.catch_up()
         return True
 
     async def flush(self) -> None:
@@ -109,14 +111,15 @@ class Telemetry:
         ratio: float = 1.0,
         *,
         spans: Spans | None = None,
+        log: LogReader | None = None,
     ) -> None:
         self.deck = deck
         self.tally = Tally()
         self.ratio = ratio
-        self.spans: Spans | None = spans or (InProcess(sink, ratio) if sink else None)
+        self.spans: Spans | None = spans or (InProcess(sink, ratio, log) if sink else None)
         self.started_at = time.time()
-        # Agents met: whether their tree is traced (None: the deck does not know them).
-        self._met: OrderedDict[str, bool | None] = OrderedDict()
+        # Agents met: the exporter was told their tree (or the deck does not know them).
+        self._met: OrderedDict[str, None] = OrderedDict()
         self._task: asyncio.Task[None] | None = None
         self.taken = 0  # the last event taken in (its records sent)
         self._generation = 0  # the exporter's the agents met were told to
@@ -138,6 +141,9 @@ class Telemetry:
     async def start(self) -> None:
         after = await self.deck.last_event_id()
         self.tally.last_event_id = self.taken = after
+        if self.spans is not None:  # the exporter reads the log from here
+            self.spans.pending.append((FROM, after))
+            self.spans.send()
         self._task = asyncio.create_task(self._follow(after), name="telemetry")
 
     async def stop(self) -> None:
@@ -171,16 +177,19 @@ class Telemetry:
         while True:
             try:
                 async for batch in self.deck.follow(after=position):
-                    if self.spans is not None and self.spans.generation != self._generation:
+                    spans = self.spans
+                    if spans is not None and spans.generation != self._generation:
                         self._met.clear()  # a new exporter: each agent is met again
-                        self._generation = self.spans.generation
+                        self._generation = spans.generation
+                        spans.pending.append((FROM, position))  # and the log read from here
                     try:
                         for event in batch:
                             await self._take(event)
                             position = event.id
                     finally:
-                        if self.spans is not None:
-                            self.spans.send()
+                        if spans is not None:
+                            spans.pending.append((UPTO, position))
+                            spans.send()
                         self.taken = position
                 return  # the deck stopped
             except SubscriptionDropped as dropped:
@@ -199,53 +208,40 @@ class Telemetry:
         keep = KEEP.get(event.type, NO_SPAN)
         if keep is NO_SPAN:  # it makes no span: nothing more for it
             return
-        traced = self._met.get(event.agent_id)
-        if traced is None or event.type in _LOOKED_AT:
-            if await self._looked_at(event, spans):
-                spans.pending.append(event_record(event, keep))
-        elif traced:
-            data = event.data
-            if keep is not None:
-                data = {k: data[k] for k in keep if k in data}
-            spans.pending.append((EVENT, event.id, event.agent_id, event.type, event.ts, data))
+        # The event itself is read from the log by the exporter; what it needs to
+        # know first (the agent's tree), it is told here, where it falls in the log.
+        if event.type == EventType.AGENT_SPAWNED or event.agent_id not in self._met:
+            spans.pending.append((UPTO, event.id - 1))
+            await self._meet(event, spans)
 
-    async def _looked_at(self, event: StoredEvent, spans: Spans) -> bool:
-        """Whether the event goes to the spans, for an agent met first, a spawn or a
-        notice (a merge's only)."""
-        if spanned(event) is NO_SPAN:
-            return False
+    async def _meet(self, event: StoredEvent, spans: Spans) -> None:
+        """Tell the exporter the root of a spawned agent's tree, or an agent first met
+        mid-life with its tree's root (read from the deck, once)."""
+        if spanned(event) is NO_SPAN:  # a notice not of a merge: nothing to meet for
+            return
+        agent_id = event.agent_id
         try:
-            return await self._meet(event, spans)
+            if event.type == EventType.AGENT_SPAWNED:
+                parent = event.data.get("parent_id")
+                root = await self._walk_up(parent) if parent else agent_id
+                claude_env.remember_root(agent_id, root)
+                spans.pending.append((ROOT, agent_id, root))
+            else:
+                try:
+                    agent = await self.deck.get_agent(agent_id)
+                except NotFound:  # not an agent the deck knows: its events make no span
+                    self._remember(agent_id)
+                    return
+                root = await self._walk_up(agent.parent_id) if agent.parent_id else agent.id
+                claude_env.remember_root(agent.id, root)
+                spans.pending.append((ADOPT, agent.to_dict(), root, event.ts))
         except Exception:  # one odd event must not end the traces of all
             logger.exception("telemetry could not take event %d", event.id)
-            return False
+            return
+        self._remember(agent_id)
 
-    async def _meet(self, event: StoredEvent, spans: Spans) -> bool:
-        """Whether ``event``'s agent's tree is traced, looking it up the first time
-        (and at its spawn, which names its parent)."""
-        agent_id = event.agent_id
-        if event.type == EventType.AGENT_SPAWNED:
-            parent = event.data.get("parent_id")
-            root = await self._walk_up(parent) if parent else agent_id
-            claude_env.remember_root(agent_id, root)
-            spans.pending.append((ROOT, agent_id, root))
-        elif agent_id in self._met:
-            return False  # met before: the deck does not know it
-        else:
-            try:
-                agent = await self.deck.get_agent(agent_id)
-            except NotFound:
-                self._remember(agent_id, None)
-                return False
-            root = await self._walk_up(agent.parent_id) if agent.parent_id else agent.id
-            claude_env.remember_root(agent.id, root)
-            spans.pending.append((ADOPT, agent.to_dict(), root, event.ts))
-        traced = sampled(trace_id_of(root), self.ratio)
-        self._remember(agent_id, traced)
-        return traced
-
-    def _remember(self, agent_id: str, traced: bool | None) -> None:
-        self._met[agent_id] = traced
+    def _remember(self, agent_id: str) -> None:
+        self._met[agent_id] = None
         if len(self._met) > MAX_MET:
             self._met.popitem(last=False)
 

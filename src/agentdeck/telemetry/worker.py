@@ -2,8 +2,10 @@
 by the daemon (``telemetry.child``) when OTLP export is on.
 
 It reads frames from its stdin — first the settings it needs, then lists of
-records (``telemetry.records``) — builds the spans and sends them over OTLP/HTTP
-(``telemetry.otlp``) in batches, at least every ``SEND_SECONDS`` while spans wait.
+records (``telemetry.records``) — reads the events the records say are settled
+from the deck's database itself (``store.feed``: the daemon sends none), builds
+the spans and sends them over OTLP/HTTP (``telemetry.otlp``) in batches, at least
+every ``SEND_SECONDS`` while spans wait.
 A flush record is answered on stdout once what came before it is sent. The end
 of its stdin (the daemon stopped, or died) sends what is left and ends it.
 
@@ -26,10 +28,14 @@ import pickle
 import select
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from agentdeck.settings_database import describe, is_database_url
 from agentdeck.telemetry.child import HEADER
-from agentdeck.telemetry.records import FLUSH, Tracer
+from agentdeck.telemetry.records import FLUSH, PAGE, Tracer
+
+if TYPE_CHECKING:
+    from agentdeck.store.feed import LogFeed
 
 logger = logging.getLogger("agentdeck.telemetry.worker")
 
@@ -94,25 +100,68 @@ def run(fd: int = 0, out: int = 1) -> None:
     if config is None:
         return
     sink = OtlpSink.to(config["endpoint"], config.get("resource"))
-    tracer = Tracer(sink, config["ratio"])
+    database = config.get("database")
+    log = _open_log(database)
+    where = _where(database)
+    tracer = Tracer(sink, config["ratio"], log)
     sent = time.monotonic()
-    for payload in incoming:
-        for record in payload or ():
-            if record[0] == FLUSH:
+    failing = False  # the log's reads fail: said once until one works again
+    try:
+        for payload in incoming:
+            for record in payload or ():
+                if record[0] == FLUSH:
+                    tracer.catch_up()
+                    sink.flush()
+                    os.write(out, b"flushed\n")
+                    continue
+                try:
+                    tracer.apply(record)
+                except Exception:  # one odd record must not end the traces of all
+                    logger.exception("a record could not be traced: %.200r", record)
+            if payload is None or tracer.behind() >= PAGE:  # a pause, or a page to read
+                tracer.catch_up()
+            failing = _say(tracer, failing, where)
+            if sink.pending and time.monotonic() - sent >= SEND_SECONDS:
                 sink.flush()
-                os.write(out, b"flushed\n")
-                continue
-            try:
-                tracer.apply(record)
-            except Exception:  # one odd record must not end the traces of all
-                logger.exception("a record could not be traced: %.200r", record)
-        if sink.pending and time.monotonic() - sent >= SEND_SECONDS:
-            sink.flush()
-        if not sink.pending:
-            sent = time.monotonic()
+            if not sink.pending:
+                sent = time.monotonic()
+        tracer.catch_up()
+        _say(tracer, failing, where)
+    finally:
+        if log is not None:
+            log.close()
     sink.shutdown()
     if sink.failed:
         logger.warning("%d spans were not taken by the collector", sink.failed)
+
+
+def _open_log(database: str | None) -> LogFeed | None:
+    """The deck's database, read only (None: the daemon sends the events itself)."""
+    if not database:
+        return None
+    from agentdeck.store.feed import LogFeed
+
+    return LogFeed(database)
+
+
+def _where(database: str | None) -> str:
+    """The database, for messages: never a password."""
+    if database and is_database_url(database):
+        return describe(database)
+    return f"SQLite file {database}"
+
+
+def _say(tracer: Tracer, failing: bool, where: str) -> bool:
+    """What went wrong since last said, said (a failing read once per streak)."""
+    for event_id, exc in tracer.odd:
+        logger.error("event %d could not be traced: %s", event_id, exc, exc_info=exc)
+    tracer.odd.clear()
+    error, tracer.read_error = tracer.read_error, None
+    if error is None:
+        return failing if tracer.behind() else False
+    if not failing:
+        logger.error("the event log (%s) could not be read; tried again: %s", where, error)
+    return True
 
 
 def yield_to_the_daemon() -> str:

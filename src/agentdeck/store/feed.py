@@ -1,0 +1,43 @@
+"""The event log read by a process of its own: the span exporter's
+(``telemetry.worker``), which builds spans from the log while the daemon only
+tells it how far the log is settled. A read-only engine on the deck's database
+(the SQLite file, or the PostgreSQL URL); pages of events of some types in id
+order, along the primary key (``store.scan``), their data decoded.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentdeck.core.event_types import StoredEvent
+from agentdeck.store import dialect
+from agentdeck.store.scan import scan_events
+
+
+class LogFeed:
+    def __init__(self, target: Path | str) -> None:
+        self.engine = dialect.create_engine(target, writer=False)
+
+    def events(
+        self, *, after: int, upto: int, types: Sequence[str], limit: int
+    ) -> list[StoredEvent]:
+        """Events with ``after < id <= upto`` of ``types``, ascending id, at most ``limit``."""
+        with self.engine.connect() as conn:
+            rows = scan_events(
+                conn, after=after, upto=upto, agent_id=None, types=types, brief={}, limit=limit
+            )
+        return [StoredEvent(r.id, r.agent_id, r.type, r.ts, _data(r.data)) for r in rows]
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def _data(text: str | None) -> dict[str, Any]:
+    try:
+        data = json.loads(text) if text else {}
+    except ValueError:  # not written by the store: an event that says nothing
+        return {}
+    return data if type(data) is dict else {}
