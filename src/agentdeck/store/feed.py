@@ -14,7 +14,7 @@ from typing import Any
 
 from agentdeck.core.event_types import StoredEvent
 from agentdeck.store import dialect
-from agentdeck.store.scan import scan_events
+from agentdeck.store.scan import scan_query
 
 
 class LogFeed:
@@ -25,11 +25,10 @@ class LogFeed:
         self, *, after: int, upto: int, types: Sequence[str], limit: int
     ) -> list[StoredEvent]:
         """Events with ``after < id <= upto`` of ``types``, ascending id, at most ``limit``."""
+        stmt = scan_query(after=after, upto=upto, agent_id=None, types=types, brief={})
         with self.engine.connect() as conn:
-            rows = scan_events(
-                conn, after=after, upto=upto, agent_id=None, types=types, brief={}, limit=limit
-            )
-        return [StoredEvent(r.id, r.agent_id, r.type, r.ts, _data(r.data)) for r in rows]
+            rows = conn.execute(stmt.limit(limit)).tuples().all()
+        return [StoredEvent(i, a, kind, ts, _data(data)) for i, a, kind, ts, data, _n in rows]
 
     def close(self) -> None:
         self.engine.dispose()
