@@ -51,7 +51,7 @@ logger = logging.getLogger(__name__)
 
 MAX_ANCESTRY = 64  # parents walked up to find a tree's root
 RETRY_SECONDS = 1.0
-MAX_MET = 10_000  # agents remembered as traced or not (one forgotten is met again)
+MAX_MET = 10_000  # agents whose tree the exporter was told (one forgotten is met again)
 
 __all__ = ["SpanSink", "Telemetry", "running", "start"]
 
