@@ -12,6 +12,7 @@ import pytest
 import sqlalchemy as sa
 
 from agentdeck.core.events import ToolCalled, ToolReturned
+from agentdeck.errors import StoreError
 from agentdeck.store import Store, dialect
 from agentdeck.store.feed import LogFeed
 from agentdeck.store.schema import events as events_table
@@ -67,3 +68,15 @@ async def test_a_row_the_store_did_not_write_reads_as_an_event_that_says_nothing
         assert first == kept and odd.data == {} and odd.type == "tool_called"
     finally:
         feed.close()
+
+
+def test_a_database_it_cannot_reach_is_named_never_its_password() -> None:
+    feed = LogFeed("postgresql+psycopg://deck:s3cr3t-pw@127.0.0.1:9/events_db")
+    try:
+        with pytest.raises(StoreError) as raised:
+            feed.events(after=0, upto=10, types=TYPES, limit=10)
+    finally:
+        feed.close()
+    said = str(raised.value)
+    assert "cannot read the event log in the PostgreSQL database events_db on 127.0.0.1:9" in said
+    assert "s3cr3t-pw" not in said and "SELECT" not in said

@@ -8,26 +8,43 @@ order, along the primary key (``store.scan``), their data decoded.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import sqlalchemy as sa
+
 from agentdeck.core.event_types import StoredEvent
+from agentdeck.errors import StoreError
+from agentdeck.settings_database import describe
 from agentdeck.store import dialect
+from agentdeck.store.opening import hidden, reason
 from agentdeck.store.scan import scan_query
 
 
 class LogFeed:
     def __init__(self, target: Path | str) -> None:
+        self.target = str(target)
+        self.postgres = dialect.is_postgres(target)
+        self.where = describe(self.target) if self.postgres else f"SQLite file {target}"
         self.engine = dialect.create_engine(target, writer=False)
 
     def events(
         self, *, after: int, upto: int, types: Sequence[str], limit: int
     ) -> list[StoredEvent]:
-        """Events with ``after < id <= upto`` of ``types``, ascending id, at most ``limit``."""
+        """Events with ``after < id <= upto`` of ``types``, ascending id, at most
+        ``limit``. ``StoreError`` naming the database (never its password) when it
+        cannot be read."""
         stmt = scan_query(after=after, upto=upto, agent_id=None, types=types, brief={})
-        with self.engine.connect() as conn:
-            rows = conn.execute(stmt.limit(limit)).tuples().all()
+        try:
+            with self.engine.connect() as conn:
+                rows = conn.execute(stmt.limit(limit)).tuples().all()
+        except (sa.exc.SQLAlchemyError, sqlite3.Error, OSError) as exc:
+            said = reason(exc)
+            if self.postgres:
+                said = hidden(said, self.target)
+            raise StoreError(f"cannot read the event log in the {self.where}: {said}") from None
         return [StoredEvent(i, a, kind, ts, _data(data)) for i, a, kind, ts, data, _n in rows]
 
     def close(self) -> None:

@@ -66,7 +66,7 @@ def postgres(url: str, batch_size: int) -> tuple[Engine, Engine, Writer, str]:
         write_engine.dispose()
         read_engine.dispose()
         raise StoreError(
-            f"cannot open the {name}: {_hidden(reason(exc), url)}",
+            f"cannot open the {name}: {hidden(reason(exc), url)}",
             hint="check that the server runs and is reachable, that the database "
             "exists and that the user may use it (AGENTDECK_DATABASE_URL)",
         ) from None
@@ -83,7 +83,7 @@ def reason(exc: BaseException) -> str:
     return str(orig if orig is not None else exc)
 
 
-def _hidden(text: str, url: str) -> str:
+def hidden(text: str, url: str) -> str:
     """``text`` with the URL's password, should a driver ever repeat it, hidden."""
     password = sa.make_url(url).password
     return text.replace(password, "***") if password else text

@@ -31,7 +31,6 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from agentdeck.settings_database import describe, is_database_url
 from agentdeck.telemetry.child import HEADER
 from agentdeck.telemetry.records import FLUSH, PAGE, Tracer
 
@@ -101,9 +100,7 @@ def run(fd: int = 0, out: int = 1) -> None:
     if config is None:
         return
     sink = OtlpSink.to(config["endpoint"], config.get("resource"))
-    database = config.get("database")
-    log = _open_log(database)
-    where = _where(database)
+    log = _open_log(config.get("database"))
     tracer = Tracer(sink, config["ratio"], log)
     sent = time.monotonic()
     failing = False  # the log's reads fail: said once until one works again
@@ -121,13 +118,13 @@ def run(fd: int = 0, out: int = 1) -> None:
                     logger.exception("a record could not be traced: %.200r", record)
             if payload is None or tracer.behind() >= PAGE:  # a pause, or a page to read
                 tracer.catch_up()
-            failing = _say(tracer, failing, where)
+            failing = _say(tracer, failing)
             if sink.pending and time.monotonic() - sent >= SEND_SECONDS:
                 sink.flush()
             if not sink.pending:
                 sent = time.monotonic()
         tracer.catch_up()
-        _say(tracer, failing, where)
+        _say(tracer, failing)
     finally:
         if log is not None:
             log.close()
@@ -145,14 +142,7 @@ def _open_log(database: str | None) -> LogFeed | None:
     return LogFeed(database)
 
 
-def _where(database: str | None) -> str:
-    """The database, for messages: never a password."""
-    if database and is_database_url(database):
-        return describe(database)
-    return f"SQLite file {database}"
-
-
-def _say(tracer: Tracer, failing: bool, where: str) -> bool:
+def _say(tracer: Tracer, failing: bool) -> bool:
     """What went wrong since last said, said (a failing read once per streak)."""
     for event_id, exc in tracer.odd:
         logger.error("event %d could not be traced: %s", event_id, exc, exc_info=exc)
@@ -161,7 +151,7 @@ def _say(tracer: Tracer, failing: bool, where: str) -> bool:
     if error is None:
         return failing if tracer.behind() else False
     if not failing:
-        logger.error("the event log (%s) could not be read; tried again: %s", where, error)
+        logger.error("%s (tried again)", error)
     return True
 
 
