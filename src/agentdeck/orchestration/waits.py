@@ -8,7 +8,11 @@ outlast Claude Code's timeout for it, with a "still waiting" result the model
 repeats. While it waits the orchestrator's state is ``awaiting_agents``.
 
 Waiting is driven by the event log: every state change of a child wakes the
-parent's waiter (``Orchestrator.wake``), which then reads the children's rows.
+parent's waiter (``Orchestrator.wake``), which then reads the children's rows as
+committed. Not their sessions' copies: a session takes its agent's new state a
+step after the writer tells the loop, and the wake may run first (two children's
+writes told to a busy loop at once): the second child read as running, its wake
+spent, the wait would sleep through its end.
 """
 
 from __future__ import annotations
@@ -69,7 +73,7 @@ class Waits:
         try:
             while True:
                 wake.clear()
-                agents = [await orch.agent(i) for i in ids]
+                agents = await self._committed(parent_id, ids)
                 finished = [a for a in agents if not a.state.is_busy]
                 running = [a for a in agents if a.state.is_busy]
                 questions = await orch.inbox.new_questions(parent_id)
@@ -108,6 +112,12 @@ class Waits:
             if session is not None and last:  # another wait of the parent may go on
                 await session.hold(AgentState.RUNNING)
                 await session.remember(waiting_for=None)
+
+    async def _committed(self, parent_id: str, ids: list[str]) -> list[Agent]:
+        """The children's rows as the store has them (one read, after ``wake.clear``:
+        a change committed later wakes the wait again)."""
+        rows = {a.id: a for a in await self.orch.store.children([parent_id])}
+        return [rows[i] if i in rows else await self.orch.agent(i) for i in ids]
 
     async def _report(
         self,
