@@ -3,12 +3,15 @@ home, and helpers to start an orchestrator on a scripted scenario."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 import yaml
 
@@ -65,7 +68,32 @@ class Team:
             agent = await self.orch.agent(agent_id)
             return agent if not agent.state.is_busy and agent.turns > 0 else None
 
-        return await eventually(probe, timeout=timeout, what=f"{agent_id} to finish its turn")
+        try:
+            return await eventually(probe, timeout=timeout, what=f"{agent_id} to finish its turn")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n{await self.picture()}") from None
+
+    async def picture(self, tail: int = 10) -> str:
+        """What the deck looked like when a wait timed out: each agent's state, its
+        session's, the process behind it and its last events (a flake seen only in
+        CI tells where it stopped)."""
+        lines = []
+        for a in reversed(await self.store.list_agents(limit=1000, include_archived=True)):
+            session = self.runner.sessions.get(a.id)
+            alive = a.pid is not None and psutil.pid_exists(a.pid)
+            extra = {k: a.extra[k] for k in ("waiting_for", "asking") if k in a.extra}
+            lines.append(
+                f"{a.name} {a.id}: {a.state.value} (session: "
+                f"{session.agent.state.value if session else None}), tool {a.current_tool}, "
+                f"turns {a.turns}, pid {a.pid} {'alive' if alive else 'gone'} {extra}"
+            )
+            for e in (await self.events(a.id))[-tail:]:
+                lines.append(f"  #{e.id} {e.ts:.3f} {e.type} {json.dumps(e.data)[:200]}")
+        for task in asyncio.all_tasks():
+            frames = awaiting(task.get_coro())
+            if any("orchestration" in x or "waits" in x for x in frames):
+                lines.append(f"task {task.get_name()}: " + " -> ".join(frames))
+        return "\n".join(lines)
 
     async def events(self, agent_id: str, type_: str | None = None) -> list[StoredEvent]:
         found = await self.store.read(agent_id=agent_id, limit=100_000)
@@ -83,6 +111,18 @@ class Team:
             for e in await self.events(agent_id, "tool_returned")
             if e.data["tool_use_id"] in calls
         ]
+
+
+def awaiting(coro: Any) -> list[str]:
+    """Where a suspended coroutine is, down its chain of awaits."""
+    frames = []
+    while coro is not None:
+        frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
+        if frame is not None:
+            name = frame.f_code.co_filename.rsplit("/", 2)[-1]
+            frames.append(f"{name}:{frame.f_lineno} {frame.f_code.co_name}")
+        coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
+    return frames
 
 
 @contextlib.asynccontextmanager

@@ -13,7 +13,9 @@ from agentdeck.settings import Settings
 from tests.orchestration.conftest import Team, make_team
 from tests.support.waiting import eventually
 
-pytestmark = [pytest.mark.anyio, pytest.mark.cli]
+# Its workers answer in plain text: the built-in engineer's structured status would
+# have each of them told again (more turns, more cost: the budgets here are counted).
+pytestmark = [pytest.mark.anyio, pytest.mark.cli, pytest.mark.usefixtures("plain_engineer")]
 
 
 def spawn(name: str, prompt: str, template: str = "engineer", **extra: object) -> dict[str, object]:
@@ -71,14 +73,18 @@ async def test_a_parents_deny_rule_stops_its_childs_call(team: Team) -> None:
 
 
 async def test_a_childs_budget_is_carved_from_what_its_parent_has_left(team: Team) -> None:
+    # A request of the engineer costs about $0.06 on the scripted model (its system
+    # prompt is some 14,000 tokens), the orchestrator's turn about $0.10. B's $0.15
+    # lasts three requests; the tree's $0.50 holds what they all spend (about $0.33),
+    # so B alone is stopped (a tree over its budget stops the lead, which closes A).
     scenario = team.scenario(
         {
             "name": "carve",
             "turns": [
                 {
                     "reply": [
-                        spawn("wa", "TASK-A", budget_usd=0.15),
-                        spawn("wb", "TASK-B", budget_usd=0.1),
+                        spawn("wa", "TASK-A", budget_usd=0.35),
+                        spawn("wb", "TASK-B", budget_usd=0.3),
                         spawn("wc", "TASK-C"),
                     ]
                 },
@@ -92,24 +98,20 @@ async def test_a_childs_budget_is_carved_from_what_its_parent_has_left(team: Tea
                 },
                 {
                     "when": {"first_user_text_contains": "TASK-B"},
-                    # Each request costs about $0.025 on the scripted model: three
-                    # of them go past what B was given ($0.05).
                     "turns": [
-                        {"reply": [bash("pwd")]},
-                        {"reply": [bash("ls")]},
-                        {"reply": [bash("date")]},
+                        *({"reply": [bash(f"echo {n}")]} for n in range(10)),
                         {"reply": [{"text": "B-DONE"}]},
                     ],
                 },
             ],
         }
     )
-    lead = (await team.lead(scenario, budget_usd=0.2, owner="alice")).agent
+    lead = (await team.lead(scenario, budget_usd=0.5, owner="alice")).agent
     await team.settled(lead.id)
     wa, wb = await team.child(lead.id, "wa"), await team.child(lead.id, "wb")
     assert wa.spec.owner == wb.spec.owner == "alice"  # its user pays for its children
-    assert wa.spec.budget_usd == pytest.approx(0.15)
-    assert wb.spec.budget_usd == pytest.approx(0.05)  # asked for 0.10; 0.05 was left
+    assert wa.spec.budget_usd == pytest.approx(0.35)
+    assert wb.spec.budget_usd == pytest.approx(0.15)  # asked for 0.30; 0.15 was left
     (refused,) = [
         e.data
         for e in await team.events(lead.id, "tool_returned")
@@ -125,7 +127,11 @@ async def test_a_childs_budget_is_carved_from_what_its_parent_has_left(team: Tea
 
     b = await eventually(stopped, timeout=30, what="wb to be stopped by its budget")
     assert "budget exceeded" in (b.last_error or "")
-    assert (await team.orch.agent(wa.id)).state == AgentState.IDLE
+    assert "B-DONE" not in [e.data["text"] for e in await team.events(wb.id, "assistant_text")]
+    # Neither A nor the lead paid for B's overspending.
+    for other in (wa.id, lead.id):
+        assert (await team.orch.agent(other)).state == AgentState.IDLE
+        assert await team.events(other, "error_occurred") == []
 
 
 async def test_depth_and_fan_out_limits_are_told_to_the_model(
