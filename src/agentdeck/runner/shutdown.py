@@ -11,6 +11,7 @@ from collections.abc import Awaitable
 
 from agentdeck.core.agent import AgentState
 from agentdeck.core.lifecycle import REFUSALS, transition
+from agentdeck.errors import Fenced
 from agentdeck.runner import procs
 from agentdeck.runner.runner_base import RunnerBase
 from agentdeck.runner.session import ABORT_GRACE_SECONDS, AgentSession, stopped_start
@@ -164,8 +165,11 @@ class RunnerShutdown(RunnerBase):
             moved = transition(agent, AgentState.INTERRUPTED, ts=now, reason=reason)
             if moved.refused:
                 logger.warning(REFUSALS.note(agent, AgentState.INTERRUPTED))
-            await self.store.record(
-                list(moved.events),
-                moved.agent.with_changes(pid=None, current_tool=None, updated_at=now,
-                                         last_error=reason, extra=extra),
-            )  # fmt: skip
+            try:
+                await self.store.record(
+                    list(moved.events),
+                    moved.agent.with_changes(pid=None, current_tool=None, updated_at=now,
+                                             last_error=reason, extra=extra),
+                )  # fmt: skip
+            except Fenced as exc:  # a runner host's lease lost: its holder says what became of it
+                logger.warning("agent %s left as it is: %s", agent.id, exc.message)
