@@ -15,7 +15,6 @@ from agentdeck.core.hosts import Host
 from agentdeck.errors import Fenced, Refused, UsageError
 from agentdeck.store import Store
 from agentdeck.store.hosts import HostStore
-from agentdeck.store.transcripts import TranscriptStore
 from tests.store.conftest import Collector, db_rows, make_agent, text
 
 pytestmark = pytest.mark.anyio
@@ -153,28 +152,3 @@ async def test_fencing_needs_a_host_and_a_good_token(store: Store) -> None:
         with pytest.raises(UsageError, match="bad lease token"):
             store.fence("a1", token)  # type: ignore[arg-type]
     await store.append([text("a1", 1)])  # nothing was fenced
-
-
-async def test_a_transcript_copy_is_fenced_as_the_agents_events(
-    store: Store, target: object
-) -> None:
-    tokens = await _leased(store, "a1")
-    store.fence_as("h1")
-    store.fence("a1", tokens["a1"])
-    kept = TranscriptStore(store)
-    await kept.save("a1", "s-1", "h1", "held\n")  # the host holds the lease: kept
-    _age(store, "a1")
-    hs = HostStore(store)
-    await hs.register(Host("h2", capacity=1))
-    (lease,) = await hs.claim("h2", ["a1"])
-    async with Store.open(target) as other:  # type: ignore[arg-type]
-        other.fence_as("h2")
-        other.fence("a1", lease.token)
-        await TranscriptStore(other).save("a1", "s-2", "h2", "the new holder's\n")
-    # The old host's late copy (a save under way as it lost the lease) is refused:
-    # it never overwrites the copy the new holder resumes from.
-    with pytest.raises(Fenced, match="runner host h1 no longer holds agent a1's lease"):
-        await kept.save("a1", "s-1", "h1", "held, and more\n")
-    assert await kept.load("a1") == ("s-2", "the new holder's\n")
-    await kept.save("b1", "s-3", "h1", "never fenced\n")  # other agents' copies go on
-    assert await kept.load("b1") == ("s-3", "never fenced\n")

@@ -9,8 +9,7 @@ not released, not expired by the database's clock); the items of agents H no
 longer holds are left out of the batch and fail with ``Fenced``, the rest commits.
 A batch that holds no fenced agent costs nothing (no query), and neither does a
 store that fences none. Operations (``WorkItem.op``: arbitrary writes such as a
-lease's claim or release) are not fenced, unless they name the agent they write
-for (``WorkItem.for_agent``: a copy of its transcript).
+lease's claim or release) are not fenced.
 
 The fence table is swapped whole (never changed in place), so the writer thread
 reads a consistent copy without a lock.
@@ -64,12 +63,10 @@ class Fences:
             return {}
         touched: dict[WorkItem, set[str]] = {}
         for item in batch:
-            if item.op is not None and item.for_agent is None:
+            if item.op is not None:
                 continue
             ids = {str(r.get("agent_id")) for r in item.event_rows if r.get("agent_id") in tokens}
             ids.update(str(r.get("id")) for r in item.agent_rows if r.get("id") in tokens)
-            if item.for_agent is not None and item.for_agent in tokens:
-                ids.add(item.for_agent)
             if ids:
                 touched[item] = ids
         if not touched:

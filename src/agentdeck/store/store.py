@@ -422,10 +422,8 @@ class Store(ClusterParts):
 
     # --- plumbing -------------------------------------------------------------
 
-    async def _write(self, op: Callable[[Connection], Any], *, for_agent: str | None = None) -> Any:
-        """``op`` in the writer's transaction; ``for_agent``: the agent it writes for
-        (fenced as the agent's events are, on a runner host)."""
-        return (await self._writer.submit(op=op, for_agent=for_agent)).value
+    async def _write(self, op: Callable[[Connection], Any]) -> Any:
+        return (await self._writer.submit(op=op)).value
 
     async def _read(self, query: Callable[[Connection], T]) -> T:
         if self._closed:

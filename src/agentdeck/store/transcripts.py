@@ -8,9 +8,7 @@ log's rules (``core.redact.scrub``: secrets redacted, ``<private>`` parts droppe
 before it is written, in a worker thread (a transcript can be megabytes), and NUL
 characters are dropped (PostgreSQL's text holds none; both backends store the same
 text). A transcript over ``transcript_max_bytes`` (``AGENTDECK_TRANSCRIPT_MAX_BYTES``)
-is refused whole: nothing is written, the older copy stays. On a runner host the
-copy is fenced as the agent's events are (``store.fencing``): a host that lost the
-agent's lease is refused (``Fenced``), the new holder's copy stays.
+is refused whole: nothing is written, the older copy stays.
 """
 
 from __future__ import annotations
@@ -84,9 +82,7 @@ class TranscriptStore:
             if conn.execute(sa.update(transcripts).where(where).values(values)).rowcount == 0:
                 conn.execute(sa.insert(transcripts).values(row))
 
-        # On a runner host: written only while it holds the agent's lease (``Fenced``
-        # else): a host that lost it never overwrites its new holder's copy.
-        await self.store._write(op, for_agent=agent_id)
+        await self.store._write(op)
         return size
 
     async def load(self, agent_id: str) -> tuple[str, str] | None:

@@ -30,7 +30,6 @@ class WorkItem:
     loop: asyncio.AbstractEventLoop | None = None
     future: asyncio.Future[WorkResult] | None = field(default=None, repr=False)
     essential: bool = False  # may use the reserve when the disk is full
-    for_agent: str | None = None  # the agent an operation writes for: fenced as its rows
 
     @property
     def weight(self) -> int:

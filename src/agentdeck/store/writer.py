@@ -113,15 +113,11 @@ class Writer:
         op: Operation | None = None,
         *,
         essential: bool = False,
-        for_agent: str | None = None,
     ) -> WorkResult:
         """Queue the work and wait until it is committed (or failed: ``DiskFull``
         when there is no room, else ``StoreError``). ``essential`` work may use
-        the room kept in reserve, once. ``for_agent``: the agent ``op`` writes for,
-        fenced as its events and row are (``store.fencing``)."""
-        return await self.queue(
-            event_rows, agent_rows, op, essential=essential, for_agent=for_agent
-        )
+        the room kept in reserve, once."""
+        return await self.queue(event_rows, agent_rows, op, essential=essential)
 
     def queue(
         self,
@@ -130,13 +126,12 @@ class Writer:
         op: Operation | None = None,
         *,
         essential: bool = False,
-        for_agent: str | None = None,
     ) -> asyncio.Future[WorkResult]:
         """Queue the work now, in order with every other write; the future settles
         once it is committed (or failed, as ``submit`` says)."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[WorkResult] = loop.create_future()
-        self._put(WorkItem(event_rows, agent_rows, op, loop, future, essential, for_agent))
+        self._put(WorkItem(event_rows, agent_rows, op, loop, future, essential))
         return future
 
     def _put(self, item: WorkItem) -> None:
